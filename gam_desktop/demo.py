@@ -1,0 +1,62 @@
+"""A headless demo of the main job: documents in, an organized memory folder out.
+
+    python -m gam_desktop.demo [--gam-dir DIR] [--base-url URL --model NAME]
+
+Without --base-url it starts the scripted local endpoint (no network, no key),
+builds a memory from two sample documents, adds a third incrementally, and prints
+the resulting tree and root README.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from contextlib import ExitStack
+from pathlib import Path
+
+from gam_desktop.engine.builder import BuildOptions
+from gam_desktop.engine.llm import LLMSettings
+from gam_desktop.engine.models import ChunkConfig
+from gam_desktop.engine.tokenizer import resources_dir
+from gam_desktop.engine.workflow import Workflow
+from gam_desktop.scripted_llm import RunningServer
+
+
+def print_tree(root: Path) -> None:
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root)
+        if rel.parts[0].startswith("."):
+            continue
+        print(f"  {'    ' * (len(rel.parts) - 1)}{path.name}{'/' if path.is_dir() else ''}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--gam-dir", help="where to build (default: a new temporary folder)")
+    parser.add_argument("--base-url", help="a real OpenAI-compatible endpoint to use instead")
+    parser.add_argument("--model", default="scripted")
+    args = parser.parse_args(argv)
+    samples = resources_dir() / "samples"
+    with ExitStack() as stack:
+        base_url = args.base_url
+        if not base_url:
+            base_url = stack.enter_context(RunningServer()).base_url
+            print(f"Using the scripted local endpoint at {base_url}")
+        root = Path(args.gam_dir or stack.enter_context(tempfile.TemporaryDirectory()))
+        root = root / "memory" if not args.gam_dir else root
+        settings = LLMSettings.from_env("builder", base_url=base_url, model=args.model)
+        options = BuildOptions(chunk=ChunkConfig(min_tokens=40, max_tokens=200))
+        workflow = Workflow(gam_dir=root, settings=settings, options=options)
+        first = workflow.add(files=[samples / "neural_networks.md", samples / "transformers.md"])
+        print(f"1. {first.summary()} — {first.usage.summary()}")
+        second = workflow.add(files=[samples / "python_concurrency.txt"])
+        print(f"2. {second.summary()} — {second.usage.summary()}")
+        print(f"\nThe memory folder {root}:")
+        print_tree(root)
+        print("\nREADME.md:\n" + (root / "README.md").read_text(encoding="utf-8"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

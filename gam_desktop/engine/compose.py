@@ -1,0 +1,108 @@
+"""Turning planned memories and directories into the files of a ChangeSet."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from gam_desktop.engine.changeset import ChangeSet
+from gam_desktop.engine.documents import SourceDocument
+from gam_desktop.engine.folder import SOURCES_DIR, DirView
+from gam_desktop.engine.markdown import README, ReadmeEntry, humanize, render_memory, render_readme
+from gam_desktop.engine.models import META_FILE, ChunkConfig, GamMeta, MemorizedChunk, utc_now
+from gam_desktop.engine.naming import memory_file_stem, unique_name
+
+_FRONT_ORDER = ("source", "source_hash", "span", "pages", "tokens", "hash", "created", "fallback")
+
+
+def find_dir(root: DirView, path: str) -> DirView | None:
+    node = root
+    for part in path.split("/") if path else []:
+        node = node.subdirs.get(part)  # type: ignore[assignment]
+        if node is None:
+            return None
+    return node
+
+
+def ensure_dir(root: DirView, path: str) -> tuple[DirView, list[str]]:
+    """The directory at `path`, created in the view if missing (case-insensitively reused)."""
+    node, created = root, []
+    for part in path.split("/") if path else []:
+        existing = next((n for n in node.subdirs if n.casefold() == part.casefold()), None)
+        if existing is None:
+            node.subdirs[part] = DirView(node.child_path(part), title=humanize(part))
+            created.append(node.child_path(part))
+            existing = part
+        node = node.subdirs[existing]
+    return node, created
+
+
+def ancestors(path: str) -> list[str]:
+    """`path` and every directory above it, the root ("") included."""
+    parts = path.split("/") if path else []
+    return ["/".join(parts[:i]) for i in range(len(parts), -1, -1)]
+
+
+def memory_front(memory: MemorizedChunk) -> dict:
+    front = {"title": memory.title, "index": memory.index, "tldr": memory.tldr}
+    front.update({k: memory.metadata[k] for k in _FRONT_ORDER if k in memory.metadata})
+    return front
+
+
+def place_memory(changes: ChangeSet, directory: DirView, memory: MemorizedChunk) -> str:
+    name = unique_name(memory_file_stem(memory.title), [*directory.files], ".md")
+    directory.files[name] = memory.tldr
+    path = directory.child_path(name)
+    changes.writes[path] = render_memory(memory_front(memory), memory.memory)
+    return path
+
+
+def readme_entries(directory: DirView) -> list[ReadmeEntry]:
+    entries = [
+        ReadmeEntry(name, True, sub.description or humanize(name), sub.memory_count())
+        for name, sub in directory.subdirs.items()
+    ]
+    entries += [
+        ReadmeEntry(name.removesuffix(".md"), False, tldr or "")
+        for name, tldr in directory.files.items()
+    ]
+    return entries
+
+
+def listing(directory: DirView) -> str:
+    """What a directory holds, as the describe prompt and the README both show it."""
+    return render_readme("x", "x", readme_entries(directory)).split("## Contents\n", 1)[1]
+
+
+def write_readmes(changes: ChangeSet, root: DirView, paths: Iterable[str]) -> None:
+    for path in sorted(set(paths)):
+        node = find_dir(root, path)
+        if node is None:
+            continue
+        title = node.title or humanize(path.rsplit("/", 1)[-1] if path else "memory")
+        description = node.description or f"Memories about {title.lower()}."
+        target = f"{path}/{README}" if path else README
+        changes.writes[target] = render_readme(title, description, readme_entries(node))
+
+
+def write_sources(changes: ChangeSet, docs: Iterable[SourceDocument]) -> None:
+    """Keep each document's extracted text: a memory's original wording is text[span]."""
+    for doc in docs:
+        changes.writes[f"{SOURCES_DIR}/{doc.content_hash}.txt"] = doc.text
+
+
+def write_meta(
+    changes: ChangeSet,
+    previous: GamMeta | None,
+    root: DirView,
+    sources: Iterable[str],
+    model: str,
+    chunk: ChunkConfig,
+) -> GamMeta:
+    meta = previous.model_copy() if previous else GamMeta(chunk_config=chunk)
+    meta.updated_at = utc_now()
+    meta.total_chunks = root.memory_count()
+    meta.total_directories = len(root.walk()) - 1
+    meta.source_files = list(dict.fromkeys([*meta.source_files, *sources]))
+    meta.model_used = model or meta.model_used
+    changes.writes[META_FILE] = meta.model_dump_json(indent=2) + "\n"
+    return meta

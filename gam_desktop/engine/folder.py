@@ -1,0 +1,129 @@
+"""The memory folder on disk: its layout, its metadata and a cheap view of its tree.
+
+Layout (see README "The memory folder"):
+  .gam_meta.json          counts, sources, model, chunk config, schema version
+  .gam/sources/<sha>.txt  the extracted text of every source document: the original
+                          wording of each memory is text[span] of its source
+  .gam/cache/             rebuildable indexes (ignored by git)
+  README.md, <dir>/README.md, <dir>/<title>.md
+
+The view reads names and READMEs only; front matter is read per directory when a
+stage needs it, so opening a 10k-memory folder stays cheap.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gam_desktop.engine.markdown import README, parse_memory, parse_readme
+from gam_desktop.engine.models import META_FILE, GamMeta
+
+APP_DIR = ".gam"
+SOURCES_DIR = f"{APP_DIR}/sources"
+CACHE_DIR = f"{APP_DIR}/cache"
+LOCK_FILE = f"{APP_DIR}/lock"
+
+
+class NotAMemoryError(ValueError):
+    """The folder is not a GAM memory (no .gam_meta.json) and was not made one."""
+
+
+@dataclass
+class DirView:
+    path: str  # "" for the root, "a/b" below it
+    title: str = ""
+    description: str = ""
+    subdirs: dict[str, DirView] = field(default_factory=dict)
+    files: dict[str, str | None] = field(default_factory=dict)  # memory file -> tldr, if read
+
+    def child_path(self, name: str) -> str:
+        return f"{self.path}/{name}" if self.path else name
+
+    def walk(self) -> list[DirView]:
+        return [self, *(d for sub in self.subdirs.values() for d in sub.walk())]
+
+    def memory_count(self) -> int:
+        return len(self.files) + sum(s.memory_count() for s in self.subdirs.values())
+
+
+class MemoryFolder:
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root).resolve()
+
+    @property
+    def meta_path(self) -> Path:
+        return self.root / META_FILE
+
+    def is_memory(self) -> bool:
+        return self.meta_path.is_file()
+
+    def read_meta(self) -> GamMeta | None:
+        if not self.is_memory():
+            return None
+        return GamMeta.model_validate_json(self.meta_path.read_text(encoding="utf-8"))
+
+    def check_writable(self) -> None:
+        """Fail before any LLM call when the folder cannot be written."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        try:
+            (self.root / APP_DIR).mkdir(exist_ok=True)
+            with tempfile.TemporaryFile(dir=self.root / APP_DIR):
+                pass
+        except OSError as exc:
+            raise PermissionError(
+                exc.errno,
+                f"the memory folder {self.root} cannot be written "
+                f"({exc.strerror}); check its permissions",
+            ) from exc
+
+    def source_path(self, content_hash: str) -> Path:
+        return self.root / SOURCES_DIR / f"{content_hash}.txt"
+
+    def known_sources(self) -> set[str]:
+        folder = self.root / SOURCES_DIR
+        return {p.stem for p in folder.glob("*.txt")} if folder.is_dir() else set()
+
+    def original_text(self, front: dict) -> str | None:
+        """The exact source wording a memory was written from."""
+        path = self.source_path(str(front.get("source_hash", "")))
+        span = front.get("span")
+        if not path.is_file() or not isinstance(span, list) or len(span) != 2:
+            return None
+        return path.read_text(encoding="utf-8")[span[0] : span[1]]
+
+    def load_view(self) -> DirView:
+        return self._scan(self.root, "")
+
+    def _scan(self, folder: Path, rel: str) -> DirView:
+        view = DirView(path=rel)
+        with os.scandir(folder) as entries:
+            for entry in sorted(entries, key=lambda e: e.name):
+                if entry.name.startswith("."):
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    view.subdirs[entry.name] = self._scan(
+                        Path(entry.path), view.child_path(entry.name)
+                    )
+                elif entry.name.endswith(".md") and entry.name != README:
+                    view.files[entry.name] = None
+        readme = folder / README
+        if readme.is_file():
+            parsed = parse_readme(readme.read_text(encoding="utf-8", errors="replace"))
+            view.title, view.description = parsed.title, parsed.description
+        return view
+
+    def read_fronts(self, view: DirView) -> dict[str, dict]:
+        """Front matter of the memories directly in `view`; fills in their tldrs."""
+        fronts = {}
+        for name in view.files:
+            text = (self.root / view.path / name).read_text(encoding="utf-8", errors="replace")
+            parsed = parse_memory(text)
+            front = dict(parsed.front)
+            front.setdefault("title", name.removesuffix(".md"))
+            front.setdefault("tldr", parsed.body.strip().split("\n")[0][:200])
+            fronts[name] = front
+            view.files[name] = str(front["tldr"])
+        return fronts

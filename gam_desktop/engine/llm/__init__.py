@@ -1,0 +1,23 @@
+"""The LLM client: any OpenAI-compatible endpoint behind one small interface."""
+
+from gam_desktop.engine.llm.client import LLMClient
+from gam_desktop.engine.llm.errors import (
+    LLMAuthError,
+    LLMCallFailed,
+    LLMError,
+    LLMUnreachable,
+    StructuredOutputError,
+)
+from gam_desktop.engine.llm.settings import LLMSettings
+from gam_desktop.engine.llm.usage import UsageMeter
+
+__all__ = [
+    "LLMAuthError",
+    "LLMCallFailed",
+    "LLMClient",
+    "LLMError",
+    "LLMSettings",
+    "LLMUnreachable",
+    "StructuredOutputError",
+    "UsageMeter",
+]

@@ -1,0 +1,285 @@
+"""The one place that talks to an OpenAI-compatible server.
+
+Retries are ours, not the SDK's (`max_retries=0`), so that they honour
+`Retry-After`, stop when the operation is cancelled, and end in an error a person
+can read. Structured output walks down json_schema -> json_object -> schema in the
+prompt, remembering per server what was rejected.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import logging
+import random
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
+from typing import Any, TypeVar
+
+import openai
+from openai import OpenAI
+from pydantic import BaseModel
+
+from gam_desktop.engine.control import CancelToken
+from gam_desktop.engine.llm import capabilities
+from gam_desktop.engine.llm.errors import (
+    LLMAuthError,
+    LLMCallFailed,
+    LLMUnreachable,
+    StructuredOutputError,
+)
+from gam_desktop.engine.llm.settings import LLMSettings
+from gam_desktop.engine.llm.structured import ParseProblem, parse_model, schema_instruction
+from gam_desktop.engine.llm.usage import UsageMeter
+from gam_desktop.engine.tokenizer import count_tokens
+
+log = logging.getLogger(__name__)
+T = TypeVar("T", bound=BaseModel)
+R = TypeVar("R")
+Messages = list[dict[str, Any]]
+_RETRYABLE = (
+    openai.RateLimitError,
+    openai.InternalServerError,
+    openai.APITimeoutError,
+    openai.ConflictError,
+)
+
+
+class LLMClient:
+    def __init__(self, settings: LLMSettings, usage: UsageMeter | None = None) -> None:
+        self.settings = settings
+        self.usage = usage or UsageMeter()
+        self._openai = OpenAI(
+            base_url=settings.base_url,
+            api_key=settings.key_value(),
+            timeout=settings.timeout,
+            max_retries=0,
+        )
+
+    @property
+    def caps(self) -> capabilities.Capabilities:
+        return capabilities.capabilities_for(self.settings.base_url, self.settings.model)
+
+    # -- raw calls -------------------------------------------------------------------
+
+    def complete(
+        self, messages: Messages, *, stage: str, cancel: CancelToken | None = None, **extra: Any
+    ) -> Any:
+        """One chat completion with retries; BadRequestError is left to the caller."""
+        cancel = cancel or CancelToken()
+        kwargs = {
+            "model": self.settings.model,
+            "messages": messages,
+            "temperature": self.settings.temperature,
+            "max_tokens": self.settings.max_tokens,
+            **extra,
+        }
+        for attempt in range(self.settings.max_retries + 1):
+            cancel.raise_if_cancelled()
+            try:
+                response = self._openai.chat.completions.create(**kwargs)
+            except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
+                raise LLMAuthError(
+                    f"{self.settings.base_url} refused the API key "
+                    f"(HTTP {exc.status_code}); check the key in Settings"
+                ) from exc
+            except openai.NotFoundError as exc:
+                raise LLMCallFailed(
+                    f"{self.settings.base_url} has no model '{self.settings.model}' (HTTP 404)"
+                ) from exc
+            except openai.APIConnectionError as exc:
+                if not isinstance(exc, openai.APITimeoutError):
+                    raise LLMUnreachable(
+                        f"cannot reach the LLM server at {self.settings.base_url}: {exc}"
+                    ) from exc
+                self._wait_before_retry(exc, attempt, cancel)
+            except _RETRYABLE as exc:
+                self._wait_before_retry(exc, attempt, cancel)
+            else:
+                self._record_usage(stage, messages, response)
+                return response
+        raise AssertionError("unreachable")  # _wait_before_retry raises on the last attempt
+
+    def _wait_before_retry(self, exc: Exception, attempt: int, cancel: CancelToken) -> None:
+        if attempt >= self.settings.max_retries:
+            raise LLMCallFailed(
+                f"the LLM server kept failing after {attempt + 1} attempts: {_describe(exc)}"
+            ) from exc
+        delay = _retry_after(exc)
+        if delay is None:
+            delay = min(self.settings.backoff_max, self.settings.backoff_base * 2**attempt)
+            delay *= 0.5 + random.random() / 2  # jitter spreads parallel workers apart
+        log.info("LLM call failed (%s); retrying in %.2fs", _describe(exc), delay)
+        cancel.sleep(delay)
+
+    def _record_usage(self, stage: str, messages: Messages, response: Any) -> None:
+        usage = getattr(response, "usage", None)
+        if usage is not None and usage.prompt_tokens is not None:
+            self.usage.record(stage, usage.prompt_tokens, usage.completion_tokens or 0)
+            return
+        # Some servers omit usage; estimate so the per-operation figures stay honest.
+        prompt = sum(count_tokens(str(m.get("content") or "")) for m in messages)
+        self.usage.record(stage, prompt, count_tokens(response_text(response)))
+
+    def text(self, messages: Messages, *, stage: str, cancel: CancelToken | None = None) -> str:
+        return response_text(self.complete(messages, stage=stage, cancel=cancel))
+
+    # -- structured output -----------------------------------------------------------
+
+    def structured(
+        self,
+        messages: Messages,
+        model_cls: type[T],
+        *,
+        stage: str,
+        cancel: CancelToken | None = None,
+    ) -> T:
+        """A validated `model_cls` from the model, with one re-ask on invalid output."""
+        schema = model_cls.model_json_schema()
+        mode, reply = self._structured_call(messages, schema, model_cls.__name__, stage, cancel)
+        try:
+            return parse_model(reply, model_cls)
+        except ParseProblem as problem:
+            first_problem = problem
+        retry = [
+            *messages,
+            {"role": "assistant", "content": reply},
+            {
+                "role": "user",
+                "content": f"That reply was invalid: {first_problem}. "
+                "Reply again with corrected JSON only.",
+            },
+        ]
+        request = self._structured_kwargs(mode, retry, schema, model_cls.__name__)
+        reply = response_text(
+            self.complete(request.pop("messages"), stage=stage, cancel=cancel, **request)
+        )
+        try:
+            return parse_model(reply, model_cls)
+        except ParseProblem as problem:
+            raise StructuredOutputError(f"invalid reply after a re-ask: {problem}") from problem
+
+    def _structured_call(
+        self,
+        messages: Messages,
+        schema: dict[str, Any],
+        name: str,
+        stage: str,
+        cancel: CancelToken | None,
+    ) -> tuple[str, str]:
+        for mode in capabilities.STRUCTURED_MODES:
+            if mode != "prompt" and not self.caps.usable(mode):
+                continue
+            request = self._structured_kwargs(mode, messages, schema, name)
+            try:
+                response = self.complete(
+                    request.pop("messages"), stage=stage, cancel=cancel, **request
+                )
+            except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
+                if mode == "prompt":
+                    raise LLMCallFailed(
+                        f"the LLM server rejected the request: {_describe(exc)}"
+                    ) from exc
+                log.info("server rejected response_format %s; trying the next way", mode)
+                capabilities.mark(self.settings.base_url, self.settings.model, mode, False)
+                continue
+            if mode != "prompt":
+                capabilities.mark(self.settings.base_url, self.settings.model, mode, True)
+            return mode, response_text(response)
+        raise AssertionError("the prompt mode always returns or raises")
+
+    @staticmethod
+    def _structured_kwargs(
+        mode: str, messages: Messages, schema: dict[str, Any], name: str
+    ) -> dict[str, Any]:
+        if mode == "json_schema":
+            fmt = {
+                "type": "json_schema",
+                "json_schema": {"name": name, "schema": schema, "strict": False},
+            }
+            return {"messages": messages, "response_format": fmt}
+        # json_object needs the word "JSON" in the prompt; the schema text gives it, and
+        # tells models without constrained decoding what shape to produce.
+        hinted = _append_to_system(messages, schema_instruction(schema))
+        if mode == "json_object":
+            return {"messages": hinted, "response_format": {"type": "json_object"}}
+        return {"messages": hinted}
+
+    # -- parallelism -----------------------------------------------------------------
+
+    def parallel_map(
+        self,
+        fn: Callable[[Any], R],
+        items: Iterable[Any],
+        *,
+        cancel: CancelToken | None = None,
+        on_done: Callable[[int], None] | None = None,
+    ) -> list[R]:
+        """fn over items on `workers` threads, in order; stops early on error or cancel."""
+        items = list(items)
+        if not items:
+            return []
+        cancel = cancel or CancelToken()
+        results: list[Any] = [None] * len(items)
+        workers = min(self.settings.workers, len(items))
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gam-llm") as pool:
+            futures: dict[Future, int] = {pool.submit(fn, item): i for i, item in enumerate(items)}
+            pending = set(futures)
+            finished = 0
+            while pending:
+                done, pending = wait(pending, timeout=0.2, return_when=FIRST_EXCEPTION)
+                for future in done:
+                    if future.exception() is not None:
+                        _cancel_all(pending)
+                        raise future.exception()  # type: ignore[misc]
+                    results[futures[future]] = future.result()
+                    finished += 1
+                    if on_done:
+                        on_done(finished)
+                if cancel.cancelled:
+                    _cancel_all(pending)
+                    cancel.raise_if_cancelled()
+        return results
+
+
+def _cancel_all(futures: Iterable[Future]) -> None:
+    for future in futures:
+        future.cancel()
+
+
+def response_text(response: Any) -> str:
+    choices = getattr(response, "choices", None) or []
+    if not choices:
+        return ""
+    return choices[0].message.content or ""
+
+
+def _append_to_system(messages: Messages, text: str) -> Messages:
+    if messages and messages[0].get("role") == "system":
+        first = {**messages[0], "content": f"{messages[0]['content']}\n\n{text}"}
+        return [first, *messages[1:]]
+    return [{"role": "system", "content": text}, *messages]
+
+
+def _retry_after(exc: Exception) -> float | None:
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None) or {}
+    if headers.get("retry-after-ms"):
+        try:
+            return min(120.0, float(headers["retry-after-ms"]) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return min(120.0, float(value))
+    except ValueError:
+        parsed = email.utils.parsedate_to_datetime(value)
+        return max(0.0, min(120.0, parsed.timestamp() - time.time()))
+
+
+def _describe(exc: Exception) -> str:
+    status = getattr(exc, "status_code", None)
+    kind = type(exc).__name__
+    return f"{kind} (HTTP {status})" if status else kind

@@ -1,0 +1,46 @@
+"""Counting LLM calls and tokens per operation and per stage."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+
+@dataclass
+class StageUsage:
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+class UsageMeter:
+    """Thread-safe totals; one meter per operation so reports are per operation."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.stages: dict[str, StageUsage] = {}
+
+    def record(self, stage: str, prompt_tokens: int, completion_tokens: int) -> None:
+        with self._lock:
+            usage = self.stages.setdefault(stage, StageUsage())
+            usage.calls += 1
+            usage.prompt_tokens += prompt_tokens
+            usage.completion_tokens += completion_tokens
+
+    @property
+    def calls(self) -> int:
+        return sum(s.calls for s in self.stages.values())
+
+    @property
+    def prompt_tokens(self) -> int:
+        return sum(s.prompt_tokens for s in self.stages.values())
+
+    @property
+    def completion_tokens(self) -> int:
+        return sum(s.completion_tokens for s in self.stages.values())
+
+    def summary(self) -> str:
+        return (
+            f"{self.calls} LLM calls, {self.prompt_tokens} prompt + "
+            f"{self.completion_tokens} completion tokens"
+        )

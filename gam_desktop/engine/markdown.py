@@ -1,0 +1,87 @@
+"""The Markdown formats of the memory folder: memory files and READMEs.
+
+A memory file is YAML front matter (title, index, tldr, source, source_hash,
+span, pages, tokens, hash) followed by the memory text. A README has a title,
+an LLM-written description and a `## Contents` list. Parsing is forgiving: a file
+a person broke by hand still yields its body, with the problem reported.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+README = "README.md"
+CONTENTS_HEADING = "## Contents"
+
+
+@dataclass
+class ParsedMemory:
+    front: dict[str, Any]
+    body: str
+    problem: str | None = None
+
+
+@dataclass
+class ReadmeEntry:
+    name: str
+    is_dir: bool
+    summary: str
+    count: int | None = None  # memories below a directory
+
+
+@dataclass
+class ParsedReadme:
+    title: str
+    description: str
+    entries: list[str] = field(default_factory=list)
+
+
+def render_memory(front: dict[str, Any], body: str) -> str:
+    header = yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=100,
+                            default_flow_style=None)
+    return f"---\n{header}---\n\n{body.strip()}\n"
+
+
+def parse_memory(text: str) -> ParsedMemory:
+    if not text.startswith("---"):
+        return ParsedMemory({}, text, "no front matter")
+    end = text.find("\n---", 3)
+    if end < 0:
+        return ParsedMemory({}, text, "front matter is not closed with ---")
+    try:
+        front = yaml.safe_load(text[3:end]) or {}
+    except yaml.YAMLError as exc:
+        return ParsedMemory({}, text[end + 4 :].strip(), f"front matter is not valid YAML: {exc}")
+    if not isinstance(front, dict):
+        return ParsedMemory({}, text[end + 4 :].strip(), "front matter is not a mapping")
+    return ParsedMemory(front, text[end + 4 :].strip())
+
+
+def render_readme(title: str, description: str, entries: list[ReadmeEntry]) -> str:
+    lines = [f"# {title.strip()}", "", description.strip(), "", CONTENTS_HEADING, ""]
+    for entry in entries:
+        if entry.is_dir:
+            count = "" if entry.count is None else (
+                f" ({entry.count} {'memory' if entry.count == 1 else 'memories'})")
+            lines.append(f"- **{entry.name}/**{count}: {entry.summary.strip()}")
+        else:
+            lines.append(f"- **{entry.name}**: {entry.summary.strip()}")
+    if not entries:
+        lines.append("- (empty)")
+    return "\n".join(lines) + "\n"
+
+
+def parse_readme(text: str) -> ParsedReadme:
+    lines = text.strip().splitlines()
+    title = lines[0].lstrip("#").strip() if lines else ""
+    rest = "\n".join(lines[1:])
+    description, _, contents = rest.partition(CONTENTS_HEADING)
+    entries = [ln[2:].strip() for ln in contents.splitlines() if ln.startswith("- ")]
+    return ParsedReadme(title, description.strip(), entries)
+
+
+def humanize(name: str) -> str:
+    return name.replace("_", " ").strip().capitalize() if name else "Memory"

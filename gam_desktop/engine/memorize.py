@@ -1,0 +1,150 @@
+"""Memory generation (spec 5.1 step 3) and LLM split points (spec 5.2), with fallbacks.
+
+A call that keeps failing (LLMCallFailed) is replaced by an extractive fallback
+so one bad chunk does not sink a build of hundreds; the memory is marked
+`fallback: true` and the report says how many were made that way. Fatal errors
+(unreachable server, refused key, cancel) propagate and abort the operation.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Sequence
+
+from gam_desktop.engine.chunking import Chunk, SplitAdvisor
+from gam_desktop.engine.control import CancelToken
+from gam_desktop.engine.documents import sha256_hex
+from gam_desktop.engine.llm import LLMCallFailed, LLMClient
+from gam_desktop.engine.models import MemorizedChunk, utc_now
+from gam_desktop.engine.naming import sanitize_name
+from gam_desktop.engine.prompts import MemoryDraft, SplitPlan, memorize_messages, split_messages
+
+log = logging.getLogger(__name__)
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+_STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "for",
+        "from",
+        "has",
+        "have",
+        "in",
+        "is",
+        "it",
+        "its",
+        "of",
+        "on",
+        "or",
+        "that",
+        "the",
+        "this",
+        "to",
+        "was",
+        "were",
+        "will",
+        "with",
+        "which",
+        "we",
+        "you",
+        "they",
+        "their",
+        "our",
+        "not",
+        "but",
+        "can",
+    ]
+)
+_FIRST_SENTENCE = re.compile(r"^(.+?[.!?。！？])(\s|$)", re.DOTALL)
+
+
+def first_sentence(text: str, limit: int = 200) -> str:
+    flat = " ".join(text.split())
+    match = _FIRST_SENTENCE.match(flat)
+    sentence = match.group(1) if match else flat
+    return sentence if len(sentence) <= limit else sentence[: limit - 1].rstrip() + "…"
+
+
+def keyword_title(text: str, words: int = 4) -> str:
+    """A snake_case title from the text's first significant words (no LLM)."""
+    body = "\n".join(line for line in text.splitlines() if line.strip())
+    picked = [w.lower() for w in _WORD.findall(body) if w.lower() not in _STOPWORDS][:words]
+    return sanitize_name("_".join(picked), fallback="memory")
+
+
+def fallback_draft(text: str) -> MemoryDraft:
+    flat = " ".join(text.split())
+    memory = flat if len(flat) <= 1200 else flat[:1199].rstrip() + "…"
+    return MemoryDraft(title=keyword_title(text), memory=memory, tldr=first_sentence(text))
+
+
+def memorize_chunks(
+    llm: LLMClient,
+    chunks: Sequence[Chunk],
+    *,
+    first_index: int,
+    cancel: CancelToken,
+    on_done: Callable[[int], None],
+) -> list[MemorizedChunk]:
+    def one(chunk: Chunk) -> MemorizedChunk:
+        fallback = False
+        try:
+            draft = llm.structured(
+                memorize_messages(chunk.text), MemoryDraft, stage="memorize", cancel=cancel
+            )
+            if not draft.memory.strip():
+                raise LLMCallFailed("empty memory")
+        except LLMCallFailed as exc:
+            log.warning("memory for chunk %d written without the LLM: %s", chunk.index, exc)
+            draft, fallback = fallback_draft(chunk.text), True
+        return _memorized(chunk, draft, first_index + chunk.index, fallback)
+
+    return llm.parallel_map(one, chunks, cancel=cancel, on_done=on_done)
+
+
+def _memorized(chunk: Chunk, draft: MemoryDraft, index: int, fallback: bool) -> MemorizedChunk:
+    source = chunk.source
+    metadata: dict = {
+        "source": source.name,
+        "source_hash": source.content_hash,
+        "span": [chunk.start, chunk.end],
+        "tokens": chunk.tokens,
+        "hash": sha256_hex(chunk.text.encode("utf-8")),
+        "created": utc_now().isoformat(),
+    }
+    pages = source.pages_for(chunk.start, chunk.end)
+    if pages:
+        metadata["pages"] = [pages[0], pages[-1]]
+    if fallback:
+        metadata["fallback"] = True
+    title = sanitize_name(draft.title, fallback=keyword_title(chunk.text))
+    tldr = " ".join(draft.tldr.split()) or first_sentence(draft.memory)
+    return MemorizedChunk(
+        index=index, title=title, memory=draft.memory.strip(), tldr=tldr, metadata=metadata
+    )
+
+
+def llm_split_advisor(llm: LLMClient, cancel: CancelToken) -> SplitAdvisor:
+    def advise(
+        sentences: Sequence[str], counts: Sequence[int], max_tokens: int
+    ) -> list[int] | None:
+        try:
+            plan = llm.structured(
+                split_messages(sentences, counts, max_tokens),
+                SplitPlan,
+                stage="split",
+                cancel=cancel,
+            )
+        except LLMCallFailed as exc:
+            log.info("split points from sentence boundaries instead: %s", exc)
+            return None
+        return plan.split_before
+
+    return advise

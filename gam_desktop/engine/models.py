@@ -1,0 +1,116 @@
+"""The engine's data model (spec sections 2, 5.4 and 10.2).
+
+Pydantic models only: no I/O here, so every other module can import this one.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+META_FILE = ".gam_meta.json"
+META_SCHEMA_VERSION = 1
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC).replace(microsecond=0)
+
+
+class NodeType(StrEnum):
+    FILE = "file"
+    DIRECTORY = "directory"
+
+
+class FSNode(BaseModel):
+    """One node of the read-only tree view (spec 2.1)."""
+
+    name: str
+    node_type: NodeType
+    content: str | None = None
+    children: dict[str, FSNode] = Field(default_factory=dict)
+    meta: dict[str, Any] = Field(default_factory=dict)
+    created_at: datetime = Field(default_factory=utc_now)
+    updated_at: datetime = Field(default_factory=utc_now)
+
+
+class MemorizedChunk(BaseModel):
+    """One memory: the LLM's summary of one chunk (spec 2.2)."""
+
+    index: int
+    title: str
+    memory: str
+    tldr: str
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class DirectoryNode(BaseModel):
+    """A planned directory of the taxonomy (spec 2.3).
+
+    Every chunk index appears in exactly one leaf; parents hold only children.
+    """
+
+    path: str = ""
+    name: str
+    description: str = ""
+    children: list[DirectoryNode] = Field(default_factory=list)
+    chunk_indices: list[int] = Field(default_factory=list)
+
+    def leaves(self) -> list[DirectoryNode]:
+        if not self.children:
+            return [self]
+        return [leaf for child in self.children for leaf in child.leaves()]
+
+    def walk(self) -> list[DirectoryNode]:
+        return [self, *(node for child in self.children for node in child.walk())]
+
+
+class ChatResult(BaseModel):
+    """The answer to one question (spec 2.5)."""
+
+    question: str
+    answer: str
+    sources: list[str] = Field(default_factory=list)
+    confidence: float = 0.0
+    files_read: list[str] = Field(default_factory=list)
+    dirs_explored: list[str] = Field(default_factory=list)
+    trajectory: str = ""
+    notes: str | None = None
+
+
+class ReorganizeOperation(BaseModel):
+    """The file moves that carry out a re-planned directory (spec 5.4).
+
+    Paths are relative to the memory root, with "/" separators.
+    """
+
+    directory: str = ""
+    moved_files: list[tuple[str, str]] = Field(default_factory=list)
+    deleted_files: list[str] = Field(default_factory=list)
+    new_directories: list[str] = Field(default_factory=list)
+
+
+class ChunkConfig(BaseModel):
+    """How documents are cut into chunks (spec 10.2)."""
+
+    min_tokens: int = Field(default=100, ge=1)
+    max_tokens: int = Field(default=1000, ge=16)
+    tokenizer: str = "tiktoken"
+    model: str = "gpt-4o-mini"
+
+
+class GamMeta(BaseModel):
+    """The `.gam_meta.json` file at the memory root (spec 2.4, plus a schema version)."""
+
+    schema_version: int = META_SCHEMA_VERSION
+    version: str = "1.0"
+    app: str = "gam-desktop"
+    created_at: datetime = Field(default_factory=utc_now)
+    updated_at: datetime = Field(default_factory=utc_now)
+    total_chunks: int = 0
+    total_directories: int = 0
+    source_files: list[str] = Field(default_factory=list)
+    model_used: str = ""
+    chunk_config: ChunkConfig = Field(default_factory=ChunkConfig)

@@ -1,0 +1,55 @@
+"""File and folder names from LLM output, made safe on Windows, macOS and Linux.
+
+The LLM proposes titles and directory names; anything may come back: slashes,
+`..`, `CON`, 300 characters, names that differ only in case (which collide on
+the default macOS and Windows file systems).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+
+MAX_NAME_CHARS = 64
+_WINDOWS_RESERVED = {
+    "con",
+    "prn",
+    "aux",
+    "nul",
+    "clock$",
+    *(f"com{i}" for i in range(10)),
+    *(f"lpt{i}" for i in range(10)),
+}
+_FORBIDDEN = re.compile(r'[<>:"/\\|?*\x00-\x1f\x7f]+')
+_SEPARATORS = re.compile(r"[\s\-\.]+")
+_RESERVED_FILE_STEMS = {"readme"}
+
+
+def sanitize_name(raw: str, fallback: str = "untitled") -> str:
+    """A lowercase snake_case name valid on every OS; `fallback` when nothing is left."""
+    name = unicodedata.normalize("NFKC", str(raw)).strip().lower()
+    name = _FORBIDDEN.sub("_", name)
+    name = _SEPARATORS.sub("_", name)
+    name = re.sub(r"_+", "_", name).strip("_.")
+    if len(name) > MAX_NAME_CHARS:
+        name = name[:MAX_NAME_CHARS].rstrip("_.")
+    if not name:
+        name = fallback
+    if name.split(".")[0] in _WINDOWS_RESERVED:
+        name = f"{name}_"
+    return name
+
+
+def memory_file_stem(title: str) -> str:
+    stem = sanitize_name(title, fallback="memory")
+    return f"{stem}_note" if stem in _RESERVED_FILE_STEMS else stem
+
+
+def unique_name(name: str, taken: Iterable[str], suffix: str = "") -> str:
+    """`name + suffix`, numbered if it collides case-insensitively with `taken`."""
+    used = {t.casefold() for t in taken}
+    candidate, n = f"{name}{suffix}", 2
+    while candidate.casefold() in used:
+        candidate, n = f"{name}_{n}{suffix}", n + 1
+    return candidate

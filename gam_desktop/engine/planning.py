@@ -1,0 +1,152 @@
+"""The LLM's decisions about structure: taxonomy plans, placements, descriptions.
+
+Each function makes as few calls as it can (one plan per build, one placement
+call per batch of chunks, one description call per batch of directories) and
+each has a deterministic answer for when the model keeps failing.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+
+from gam_desktop.engine.control import CancelToken
+from gam_desktop.engine.folder import DirView
+from gam_desktop.engine.llm import LLMCallFailed, LLMClient
+from gam_desktop.engine.markdown import humanize
+from gam_desktop.engine.models import DirectoryNode, MemorizedChunk
+from gam_desktop.engine.naming import sanitize_name
+from gam_desktop.engine.prompts import (
+    DescriptionBatch,
+    PlacementPlan,
+    describe_messages,
+    organize_messages,
+    place_messages,
+)
+from gam_desktop.engine.taxonomy import flat_fallback, normalize_plan, plan_with_retries
+
+log = logging.getLogger(__name__)
+PLACEMENT_BATCH = 40
+DESCRIBE_BATCH = 12
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+def plan_taxonomy(
+    llm: LLMClient,
+    memories: Sequence[MemorizedChunk],
+    cancel: CancelToken,
+    scope: str | None = None,
+) -> tuple[DirectoryNode, list[str]]:
+    """A validated, normalized plan for `memories` (indices as given); warnings on fallback."""
+    items = [(m.index, m.title, m.tldr) for m in memories]
+
+    def ask(error: str | None) -> DirectoryNode | None:
+        try:
+            return llm.structured(
+                organize_messages(items, error, scope),
+                DirectoryNode,
+                stage="organize",
+                cancel=cancel,
+            )
+        except LLMCallFailed as exc:
+            log.warning("taxonomy plan failed: %s", exc)
+            return None
+
+    plan, problems = plan_with_retries(ask, {m.index for m in memories})
+    if plan is not None:
+        return normalize_plan(plan), []
+    groups: dict[str, list[int]] = {}
+    for memory in memories:
+        groups.setdefault(memory.metadata.get("source") or memory.title, []).append(memory.index)
+    warning = (
+        "the LLM gave no valid taxonomy after 3 tries; memories were grouped by source "
+        f"document instead ({problems[-1] if problems else 'no reply'})"
+    )
+    fallback = flat_fallback(list(groups.items()), "Memories grouped by source document.")
+    return normalize_plan(fallback), [warning]
+
+
+def structure_lines(view: DirView) -> str:
+    lines = []
+    for node in view.walk():
+        kind = "leaf" if not node.subdirs else "parent"
+        desc = " ".join(node.description.split())[:160] or "(no description)"
+        lines.append(f"- {node.path or '/'} ({kind}, {len(node.files)} memories): {desc}")
+    return "\n".join(lines)
+
+
+def place_memories(
+    llm: LLMClient, view: DirView, memories: Sequence[MemorizedChunk], cancel: CancelToken
+) -> dict[int, tuple[str, str]]:
+    """index -> (directory path, description if the directory is new)."""
+    structure = structure_lines(view)
+    placements: dict[int, tuple[str, str]] = {}
+    for start in range(0, len(memories), PLACEMENT_BATCH):
+        batch = memories[start : start + PLACEMENT_BATCH]
+        try:
+            plan = llm.structured(
+                place_messages(structure, [(m.index, m.title, m.tldr) for m in batch]),
+                PlacementPlan,
+                stage="place",
+                cancel=cancel,
+            )
+            wanted = {m.index for m in batch}
+            for p in plan.placements:
+                if p.index in wanted and p.index not in placements:
+                    placements[p.index] = (normalize_dir_path(p.directory), p.description)
+        except LLMCallFailed as exc:
+            log.warning("placement failed; using word overlap instead: %s", exc)
+    for memory in memories:
+        if memory.index not in placements or placements[memory.index][0] is None:
+            placements[memory.index] = (best_leaf_by_words(view, memory), "")
+    return placements
+
+
+def normalize_dir_path(raw: str) -> str:
+    """An LLM-given path made safe: sanitized components, no '..', no leading '/'."""
+    parts = [p for p in re.split(r"[/\\]+", raw or "") if p and p not in (".", "..")]
+    return "/".join(sanitize_name(p, fallback="topic") for p in parts[:3])
+
+
+def _words(text: str) -> set[str]:
+    return {w.lower() for w in _WORD.findall(text) if len(w) > 2}
+
+
+def best_leaf_by_words(view: DirView, memory: MemorizedChunk) -> str:
+    wanted = _words(f"{memory.title.replace('_', ' ')} {memory.tldr}")
+    best, best_score = "", 0
+    for node in view.walk():
+        if node.subdirs or not node.path:
+            continue
+        score = len(wanted & _words(f"{node.path.replace('_', ' ')} {node.description}"))
+        if score > best_score:
+            best, best_score = node.path, score
+    if best:
+        return best
+    return sanitize_name(memory.metadata.get("source", "").rsplit(".", 1)[0], fallback="inbox")
+
+
+def describe_directories(
+    llm: LLMClient, listings: dict[str, str], cancel: CancelToken
+) -> dict[str, tuple[str, str]]:
+    """path -> (title, description) for directories whose contents changed."""
+    described: dict[str, tuple[str, str]] = {}
+    paths = list(listings)
+    for start in range(0, len(paths), DESCRIBE_BATCH):
+        batch = {p: listings[p] for p in paths[start : start + DESCRIBE_BATCH]}
+        try:
+            reply = llm.structured(
+                describe_messages(batch), DescriptionBatch, stage="describe", cancel=cancel
+            )
+        except LLMCallFailed as exc:
+            log.warning("README descriptions failed; keeping the previous ones: %s", exc)
+            continue
+        for item in reply.directories:
+            path = "" if item.path.strip("/ ") in ("", "root") else normalize_dir_path(item.path)
+            if path in batch and item.description.strip():
+                described[path] = (
+                    item.title.strip() or humanize(path.rsplit("/", 1)[-1]),
+                    item.description.strip(),
+                )
+    return described

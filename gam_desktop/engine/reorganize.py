@@ -1,0 +1,70 @@
+"""Planning the reorganization of one directory into subdirectories (spec 5.4).
+
+The directory's memories (title and tldr from their front matter) are re-planned
+by the LLM like a small build; the plan becomes a ReorganizeOperation of moves,
+plus README updates for every directory whose contents change.
+"""
+
+from __future__ import annotations
+
+from gam_desktop.engine.changeset import ChangeSet
+from gam_desktop.engine.compose import ensure_dir, find_dir, write_readmes
+from gam_desktop.engine.control import CancelToken
+from gam_desktop.engine.folder import DirView, MemoryFolder
+from gam_desktop.engine.llm import LLMClient
+from gam_desktop.engine.models import MemorizedChunk, ReorganizeOperation
+from gam_desktop.engine.naming import unique_name
+from gam_desktop.engine.planning import plan_taxonomy
+
+
+class ReorganizeError(ValueError):
+    pass
+
+
+def plan_reorganization(
+    folder: MemoryFolder, llm: LLMClient, path: str, cancel: CancelToken
+) -> tuple[ReorganizeOperation, ChangeSet, DirView]:
+    root = folder.load_view()
+    directory = find_dir(root, path)
+    if directory is None:
+        raise ReorganizeError(f"no directory '{path}' in the memory")
+    operation, changes = ReorganizeOperation(directory=path), ChangeSet()
+    if len(directory.files) < 2:
+        return operation, changes, root
+    fronts = folder.read_fronts(directory)
+    names = list(directory.files)
+    memories = [
+        MemorizedChunk(
+            index=i,
+            title=str(fronts[n].get("title", n)),
+            tldr=str(fronts[n].get("tldr", "")),
+            memory="",
+            metadata={"source": fronts[n].get("source", "")},
+        )
+        for i, n in enumerate(names)
+    ]
+    plan, _warnings = plan_taxonomy(llm, memories, cancel, scope=path or "/")
+    if len(plan.leaves()) < 2:
+        return operation, changes, root  # nothing sensible to split into
+    changed = {path}
+    for node in plan.walk()[1:]:
+        sub_path = directory.child_path(node.path)
+        sub, created = ensure_dir(root, sub_path)
+        operation.new_directories += created
+        if created:
+            sub.description = node.description
+        changed.add(sub_path)
+    for leaf in plan.leaves():
+        target = find_dir(root, directory.child_path(leaf.path)) if leaf.path else directory
+        for i in leaf.chunk_indices:
+            if target is directory:
+                continue
+            old_name = names[i]
+            new_name = unique_name(old_name.removesuffix(".md"), [*target.files], ".md")
+            target.files[new_name] = directory.files.pop(old_name)
+            operation.moved_files.append(
+                (directory.child_path(old_name), target.child_path(new_name))
+            )
+    write_readmes(changes, root, changed)
+    changes.moves = list(operation.moved_files)
+    return operation, changes, root

@@ -1,0 +1,127 @@
+"""The public API of the engine (spec section 9.1): `Workflow.add()` and friends.
+
+Entry points (the CLI, the GUI) build a Workflow from settings; the Workflow
+reads documents, takes the folder's writer lock and runs the builder.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from gam_desktop.engine.builder import BuildOptions, BuildReport, MemoryBuilder
+from gam_desktop.engine.control import CancelToken, ProgressCallback, ProgressEvent, no_progress
+from gam_desktop.engine.documents import DocumentError, SourceDocument, load_file, load_text
+from gam_desktop.engine.folder import MemoryFolder, NotAMemoryError
+from gam_desktop.engine.llm import LLMClient, LLMSettings
+from gam_desktop.engine.lock import writer_lock
+from gam_desktop.engine.models import ChunkConfig, ReorganizeOperation
+
+
+class Workflow:
+    def __init__(
+        self,
+        workflow_type: str = "text",
+        gam_dir: str | Path = ".",
+        model: str | None = None,
+        llm_config: dict[str, Any] | None = None,
+        *,
+        settings: LLMSettings | None = None,
+        options: BuildOptions | None = None,
+        progress: ProgressCallback = no_progress,
+        cancel: CancelToken | None = None,
+        lock_timeout: float = 600.0,
+    ) -> None:
+        if workflow_type != "text":
+            raise ValueError(f"unsupported workflow type {workflow_type!r} (only 'text')")
+        self.folder = MemoryFolder(gam_dir)
+        self.settings = settings or LLMSettings.from_env(
+            "builder", model=model, **(llm_config or {})
+        )
+        self.options = options or BuildOptions()
+        self.progress = progress
+        self.cancel = cancel or CancelToken()
+        self.lock_timeout = lock_timeout
+
+    def _builder(self) -> MemoryBuilder:
+        return MemoryBuilder(
+            self.folder, LLMClient(self.settings), self.options, self.progress, self.cancel
+        )
+
+    def check_folder(self) -> None:
+        """Refuse to write into a folder that holds other things and is not a memory."""
+        root = self.folder.root
+        if self.folder.is_memory() or not root.exists():
+            return
+        if not root.is_dir():
+            raise NotAMemoryError(f"{root} is a file, not a folder")
+        if any(not p.name.startswith(".") for p in root.iterdir()):
+            raise NotAMemoryError(
+                f"{root} is not a GAM memory and is not empty; choose an empty "
+                "folder or an existing memory"
+            )
+
+    def read_documents(
+        self,
+        files: Sequence[str | Path] = (),
+        text: str | None = None,
+    ) -> tuple[list[SourceDocument], list[str], list[str]]:
+        """Readable new documents, files that could not be read, and files skipped."""
+        docs, unreadable, skipped = [], [], []
+        for i, path in enumerate(files):
+            self.progress(ProgressEvent("read", i, len(files), f"Reading {Path(path).name}"))
+            try:
+                docs.append(load_file(path))
+            except DocumentError as exc:
+                unreadable.append(str(exc))
+        if text and text.strip():
+            docs.append(load_text(text))
+        known = self.folder.known_sources()
+        fresh = []
+        for doc in docs:
+            if doc.content_hash in known or doc.content_hash in {d.content_hash for d in fresh}:
+                skipped.append(f"{doc.name}: already in this memory; skipped")
+            elif doc.text.strip():
+                fresh.append(doc)
+        return fresh, unreadable, skipped
+
+    def add(
+        self,
+        files: Sequence[str | Path] | None = None,
+        text: str | None = None,
+        use_chunking: bool = True,
+        chunk_config: dict[str, Any] | None = None,
+    ) -> BuildReport:
+        """Add documents: a full build into an empty memory, else an incremental add."""
+        if chunk_config:
+            self.options.chunk = ChunkConfig.model_validate(
+                {**self.options.chunk.model_dump(), **chunk_config}
+            )
+        if not use_chunking:
+            self.options.chunk = self.options.chunk.model_copy(update={"max_tokens": 10**9})
+        self.check_folder()
+        docs, unreadable, skipped = self.read_documents(files or (), text)
+        with writer_lock(self.folder, self.lock_timeout, on_wait=self._waiting):
+            meta = self.folder.read_meta()
+            builder = self._builder()
+            if not docs:
+                report = BuildReport("add" if meta else "build", usage=builder.llm.usage)
+            elif meta is None or meta.total_chunks == 0:
+                report = builder.build(docs)
+            else:
+                report = builder.add(docs)
+        report.unreadable = unreadable
+        report.warnings = skipped + [w for d in docs for w in d.warnings] + report.warnings
+        return report
+
+    def reorganize(self, path: str = "", dry_run: bool = False) -> ReorganizeOperation:
+        if not self.folder.is_memory():
+            raise NotAMemoryError(f"{self.folder.root} is not a GAM memory")
+        with writer_lock(self.folder, self.lock_timeout, on_wait=self._waiting):
+            return self._builder().reorganize(path.strip("/"), dry_run=dry_run)
+
+    def _waiting(self) -> None:
+        self.progress(
+            ProgressEvent("lock", 0, 1, "Waiting for another operation on this memory to finish")
+        )

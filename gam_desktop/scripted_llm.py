@@ -1,0 +1,374 @@
+"""A scripted OpenAI-compatible server for tests, benchmarks, the demo and --self-test.
+
+It answers `POST /v1/chat/completions` as a sensible small model would: it reads
+the task from the system prompt and the material from the user message, and
+replies deterministically (memories that keep the chunk's facts, taxonomies
+grouped by topic, placements by word overlap). Faults can be switched on for the
+next N requests: malformed JSON, wrong shape, an invalid taxonomy, 429 with
+Retry-After, 500, a slow reply; and the server can refuse `json_schema`,
+`json_object` or `tools` like servers that lack them.
+
+It is no model: it exists so that the app can be exercised end to end with no
+network and no GPU. Standalone: python -m tests.llm_server --port 8089 --latency-ms 500
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from gam_desktop.engine.tokenizer import count_tokens
+
+STOPWORDS = frozenset("""a an and are as at be by for from has have in is it its of on or that
+the this to was were will with which we you they their our not but can into also than then
+these those such each other more most some any all one two how what when where who why use
+used uses using about over under between both only very""".split())
+WORD = re.compile(r"[^\W_]+", re.UNICODE)
+SENTENCE = re.compile(r"(?<=[.!?。！？])\s*")
+TASKS = {
+    "You are a memory generation agent": "memorize",
+    "You are a text segmentation agent": "split",
+    "You are a taxonomy organizer": "organize",
+    "You are a taxonomy maintainer": "place",
+    "You are a README writer": "describe",
+}
+
+
+@dataclass
+class Fault:
+    kind: str  # malformed_json, garbage, wrong_shape, invalid_taxonomy, 429, 500, slow
+    times: int = 1
+    task: str | None = None  # only requests of this task, or any
+    seconds: float = 0.0  # for slow
+
+
+@dataclass
+class ServerState:
+    latency_s: float = 0.0
+    reject: set[str] = field(default_factory=set)  # "json_schema", "json_object", "tools"
+    faults: list[Fault] = field(default_factory=list)
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def take_fault(self, task: str) -> Fault | None:
+        with self.lock:
+            for fault in self.faults:
+                if fault.times > 0 and fault.task in (None, task):
+                    fault.times -= 1
+                    return fault
+        return None
+
+    def tasks(self) -> list[str]:
+        return [r["task"] for r in self.requests]
+
+
+# -- content-aware answers ---------------------------------------------------------
+
+
+def keywords(text: str, n: int) -> list[str]:
+    words = [w.lower() for w in WORD.findall(text) if w.lower() not in STOPWORDS and len(w) > 1]
+    counts = Counter(words)
+    first_seen = {w: i for i, w in reversed(list(enumerate(words)))}
+    return sorted(counts, key=lambda w: (-counts[w], first_seen[w]))[:n]
+
+
+def sentences(text: str) -> list[str]:
+    return [s.strip() for s in SENTENCE.split(" ".join(text.split())) if s.strip()]
+
+
+def between(text: str, start: str, end: str) -> str:
+    if start not in text:
+        return text
+    tail = text.split(start, 1)[1]
+    return tail.split(end, 1)[0] if end in tail else tail
+
+
+def memorize(user: str) -> dict[str, Any]:
+    text = between(user, "<document>", "</document>").strip()
+    heading = next((ln.lstrip("#").strip() for ln in text.splitlines() if ln.startswith("#")), "")
+    body = "\n".join(ln for ln in text.splitlines() if not ln.startswith("#"))
+    title_words = keywords(heading, 4) if heading else keywords(body, 3)
+    parts = sentences(body) or [text[:200]]
+    kept = parts[:3] + [s for s in parts[3:] if any(ch.isdigit() for ch in s)][:3]
+    return {"title": "_".join(title_words) or "note", "memory": " ".join(kept),
+            "tldr": parts[0][:200]}
+
+
+def split(user: str) -> dict[str, Any]:
+    limit = int(re.search(r"Token limit per part: (\d+)", user).group(1))
+    starts, total = [], 0
+    for match in re.finditer(r"^\[(\d+)\] \((\d+) tokens\)", user, re.MULTILINE):
+        index, tokens = int(match.group(1)), int(match.group(2))
+        if total and total + tokens > limit:
+            starts.append(index)
+            total = 0
+        total += tokens
+    return {"split_before": starts}
+
+
+def chunk_items(user: str) -> list[dict[str, Any]]:
+    items = []
+    for line in user.splitlines():
+        line = line.strip()
+        if line.startswith("{") and '"index"' in line:
+            items.append(json.loads(line))
+    return items
+
+
+def item_words(item: dict[str, Any]) -> set[str]:
+    return set(keywords(f"{item['title'].replace('_', ' ')} {item.get('tldr', '')}", 6))
+
+
+def cluster(items: list[dict[str, Any]]) -> dict[str, list[int]]:
+    """Greedy grouping by shared keywords; each group is named by its commonest word."""
+    groups: list[tuple[set[str], list[dict[str, Any]]]] = []
+    for item in items:
+        words = item_words(item)
+        best = max(groups, key=lambda g: len(g[0] & words), default=None)
+        if best is not None and best[0] & words:
+            best[0].update(words)
+            best[1].append(item)
+        else:
+            groups.append((set(words), [item]))
+    named: dict[str, list[int]] = {}
+    for _, members in groups:
+        counts = Counter(w for m in members for w in item_words(m))
+        name = min(counts, key=lambda w: (-counts[w], w)) if counts else "general"
+        while name in named:
+            name += "_more"
+        named[name] = [m["index"] for m in members]
+    return named
+
+
+def organize(user: str) -> dict[str, Any]:
+    groups = cluster(chunk_items(user))
+    small = [t for t, idx in groups.items() if len(idx) < 3]
+    if len(groups) > 1 and small:
+        merged = [i for t in small for i in groups.pop(t)]
+        if groups and len(merged) < 3:
+            smallest = min(groups, key=lambda t: len(groups[t]))
+            groups[smallest].extend(merged)
+        else:
+            groups["general"] = groups.get("general", []) + merged
+    children = []
+    for topic, indices in groups.items():
+        node = {"name": topic, "description": f"Memories about {topic}.", "chunk_indices": []}
+        if len(indices) > 7:
+            parts = [indices[i:i + 5] for i in range(0, len(indices), 5)]
+            node["children"] = [{"name": f"{topic}_part_{n + 1}", "chunk_indices": p,
+                                 "description": f"Part {n + 1} of the {topic} memories.",
+                                 "children": []} for n, p in enumerate(parts)]
+        else:
+            node["chunk_indices"], node["children"] = indices, []
+        children.append(node)
+    return {"name": "root", "description": "Everything in this memory, by topic.",
+            "chunk_indices": [], "children": children}
+
+
+def invalid_taxonomy(user: str) -> dict[str, Any]:
+    items = chunk_items(user)
+    indices = [i["index"] for i in items]
+    kept = indices[1:] + indices[-1:]  # the first is missing, the last is duplicated
+    return {"name": "root", "description": "broken", "chunk_indices": [],
+            "children": [{"name": "all", "description": "all", "chunk_indices": kept,
+                          "children": []}]}
+
+
+def place(user: str) -> dict[str, Any]:
+    dirs = re.findall(r"^- (\S+) \((leaf|parent), \d+ memories\): (.*)$", user, re.MULTILINE)
+    leaves = [(p, set(keywords(f"{p.replace('_', ' ').replace('/', ' ')} {d}", 12)))
+              for p, kind, d in dirs if kind == "leaf" and p != "/"]
+    placements = []
+    for item in chunk_items(between(user, "New chunks:", "\u0000")):
+        words = item_words(item)
+        score, match = max(((len(w & words), p) for p, w in leaves), default=(0, None))
+        topic = sorted(words)[0] if words else "general"
+        placements.append({"index": item["index"], "directory": match if score else topic,
+                           "description": "" if score else f"Memories about {topic}."})
+    return {"placements": placements}
+
+
+def describe(user: str) -> dict[str, Any]:
+    out = []
+    for block in user.split("## ")[1:]:
+        path, _, body = block.partition("\n")
+        names = re.findall(r"^- \*\*([^*]+)\*\*", body, re.MULTILINE)
+        label = path.strip("/").rsplit("/", 1)[-1] or "memory"
+        out.append({"path": path.strip(), "title": label.replace("_", " ").title(),
+                    "description": f"This section covers {label.replace('_', ' ')}: "
+                                   f"{', '.join(n.strip('/') for n in names[:6])}."})
+    return {"directories": out}
+
+
+ANSWERS = {"memorize": memorize, "split": split, "organize": organize, "place": place,
+           "describe": describe}
+
+
+def task_of(messages: list[dict[str, Any]]) -> str:
+    system = next((m.get("content") or "" for m in messages if m.get("role") == "system"), "")
+    return next((task for prefix, task in TASKS.items() if system.startswith(prefix)), "chat")
+
+
+def last_user(messages: list[dict[str, Any]]) -> str:
+    return next((m.get("content") or "" for m in reversed(messages) if m.get("role") == "user"),
+                "")
+
+
+def first_user(messages: list[dict[str, Any]]) -> str:
+    return next((m.get("content") or "" for m in messages if m.get("role") == "user"), "")
+
+
+def answer_for(task: str, messages: list[dict[str, Any]], fault: Fault | None) -> str:
+    user = first_user(messages)
+    if fault and fault.kind == "garbage":
+        return "Sure! I would be happy to help with that."
+    if fault and fault.kind == "wrong_shape":
+        return json.dumps({"result": "ok", "items": []})
+    if task == "organize" and fault and fault.kind == "invalid_taxonomy":
+        return json.dumps(invalid_taxonomy(user))
+    if task not in ANSWERS:
+        return "I can only help with memory building tasks."
+    text = json.dumps(ANSWERS[task](user), ensure_ascii=False)
+    if fault and fault.kind == "malformed_json":
+        return "Here you go:\n```json\n" + text[:-1].replace('":', '" :', 1) + ",\n```"
+    return text
+
+
+# -- HTTP ----------------------------------------------------------------------------
+
+
+class Handler(BaseHTTPRequestHandler):
+    server: LLMHTTPServer
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *_args: Any) -> None:
+        pass
+
+    def _send(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None):
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _error(self, status: int, message: str, headers: dict[str, str] | None = None):
+        self._send(status, {"error": {"message": message, "type": "invalid_request_error",
+                                      "code": status}}, headers)
+
+    def do_GET(self) -> None:
+        if self.path.rstrip("/").endswith("/models"):
+            self._send(200, {"object": "list", "data": [{"id": "scripted", "object": "model"}]})
+        else:
+            self._error(404, "not found")
+
+    def do_POST(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        request = json.loads(self.rfile.read(length) or b"{}")
+        if not self.path.rstrip("/").endswith("/chat/completions"):
+            self._error(404, f"no route {self.path}")
+            return
+        self.server.handle_completion(self, request)
+
+
+class LLMHTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, port: int = 0, state: ServerState | None = None) -> None:
+        super().__init__(("127.0.0.1", port), Handler)
+        self.state = state or ServerState()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/v1"
+
+    def handle_completion(self, handler: Handler, request: dict[str, Any]) -> None:
+        state = self.state
+        messages = request.get("messages") or []
+        task = task_of(messages)
+        fmt = (request.get("response_format") or {}).get("type")
+        with state.lock:
+            state.requests.append({"task": task, "response_format": fmt,
+                                   "tools": bool(request.get("tools")), "messages": messages})
+        if fmt in state.reject:
+            handler._error(400, f"response_format type '{fmt}' is not supported")
+            return
+        if request.get("tools") and "tools" in state.reject:
+            handler._error(400, "tools are not supported by this server")
+            return
+        if state.latency_s:
+            time.sleep(state.latency_s)
+        fault = state.take_fault(task)
+        if fault and fault.kind == "429":
+            handler._error(429, "rate limited", {"Retry-After": str(fault.seconds or 1)})
+            return
+        if fault and fault.kind == "500":
+            handler._error(500, "internal error")
+            return
+        if fault and fault.kind == "slow":
+            time.sleep(fault.seconds)
+        reask = "That reply was invalid" in last_user(messages)
+        content = answer_for(task, messages, None if reask else fault)
+        prompt_tokens = sum(count_tokens(str(m.get("content") or "")) for m in messages)
+        handler._send(200, {
+            "id": f"chatcmpl-{len(state.requests)}", "object": "chat.completion",
+            "created": int(time.time()), "model": request.get("model", "scripted"),
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": content}}],
+            "usage": {"prompt_tokens": prompt_tokens,
+                      "completion_tokens": count_tokens(content),
+                      "total_tokens": prompt_tokens + count_tokens(content)},
+        })
+
+
+class RunningServer:
+    """The server on a background thread; use as a context manager."""
+
+    def __init__(self, latency_ms: float = 0, port: int = 0) -> None:
+        self.httpd = LLMHTTPServer(port, ServerState(latency_s=latency_ms / 1000))
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def state(self) -> ServerState:
+        return self.httpd.state
+
+    @property
+    def base_url(self) -> str:
+        return self.httpd.base_url
+
+    def __enter__(self) -> RunningServer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="Scripted OpenAI-compatible test server")
+    parser.add_argument("--port", type=int, default=8089)
+    parser.add_argument("--latency-ms", type=float, default=0)
+    parser.add_argument("--reject", nargs="*", default=[],
+                        help="features to refuse: json_schema json_object tools")
+    args = parser.parse_args()
+    httpd = LLMHTTPServer(args.port, ServerState(latency_s=args.latency_ms / 1000,
+                                                 reject=set(args.reject)))
+    print(f"scripted LLM server on {httpd.base_url} (model: any name)", flush=True)
+    try:
+        httpd.serve_forever()
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    main()
