@@ -15,6 +15,7 @@ network and no GPU. Standalone: python -m tests.llm_server --port 8089 --latency
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import re
 import threading
@@ -26,10 +27,79 @@ from typing import Any
 
 from gam_desktop.engine.tokenizer import count_tokens
 
-STOPWORDS = frozenset("""a an and are as at be by for from has have in is it its of on or that
-the this to was were will with which we you they their our not but can into also than then
-these those such each other more most some any all one two how what when where who why use
-used uses using about over under between both only very""".split())
+STOPWORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "for",
+        "from",
+        "has",
+        "have",
+        "in",
+        "is",
+        "it",
+        "its",
+        "of",
+        "on",
+        "or",
+        "that",
+        "the",
+        "this",
+        "to",
+        "was",
+        "were",
+        "will",
+        "with",
+        "which",
+        "we",
+        "you",
+        "they",
+        "their",
+        "our",
+        "not",
+        "but",
+        "can",
+        "into",
+        "also",
+        "than",
+        "then",
+        "these",
+        "those",
+        "such",
+        "each",
+        "other",
+        "more",
+        "most",
+        "some",
+        "any",
+        "all",
+        "one",
+        "two",
+        "how",
+        "what",
+        "when",
+        "where",
+        "who",
+        "why",
+        "use",
+        "used",
+        "uses",
+        "using",
+        "about",
+        "over",
+        "under",
+        "between",
+        "both",
+        "only",
+        "very",
+    ]
+)
 WORD = re.compile(r"[^\W_]+", re.UNICODE)
 SENTENCE = re.compile(r"(?<=[.!?。！？])\s*")
 TASKS = {
@@ -43,7 +113,7 @@ TASKS = {
 
 @dataclass
 class Fault:
-    kind: str  # malformed_json, garbage, wrong_shape, invalid_taxonomy, 429, 500, slow
+    kind: str  # malformed_json, garbage, wrong_shape, invalid_taxonomy, 401, 429, 500, slow
     times: int = 1
     task: str | None = None  # only requests of this task, or any
     seconds: float = 0.0  # for slow
@@ -56,6 +126,8 @@ class ServerState:
     faults: list[Fault] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    in_flight: int = 0
+    max_in_flight: int = 0  # the most requests served at once: proves client parallelism
 
     def take_fault(self, task: str) -> Fault | None:
         with self.lock:
@@ -97,8 +169,11 @@ def memorize(user: str) -> dict[str, Any]:
     title_words = keywords(heading, 4) if heading else keywords(body, 3)
     parts = sentences(body) or [text[:200]]
     kept = parts[:3] + [s for s in parts[3:] if any(ch.isdigit() for ch in s)][:3]
-    return {"title": "_".join(title_words) or "note", "memory": " ".join(kept),
-            "tldr": parts[0][:200]}
+    return {
+        "title": "_".join(title_words) or "note",
+        "memory": " ".join(kept),
+        "tldr": parts[0][:200],
+    }
 
 
 def split(user: str) -> dict[str, Any]:
@@ -127,20 +202,21 @@ def item_words(item: dict[str, Any]) -> set[str]:
 
 
 def cluster(items: list[dict[str, Any]]) -> dict[str, list[int]]:
-    """Greedy grouping by shared keywords; each group is named by its commonest word."""
+    """Greedy grouping: an item joins the group whose first member shares at least three
+    keywords with it;
+    each group is named by the commonest first word of its titles."""
     groups: list[tuple[set[str], list[dict[str, Any]]]] = []
     for item in items:
         words = item_words(item)
         best = max(groups, key=lambda g: len(g[0] & words), default=None)
-        if best is not None and best[0] & words:
-            best[0].update(words)
+        if best is not None and len(best[0] & words) >= 3:
             best[1].append(item)
         else:
             groups.append((set(words), [item]))
     named: dict[str, list[int]] = {}
     for _, members in groups:
-        counts = Counter(w for m in members for w in item_words(m))
-        name = min(counts, key=lambda w: (-counts[w], w)) if counts else "general"
+        counts = Counter(m["title"].split("_")[0] for m in members)
+        name = min(counts, key=lambda w: (-counts[w], w)) or "general"
         while name in named:
             name += "_more"
         named[name] = [m["index"] for m in members]
@@ -157,41 +233,69 @@ def organize(user: str) -> dict[str, Any]:
             groups[smallest].extend(merged)
         else:
             groups["general"] = groups.get("general", []) + merged
+    if len(groups) == 1 and len(next(iter(groups.values()))) > 7:  # split, don't nest
+        ((topic, indices),) = groups.items()
+        groups = {
+            f"{topic}_part_{n + 1}": indices[i : i + 5]
+            for n, i in enumerate(range(0, len(indices), 5))
+        }
     children = []
     for topic, indices in groups.items():
         node = {"name": topic, "description": f"Memories about {topic}.", "chunk_indices": []}
         if len(indices) > 7:
-            parts = [indices[i:i + 5] for i in range(0, len(indices), 5)]
-            node["children"] = [{"name": f"{topic}_part_{n + 1}", "chunk_indices": p,
-                                 "description": f"Part {n + 1} of the {topic} memories.",
-                                 "children": []} for n, p in enumerate(parts)]
+            parts = [indices[i : i + 5] for i in range(0, len(indices), 5)]
+            node["children"] = [
+                {
+                    "name": f"{topic}_part_{n + 1}",
+                    "chunk_indices": p,
+                    "description": f"Part {n + 1} of the {topic} memories.",
+                    "children": [],
+                }
+                for n, p in enumerate(parts)
+            ]
         else:
             node["chunk_indices"], node["children"] = indices, []
         children.append(node)
-    return {"name": "root", "description": "Everything in this memory, by topic.",
-            "chunk_indices": [], "children": children}
+    return {
+        "name": "root",
+        "description": "Everything in this memory, by topic.",
+        "chunk_indices": [],
+        "children": children,
+    }
 
 
 def invalid_taxonomy(user: str) -> dict[str, Any]:
     items = chunk_items(user)
     indices = [i["index"] for i in items]
     kept = indices[1:] + indices[-1:]  # the first is missing, the last is duplicated
-    return {"name": "root", "description": "broken", "chunk_indices": [],
-            "children": [{"name": "all", "description": "all", "chunk_indices": kept,
-                          "children": []}]}
+    return {
+        "name": "root",
+        "description": "broken",
+        "chunk_indices": [],
+        "children": [{"name": "all", "description": "all", "chunk_indices": kept, "children": []}],
+    }
 
 
 def place(user: str) -> dict[str, Any]:
     dirs = re.findall(r"^- (\S+) \((leaf|parent), \d+ memories\): (.*)$", user, re.MULTILINE)
-    leaves = [(p, set(keywords(f"{p.replace('_', ' ').replace('/', ' ')} {d}", 12)))
-              for p, kind, d in dirs if kind == "leaf" and p != "/"]
+    leaves = [
+        (p, set(keywords(f"{p.replace('_', ' ').replace('/', ' ')} {d}", 12)))
+        for p, kind, d in dirs
+        if kind == "leaf" and p != "/"
+    ]
     placements = []
     for item in chunk_items(between(user, "New chunks:", "\u0000")):
         words = item_words(item)
         score, match = max(((len(w & words), p) for p, w in leaves), default=(0, None))
-        topic = sorted(words)[0] if words else "general"
-        placements.append({"index": item["index"], "directory": match if score else topic,
-                           "description": "" if score else f"Memories about {topic}."})
+        fits = score >= 2
+        topic = item["title"].split("_")[0] or "general"
+        placements.append(
+            {
+                "index": item["index"],
+                "directory": match if fits else topic,
+                "description": "" if fits else f"Memories about {topic}.",
+            }
+        )
     return {"placements": placements}
 
 
@@ -201,14 +305,24 @@ def describe(user: str) -> dict[str, Any]:
         path, _, body = block.partition("\n")
         names = re.findall(r"^- \*\*([^*]+)\*\*", body, re.MULTILINE)
         label = path.strip("/").rsplit("/", 1)[-1] or "memory"
-        out.append({"path": path.strip(), "title": label.replace("_", " ").title(),
-                    "description": f"This section covers {label.replace('_', ' ')}: "
-                                   f"{', '.join(n.strip('/') for n in names[:6])}."})
+        out.append(
+            {
+                "path": path.strip(),
+                "title": label.replace("_", " ").title(),
+                "description": f"This section covers {label.replace('_', ' ')}: "
+                f"{', '.join(n.strip('/') for n in names[:6])}.",
+            }
+        )
     return {"directories": out}
 
 
-ANSWERS = {"memorize": memorize, "split": split, "organize": organize, "place": place,
-           "describe": describe}
+ANSWERS = {
+    "memorize": memorize,
+    "split": split,
+    "organize": organize,
+    "place": place,
+    "describe": describe,
+}
 
 
 def task_of(messages: list[dict[str, Any]]) -> str:
@@ -217,8 +331,7 @@ def task_of(messages: list[dict[str, Any]]) -> str:
 
 
 def last_user(messages: list[dict[str, Any]]) -> str:
-    return next((m.get("content") or "" for m in reversed(messages) if m.get("role") == "user"),
-                "")
+    return next((m.get("content") or "" for m in reversed(messages) if m.get("role") == "user"), "")
 
 
 def first_user(messages: list[dict[str, Any]]) -> str:
@@ -262,8 +375,11 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def _error(self, status: int, message: str, headers: dict[str, str] | None = None):
-        self._send(status, {"error": {"message": message, "type": "invalid_request_error",
-                                      "code": status}}, headers)
+        self._send(
+            status,
+            {"error": {"message": message, "type": "invalid_request_error", "code": status}},
+            headers,
+        )
 
     def do_GET(self) -> None:
         if self.path.rstrip("/").endswith("/models"):
@@ -293,12 +409,29 @@ class LLMHTTPServer(ThreadingHTTPServer):
 
     def handle_completion(self, handler: Handler, request: dict[str, Any]) -> None:
         state = self.state
+        with state.lock:
+            state.in_flight += 1
+            state.max_in_flight = max(state.max_in_flight, state.in_flight)
+        try:
+            self._complete(handler, request)
+        finally:
+            with state.lock:
+                state.in_flight -= 1
+
+    def _complete(self, handler: Handler, request: dict[str, Any]) -> None:
+        state = self.state
         messages = request.get("messages") or []
         task = task_of(messages)
         fmt = (request.get("response_format") or {}).get("type")
         with state.lock:
-            state.requests.append({"task": task, "response_format": fmt,
-                                   "tools": bool(request.get("tools")), "messages": messages})
+            state.requests.append(
+                {
+                    "task": task,
+                    "response_format": fmt,
+                    "tools": bool(request.get("tools")),
+                    "messages": messages,
+                }
+            )
         if fmt in state.reject:
             handler._error(400, f"response_format type '{fmt}' is not supported")
             return
@@ -311,6 +444,9 @@ class LLMHTTPServer(ThreadingHTTPServer):
         if fault and fault.kind == "429":
             handler._error(429, "rate limited", {"Retry-After": str(fault.seconds or 1)})
             return
+        if fault and fault.kind == "401":
+            handler._error(401, "Incorrect API key provided")
+            return
         if fault and fault.kind == "500":
             handler._error(500, "internal error")
             return
@@ -319,15 +455,27 @@ class LLMHTTPServer(ThreadingHTTPServer):
         reask = "That reply was invalid" in last_user(messages)
         content = answer_for(task, messages, None if reask else fault)
         prompt_tokens = sum(count_tokens(str(m.get("content") or "")) for m in messages)
-        handler._send(200, {
-            "id": f"chatcmpl-{len(state.requests)}", "object": "chat.completion",
-            "created": int(time.time()), "model": request.get("model", "scripted"),
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": content}}],
-            "usage": {"prompt_tokens": prompt_tokens,
-                      "completion_tokens": count_tokens(content),
-                      "total_tokens": prompt_tokens + count_tokens(content)},
-        })
+        handler._send(
+            200,
+            {
+                "id": f"chatcmpl-{len(state.requests)}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": request.get("model", "scripted"),
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "stop",
+                        "message": {"role": "assistant", "content": content},
+                    }
+                ],
+                "usage": {
+                    "prompt_tokens": prompt_tokens,
+                    "completion_tokens": count_tokens(content),
+                    "total_tokens": prompt_tokens + count_tokens(content),
+                },
+            },
+        )
 
 
 class RunningServer:
@@ -358,16 +506,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="Scripted OpenAI-compatible test server")
     parser.add_argument("--port", type=int, default=8089)
     parser.add_argument("--latency-ms", type=float, default=0)
-    parser.add_argument("--reject", nargs="*", default=[],
-                        help="features to refuse: json_schema json_object tools")
+    parser.add_argument(
+        "--reject", nargs="*", default=[], help="features to refuse: json_schema json_object tools"
+    )
     args = parser.parse_args()
-    httpd = LLMHTTPServer(args.port, ServerState(latency_s=args.latency_ms / 1000,
-                                                 reject=set(args.reject)))
+    httpd = LLMHTTPServer(
+        args.port, ServerState(latency_s=args.latency_ms / 1000, reject=set(args.reject))
+    )
     print(f"scripted LLM server on {httpd.base_url} (model: any name)", flush=True)
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         httpd.serve_forever()
-    except KeyboardInterrupt:
-        pass
 
 
 if __name__ == "__main__":

@@ -42,8 +42,15 @@ def llm_server() -> Iterator[RunningServer]:
 
 @pytest.fixture
 def settings(llm_server: RunningServer) -> LLMSettings:
-    return LLMSettings(base_url=llm_server.base_url, model="scripted", api_key="test-key",
-                       timeout=5, max_retries=3, backoff_base=0.01, workers=4)
+    return LLMSettings(
+        base_url=llm_server.base_url,
+        model="scripted",
+        api_key="test-key",
+        timeout=5,
+        max_retries=3,
+        backoff_base=0.01,
+        workers=4,
+    )
 
 
 @pytest.fixture
@@ -54,8 +61,10 @@ def memory_dir(tmp_path: Path) -> Path:
 @pytest.fixture
 def make_workflow(settings: LLMSettings, memory_dir: Path):
     def make(min_tokens: int = 20, max_tokens: int = 300, threshold: int = 10, **kwargs):
-        options = BuildOptions(chunk=ChunkConfig(min_tokens=min_tokens, max_tokens=max_tokens),
-                               reorganize_threshold=threshold)
+        options = BuildOptions(
+            chunk=ChunkConfig(min_tokens=min_tokens, max_tokens=max_tokens),
+            reorganize_threshold=threshold,
+        )
         kwargs.setdefault("gam_dir", memory_dir)
         kwargs.setdefault("settings", settings)
         return Workflow(options=options, **kwargs)

@@ -4,20 +4,22 @@ from __future__ import annotations
 
 TOPIC_FACTS = {
     "python": "Python is an interpreted programming language. The Python GIL prevents true "
-              "multi-threading in CPython. Python code uses indentation for blocks.",
+    "multi-threading in CPython. Python code uses indentation for blocks.",
     "javascript": "JavaScript runs in every web browser. JavaScript promises handle "
-                  "asynchronous work. JavaScript closures capture variables.",
+    "asynchronous work. JavaScript closures capture variables.",
     "rust": "Rust has a borrow checker. Rust ownership rules prevent data races at compile "
-            "time. Rust compiles to native machine code.",
+    "time. Rust compiles to native machine code.",
     "haskell": "Haskell is a pure functional language. Haskell uses lazy evaluation by "
-               "default. Haskell type classes describe behaviour.",
+    "default. Haskell type classes describe behaviour.",
     "docker": "Docker packages applications into containers. Docker images are built in "
-              "layers. Docker compose runs several containers together.",
+    "layers. Docker compose runs several containers together.",
     "git": "Git records snapshots of a project. Git branches are cheap pointers to commits. "
-           "Git merges combine the histories of branches.",
+    "Git merges combine the histories of branches.",
 }
-FILLER = ("This section adds more detail with examples, caveats and history so that the "
-          "passage reads like a real chapter of a technical book. ")
+FILLER = (
+    "This section adds more detail with examples, caveats and history so that the "
+    "passage reads like a real chapter of a technical book. "
+)
 
 
 def section(topic: str, number: int, repeats: int = 3) -> str:
@@ -33,8 +35,10 @@ def topic_document(counts: dict[str, int], repeats: int = 3) -> str:
 
 def words_document(words: int) -> str:
     """About `words` words of plain paragraphs on machine learning, no headers."""
-    sentence = ("Neural networks learn weights by gradient descent on a loss function over "
-                "many training examples. ")
+    sentence = (
+        "Neural networks learn weights by gradient descent on a loss function over "
+        "many training examples. "
+    )
     per_paragraph = 8
     paragraphs = max(1, words // (len(sentence.split()) * per_paragraph))
     return "\n\n".join(f"Paragraph {i}. " + sentence * per_paragraph for i in range(paragraphs))

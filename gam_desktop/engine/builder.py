@@ -55,10 +55,11 @@ class BuildReport:
     reorganizations: list[ReorganizeOperation] = field(default_factory=list)
 
     def summary(self) -> str:
-        docs = len(self.documents)
+        docs, memories = len(self.documents), len(self.memories)
+        verb = "Built" if self.operation == "build" else "Added"
         text = (
-            f"{'Built' if self.operation == 'build' else 'Added'} {docs} "
-            f"document{'s' * (docs != 1)} ({len(self.memories)} memories)"
+            f"{verb} {docs} document{'s' * (docs != 1)} "
+            f"({memories} memor{'y' if memories == 1 else 'ies'})"
         )
         for op in self.reorganizations:
             text += f"; reorganized {op.directory or '/'} into {len(op.new_directories)} folders"
@@ -193,8 +194,7 @@ class MemoryBuilder:
         listings = {}
         for path in sorted(paths):
             node = find_dir(root, path)
-            if any(tldr is None for tldr in node.files.values()):
-                self.folder.read_fronts(node)
+            self.folder.read_fronts(node, unread_only=True)  # new files are not on disk yet
             listings[path] = listing(node)
         self._report("describe", 0, len(listings), "Updating README files")
         for path, (title, description) in describe_directories(

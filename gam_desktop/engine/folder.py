@@ -115,10 +115,11 @@ class MemoryFolder:
             view.title, view.description = parsed.title, parsed.description
         return view
 
-    def read_fronts(self, view: DirView) -> dict[str, dict]:
-        """Front matter of the memories directly in `view`; fills in their tldrs."""
+    def read_fronts(self, view: DirView, unread_only: bool = False) -> dict[str, dict]:
+        """Front matter of the memories directly in `view` (only those whose tldr is not
+        known yet, with `unread_only`); fills in their tldrs."""
         fronts = {}
-        for name in view.files:
+        for name in [n for n, tldr in view.files.items() if not (unread_only and tldr is not None)]:
             text = (self.root / view.path / name).read_text(encoding="utf-8", errors="replace")
             parsed = parse_memory(text)
             front = dict(parsed.front)

@@ -40,8 +40,9 @@ class ParsedReadme:
 
 
 def render_memory(front: dict[str, Any], body: str) -> str:
-    header = yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=100,
-                            default_flow_style=None)
+    header = yaml.safe_dump(
+        front, sort_keys=False, allow_unicode=True, width=100, default_flow_style=None
+    )
     return f"---\n{header}---\n\n{body.strip()}\n"
 
 
@@ -64,8 +65,11 @@ def render_readme(title: str, description: str, entries: list[ReadmeEntry]) -> s
     lines = [f"# {title.strip()}", "", description.strip(), "", CONTENTS_HEADING, ""]
     for entry in entries:
         if entry.is_dir:
-            count = "" if entry.count is None else (
-                f" ({entry.count} {'memory' if entry.count == 1 else 'memories'})")
+            count = (
+                ""
+                if entry.count is None
+                else (f" ({entry.count} {'memory' if entry.count == 1 else 'memories'})")
+            )
             lines.append(f"- **{entry.name}/**{count}: {entry.summary.strip()}")
         else:
             lines.append(f"- **{entry.name}**: {entry.summary.strip()}")

@@ -12,13 +12,30 @@ from gam_desktop.engine.compose import ensure_dir, find_dir, write_readmes
 from gam_desktop.engine.control import CancelToken
 from gam_desktop.engine.folder import DirView, MemoryFolder
 from gam_desktop.engine.llm import LLMClient
-from gam_desktop.engine.models import MemorizedChunk, ReorganizeOperation
+from gam_desktop.engine.models import DirectoryNode, MemorizedChunk, ReorganizeOperation
 from gam_desktop.engine.naming import unique_name
 from gam_desktop.engine.planning import plan_taxonomy
 
 
 class ReorganizeError(ValueError):
     pass
+
+
+def hoist(node: DirectoryNode) -> DirectoryNode:
+    """`node`'s subtree with paths made relative to `node` itself."""
+    prefix = f"{node.path}/"
+    return node.model_copy(
+        update={"path": "", "children": [_strip(child, prefix) for child in node.children]}
+    )
+
+
+def _strip(node: DirectoryNode, prefix: str) -> DirectoryNode:
+    return node.model_copy(
+        update={
+            "path": node.path.removeprefix(prefix),
+            "children": [_strip(c, prefix) for c in node.children],
+        }
+    )
 
 
 def plan_reorganization(
@@ -44,6 +61,8 @@ def plan_reorganization(
         for i, n in enumerate(names)
     ]
     plan, _warnings = plan_taxonomy(llm, memories, cancel, scope=path or "/")
+    while len(plan.children) == 1 and plan.children[0].children:
+        plan = hoist(plan.children[0])  # "ml/ml/x" helps nobody: drop a lone wrapper folder
     if len(plan.leaves()) < 2:
         return operation, changes, root  # nothing sensible to split into
     changed = {path}

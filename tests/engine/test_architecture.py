@@ -15,8 +15,10 @@ QT_PACKAGES = ("PySide6", "PyQt5", "PyQt6", "PySide2", "shiboken6", "qtpy")
 
 def engine_modules() -> list[str]:
     root = ENGINE.parent.parent
-    return [".".join(p.relative_to(root).with_suffix("").parts).removesuffix(".__init__")
-            for p in ENGINE.rglob("*.py")]
+    return [
+        ".".join(p.relative_to(root).with_suffix("").parts).removesuffix(".__init__")
+        for p in ENGINE.rglob("*.py")
+    ]
 
 
 def test_no_engine_source_imports_qt() -> None:
@@ -35,8 +37,11 @@ def test_no_engine_source_imports_qt() -> None:
 def test_importing_the_whole_engine_loads_no_qt() -> None:
     modules = engine_modules()
     assert len(modules) > 10
-    code = (f"import importlib, sys\nfor m in {modules!r}: importlib.import_module(m)\n"
-            f"print([m for m in sys.modules if m.split('.')[0] in {QT_PACKAGES!r}])")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=60, check=True)
+    code = (
+        f"import importlib, sys\nfor m in {modules!r}: importlib.import_module(m)\n"
+        f"print([m for m in sys.modules if m.split('.')[0] in {QT_PACKAGES!r}])"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
     assert out.stdout.strip() == "[]"

@@ -44,9 +44,14 @@ def test_utf8_text_keeps_name_hash_and_text(tmp_path: Path) -> None:
     assert doc.warnings == []
 
 
-@pytest.mark.parametrize("bom,encoding", [(codecs.BOM_UTF8, "utf-8"),
-                                          (codecs.BOM_UTF16_LE, "utf-16-le"),
-                                          (codecs.BOM_UTF16_BE, "utf-16-be")])
+@pytest.mark.parametrize(
+    "bom,encoding",
+    [
+        (codecs.BOM_UTF8, "utf-8"),
+        (codecs.BOM_UTF16_LE, "utf-16-le"),
+        (codecs.BOM_UTF16_BE, "utf-16-be"),
+    ],
+)
 def test_text_with_bom_is_decoded(tmp_path: Path, bom: bytes, encoding: str) -> None:
     path = tmp_path / "bom.md"
     path.write_bytes(bom + "# Título\n\n日本語のテキスト".encode(encoding))
@@ -106,20 +111,25 @@ def test_raw_text_is_a_source_too() -> None:
 
 
 def test_pdf_text_with_page_spans(tmp_path: Path) -> None:
-    path = make_pdf(tmp_path / "paper.pdf", ["First page about transformers.",
-                                              "Second page about attention heads."])
+    path = make_pdf(
+        tmp_path / "paper.pdf",
+        ["First page about transformers.", "Second page about attention heads."],
+    )
     doc = load_file(path)
     assert "transformers" in doc.text and "attention heads" in doc.text
     assert [p.page for p in doc.pages] == [1, 2]
     second = doc.pages[1]
-    assert "attention heads" in doc.text[second.start:second.end]
+    assert "attention heads" in doc.text[second.start : second.end]
     assert doc.pages_for(second.start, second.end) == [2]
     assert doc.pages_for(0, len(doc.text)) == [1, 2]
 
 
 def test_pdf_with_images_extracts_text_and_ignores_images(tmp_path: Path, picture: Path) -> None:
-    path = make_pdf(tmp_path / "figures.pdf", ["Figure one shows a red square.",
-                                                "Figure two shows it again."], image=picture)
+    path = make_pdf(
+        tmp_path / "figures.pdf",
+        ["Figure one shows a red square.", "Figure two shows it again."],
+        image=picture,
+    )
     doc = load_file(path)
     assert "red square" in doc.text and "again" in doc.text
     assert doc.warnings == []
@@ -153,8 +163,9 @@ def test_pdf_with_only_an_owner_password_opens(tmp_path: Path) -> None:
     assert "Readable but protected" in load_file(protected).text
 
 
-@pytest.mark.parametrize("payload", [b"%PDF-1.4\n this is not really a pdf",
-                                     b"not a pdf at all", b""])
+@pytest.mark.parametrize(
+    "payload", [b"%PDF-1.4\n this is not really a pdf", b"not a pdf at all", b""]
+)
 def test_corrupt_pdf_is_refused_by_name(tmp_path: Path, payload: bytes) -> None:
     path = tmp_path / "broken.pdf"
     path.write_bytes(payload)

@@ -20,8 +20,7 @@ socket.create_connection = refuse
 from gam_desktop.engine.tokenizer import count_tokens, get_encoding
 print(count_tokens("hello world"), len(get_encoding("o200k_base").encode("hello world")))
 """
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=60)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["2", "2"]
 
