@@ -360,6 +360,9 @@ def answer_for(task: str, messages: list[dict[str, Any]], fault: Fault | None) -
 class Handler(BaseHTTPRequestHandler):
     server: LLMHTTPServer
     protocol_version = "HTTP/1.1"
+    # Headers and body go out in two writes; with Nagle on, the client's delayed ACK
+    # stalls every reply by ~40 ms, which real providers do not do.
+    disable_nagle_algorithm = True
 
     def log_message(self, *_args: Any) -> None:
         pass
