@@ -455,6 +455,9 @@ class LLMHTTPServer(ThreadingHTTPServer):
             return
         if fault and fault.kind == "slow":
             time.sleep(fault.seconds)
+        if task == "chat":
+            self._send_chat(handler, request)
+            return
         reask = "That reply was invalid" in last_user(messages)
         content = answer_for(task, messages, None if reask else fault)
         prompt_tokens = sum(count_tokens(str(m.get("content") or "")) for m in messages)
@@ -477,6 +480,46 @@ class LLMHTTPServer(ThreadingHTTPServer):
                     "completion_tokens": count_tokens(content),
                     "total_tokens": prompt_tokens + count_tokens(content),
                 },
+            },
+        )
+
+    def _send_chat(self, handler: Handler, request: dict[str, Any]) -> None:
+        """A first exploring step: list the root, then say what was found."""
+        messages = request.get("messages") or []
+        explored = any(
+            m.get("role") == "tool" or "Result of ls" in str(m.get("content")) for m in messages
+        )
+        message: dict[str, Any] = {"role": "assistant", "content": "I listed the memory root."}
+        if not explored and request.get("tools"):
+            arguments = json.dumps({"path": "/"})
+            message = {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "call_1",
+                        "type": "function",
+                        "function": {"name": "ls", "arguments": arguments},
+                    }
+                ],
+            }
+        elif not explored and "You can use these tools" in json.dumps(messages):
+            message["content"] = json.dumps({"tool": "ls", "arguments": {"path": "/"}})
+        handler._send(
+            200,
+            {
+                "id": "chatcmpl-chat",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": request.get("model", "scripted"),
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": message,
+                        "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
+                    }
+                ],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
             },
         )
 

@@ -182,3 +182,29 @@ def test_settings_from_environment_never_show_the_key() -> None:
     assert (chat.model, chat.temperature) == ("chat-model", 0.7)
     assert builder.key_value() == "sk-secret-value-123"
     assert "sk-secret" not in repr(builder) and "sk-secret" not in str(builder.model_dump())
+
+
+def test_cancel_does_not_wait_for_calls_in_flight(settings, llm_server) -> None:
+    llm_server.state.latency_s = 5.0
+    client = LLMClient(settings.model_copy(update={"timeout": 30}))
+    cancel = CancelToken()
+    threading.Timer(0.3, cancel.cancel).start()
+    started = time.monotonic()
+    with pytest.raises(OperationCancelled):
+        client.parallel_map(lambda _: memorize(client, cancel), range(4), cancel=cancel)
+    assert time.monotonic() - started < 4.0  # returned before the 5 s replies arrived
+
+
+def test_unreadable_retry_after_falls_back_to_backoff() -> None:
+    from types import SimpleNamespace
+
+    from gam_desktop.engine.llm.client import _retry_after
+
+    def error(headers: dict[str, str]) -> Exception:
+        exc = Exception()
+        exc.response = SimpleNamespace(headers=headers)  # type: ignore[attr-defined]
+        return exc
+
+    assert _retry_after(error({"retry-after": "soon, maybe"})) is None
+    assert _retry_after(error({"retry-after": "2"})) == 2.0
+    assert _retry_after(error({"retry-after-ms": "1500"})) == 1.5

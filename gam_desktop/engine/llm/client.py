@@ -13,7 +13,7 @@ import logging
 import random
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from typing import Any, TypeVar
 
 import openai
@@ -222,29 +222,27 @@ class LLMClient:
         cancel = cancel or CancelToken()
         results: list[Any] = [None] * len(items)
         workers = min(self.settings.workers, len(items))
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gam-llm") as pool:
-            futures: dict[Future, int] = {pool.submit(fn, item): i for i, item in enumerate(items)}
-            pending = set(futures)
-            finished = 0
+        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gam-llm")
+        finished_cleanly = False
+        try:
+            futures = {pool.submit(fn, item): i for i, item in enumerate(items)}
+            pending, finished = set(futures), 0
             while pending:
                 done, pending = wait(pending, timeout=0.2, return_when=FIRST_EXCEPTION)
                 for future in done:
                     if future.exception() is not None:
-                        _cancel_all(pending)
                         raise future.exception()  # type: ignore[misc]
                     results[futures[future]] = future.result()
                     finished += 1
                     if on_done:
                         on_done(finished)
-                if cancel.cancelled:
-                    _cancel_all(pending)
-                    cancel.raise_if_cancelled()
+                cancel.raise_if_cancelled()
+            finished_cleanly = True
+        finally:
+            # On cancel or error, do not wait for calls already in flight (up to the
+            # timeout each): they finish in the background and their results are dropped.
+            pool.shutdown(wait=finished_cleanly, cancel_futures=True)
         return results
-
-
-def _cancel_all(futures: Iterable[Future]) -> None:
-    for future in futures:
-        future.cancel()
 
 
 def response_text(response: Any) -> str:
@@ -275,8 +273,12 @@ def _retry_after(exc: Exception) -> float | None:
     try:
         return min(120.0, float(value))
     except ValueError:
+        pass
+    try:
         parsed = email.utils.parsedate_to_datetime(value)
-        return max(0.0, min(120.0, parsed.timestamp() - time.time()))
+    except (TypeError, ValueError):
+        return None  # unreadable: fall back to our own backoff
+    return max(0.0, min(120.0, parsed.timestamp() - time.time()))
 
 
 def _describe(exc: Exception) -> str:
