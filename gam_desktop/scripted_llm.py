@@ -25,82 +25,9 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from gam_desktop.engine.textutil import keywords
 from gam_desktop.engine.tokenizer import count_tokens
 
-STOPWORDS = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "by",
-        "for",
-        "from",
-        "has",
-        "have",
-        "in",
-        "is",
-        "it",
-        "its",
-        "of",
-        "on",
-        "or",
-        "that",
-        "the",
-        "this",
-        "to",
-        "was",
-        "were",
-        "will",
-        "with",
-        "which",
-        "we",
-        "you",
-        "they",
-        "their",
-        "our",
-        "not",
-        "but",
-        "can",
-        "into",
-        "also",
-        "than",
-        "then",
-        "these",
-        "those",
-        "such",
-        "each",
-        "other",
-        "more",
-        "most",
-        "some",
-        "any",
-        "all",
-        "one",
-        "two",
-        "how",
-        "what",
-        "when",
-        "where",
-        "who",
-        "why",
-        "use",
-        "used",
-        "uses",
-        "using",
-        "about",
-        "over",
-        "under",
-        "between",
-        "both",
-        "only",
-        "very",
-    ]
-)
-WORD = re.compile(r"[^\W_]+", re.UNICODE)
 SENTENCE = re.compile(r"(?<=[.!?。！？])\s*")
 TASKS = {
     "You are a memory generation agent": "memorize",
@@ -142,13 +69,6 @@ class ServerState:
 
 
 # -- content-aware answers ---------------------------------------------------------
-
-
-def keywords(text: str, n: int) -> list[str]:
-    words = [w.lower() for w in WORD.findall(text) if w.lower() not in STOPWORDS and len(w) > 1]
-    counts = Counter(words)
-    first_seen = {w: i for i, w in reversed(list(enumerate(words)))}
-    return sorted(counts, key=lambda w: (-counts[w], first_seen[w]))[:n]
 
 
 def sentences(text: str) -> list[str]:

@@ -9,7 +9,6 @@ so one bad chunk does not sink a build of hundreds; the memory is marked
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Callable, Sequence
 
 from gam_desktop.engine.chunking import Chunk, SplitAdvisor
@@ -19,63 +18,14 @@ from gam_desktop.engine.llm import LLMCallFailed, LLMClient
 from gam_desktop.engine.models import MemorizedChunk, utc_now
 from gam_desktop.engine.naming import sanitize_name
 from gam_desktop.engine.prompts import MemoryDraft, SplitPlan, memorize_messages, split_messages
+from gam_desktop.engine.textutil import STOPWORDS, WORD, first_sentence
 
 log = logging.getLogger(__name__)
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
-_STOPWORDS = frozenset(
-    [
-        "a",
-        "an",
-        "and",
-        "are",
-        "as",
-        "at",
-        "be",
-        "by",
-        "for",
-        "from",
-        "has",
-        "have",
-        "in",
-        "is",
-        "it",
-        "its",
-        "of",
-        "on",
-        "or",
-        "that",
-        "the",
-        "this",
-        "to",
-        "was",
-        "were",
-        "will",
-        "with",
-        "which",
-        "we",
-        "you",
-        "they",
-        "their",
-        "our",
-        "not",
-        "but",
-        "can",
-    ]
-)
-_FIRST_SENTENCE = re.compile(r"^(.+?[.!?。！？])(\s|$)", re.DOTALL)
-
-
-def first_sentence(text: str, limit: int = 200) -> str:
-    flat = " ".join(text.split())
-    match = _FIRST_SENTENCE.match(flat)
-    sentence = match.group(1) if match else flat
-    return sentence if len(sentence) <= limit else sentence[: limit - 1].rstrip() + "…"
 
 
 def keyword_title(text: str, words: int = 4) -> str:
     """A snake_case title from the text's first significant words (no LLM)."""
-    body = "\n".join(line for line in text.splitlines() if line.strip())
-    picked = [w.lower() for w in _WORD.findall(body) if w.lower() not in _STOPWORDS][:words]
+    picked = [w.lower() for w in WORD.findall(text) if w.lower() not in STOPWORDS][:words]
     return sanitize_name("_".join(picked), fallback="memory")
 
 

@@ -25,11 +25,11 @@ from gam_desktop.engine.prompts import (
     place_messages,
 )
 from gam_desktop.engine.taxonomy import flat_fallback, normalize_plan, plan_with_retries
+from gam_desktop.engine.textutil import WORD
 
 log = logging.getLogger(__name__)
 PLACEMENT_BATCH = 40
 DESCRIBE_BATCH = 12
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 
 def plan_taxonomy(
@@ -110,7 +110,7 @@ def normalize_dir_path(raw: str) -> str:
 
 
 def _words(text: str) -> set[str]:
-    return {w.lower() for w in _WORD.findall(text) if len(w) > 2}
+    return {w.lower() for w in WORD.findall(text) if len(w) > 2}
 
 
 def best_leaf_by_words(view: DirView, memory: MemorizedChunk) -> str:
