@@ -122,21 +122,34 @@ def item_words(item: dict[str, Any]) -> set[str]:
 
 
 def cluster(items: list[dict[str, Any]]) -> dict[str, list[int]]:
-    """Greedy grouping: an item joins the group whose first member shares at least three
-    keywords with it;
-    each group is named by the commonest first word of its titles."""
+    """Greedy grouping as a model reading titles would do it: an item joins the group of
+    the item before it when they share a keyword that is not everywhere (neighbouring
+    chunks usually come from one document), or any group sharing three keywords."""
+    common = Counter(w for item in items for w in item_words(item))
+    rare = {w for w, n in common.items() if len(items) < 6 or n <= len(items) / 3}
     groups: list[tuple[set[str], list[dict[str, Any]]]] = []
     for item in items:
         words = item_words(item)
+        previous = groups[-1] if groups else None
         best = max(groups, key=lambda g: len(g[0] & words), default=None)
-        if best is not None and len(best[0] & words) >= 3:
-            best[1].append(item)
+        if previous is not None and previous[0] & words & rare:
+            target = previous
+        elif best is not None and len(best[0] & words) >= 3:
+            target = best
         else:
             groups.append((set(words), [item]))
+            continue
+        target[0].update(words & rare)
+        target[1].append(item)
     named: dict[str, list[int]] = {}
-    for _, members in groups:
-        counts = Counter(m["title"].split("_")[0] for m in members)
-        name = min(counts, key=lambda w: (-counts[w], w)) or "general"
+    for _words, members in groups:
+        counts: Counter[str] = Counter()
+        position: dict[str, int] = {}
+        for member in members:
+            for i, word in enumerate(w for w in member["title"].split("_") if len(w) > 2):
+                counts[word] += 1
+                position[word] = min(position.get(word, i), i)
+        name = min(counts, key=lambda w: (-counts[w], position[w], w)) if counts else "general"
         while name in named:
             name += "_more"
         named[name] = [m["index"] for m in members]

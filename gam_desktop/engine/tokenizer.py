@@ -26,11 +26,14 @@ class TokenizerError(RuntimeError):
 
 
 def resources_dir() -> Path:
-    """The resources folder, in a source checkout and in a PyInstaller bundle."""
+    """The resources folder: in a PyInstaller bundle, a source checkout, or a wheel install."""
     bundle = getattr(sys, "_MEIPASS", None)
-    if bundle:
-        return Path(bundle) / "resources"
-    return Path(__file__).resolve().parents[2] / "resources"
+    candidates = [Path(bundle) / "resources"] if bundle else []
+    candidates += [
+        Path(__file__).resolve().parents[2] / "resources",
+        Path(sys.prefix) / "share" / "gam-desktop" / "resources",
+    ]
+    return next((c for c in candidates if (c / "tokenizers").is_dir()), candidates[0])
 
 
 def tokenizer_dir() -> Path:
