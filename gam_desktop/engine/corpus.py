@@ -1,0 +1,81 @@
+"""The text of every Markdown file in a memory, kept in memory and refreshed by stat.
+
+grep and BM25 would otherwise read 10,000 files per call. `refresh()` walks the
+tree once and re-reads only files whose size or mtime changed; the watcher (or
+anyone who knows better) can `invalidate()` to force a re-read.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from gam_desktop.engine.sandbox import HIDDEN_PARTS
+
+TEXT_SUFFIXES = (".md",)
+
+
+@dataclass
+class CorpusFile:
+    mtime_ns: int
+    size: int
+    text: str
+
+
+class Corpus:
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root).resolve()
+        self.files: dict[str, CorpusFile] = {}  # POSIX path relative to root -> file
+        self.generation = 0  # bumped whenever the set of texts changed
+        self._lock = threading.Lock()
+
+    def refresh(self) -> int:
+        """Re-stat the tree; re-read changed files. Returns how many changed."""
+        with self._lock:
+            seen: dict[str, os.stat_result] = {}
+            self._walk(self.root, "", seen)
+            changed = 0
+            for rel in list(self.files):
+                if rel not in seen:
+                    del self.files[rel]
+                    changed += 1
+            for rel, stat in seen.items():
+                known = self.files.get(rel)
+                if known and known.mtime_ns == stat.st_mtime_ns and known.size == stat.st_size:
+                    continue
+                text = (self.root / rel).read_text(encoding="utf-8", errors="replace")
+                self.files[rel] = CorpusFile(stat.st_mtime_ns, stat.st_size, text)
+                changed += 1
+            if changed:
+                self.generation += 1
+            return changed
+
+    def _walk(self, folder: Path, rel: str, seen: dict[str, os.stat_result]) -> None:
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            return
+        for entry in entries:
+            if entry.name.startswith(".") or entry.name in HIDDEN_PARTS:
+                continue
+            child = f"{rel}/{entry.name}" if rel else entry.name
+            if entry.is_dir(follow_symlinks=False):
+                self._walk(Path(entry.path), child, seen)
+            elif entry.name.endswith(TEXT_SUFFIXES) and entry.is_file(follow_symlinks=False):
+                seen[child] = entry.stat(follow_symlinks=False)
+
+    def invalidate(self) -> None:
+        with self._lock:
+            self.files.clear()
+            self.generation += 1
+
+    def under(self, prefix: str) -> list[tuple[str, str]]:
+        """(path, text) of files below `prefix` ("" for all), sorted by path."""
+        prefix = prefix.strip("/")
+        return sorted(
+            (rel, f.text)
+            for rel, f in self.files.items()
+            if not prefix or rel == prefix or rel.startswith(prefix + "/")
+        )

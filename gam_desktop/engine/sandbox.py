@@ -1,0 +1,58 @@
+"""Confining the agent's tools to the memory folder.
+
+Everything the agent names is untrusted: a document may tell it to read
+`../../.ssh/id_rsa`. A path is accepted only if, after resolving `..` and every
+symlink, it lies inside the memory root and outside `.git/` and `.gam/`.
+Refusals are ToolErrors whose message the agent sees, never exceptions that
+escape the loop.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path, PurePosixPath
+
+HIDDEN_PARTS = frozenset({".git", ".gam"})
+
+
+class ToolError(ValueError):
+    """A tool call that was refused or failed; str() is what the agent is told."""
+
+
+class Sandbox:
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root).resolve()
+
+    def resolve(self, raw: str | None, *, want_dir: bool | None = None) -> tuple[Path, str]:
+        """(absolute path, POSIX path relative to the root) for an agent-given path."""
+        text = (raw or "/").strip().replace("\\", "/")
+        if "\x00" in text:
+            raise ToolError("invalid path")
+        if text.startswith("~") or (len(text) > 1 and text[1] == ":"):
+            raise ToolError(f"'{raw}' is outside the memory; paths are relative to its root")
+        rel = PurePosixPath(text.lstrip("/"))
+        if any(part == ".." for part in rel.parts):
+            raise ToolError(f"'{raw}' leaves the memory folder; '..' is not allowed")
+        if any(part in HIDDEN_PARTS for part in rel.parts):
+            raise ToolError(f"'{raw}' is private to the app and cannot be read")
+        path = (self.root / rel).resolve()
+        if path != self.root and self.root not in path.parents:
+            raise ToolError(f"'{raw}' points outside the memory folder (a link?)")
+        inside = path.relative_to(self.root).as_posix()
+        if any(part in HIDDEN_PARTS for part in PurePosixPath(inside).parts):
+            raise ToolError(f"'{raw}' is private to the app and cannot be read")
+        if not path.exists():
+            raise ToolError(f"'{raw}' does not exist")
+        if want_dir is True and not path.is_dir():
+            raise ToolError(f"'{raw}' is a file, not a directory")
+        if want_dir is False and not path.is_file():
+            raise ToolError(f"'{raw}' is a directory, not a file")
+        return path, "" if inside == "." else inside
+
+    def visible(self, path: Path) -> bool:
+        """Whether a path found while walking may be shown (no dotfiles, no links out)."""
+        if path.name.startswith("."):
+            return False
+        if path.is_symlink():
+            target = path.resolve()
+            return target == self.root or self.root in target.parents
+        return True

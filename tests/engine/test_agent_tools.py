@@ -1,0 +1,158 @@
+"""The agent's tools (spec 11.3) and the sandbox around them."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from gam_desktop.engine.agent_tools import GREP_LIMIT, MemoryTools
+from gam_desktop.engine.search import index_size, tokenize
+
+
+@pytest.fixture
+def memory(tmp_path: Path) -> Path:
+    root = tmp_path / "memory"
+    (root / "models").mkdir(parents=True)
+    (root / "history").mkdir()
+    (root / "README.md").write_text("# Memory\n\nAbout language models.\n")
+    (root / "bert.md").write_text("---\ntitle: bert\n---\n\nBERT is an encoder from 2018.\n")
+    (root / "gpt.md").write_text("---\ntitle: gpt\n---\n\nGPT is a decoder-only model.\n")
+    (root / "models/attention.md").write_text(
+        "Attention compares queries and keys.\nBert uses it too.\n"
+    )
+    (root / "history/alexnet.md").write_text("AlexNet won ImageNet in 2012.\n")
+    (root / ".git").mkdir()
+    (root / ".git/config").write_text("[core]\n")
+    (root / ".gam").mkdir()
+    (root / ".gam/secret.md").write_text("BERT secret in app folder\n")
+    return root
+
+
+def test_ls_lists_every_item_with_type_and_size(memory: Path) -> None:
+    result = MemoryTools(memory).ls("/")
+    rows = [line.split("\t") for line in result.text.splitlines()]
+    assert rows == [
+        ["dir", "history/", "1 items"],
+        ["dir", "models/", "1 items"],
+        ["file", "README.md", f"{(memory / 'README.md').stat().st_size} bytes"],
+        ["file", "bert.md", f"{(memory / 'bert.md').stat().st_size} bytes"],
+        ["file", "gpt.md", f"{(memory / 'gpt.md').stat().st_size} bytes"],
+    ]
+    assert result.explored == ["/"]
+    assert MemoryTools(memory).ls("models").explored == ["models"]
+
+
+def test_cat_returns_exact_content(memory: Path) -> None:
+    content = "---\ntitle: bert\n---\n\nBERT is an encoder from 2018.\n"
+    result = MemoryTools(memory).cat("bert.md")
+    assert result.text == content and result.read == ["bert.md"]
+    assert MemoryTools(memory).cat("/bert.md").text == content
+
+
+def test_grep_finds_only_matching_files_with_line_numbers(memory: Path) -> None:
+    result = MemoryTools(memory).grep("bert")
+    assert result.text.splitlines() == [
+        "bert.md:2: title: bert",
+        "bert.md:5: BERT is an encoder from 2018.",
+        "models/attention.md:2: Bert uses it too.",
+    ]
+    assert result.matched == ["bert.md", "models/attention.md"]  # never .gam/secret.md
+    scoped = MemoryTools(memory).grep("BERT", path="models")
+    assert scoped.matched == ["models/attention.md"]
+    assert "no matches" in MemoryTools(memory).grep("transformer").text
+
+
+def test_grep_caps_results_and_says_so(memory: Path) -> None:
+    (memory / "many.md").write_text("needle\n" * (GREP_LIMIT + 10))
+    result = MemoryTools(memory).grep("needle")
+    lines = result.text.splitlines()
+    assert len(lines) == GREP_LIMIT + 1
+    assert lines[-1].startswith(f"(showing {GREP_LIMIT} of {GREP_LIMIT + 10} matching lines")
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "../",
+        "../outside.md",
+        "/etc/passwd",
+        "models/../../x",
+        ".git/config",
+        ".gam/secret.md",
+        "~/notes.md",
+        "C:/x.md",
+    ],
+)
+def test_escapes_are_refused_with_a_clear_error(memory: Path, path: str) -> None:
+    (memory.parent / "outside.md").write_text("TOPSECRET-CONTENT")
+    tools = MemoryTools(memory)
+    for name, args in (
+        ("cat", {"file": path}),
+        ("ls", {"path": path}),
+        ("grep", {"pattern": "x", "path": path}),
+    ):
+        result = tools.run(name, args)
+        assert result.error and result.text.startswith("error:")
+        assert "TOPSECRET" not in result.text and "app folder" not in result.text
+        assert "[core]" not in result.text
+
+
+def test_symlink_out_of_the_folder_is_refused_and_hidden(memory: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "private"
+    outside.mkdir()
+    (outside / "diary.md").write_text("my secret diary\n")
+    os.symlink(outside, memory / "link")
+    os.symlink(outside / "diary.md", memory / "diary.md")
+    tools = MemoryTools(memory)
+    assert tools.run("cat", {"file": "diary.md"}).error
+    assert tools.run("cat", {"file": "link/diary.md"}).error
+    assert tools.run("ls", {"path": "link"}).error
+    assert "diary" not in tools.ls("/").text and "link" not in tools.ls("/").text
+    assert "no matches" in tools.grep("secret diary").text
+
+
+def test_symlink_inside_the_folder_is_allowed(memory: Path) -> None:
+    os.symlink(memory / "bert.md", memory / "models/bert_link.md")
+    assert "encoder" in MemoryTools(memory).cat("models/bert_link.md").text
+
+
+def test_unknown_tools_and_bad_arguments_are_errors(memory: Path) -> None:
+    tools = MemoryTools(memory)
+    assert tools.run("rm", {"path": "/"}).error
+    assert tools.run("cat", {"path": "bert.md"}).error  # wrong argument name
+    assert tools.run("cat", {"file": "models"}).error  # a directory
+    assert tools.run("grep", {"pattern": "  "}).error
+
+
+def test_bm25_ranks_by_relevance_and_reuses_its_index(memory: Path) -> None:
+    for i in range(50):
+        topic = "transformers attention heads" if i % 10 == 0 else f"gardening tomatoes {i}"
+        (memory / f"note_{i}.md").write_text(f"Note {i} about {topic}.\n")
+    tools = MemoryTools(memory)
+    first = tools.bm25_search("attention heads", top_k=5)
+    assert first.matched[0].startswith(("note_", "models/attention"))
+    assert set(first.matched[:5]) >= {"note_0.md", "note_10.md", "note_20.md"}
+    assert tools.index.builds == 1 and index_size(memory) > 0
+    tools.bm25_search("tomatoes")
+    assert tools.index.builds == 1  # cached: nothing changed
+    (memory / "note_3.md").write_text("Note 3 is now about attention heads in detail.\n")
+    again = tools.bm25_search("attention heads", top_k=10)
+    assert tools.index.builds == 2 and "note_3.md" in again.matched  # refreshed after a change
+
+
+def test_bm25_cache_survives_a_new_process(memory: Path) -> None:
+    MemoryTools(memory).bm25_search("encoder")
+    fresh = MemoryTools(memory)
+    fresh.corpus.refresh()
+    fresh.index._load_cache()
+    assert "bert.md" in fresh.index._tokens  # tokens come from .gam/cache, not re-read
+
+
+def test_cjk_queries_match_japanese_text(memory: Path) -> None:
+    (memory / "ja.md").write_text("ニューラルネットワークは勾配降下法で学習します。\n")
+    (memory / "other.md").write_text("ガーデニングとトマトの育て方。\n")
+    assert tokenize("勾配降下") == ["勾配", "配降", "降下"]
+    result = MemoryTools(memory).bm25_search("勾配降下法")
+    assert result.matched[0] == "ja.md"
