@@ -1,4 +1,4 @@
-"""Command-line entry points (spec 9.2): `gam-add`.
+"""Command-line entry points (spec 9.2): `gam-add` and `gam-request`.
 
 Wires the engine and nothing else: settings from flags and the environment,
 a tqdm progress bar, a one-line reason and a non-zero exit code on failure.
@@ -128,6 +128,53 @@ def add_main(argv: Sequence[str] | None = None) -> int:
         print(f"warning: {warning}", file=sys.stderr)
     print(f"{report.summary()} — {report.usage.summary()}")
     return 1 if report.unreadable else 0
+
+
+def request_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="gam-request", description="Ask a question of a GAM memory."
+    )
+    _llm_arguments(parser)
+    parser.add_argument("--query", "-Q", required=True, help="the question")
+    parser.add_argument("--max-iterations", type=int, default=10, help="exploration steps")
+    parser.add_argument("--json", action="store_true", help="print the ChatResult as JSON")
+    parser.add_argument("--trajectory", action="store_true", help="show the path taken")
+    return parser
+
+
+def request_main(argv: Sequence[str] | None = None) -> int:
+    args = request_parser().parse_args(argv)
+    logging.basicConfig(level=logging.ERROR, format="%(levelname)s %(name)s: %(message)s")
+
+    def show_step(step) -> None:
+        if not args.quiet and not args.json:
+            print(f"  … {step.describe()}", file=sys.stderr)
+
+    try:
+        settings = LLMSettings.from_env(
+            "chat",
+            model=args.model,
+            base_url=args.base_url,
+            workers=args.workers,
+            timeout=args.timeout,
+        )
+        workflow = Workflow(gam_dir=args.gam_dir, chat_settings=settings)
+        result = workflow.request(args.query, max_iterations=args.max_iterations, on_step=show_step)
+    except (KeyboardInterrupt, OperationCancelled):
+        print("gam-request: cancelled", file=sys.stderr)
+        return 130
+    except _EXPECTED_ERRORS as exc:
+        print(f"gam-request: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(result.model_dump_json(indent=2))
+        return 0
+    print(result.answer)
+    print(f"\nSources: {', '.join(result.sources) or '(none)'}")
+    print(f"Confidence: {result.confidence:.2f}")
+    if args.trajectory:
+        print("\nTrajectory:\n" + result.trajectory)
+    return 0
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from gam_desktop import scripted_agent
 from gam_desktop.engine.textutil import keywords
 from gam_desktop.engine.tokenizer import count_tokens
 
@@ -35,6 +36,7 @@ TASKS = {
     "You are a taxonomy organizer": "organize",
     "You are a taxonomy maintainer": "place",
     "You are a README writer": "describe",
+    "You are a conversation summarizer": "summarize",
 }
 
 
@@ -391,6 +393,10 @@ class LLMHTTPServer(ThreadingHTTPServer):
         if task == "chat":
             self._send_chat(handler, request)
             return
+        if task == "summarize":
+            content = scripted_agent.summarize(messages)
+            self._reply(handler, request, {"role": "assistant", "content": content})
+            return
         reask = "That reply was invalid" in last_user(messages)
         content = answer_for(task, messages, None if reask else fault)
         prompt_tokens = sum(count_tokens(str(m.get("content") or "")) for m in messages)
@@ -417,31 +423,35 @@ class LLMHTTPServer(ThreadingHTTPServer):
         )
 
     def _send_chat(self, handler: Handler, request: dict[str, Any]) -> None:
-        """A first exploring step: list the root, then say what was found."""
+        """The exploring agent: a native tool call, a JSON action, or plain text."""
         messages = request.get("messages") or []
-        explored = any(
-            m.get("role") == "tool" or "Result of ls" in str(m.get("content")) for m in messages
-        )
-        message: dict[str, Any] = {"role": "assistant", "content": "I listed the memory root."}
-        if not explored and request.get("tools"):
-            arguments = json.dumps({"path": "/"})
-            message = {
-                "role": "assistant",
-                "content": None,
-                "tool_calls": [
+        last = last_user(messages)
+        message: dict[str, Any] = {"role": "assistant"}
+        if "You ran out of exploration steps" in last:
+            message["content"] = scripted_agent.synthesize(messages)
+        else:
+            name, args = scripted_agent.next_action(scripted_agent.parse_history(messages))
+            if request.get("tools"):
+                message["content"] = None
+                message["tool_calls"] = [
                     {
-                        "id": "call_1",
+                        "id": f"call_{len(messages)}",
                         "type": "function",
-                        "function": {"name": "ls", "arguments": arguments},
+                        "function": {"name": name, "arguments": json.dumps(args)},
                     }
-                ],
-            }
-        elif not explored and "You can use these tools" in json.dumps(messages):
-            message["content"] = json.dumps({"tool": "ls", "arguments": {"path": "/"}})
+                ]
+            else:
+                message["content"] = json.dumps({"tool": name, "arguments": args})
+        self._reply(handler, request, message)
+
+    def _reply(self, handler: Handler, request: dict[str, Any], message: dict[str, Any]) -> None:
+        messages = request.get("messages") or []
+        prompt_tokens = sum(count_tokens(str(m.get("content") or "")) for m in messages)
+        completion = count_tokens(json.dumps(message))
         handler._send(
             200,
             {
-                "id": "chatcmpl-chat",
+                "id": f"chatcmpl-{len(self.state.requests)}",
                 "object": "chat.completion",
                 "created": int(time.time()),
                 "model": request.get("model", "scripted"),
@@ -452,7 +462,11 @@ class LLMHTTPServer(ThreadingHTTPServer):
                         "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
                     }
                 ],
-                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+                "usage": {
+                    "prompt_tokens": prompt_tokens,
+                    "completion_tokens": completion,
+                    "total_tokens": prompt_tokens + completion,
+                },
             },
         )
 

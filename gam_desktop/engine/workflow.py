@@ -10,16 +10,22 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from gam_desktop.engine.agent import ChatAgent, StepCallback
+from gam_desktop.engine.agent_tools import MemoryTools
 from gam_desktop.engine.builder import BuildOptions, BuildReport, MemoryBuilder
 from gam_desktop.engine.control import CancelToken, ProgressCallback, ProgressEvent, no_progress
+from gam_desktop.engine.conversation import Conversation
 from gam_desktop.engine.documents import DocumentError, SourceDocument, load_file, load_text
 from gam_desktop.engine.folder import MemoryFolder, NotAMemoryError
 from gam_desktop.engine.llm import LLMClient, LLMSettings
 from gam_desktop.engine.lock import writer_lock
-from gam_desktop.engine.models import ChunkConfig, ReorganizeOperation
+from gam_desktop.engine.models import ChatResult, ChunkConfig, ReorganizeOperation
 
 
 class Workflow:
+    """The engine's public API (spec 9.1). `settings` are the builder's LLM settings;
+    `chat_settings` the chat agent's (defaulting to `settings`, else the environment)."""
+
     def __init__(
         self,
         workflow_type: str = "text",
@@ -28,6 +34,7 @@ class Workflow:
         llm_config: dict[str, Any] | None = None,
         *,
         settings: LLMSettings | None = None,
+        chat_settings: LLMSettings | None = None,
         options: BuildOptions | None = None,
         progress: ProgressCallback = no_progress,
         cancel: CancelToken | None = None,
@@ -39,7 +46,13 @@ class Workflow:
         self.settings = settings or LLMSettings.from_env(
             "builder", model=model, **(llm_config or {})
         )
+        self.chat_settings = chat_settings or (
+            settings
+            if settings is not None
+            else LLMSettings.from_env("chat", model=model, **(llm_config or {}))
+        )
         self.options = options or BuildOptions()
+        self._tools: MemoryTools | None = None
         self.progress = progress
         self.cancel = cancel or CancelToken()
         self.lock_timeout = lock_timeout
@@ -120,6 +133,26 @@ class Workflow:
             raise NotAMemoryError(f"{self.folder.root} is not a GAM memory")
         with writer_lock(self.folder, self.lock_timeout, on_wait=self._waiting):
             return self._builder().reorganize(path.strip("/"), dry_run=dry_run)
+
+    def request(
+        self,
+        user_prompt: str,
+        system_prompt: str | None = None,
+        max_iterations: int = 10,
+        conversation: Conversation | None = None,
+        on_step: StepCallback | None = None,
+    ) -> ChatResult:
+        """Answer a question by exploring the memory (spec 6); a follow-up question is
+        understood in the context of `conversation`, which the answer is added to."""
+        if not self.folder.is_memory():
+            raise NotAMemoryError(f"{self.folder.root} is not a GAM memory (no .gam_meta.json)")
+        if self._tools is None:
+            self._tools = MemoryTools(self.folder.root)
+        agent = ChatAgent(self._tools, LLMClient(self.chat_settings), on_step, self.cancel)
+        result = agent.request(user_prompt, system_prompt, max_iterations, conversation)
+        if conversation is not None:
+            conversation.add(user_prompt, result.answer, self.cancel)
+        return result
 
     def _waiting(self) -> None:
         self.progress(

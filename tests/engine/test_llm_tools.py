@@ -19,7 +19,8 @@ MESSAGES = [
 
 def test_native_tool_call(settings, llm_server) -> None:
     reply = chat_with_tools(LLMClient(settings), MESSAGES, [LS, CAT], stage="chat")
-    assert reply.native and [(c.name, c.arguments) for c in reply.calls] == [("ls", {"path": "/"})]
+    assert reply.native
+    assert [(c.name, c.arguments) for c in reply.calls] == [("cat", {"file": "README.md"})]
     assert llm_server.state.requests[0]["tools"] is True
 
 
@@ -30,7 +31,7 @@ def test_server_without_tools_uses_json_actions_and_remembers(settings, llm_serv
     second = chat_with_tools(client, MESSAGES, [LS, CAT], stage="chat")
     for reply in (first, second):
         assert not reply.native
-        assert [(c.name, c.arguments) for c in reply.calls] == [("ls", {"path": "/"})]
+        assert [(c.name, c.arguments) for c in reply.calls] == [("cat", {"file": "README.md"})]
     sent = [r["tools"] for r in llm_server.state.requests]
     assert sent == [True, False, False]  # rejected once, then never offered again
     system = llm_server.state.requests[1]["messages"][0]["content"]
