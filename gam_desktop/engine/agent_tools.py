@@ -149,30 +149,30 @@ class MemoryTools:
         if not pattern.strip():
             raise ToolError("grep needs a non-empty pattern")
         _, scope = self.sandbox.resolve(path, want_dir=True)
-        self.corpus.refresh()
+        self.corpus.refresh_if_stale()
         needle = pattern.lower()
-        hits, files, total = [], [], 0
-        for rel, text in self.corpus.under(scope):
-            found = False
-            for number, line in enumerate(text.splitlines(), start=1):
-                if needle in line.lower():
-                    total += 1
-                    found = True
-                    if len(hits) < GREP_LIMIT:
-                        hits.append(f"{rel}:{number}: {line.strip()[:200]}")
-            if found:
-                files.append(rel)
+        hits: list[str] = []
+        files: list[str] = []
+        for rel, file in self.corpus.under(scope):
+            if needle not in file.lower:
+                continue
+            files.append(rel)
+            if len(hits) >= GREP_LIMIT:
+                continue  # past the cap, only count matching files: no line splitting
+            for number, line in enumerate(file.text.splitlines(), start=1):
+                if needle in line.lower() and len(hits) < GREP_LIMIT:
+                    hits.append(f"{rel}:{number}: {line.strip()[:200]}")
         if not hits:
             return ToolResult(f"no matches for '{pattern}'")
-        if total > len(hits):
+        if len(hits) >= GREP_LIMIT:
             hits.append(
-                f"(showing {len(hits)} of {total} matching lines in {len(files)} files; "
-                "narrow the pattern or the path)"
+                f"(showing the first {GREP_LIMIT} matching lines; {len(files)} files "
+                "match in all; narrow the pattern or the path)"
             )
         return ToolResult("\n".join(hits), matched=files)
 
     def bm25_search(self, query: str, top_k: int = 5) -> ToolResult:
-        self.corpus.refresh()
+        self.corpus.refresh_if_stale()
         hits = self.index.search(query, max(1, min(int(top_k), 20)))
         if not hits:
             return ToolResult(f"no results for '{query}'")

@@ -53,6 +53,7 @@ class SearchIndex:
         self._tokens: dict[str, tuple[int, int, list[str]]] = {}  # path -> (mtime, size, tokens)
         self._model: BM25Okapi | None = None
         self._paths: list[str] = []
+        self._postings: dict[str, list[int]] = {}  # token -> indices of documents holding it
         self._built_generation = -1
         self._lock = threading.Lock()
         self.builds = 0  # how many times the BM25 model was (re)built: tests read it
@@ -91,6 +92,10 @@ class SearchIndex:
             self._paths = sorted(current)
             corpus = [current[p][2] or ["\u0000"] for p in self._paths]
             self._model = BM25Okapi(corpus) if corpus else None
+            self._postings = {}
+            for i, frequencies in enumerate(self._model.doc_freqs if self._model else []):
+                for token in frequencies:
+                    self._postings.setdefault(token, []).append(i)
             self._built_generation = self.corpus.generation
             self.builds += 1
             if changed:
