@@ -367,6 +367,7 @@ class LLMHTTPServer(ThreadingHTTPServer):
                     "task": task,
                     "response_format": fmt,
                     "tools": bool(request.get("tools")),
+                    "max_tokens": request.get("max_tokens"),
                     "messages": messages,
                 }
             )

@@ -147,6 +147,7 @@ class ChatAgent:
             text = self.llm.text(
                 [*messages, {"role": "user", "content": SYNTHESIZE}],
                 stage="chat",
+                max_tokens=1024,
                 cancel=self.cancel,
             )
         except LLMCallFailed as exc:

@@ -67,6 +67,7 @@ class Conversation:
                         {"role": "user", "content": user},
                     ],
                     stage="summarize",
+                    max_tokens=400,
                     cancel=cancel,
                 )
             except LLMCallFailed as exc:

@@ -47,7 +47,11 @@ def memorize_chunks(
         fallback = False
         try:
             draft = llm.structured(
-                memorize_messages(chunk.text), MemoryDraft, stage="memorize", cancel=cancel
+                memorize_messages(chunk.text),
+                MemoryDraft,
+                stage="memorize",
+                cancel=cancel,
+                max_tokens=900,
             )
             if not draft.memory.strip():
                 raise LLMCallFailed("empty memory")
@@ -90,6 +94,7 @@ def llm_split_advisor(llm: LLMClient, cancel: CancelToken) -> SplitAdvisor:
                 split_messages(sentences, counts, max_tokens),
                 SplitPlan,
                 stage="split",
+                max_tokens=200,
                 cancel=cancel,
             )
         except LLMCallFailed as exc:

@@ -47,6 +47,7 @@ def plan_taxonomy(
                 organize_messages(items, error, scope),
                 DirectoryNode,
                 stage="organize",
+                max_tokens=300 + 40 * len(items),
                 cancel=cancel,
             )
         except LLMCallFailed as exc:
@@ -89,6 +90,7 @@ def place_memories(
                 place_messages(structure, [(m.index, m.title, m.tldr) for m in batch]),
                 PlacementPlan,
                 stage="place",
+                max_tokens=100 + 40 * len(batch),
                 cancel=cancel,
             )
             wanted = {m.index for m in batch}
@@ -137,7 +139,11 @@ def describe_directories(
         batch = {p: listings[p] for p in paths[start : start + DESCRIBE_BATCH]}
         try:
             reply = llm.structured(
-                describe_messages(batch), DescriptionBatch, stage="describe", cancel=cancel
+                describe_messages(batch),
+                DescriptionBatch,
+                stage="describe",
+                cancel=cancel,
+                max_tokens=100 + 150 * len(batch),
             )
         except LLMCallFailed as exc:
             log.warning("README descriptions failed; keeping the previous ones: %s", exc)

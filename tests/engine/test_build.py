@@ -392,3 +392,17 @@ def test_folder_that_is_not_a_memory_is_refused(make_workflow, memory_dir: Path)
     with pytest.raises(NotAMemoryError, match="not a GAM memory"):
         make_workflow().add(text="hello there")
     assert sorted(p.name for p in memory_dir.iterdir()) == ["taxes.xlsx"]
+
+
+def test_every_stage_caps_its_reply_length(make_workflow, settings, llm_server) -> None:
+    """Small local models sometimes loop; a stage's reply is capped to what it needs."""
+    make_workflow(min_tokens=20, max_tokens=200).add(text=topic_document({"python": 3, "rust": 3}))
+    caps = {r["task"]: r["max_tokens"] for r in llm_server.state.requests}
+    assert caps["memorize"] == 900
+    assert caps["organize"] == 300 + 40 * 6
+    low = settings.model_copy(update={"max_tokens": 500})
+    llm_server.state.requests.clear()
+    make_workflow(settings=low, min_tokens=20, max_tokens=200).add(text=topic_document({"git": 2}))
+    low_caps = {r["task"]: r["max_tokens"] for r in llm_server.state.requests}
+    assert low_caps["memorize"] == 500  # the lower of the stage's cap and the setting
+    assert all(cap <= 500 for cap in low_caps.values())

@@ -71,8 +71,8 @@ class LLMClient:
             "model": self.settings.model,
             "messages": messages,
             "temperature": self.settings.temperature,
-            "max_tokens": self.settings.max_tokens,
             **extra,
+            "max_tokens": min(self.settings.max_tokens, extra.get("max_tokens") or 10**9),
         }
         for attempt in range(self.settings.max_retries + 1):
             cancel.raise_if_cancelled()
@@ -121,8 +121,16 @@ class LLMClient:
         prompt = sum(count_tokens(str(m.get("content") or "")) for m in messages)
         self.usage.record(stage, prompt, count_tokens(response_text(response)))
 
-    def text(self, messages: Messages, *, stage: str, cancel: CancelToken | None = None) -> str:
-        return response_text(self.complete(messages, stage=stage, cancel=cancel))
+    def text(
+        self,
+        messages: Messages,
+        *,
+        stage: str,
+        cancel: CancelToken | None = None,
+        max_tokens: int | None = None,
+    ) -> str:
+        limit = {"max_tokens": max_tokens} if max_tokens else {}
+        return response_text(self.complete(messages, stage=stage, cancel=cancel, **limit))
 
     # -- structured output -----------------------------------------------------------
 
@@ -133,10 +141,17 @@ class LLMClient:
         *,
         stage: str,
         cancel: CancelToken | None = None,
+        max_tokens: int | None = None,
     ) -> T:
-        """A validated `model_cls` from the model, with one re-ask on invalid output."""
+        """A validated `model_cls` from the model, with one re-ask on invalid output.
+
+        `max_tokens` caps this reply: small local models sometimes loop, and a stage
+        knows how long its answer can sensibly be."""
         schema = model_cls.model_json_schema()
-        mode, reply = self._structured_call(messages, schema, model_cls.__name__, stage, cancel)
+        limit = {"max_tokens": max_tokens} if max_tokens else {}
+        mode, reply = self._structured_call(
+            messages, schema, model_cls.__name__, stage, cancel, limit
+        )
         try:
             return parse_model(reply, model_cls)
         except ParseProblem as problem:
@@ -152,7 +167,7 @@ class LLMClient:
         ]
         request = self._structured_kwargs(mode, retry, schema, model_cls.__name__)
         reply = response_text(
-            self.complete(request.pop("messages"), stage=stage, cancel=cancel, **request)
+            self.complete(request.pop("messages"), stage=stage, cancel=cancel, **request, **limit)
         )
         try:
             return parse_model(reply, model_cls)
@@ -166,6 +181,7 @@ class LLMClient:
         name: str,
         stage: str,
         cancel: CancelToken | None,
+        limit: dict[str, int],
     ) -> tuple[str, str]:
         for mode in capabilities.STRUCTURED_MODES:
             if mode != "prompt" and not self.caps.usable(mode):
@@ -173,7 +189,7 @@ class LLMClient:
             request = self._structured_kwargs(mode, messages, schema, name)
             try:
                 response = self.complete(
-                    request.pop("messages"), stage=stage, cancel=cancel, **request
+                    request.pop("messages"), stage=stage, cancel=cancel, **request, **limit
                 )
             except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
                 if mode == "prompt":

@@ -105,12 +105,17 @@ def chat_with_tools(
     *,
     stage: str,
     cancel: CancelToken | None = None,
+    max_tokens: int = 1024,
 ) -> ToolReply:
     names = {t.name for t in tools}
     if llm.caps.usable("tools"):
         try:
             response = llm.complete(
-                messages, stage=stage, cancel=cancel, tools=[t.as_openai() for t in tools]
+                messages,
+                stage=stage,
+                cancel=cancel,
+                max_tokens=max_tokens,
+                tools=[t.as_openai() for t in tools],
             )
         except (openai.BadRequestError, openai.UnprocessableEntityError):
             capabilities.mark(llm.settings.base_url, llm.settings.model, "tools", False)
@@ -122,7 +127,10 @@ def chat_with_tools(
             return ToolReply(calls, text, native=True)
     try:
         response = llm.complete(
-            _append_to_system(messages, action_instructions(tools)), stage=stage, cancel=cancel
+            _append_to_system(messages, action_instructions(tools)),
+            stage=stage,
+            cancel=cancel,
+            max_tokens=max_tokens,
         )
     except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
         raise LLMCallFailed(f"the LLM server rejected the request: {exc}") from exc
