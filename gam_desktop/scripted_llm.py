@@ -46,6 +46,7 @@ class Fault:
     times: int = 1
     task: str | None = None  # only requests of this task, or any
     seconds: float = 0.0  # for slow
+    on_reask: bool = False  # also spoil the re-ask (a model that never recovers)
 
 
 @dataclass
@@ -399,7 +400,8 @@ class LLMHTTPServer(ThreadingHTTPServer):
             self._reply(handler, request, {"role": "assistant", "content": content})
             return
         reask = "That reply was invalid" in last_user(messages)
-        content = answer_for(task, messages, None if reask else fault)
+        spoil = fault if (not reask or (fault and fault.on_reask)) else None
+        content = answer_for(task, messages, spoil)
         prompt_tokens = sum(count_tokens(str(m.get("content") or "")) for m in messages)
         handler._send(
             200,

@@ -24,7 +24,12 @@ from gam_desktop.engine.prompts import (
     organize_messages,
     place_messages,
 )
-from gam_desktop.engine.taxonomy import flat_fallback, normalize_plan, plan_with_retries
+from gam_desktop.engine.taxonomy import (
+    flat_fallback,
+    normalize_plan,
+    plan_with_retries,
+    repair_plan,
+)
 from gam_desktop.engine.textutil import WORD
 
 log = logging.getLogger(__name__)
@@ -54,9 +59,20 @@ def plan_taxonomy(
             log.warning("taxonomy plan failed: %s", exc)
             return None
 
-    plan, problems = plan_with_retries(ask, {m.index for m in memories})
+    expected = {m.index for m in memories}
+    plan, problems, last_invalid = plan_with_retries(ask, expected)
     if plan is not None:
         return normalize_plan(plan), []
+    by_index = {m.index: m for m in memories}
+    repaired = last_invalid and repair_plan(
+        last_invalid, expected, lambda i, leaves: best_leaf_for(by_index[i], leaves)
+    )
+    if repaired:
+        warning = (
+            "the LLM's taxonomy needed repairs after 3 tries "
+            f"({problems[-1]}); its folders were kept"
+        )
+        return normalize_plan(repaired), [warning]
     groups: dict[str, list[int]] = {}
     for memory in memories:
         groups.setdefault(memory.metadata.get("source") or memory.title, []).append(memory.index)
@@ -66,6 +82,18 @@ def plan_taxonomy(
     )
     fallback = flat_fallback(list(groups.items()), "Memories grouped by source document.")
     return normalize_plan(fallback), [warning]
+
+
+def best_leaf_for(memory: MemorizedChunk, leaves: list[DirectoryNode]) -> int:
+    """The leaf sharing most words with the memory; the smallest leaf on a tie."""
+    wanted = _words(f"{memory.title.replace('_', ' ')} {memory.tldr}")
+    return max(
+        range(len(leaves)),
+        key=lambda i: (
+            len(wanted & _words(f"{leaves[i].name.replace('_', ' ')} {leaves[i].description}")),
+            -len(leaves[i].chunk_indices),
+        ),
+    )
 
 
 def structure_lines(view: DirView) -> str:

@@ -67,10 +67,12 @@ def normalize_plan(plan: DirectoryNode, base: str = "") -> DirectoryNode:
 
 def plan_with_retries(
     ask: Callable[[str | None], DirectoryNode | None], expected: set[int], attempts: int = 3
-) -> tuple[DirectoryNode | None, list[str]]:
-    """Ask for a plan, re-asking with the specific errors; None when every try failed."""
+) -> tuple[DirectoryNode | None, list[str], DirectoryNode | None]:
+    """Ask for a plan, re-asking with the specific errors. Returns (valid plan or None,
+    the problems seen, the last invalid plan, which may still be worth repairing)."""
     error: str | None = None
     history: list[str] = []
+    last_invalid = None
     for _ in range(attempts):
         plan = ask(error)
         if plan is None:
@@ -79,10 +81,57 @@ def plan_with_retries(
             continue
         problems = validate_plan(plan, expected)
         if not problems:
-            return plan, history
+            return plan, history, None
         error = "; ".join(problems)
         history.append(error)
-    return None, history
+        last_invalid = plan
+    return None, history, last_invalid
+
+
+def repair_plan(
+    plan: DirectoryNode, expected: set[int], place: Callable[[int, list[DirectoryNode]], int]
+) -> DirectoryNode | None:
+    """Mend a plan a small model got almost right: unknown indices dropped, duplicates kept
+    once, chunks lifted out of parents, folders deeper than MAX_DEPTH folded up, missing
+    chunks placed by `place(index, leaves) -> leaf position`. None if nothing is usable."""
+    seen: set[int] = set()
+    root = _mend(plan, expected, seen, 0)
+    leaves = [leaf for leaf in root.leaves() if leaf is not root]
+    if not leaves:
+        return None
+    for index in sorted(expected - seen):
+        leaves[place(index, leaves)].chunk_indices.append(index)
+    root = _drop_empty(root)
+    return root if not validate_plan(root, expected) else None
+
+
+def _mend(node: DirectoryNode, expected: set[int], seen: set[int], depth: int) -> DirectoryNode:
+    def keep(indices: list[int]) -> list[int]:
+        kept = [i for i in dict.fromkeys(indices) if i in expected and i not in seen]
+        seen.update(kept)
+        return kept
+
+    if depth >= MAX_DEPTH:  # fold everything below into this folder
+        folded = [i for sub in node.walk() for i in sub.chunk_indices]
+        return node.model_copy(update={"children": [], "chunk_indices": keep(folded)})
+    children = [_mend(c, expected, seen, depth + 1) for c in node.children]
+    own = keep(node.chunk_indices)
+    if children and own:  # a parent holding chunks: give them a folder of their own
+        children.append(
+            DirectoryNode(
+                name=f"{node.name}_general" if depth else "general",
+                description="Other memories.",
+                chunk_indices=own,
+            )
+        )
+        own = []
+    return node.model_copy(update={"children": children, "chunk_indices": own})
+
+
+def _drop_empty(node: DirectoryNode) -> DirectoryNode:
+    children = [_drop_empty(c) for c in node.children]
+    children = [c for c in children if c.children or c.chunk_indices]
+    return node.model_copy(update={"children": children})
 
 
 def flat_fallback(groups: Sequence[tuple[str, list[int]]], description: str) -> DirectoryNode:

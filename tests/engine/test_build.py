@@ -221,7 +221,7 @@ def test_invalid_taxonomy_is_reprompted_with_the_error(make_workflow, llm_server
     assert report.warnings == []
 
 
-def test_invalid_taxonomy_three_times_falls_back_flat(
+def test_invalid_taxonomy_three_times_is_repaired(
     make_workflow, memory_dir: Path, llm_server
 ) -> None:
     llm_server.state.faults.append(Fault("invalid_taxonomy", times=3, task="organize"))
@@ -229,9 +229,23 @@ def test_invalid_taxonomy_three_times_falls_back_flat(
         text=topic_document({"python": 3, "rust": 3})
     )
     assert llm_server.state.tasks().count("organize") == 3
-    assert any("grouped by source" in w for w in report.warnings)
+    assert any("needed repairs" in w for w in report.warnings)
     memories = memory_files(memory_dir)
-    assert len(memories) == 6 and all(len(Path(p).parts) == 2 for p in memories)
+    assert sorted(front["index"] for front in memories.values()) == list(range(6))
+    assert {Path(p).parent.name for p in memories} == {"all"}  # the model's folder, mended
+
+
+def test_no_usable_taxonomy_falls_back_to_folders_per_source(
+    make_workflow, memory_dir: Path, llm_server, tmp_path: Path
+) -> None:
+    llm_server.state.faults.append(Fault("garbage", times=6, task="organize", on_reask=True))
+    first, second = tmp_path / "first notes.md", tmp_path / "second.md"
+    first.write_text(topic_document({"python": 2}))
+    second.write_text(topic_document({"rust": 2}))
+    report = make_workflow(min_tokens=20, max_tokens=200).add(files=[first, second])
+    assert any("grouped by source" in w for w in report.warnings)
+    folders_ = {Path(p).parent.name for p in memory_files(memory_dir)}
+    assert folders_ == {"first_notes_md", "second_md"}
 
 
 def test_memorize_failures_fall_back_and_are_reported(

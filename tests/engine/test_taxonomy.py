@@ -1,0 +1,60 @@
+"""Taxonomy validation (spec 14) and the repair of almost-right plans."""
+
+from __future__ import annotations
+
+from gam_desktop.engine.models import DirectoryNode
+from gam_desktop.engine.taxonomy import normalize_plan, repair_plan, validate_plan
+
+
+def node(name: str, indices=(), children=(), description: str = "") -> DirectoryNode:
+    return DirectoryNode(
+        name=name, description=description, chunk_indices=list(indices), children=list(children)
+    )
+
+
+def test_validation_names_every_problem() -> None:
+    plan = node("root", [9], [node("a", [0, 1]), node("A", [1]), node("", [5])])
+    problems = " | ".join(validate_plan(plan, {0, 1, 2}))
+    assert "missing from every leaf: [2]" in problems
+    assert "more than one leaf: [1]" in problems
+    assert "unknown chunk indices: [5]" in problems  # 9 sits on the parent, not a leaf
+    assert "both subdirectories and chunk_indices" in problems
+    assert "empty or invalid name" in problems and "same name" in problems
+
+
+def test_validation_rejects_depth_over_three() -> None:
+    deep = node(
+        "root",
+        children=[node("a", children=[node("b", children=[node("c", children=[node("d", [0])])])])],
+    )
+    assert any("deeper than 3" in p for p in validate_plan(deep, {0}))
+
+
+def test_repair_mends_an_almost_right_plan() -> None:
+    plan = node(
+        "root",
+        [7],
+        [
+            node("python", [0, 1, 1, 99], description="python code"),
+            node("rust", [2], description="rust borrow"),
+            node("deep", children=[node("b", children=[node("c", children=[node("d", [3])])])]),
+        ],
+    )
+    placed: list[int] = []
+
+    def place(index: int, leaves: list[DirectoryNode]) -> int:
+        placed.append(index)
+        return [leaf.name for leaf in leaves].index("rust")
+
+    repaired = repair_plan(plan, {0, 1, 2, 3, 4, 7}, place)
+    assert repaired is not None and validate_plan(repaired, {0, 1, 2, 3, 4, 7}) == []
+    leaves = {leaf.name: leaf.chunk_indices for leaf in normalize_plan(repaired).leaves()}
+    assert leaves["python"] == [0, 1]  # duplicate and unknown index dropped
+    assert leaves["rust"] == [2, 4]  # the missing chunk placed by `place`
+    assert leaves["c"] == [3]  # folded up to depth 3
+    assert leaves["general"] == [7]  # the root's own chunk got a folder
+    assert placed == [4]
+
+
+def test_repair_gives_up_without_any_folder() -> None:
+    assert repair_plan(node("root", [0, 1]), {0, 1}, lambda i, leaves: 0) is None
