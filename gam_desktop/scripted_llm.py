@@ -192,12 +192,19 @@ def organize(user: str) -> dict[str, Any]:
         else:
             node["chunk_indices"], node["children"] = indices, []
         children.append(node)
-    return {
-        "name": "root",
-        "description": "Everything in this memory, by topic.",
-        "chunk_indices": [],
-        "children": children,
-    }
+    return {"description": "Everything in this memory, by topic.", "folders": flatten(children, "")}
+
+
+def flatten(nodes: list[dict[str, Any]], prefix: str) -> list[dict[str, Any]]:
+    """A nested plan as the organize call's flat list of folders with "a/b" paths."""
+    folders = []
+    for node in nodes:
+        path = f"{prefix}/{node['name']}" if prefix else node["name"]
+        folders.append(
+            {"path": path, "description": node["description"], "chunks": node["chunk_indices"]}
+        )
+        folders += flatten(node.get("children", []), path)
+    return folders
 
 
 def invalid_taxonomy(user: str) -> dict[str, Any]:
@@ -205,10 +212,8 @@ def invalid_taxonomy(user: str) -> dict[str, Any]:
     indices = [i["index"] for i in items]
     kept = indices[1:] + indices[-1:]  # the first is missing, the last is duplicated
     return {
-        "name": "root",
         "description": "broken",
-        "chunk_indices": [],
-        "children": [{"name": "all", "description": "all", "chunk_indices": kept, "children": []}],
+        "folders": [{"path": "all", "description": "all", "chunks": kept}],
     }
 
 

@@ -20,6 +20,7 @@ from gam_desktop.engine.naming import sanitize_name
 from gam_desktop.engine.prompts import (
     DescriptionBatch,
     PlacementPlan,
+    TaxonomyPlan,
     describe_messages,
     organize_messages,
     place_messages,
@@ -48,16 +49,17 @@ def plan_taxonomy(
 
     def ask(error: str | None) -> DirectoryNode | None:
         try:
-            return llm.structured(
+            plan = llm.structured(
                 organize_messages(items, error, scope),
-                DirectoryNode,
+                TaxonomyPlan,
                 stage="organize",
-                max_tokens=300 + 40 * len(items),
                 cancel=cancel,
+                max_tokens=300 + 40 * len(items),
             )
         except LLMCallFailed as exc:
             log.warning("taxonomy plan failed: %s", exc)
             return None
+        return plan.to_tree()
 
     expected = {m.index for m in memories}
     plan, problems, last_invalid = plan_with_retries(ask, expected)

@@ -8,6 +8,7 @@ server recognises tasks by it, as a model would.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -26,6 +27,39 @@ class MemoryDraft(BaseModel):
     title: str = Field(description="snake_case, 3-5 descriptive words")
     memory: str = Field(description="detailed summary preserving facts, numbers, names")
     tldr: str = Field(description="one sentence")
+
+
+class PlannedFolder(BaseModel):
+    path: str = Field(description='lowercase_with_underscores; "a/b" for a subfolder')
+    description: str = ""
+    chunks: list[int] = Field(default_factory=list)
+
+
+class TaxonomyPlan(BaseModel):
+    """What the organize call returns: a flat list of folders. Small models loop when asked
+    for the recursive DirectoryNode itself (Qwen2.5-Coder-1.5B listed the root's
+    chunk_indices up to its reply cap); a flat list they get right, and it converts to the
+    DirectoryNode tree without loss."""
+
+    description: str = ""
+    folders: list[PlannedFolder]
+
+    def to_tree(self) -> DirectoryNode:
+        root = DirectoryNode(name="root", description=self.description)
+        for folder in self.folders:
+            node = root
+            for part in [p for p in re.split(r"[/\\]+", folder.path) if p]:
+                child = next((c for c in node.children if c.name == part), None)
+                if child is None:
+                    child = DirectoryNode(name=part)
+                    node.children.append(child)
+                node = child
+            if node is root:  # a folder without a path: its chunks stay visible as errors
+                node.chunk_indices.extend(folder.chunks)
+                continue
+            node.description = folder.description or node.description
+            node.chunk_indices.extend(folder.chunks)
+        return root
 
 
 class SplitPlan(BaseModel):
@@ -69,17 +103,16 @@ topic, no sentence is cut, and no part exceeds the token limit.
 Output JSON: {"split_before": [sentence numbers that start a new part]}"""
 
 ORGANIZE_SYSTEM = f"""You are a taxonomy organizer. Given a list of memorized chunks (each with \
-index, title, and TLDR), organize them into a hierarchical directory structure.
+index, title, and TLDR), organize them into folders.
 Rules:
-- Every chunk index must appear in exactly ONE leaf directory
-- Parent directories must have empty chunk_indices (they only contain subdirectories)
-- Use descriptive, lowercase, underscore-separated directory names
-- Aim for 3-7 chunks per leaf directory
-- Maximum depth: {MAX_DEPTH} levels below the root
-- Group by semantic similarity and topic
-- Give every directory a 1-2 sentence description of what it contains
-Output JSON: the root DirectoryNode {{"name": "root", "description": "...", "chunk_indices": [], \
-"children": [{{"name": "...", "description": "...", "chunk_indices": [...], "children": []}}]}}"""
+- Every chunk index appears in exactly ONE folder; use each index once
+- A folder that has subfolders holds no chunks itself
+- Folder paths are lowercase_with_underscores; write "topic/subtopic" for a subfolder, \
+at most {MAX_DEPTH} levels
+- Aim for 3-7 chunks per folder; group by topic and semantic similarity
+- Give every folder a 1-2 sentence description of what it contains
+Output JSON: {{"description": "what the whole memory holds", "folders": [{{"path": "topic", \
+"description": "...", "chunks": [0, 2, 5]}}]}}"""
 
 PLACE_SYSTEM = """You are a taxonomy maintainer. Given the existing directory structure and \
 new memorized chunks, choose the best leaf directory for each chunk.
@@ -135,7 +168,3 @@ def place_messages(structure: str, chunks: Iterable[tuple[int, str, str]]):
 def describe_messages(listings: dict[str, str]):
     blocks = [f"## {path or '/'}\n{listing}" for path, listing in listings.items()]
     return _messages(DESCRIBE_SYSTEM, "\n\n".join(blocks))
-
-
-def plan_schema_hint() -> dict[str, Any]:
-    return DirectoryNode.model_json_schema()
