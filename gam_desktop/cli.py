@@ -19,6 +19,7 @@ from gam_desktop.engine.control import OperationCancelled, ProgressEvent
 from gam_desktop.engine.documents import DocumentError
 from gam_desktop.engine.folder import NotAMemoryError
 from gam_desktop.engine.llm import LLMError, LLMSettings
+from gam_desktop.engine.llm.settings import Role
 from gam_desktop.engine.lock import FolderBusyError
 from gam_desktop.engine.models import ChunkConfig
 from gam_desktop.engine.workflow import Workflow
@@ -75,6 +76,13 @@ def _llm_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
 
 
+def _settings(role: Role, args: argparse.Namespace) -> LLMSettings:
+    """LLM settings for `role` from the environment, with the shared flags on top."""
+    return LLMSettings.from_env(
+        role, model=args.model, base_url=args.base_url, workers=args.workers, timeout=args.timeout
+    )
+
+
 def add_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gam-add", description="Add documents to a GAM memory.")
     _llm_arguments(parser)
@@ -100,13 +108,7 @@ def add_main(argv: Sequence[str] | None = None) -> int:
         return 2
     bar = ProgressBar(enabled=not args.quiet)
     try:
-        settings = LLMSettings.from_env(
-            "builder",
-            model=args.model,
-            base_url=args.base_url,
-            workers=args.workers,
-            timeout=args.timeout,
-        )
+        settings = _settings("builder", args)
         options = BuildOptions(
             chunk=ChunkConfig(min_tokens=args.min_tokens, max_tokens=args.max_tokens),
             reorganize_threshold=args.reorganize_threshold,
@@ -151,13 +153,7 @@ def request_main(argv: Sequence[str] | None = None) -> int:
             print(f"  … {step.describe()}", file=sys.stderr)
 
     try:
-        settings = LLMSettings.from_env(
-            "chat",
-            model=args.model,
-            base_url=args.base_url,
-            workers=args.workers,
-            timeout=args.timeout,
-        )
+        settings = _settings("chat", args)
         workflow = Workflow(gam_dir=args.gam_dir, chat_settings=settings)
         result = workflow.request(args.query, max_iterations=args.max_iterations, on_step=show_step)
     except (KeyboardInterrupt, OperationCancelled):
