@@ -11,6 +11,7 @@ import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from gam_desktop.engine.agent_tools import TOOLS, MemoryTools, ToolResult
 from gam_desktop.engine.control import CancelToken
@@ -114,7 +115,7 @@ class ChatAgent:
             self.cancel.raise_if_cancelled()
             reply = chat_with_tools(self.llm, messages, TOOLS, stage="chat", cancel=self.cancel)
             if not reply.calls:
-                return self._result(query, reply.text, None, [], trail, "answered in plain text")
+                return self._result(query, reply.text, None, None, trail, "answered in plain text")
             for call in reply.calls:
                 if call.name == "answer":
                     args = call.arguments
@@ -122,7 +123,7 @@ class ChatAgent:
                         query,
                         str(args.get("text", "")),
                         args.get("confidence"),
-                        args.get("sources") or [],
+                        args.get("sources"),
                         trail,
                     )
             steps = self._run_calls(reply, messages, trail, steps)
@@ -172,19 +173,17 @@ class ChatAgent:
         query: str,
         text: str,
         confidence: object,
-        cited: list,
+        cited: list | None,
         trail: _Trail,
         note: str | None = None,
     ) -> ChatResult:
         seen = set(trail.read) | set(trail.matched)
         root = self.tools.sandbox.root
-        wanted = [str(s).strip().lstrip("/") for s in cited if isinstance(s, str)]
+        wanted = [str(s).strip().lstrip("/") for s in cited or [] if isinstance(s, str)]
         sources = [s for s in dict.fromkeys(wanted) if s in seen and (root / s).is_file()]
         dropped = [s for s in wanted if s not in sources]
-        if not sources and not wanted:
-            sources = [
-                s for s in trail.read if (root / s).is_file() and not s.endswith("README.md")
-            ]
+        if cited is None:  # said nothing about sources, as opposed to an explicit []
+            sources = _default_sources(trail, root)
         notes = [
             n
             for n in (note, f"uncited or unread sources dropped: {dropped}" if dropped else None)
@@ -201,6 +200,18 @@ class ChatAgent:
             trajectory="\n".join(trail.lines),
             notes="; ".join(notes) or None,
         )
+
+
+def _default_sources(trail: _Trail, root: Path) -> list[str]:
+    """When the model cites nothing (a plain-text answer): the memories it read, else the
+    ones it matched, else the READMEs it read or matched — what the answer came from."""
+
+    def existing(paths: list[str]) -> list[str]:
+        return [p for p in dict.fromkeys(paths) if (root / p).is_file()]
+
+    memories = [p for p in trail.read + trail.matched if not p.endswith("README.md")]
+    read_memories = [p for p in memories if p in trail.read]
+    return existing(read_memories) or existing(memories) or existing(trail.read + trail.matched)
 
 
 def _confidence(value: object, has_sources: bool) -> float:

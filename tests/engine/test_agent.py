@@ -208,6 +208,22 @@ def test_sources_are_only_files_read_that_exist(workflow: Workflow, memory: Path
     assert "made_up.md" in result.notes and "transformer_attention" in result.notes
 
 
+def test_plain_text_answer_cites_what_was_found(workflow: Workflow, memory: Path) -> None:
+    """Small models often answer in prose instead of calling answer()."""
+    from gam_desktop.engine.agent import ChatAgent, _Trail
+    from gam_desktop.engine.agent_tools import MemoryTools
+
+    agent = ChatAgent(MemoryTools(memory), LLMClient(workflow.chat_settings))
+    only_readme = _Trail(read=[], matched=["README.md", "nlp/README.md"])
+    result = agent._result("What is BERT?", "BERT is an encoder.", None, None, only_readme)
+    assert result.sources == ["README.md", "nlp/README.md"] and result.confidence == 0.5
+    read = _Trail(read=["README.md", "nlp/bert_encoder.md"], matched=["web/react_hooks.md"])
+    assert agent._result("q", "a", None, None, read).sources == ["nlp/bert_encoder.md"]
+    assert agent._result("q", "a", 0.1, [], read).sources == []  # an explicit "none"
+    nothing = agent._result("q", "I don't know.", None, None, _Trail())
+    assert nothing.sources == [] and nothing.confidence == 0.2
+
+
 def test_iteration_limit_synthesizes_with_lower_confidence(workflow: Workflow) -> None:
     result = workflow.request("Explain transformer attention", max_iterations=3)
     assert "iteration limit" in result.notes
