@@ -8,7 +8,7 @@ fail during the write and the ChangeSet undoes itself.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from gam_desktop.engine.changeset import ChangeSet
@@ -66,6 +66,16 @@ class BuildReport:
         return text
 
 
+def reorganize_summary(operation: ReorganizeOperation) -> str:
+    """ "Reorganized ml/ into 3 folders": counting the folders made directly inside it."""
+    base = operation.directory
+    direct = [
+        d for d in operation.new_directories if (d.rsplit("/", 1)[0] if "/" in d else "") == base
+    ]
+    name = f"{base}/" if base else "the root"
+    return f"Reorganized {name} into {len(direct)} folder{'s' * (len(direct) != 1)}"
+
+
 class MemoryBuilder:
     def __init__(
         self,
@@ -80,6 +90,8 @@ class MemoryBuilder:
         self.options = options or BuildOptions()
         self.progress = progress
         self.cancel = cancel or CancelToken()
+        # Called after each applied operation with (summary, trailers): the history commits.
+        self.after_write: Callable[[str, dict[str, str]], None] = lambda _s, _t: None
 
     def _report(self, stage: str, done: int, total: int, message: str = "") -> None:
         self.progress(ProgressEvent(stage, done, total, message))
@@ -112,13 +124,19 @@ class MemoryBuilder:
             )
         return memories
 
-    def _commit(self, changes: ChangeSet) -> None:
+    def _write(self, changes: ChangeSet, kind: str, summary: str, **trailers: object) -> None:
+        """Apply all of one operation's writes, then report it as one operation (a commit)."""
         self.cancel.raise_if_cancelled()  # last chance: after this the write is all or nothing
         self._report("write", 0, 1, f"Writing {len(changes.writes)} files")
         changes.apply(self.folder.root)
         self._report("write", 1, 1, "Written")
-
-    # -- operations --------------------------------------------------------------------
+        details = {
+            "Gam-Operation": kind,
+            **{f"Gam-{k.title()}": v for k, v in trailers.items()},
+            "Gam-Model": self.llm.settings.model,
+            "Gam-Tokens": self.llm.usage.prompt_tokens + self.llm.usage.completion_tokens,
+        }
+        self.after_write(summary, {k: " ".join(str(v).split()) for k, v in details.items()})
 
     def build(self, docs: Sequence[SourceDocument]) -> BuildReport:
         """A new memory from scratch (spec 5.1)."""
@@ -155,7 +173,7 @@ class MemoryBuilder:
             self.llm.settings.model,
             self.options.chunk,
         )
-        self._commit(changes)
+        self._write_report(changes, report)
         return report
 
     def add(self, docs: Sequence[SourceDocument]) -> BuildReport:
@@ -184,10 +202,19 @@ class MemoryBuilder:
         write_meta(
             changes, meta, root, report.documents, self.llm.settings.model, self.options.chunk
         )
-        self._commit(changes)
+        self._write_report(changes, report)
         if self.options.auto_reorganize:
             self._reorganize_overfull(report)
         return report
+
+    def _write_report(self, changes: ChangeSet, report: BuildReport) -> None:
+        self._write(
+            changes,
+            report.operation,
+            report.summary(),
+            sources=", ".join(report.documents),
+            memories=len(report.memories),
+        )
 
     def _describe(self, root: DirView, paths: set[str]) -> None:
         """Refresh titles and descriptions of changed directories with one batched call."""
@@ -227,6 +254,12 @@ class MemoryBuilder:
                 self.llm.settings.model,
                 self.options.chunk,
             )
-            self._commit(changes)
+            self._write(
+                changes,
+                "reorganize",
+                reorganize_summary(operation),
+                directory=path or "/",
+                moved=len(operation.moved_files),
+            )
         self._report("reorganize", 1, 1, f"{len(operation.moved_files)} memories moved")
         return operation

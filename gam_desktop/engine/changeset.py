@@ -16,6 +16,18 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+# Fault injection for the crash-recovery tests: the process dies after this many writes
+# of a change set, as a power cut or a kill would leave it. Unset in normal use.
+_EXIT_AFTER_WRITES = int(os.environ.get("GAM_FAULT_EXIT_AFTER_WRITES", "0") or 0)
+_writes_done = 0
+
+
+def _maybe_die() -> None:
+    global _writes_done
+    _writes_done += 1
+    if _EXIT_AFTER_WRITES and _writes_done >= _EXIT_AFTER_WRITES:
+        os._exit(137)
+
 
 class StoreError(OSError):
     """Writing the memory folder failed; the folder was restored to how it was."""
@@ -92,6 +104,7 @@ def _write(root: Path, rel: str, data: str | bytes, undo: list[Callable[[], None
     _make_dirs(root, Path(rel).parent, undo)
     previous = target.read_bytes() if target.is_file() else None
     atomic_write(target, data)
+    _maybe_die()
     if previous is None:
         undo.append(lambda: target.unlink())
     else:

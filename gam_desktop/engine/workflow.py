@@ -17,9 +17,12 @@ from gam_desktop.engine.control import CancelToken, ProgressCallback, ProgressEv
 from gam_desktop.engine.conversation import Conversation
 from gam_desktop.engine.documents import DocumentError, SourceDocument, load_file, load_text
 from gam_desktop.engine.folder import MemoryFolder, NotAMemoryError
+from gam_desktop.engine.history import History
+from gam_desktop.engine.journal import Interrupted
 from gam_desktop.engine.llm import LLMClient, LLMSettings
 from gam_desktop.engine.lock import writer_lock
 from gam_desktop.engine.models import ChatResult, ChunkConfig, ReorganizeOperation
+from gam_desktop.engine.versioned import VersionedFolder
 
 
 class Workflow:
@@ -39,6 +42,7 @@ class Workflow:
         progress: ProgressCallback = no_progress,
         cancel: CancelToken | None = None,
         lock_timeout: float = 600.0,
+        git_path: str | None = None,
     ) -> None:
         if workflow_type != "text":
             raise ValueError(f"unsupported workflow type {workflow_type!r} (only 'text')")
@@ -56,6 +60,7 @@ class Workflow:
         self.progress = progress
         self.cancel = cancel or CancelToken()
         self.lock_timeout = lock_timeout
+        self.versioned = VersionedFolder(self.folder, git_path, lock_timeout, self._waiting)
 
     def _builder(self) -> MemoryBuilder:
         return MemoryBuilder(
@@ -115,15 +120,17 @@ class Workflow:
             self.options.chunk = self.options.chunk.model_copy(update={"max_tokens": 10**9})
         self.check_folder()
         docs, unreadable, skipped = self.read_documents(files or (), text)
-        with writer_lock(self.folder, self.lock_timeout, on_wait=self._waiting):
+        with self.versioned.operation("add") as commit:
             meta = self.folder.read_meta()
             builder = self._builder()
+            builder.after_write = commit
             if not docs:
                 report = BuildReport("add" if meta else "build", usage=builder.llm.usage)
             elif meta is None or meta.total_chunks == 0:
                 report = builder.build(docs)
             else:
                 report = builder.add(docs)
+        self._changed()
         report.unreadable = unreadable
         report.warnings = skipped + [w for d in docs for w in d.warnings] + report.warnings
         return report
@@ -131,8 +138,56 @@ class Workflow:
     def reorganize(self, path: str = "", dry_run: bool = False) -> ReorganizeOperation:
         if not self.folder.is_memory():
             raise NotAMemoryError(f"{self.folder.root} is not a GAM memory")
-        with writer_lock(self.folder, self.lock_timeout, on_wait=self._waiting):
-            return self._builder().reorganize(path.strip("/"), dry_run=dry_run)
+        if dry_run:  # changes nothing, commits nothing
+            with writer_lock(self.folder, self.lock_timeout, on_wait=self._waiting):
+                return self._builder().reorganize(path.strip("/"), dry_run=True)
+        with self.versioned.operation("reorganize") as commit:
+            builder = self._builder()
+            builder.after_write = commit
+            operation = builder.reorganize(path.strip("/"))
+        self._changed()
+        return operation
+
+    # -- history -----------------------------------------------------------------------
+
+    @property
+    def history(self) -> History | None:
+        """None when git is unavailable; `history_message` then says why."""
+        return self.versioned.history
+
+    @property
+    def history_message(self) -> str | None:
+        return self.versioned.history_message
+
+    def rollback(self, sha: str) -> str:
+        """Undo one operation as a new commit; RollbackConflict when later ones collide."""
+        new = self.versioned.rollback(sha)
+        self._changed()
+        return new
+
+    def restore_before(self, sha: str) -> str | None:
+        """Make the whole memory as it was just before operation `sha` (a new commit)."""
+        history = self.versioned._require_history()
+        operation = history.get(sha)
+        parent = history.repo.git("rev-parse", "--verify", "-q", f"{sha}^", check=False).strip()
+        if not parent:
+            raise ValueError(f"'{operation.summary}' is the first operation; nothing before it")
+        new = self.versioned.restore(parent, f"Restored the memory to before: {operation.summary}")
+        self._changed()
+        return new
+
+    def interrupted(self) -> Interrupted | None:
+        return self.versioned.interrupted()
+
+    def recover(self, restore: bool) -> str:
+        message = self.versioned.recover(restore)
+        self._changed()
+        return message
+
+    def _changed(self) -> None:
+        """The folder changed under the search index: re-read it on the next question."""
+        if self._tools is not None:
+            self._tools.corpus.invalidate()
 
     def request(
         self,

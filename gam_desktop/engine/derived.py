@@ -1,0 +1,46 @@
+"""Rewriting derived files (READMEs, .gam_meta.json) from what the folder holds.
+
+Used after a rollback whose READMEs were also changed by later operations: the
+memories are the truth, so the contents lists and counts are recomputed from them,
+keeping each README's title and LLM-written description. No LLM call.
+"""
+
+from __future__ import annotations
+
+from gam_desktop.engine.changeset import ChangeSet
+from gam_desktop.engine.compose import find_dir, write_meta, write_readmes
+from gam_desktop.engine.folder import DirView, MemoryFolder
+from gam_desktop.engine.markdown import README
+
+
+def regenerate(folder: MemoryFolder, paths: list[str]) -> None:
+    root = folder.load_view()
+    changes = ChangeSet()
+    readme_dirs = []
+    for path in paths:
+        if path.rsplit("/", 1)[-1] != README:
+            continue
+        directory = path.rsplit("/", 1)[0] if "/" in path else ""
+        node = find_dir(root, directory)
+        if node is None or (not node.files and not node.subdirs and directory):
+            changes.deletes.append(path)  # the folder it described is gone
+            continue
+        folder.read_fronts(node)
+        readme_dirs.append(directory)
+    write_readmes(changes, root, readme_dirs)
+    if ".gam_meta.json" in paths:
+        recount_meta(folder, root, changes)
+    changes.apply(folder.root)
+
+
+def recount_meta(folder: MemoryFolder, root: DirView, changes: ChangeSet) -> None:
+    meta = folder.read_meta()
+    if meta is None:
+        return
+    sources: list[str] = []
+    for node in root.walk():
+        for front in folder.read_fronts(node).values():
+            if front.get("source") and front["source"] not in sources:
+                sources.append(str(front["source"]))
+    meta.source_files = sources
+    write_meta(changes, meta, root, [], meta.model_used, meta.chunk_config)
