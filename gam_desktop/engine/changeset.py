@@ -16,6 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gam_desktop.engine.ownwrites import OWN_WRITES
+
 # Fault injection for the crash-recovery tests: the process dies after this many writes
 # of a change set, as a power cut or a kill would leave it. Unset in normal use.
 _EXIT_AFTER_WRITES = int(os.environ.get("GAM_FAULT_EXIT_AFTER_WRITES", "0") or 0)
@@ -45,6 +47,7 @@ def atomic_write(path: Path, data: str | bytes) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
+        OWN_WRITES.note(path.resolve(), payload)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
@@ -96,6 +99,7 @@ def _make_dirs(root: Path, rel_dir: Path, undo: list[Callable[[], None]]) -> Non
         current = current.parent
     for folder in reversed(missing):
         folder.mkdir()
+        OWN_WRITES.note_directory(folder.resolve())
         undo.append(lambda f=folder: f.rmdir())
 
 
@@ -117,6 +121,8 @@ def _move(root: Path, old: str, new: str, undo: list[Callable[[], None]]) -> Non
         raise FileExistsError(17, "target exists", str(target))
     _make_dirs(root, Path(new).parent, undo)
     shutil.move(source, target)
+    OWN_WRITES.note_deleted(source.resolve())
+    OWN_WRITES.note(target.resolve(), target.read_bytes())
     undo.append(lambda: shutil.move(target, source))
 
 
@@ -126,6 +132,7 @@ def _delete(root: Path, rel: str, undo: list[Callable[[], None]]) -> None:
         return
     previous = target.read_bytes()
     target.unlink()
+    OWN_WRITES.note_deleted(target.resolve())
     undo.append(lambda: atomic_write(target, previous))
 
 
@@ -140,5 +147,7 @@ def _prune_empty_dirs(root: Path, vacated: set[str]) -> None:
                 break
             for child in folder.iterdir():
                 child.unlink()
+                OWN_WRITES.note_deleted(child.resolve())
             folder.rmdir()
+            OWN_WRITES.note_deleted(folder.resolve())
             folder = folder.parent

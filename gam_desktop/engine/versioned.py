@@ -110,15 +110,19 @@ class VersionedFolder:
         with self._lock():
             return history.restore(sha, summary)
 
-    def commit_manual_edits(self, count: int) -> str | None:
-        """Commit edits made outside the app (the watcher calls this)."""
+    def commit_manual_edits(self, timeout: float = 2.0) -> str | None:
+        """Commit edits made outside the app (the watcher calls this). If an operation holds
+        the folder, give up: that operation commits pending edits before its own."""
         repo = self.repo
         if repo is None:
             return None
-        with self._lock():
-            noun = "file" if count == 1 else "files"
+        with writer_lock(self.folder, timeout=timeout):
+            dirty = repo.dirty_paths()
+            if not dirty:
+                return None  # already committed (the app's own writes, or another commit)
+            noun = "file" if len(dirty) == 1 else "files"
             return repo.commit_all(
-                f"Edited {count} {noun} outside the app", {TRAILER_KIND: "manual-edit"}
+                f"Edited {len(dirty)} {noun} outside the app", {TRAILER_KIND: "manual-edit"}
             )
 
     # -- crash recovery ------------------------------------------------------------------

@@ -6,7 +6,9 @@ reads documents, takes the folder's writer lock and runs the builder.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,9 +22,34 @@ from gam_desktop.engine.folder import MemoryFolder, NotAMemoryError
 from gam_desktop.engine.history import History
 from gam_desktop.engine.journal import Interrupted
 from gam_desktop.engine.llm import LLMClient, LLMSettings
-from gam_desktop.engine.lock import writer_lock
+from gam_desktop.engine.lock import FolderBusyError, writer_lock
+from gam_desktop.engine.markdown import parse_memory
 from gam_desktop.engine.models import ChatResult, ChunkConfig, ReorganizeOperation
 from gam_desktop.engine.versioned import VersionedFolder
+from gam_desktop.engine.watcher import FolderWatcher
+
+
+@dataclass
+class OutsideEdit:
+    """Files changed outside the app, the commit that recorded them, and problems seen."""
+
+    paths: list[str]
+    commit: str | None
+    problems: list[str] = field(default_factory=list)
+
+
+def front_matter_problems(folder: MemoryFolder, paths: list[str]) -> list[str]:
+    """Memories whose front matter a person broke: reported, never rewritten."""
+    problems = []
+    for path in paths:
+        file = folder.root / path
+        if not path.endswith(".md") or file.name == "README.md" or not file.is_file():
+            continue
+        text = file.read_text(encoding="utf-8", errors="replace")
+        problem = parse_memory(text).problem
+        if problem and text.startswith("---"):
+            problems.append(f"{path}: {problem}")
+    return problems
 
 
 class Workflow:
@@ -183,6 +210,21 @@ class Workflow:
         message = self.versioned.recover(restore)
         self._changed()
         return message
+
+    def watch(self, on_edit: Callable[[OutsideEdit], None]) -> FolderWatcher:
+        """Start watching for edits made outside the app: each quiet burst of them becomes
+        one "manual edit" commit, refreshes the search index and is reported."""
+
+        def handle(paths: list[str]) -> None:
+            commit = None
+            with contextlib.suppress(FolderBusyError):
+                commit = self.versioned.commit_manual_edits()
+            self._changed()
+            on_edit(OutsideEdit(paths, commit, front_matter_problems(self.folder, paths)))
+
+        watcher = FolderWatcher(self.folder.root, handle)
+        watcher.start()
+        return watcher
 
     def _changed(self) -> None:
         """The folder changed under the search index: re-read it on the next question."""
