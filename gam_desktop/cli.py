@@ -1,4 +1,4 @@
-"""Command-line entry points (spec 9.2): `gam-add` and `gam-request`.
+"""Command-line entry points: `gam-add`, `gam-request` (spec 9.2), `gam-history`, `gam-rollback`.
 
 Wires the engine and nothing else: settings from flags and the environment,
 a tqdm progress bar, a one-line reason and a non-zero exit code on failure.
@@ -10,6 +10,7 @@ import argparse
 import logging
 import sys
 from collections.abc import Sequence
+from datetime import datetime
 
 from tqdm import tqdm
 
@@ -18,12 +19,23 @@ from gam_desktop.engine.changeset import StoreError
 from gam_desktop.engine.control import OperationCancelled, ProgressEvent
 from gam_desktop.engine.documents import DocumentError
 from gam_desktop.engine.folder import NotAMemoryError
+from gam_desktop.engine.gitrepo import GitUnavailable
+from gam_desktop.engine.history import RollbackConflict
 from gam_desktop.engine.llm import LLMError, LLMSettings
 from gam_desktop.engine.llm.settings import Role
 from gam_desktop.engine.lock import FolderBusyError
 from gam_desktop.engine.models import ChunkConfig
 from gam_desktop.engine.workflow import Workflow
 
+_HISTORY_ERRORS = (
+    NotAMemoryError,
+    GitUnavailable,
+    FolderBusyError,
+    ValueError,
+    IndexError,
+    RuntimeError,
+    OSError,
+)
 _EXPECTED_ERRORS = (
     LLMError,
     DocumentError,
@@ -171,6 +183,119 @@ def request_main(argv: Sequence[str] | None = None) -> int:
     if args.trajectory:
         print("\nTrajectory:\n" + result.trajectory)
     return 0
+
+
+def history_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="gam-history", description="A memory's history.")
+    parser.add_argument("--gam-dir", required=True, help="the memory folder")
+    commands = parser.add_subparsers(dest="command")
+    listing = commands.add_parser("list", help="operations, newest first (the default)")
+    listing.add_argument("--limit", type=int, default=30)
+    listing.add_argument("--offset", type=int, default=0)
+    show = commands.add_parser("show", help="one operation: its files, or one file's diff")
+    show.add_argument("sha", help="the operation (a commit id or a prefix of one)")
+    show.add_argument("--diff", metavar="PATH", help="print the diff of this file")
+    recover = commands.add_parser("recover", help="after a crash in the middle of an operation")
+    choice = recover.add_mutually_exclusive_group(required=True)
+    choice.add_argument("--restore", action="store_true", help="go back to the last commit")
+    choice.add_argument("--keep", action="store_true", help="keep the files as they are")
+    return parser
+
+
+def _print_operations(workflow: Workflow, limit: int, offset: int) -> None:
+    history = workflow.history
+    for op in history.operations(offset, limit):
+        when = datetime.fromtimestamp(op.time).strftime("%Y-%m-%d %H:%M")
+        tokens = f"  ({op.tokens} tokens)" if op.tokens else ""
+        print(f"{op.sha[:10]}  {when}  {op.kind:<12} {op.summary}{tokens}")
+    shown = offset + limit
+    if history.count() > shown:
+        print(f"… {history.count() - shown} older (--offset {shown})")
+
+
+def _print_operation(workflow: Workflow, sha: str, diff: str | None) -> None:
+    history = workflow.history
+    op = history.get(sha)
+    if diff:
+        print(history.diff(op.sha, diff), end="")
+        return
+    print(f"{op.sha}\n{op.summary}\n{op.kind}, {op.tokens} tokens")
+    for change in history.changes(op.sha):
+        moved = f"{change.old_path} -> " if change.old_path else ""
+        print(f"  {change.status:<9}{moved}{change.path}")
+
+
+def history_main(argv: Sequence[str] | None = None) -> int:
+    args = history_parser().parse_args(argv)
+    try:
+        workflow = _history_workflow(args.gam_dir)
+        if args.command == "recover":
+            print(workflow.recover(restore=args.restore))
+            return 0
+        interrupted = workflow.interrupted()
+        if interrupted is not None:
+            print(
+                f"warning: a {interrupted.operation} was interrupted; run "
+                "'gam-history recover --restore' (or --keep)",
+                file=sys.stderr,
+            )
+        if args.command == "show":
+            _print_operation(workflow, args.sha, args.diff)
+        else:
+            _print_operations(workflow, getattr(args, "limit", 30), getattr(args, "offset", 0))
+    except _HISTORY_ERRORS as exc:
+        print(f"gam-history: {_one_line(exc)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def rollback_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="gam-rollback", description="Undo an operation, or go back to before it."
+    )
+    parser.add_argument("--gam-dir", required=True, help="the memory folder")
+    parser.add_argument("sha", help="the operation (see gam-history)")
+    parser.add_argument(
+        "--restore-before",
+        action="store_true",
+        help="make the whole memory as it was before the operation (this "
+        "also undoes every later operation)",
+    )
+    return parser
+
+
+def rollback_main(argv: Sequence[str] | None = None) -> int:
+    args = rollback_parser().parse_args(argv)
+    try:
+        workflow = _history_workflow(args.gam_dir)
+        operation = workflow.history.get(args.sha)
+        if args.restore_before:
+            workflow.restore_before(operation.sha)
+            print(f"Restored the memory to before: {operation.summary}")
+        else:
+            workflow.rollback(operation.sha)
+            print(f"Rolled back: {operation.summary} (undo with gam-rollback on the new operation)")
+    except RollbackConflict as exc:
+        print(f"gam-rollback: {exc} (use --restore-before)", file=sys.stderr)
+        return 1
+    except _HISTORY_ERRORS as exc:
+        print(f"gam-rollback: {_one_line(exc)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _history_workflow(gam_dir: str) -> Workflow:
+    workflow = Workflow(gam_dir=gam_dir, settings=LLMSettings())
+    if not workflow.folder.is_memory():
+        raise NotAMemoryError(f"{workflow.folder.root} is not a GAM memory")
+    if workflow.history is None:
+        raise GitUnavailable(workflow.history_message or "history is unavailable")
+    return workflow
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[-1] if text else type(exc).__name__
 
 
 if __name__ == "__main__":

@@ -90,7 +90,12 @@ class History:
         return Operation(sha, int(time), summary, pairs)
 
     def get(self, sha: str) -> Operation:
-        return self.operations(limit=1, revs=sha)[0]
+        resolved = self.repo.git(
+            "rev-parse", "--verify", "-q", f"{sha}^{{commit}}", check=False
+        ).strip()
+        if not resolved or sha.startswith("-"):
+            raise ValueError(f"no operation '{sha}' in this memory's history")
+        return self.operations(limit=1, revs=resolved)[0]
 
     def changes(self, sha: str) -> list[FileChange]:
         """The files one operation added, modified, deleted and moved (renames detected)."""

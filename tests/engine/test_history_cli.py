@@ -1,0 +1,99 @@
+"""gam-history and gam-rollback as a person runs them."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.documents import topic_document
+
+
+def run(main: str, args: list[str], env: dict | None = None) -> subprocess.CompletedProcess:
+    code = f"import sys; from gam_desktop.cli import {main}; sys.exit({main}())"
+    return subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=60, env=env
+    )
+
+
+def test_list_show_diff_and_rollback(make_workflow, memory_dir: Path) -> None:
+    workflow = make_workflow(min_tokens=20, max_tokens=200)
+    workflow.add(text=topic_document({"python": 3}))
+    workflow.add(text=topic_document({"rust": 3}))
+    add = workflow.history.operations(limit=1)[0]
+    listing = run("history_main", ["--gam-dir", str(memory_dir)])
+    lines = listing.stdout.splitlines()
+    assert listing.returncode == 0 and len(lines) == 2
+    assert (
+        lines[0].startswith(add.sha[:10]) and "add" in lines[0] and "Added 1 document" in lines[0]
+    )
+    shown = run("history_main", ["--gam-dir", str(memory_dir), "show", add.sha[:8]])
+    assert "Added 1 document (3 memories)" in shown.stdout
+    assert "  added    rust" in shown.stdout and "  modified README.md" in shown.stdout
+    diff = run(
+        "history_main", ["--gam-dir", str(memory_dir), "show", add.sha, "--diff", "README.md"]
+    )
+    assert diff.stdout.startswith("diff --git a/README.md b/README.md")
+    rolled = run("rollback_main", ["--gam-dir", str(memory_dir), add.sha[:8]])
+    assert rolled.returncode == 0 and "Rolled back: Added 1 document" in rolled.stdout
+    assert not list(memory_dir.glob("rust*"))
+
+
+def test_conflicting_rollback_suggests_restore_before(make_workflow, memory_dir: Path) -> None:
+    workflow = make_workflow(min_tokens=20, max_tokens=200)
+    workflow.add(text=topic_document({"python": 3}))
+    workflow.add(text=topic_document({"rust": 3}))
+    add = workflow.history.operations(limit=1)[0]
+    note = next(p for p in memory_dir.glob("rust*/*.md") if p.name != "README.md")
+    note.write_text(note.read_text() + "\nmine\n")
+    out = run("rollback_main", ["--gam-dir", str(memory_dir), add.sha])
+    assert out.returncode == 1 and "--restore-before" in out.stderr
+    restored = run("rollback_main", ["--gam-dir", str(memory_dir), add.sha, "--restore-before"])
+    assert restored.returncode == 0 and not list(memory_dir.glob("rust*"))
+
+
+def test_errors_are_one_line(tmp_path: Path, make_workflow, memory_dir: Path) -> None:
+    out = run("history_main", ["--gam-dir", str(tmp_path)])
+    assert out.returncode == 1 and "not a GAM memory" in out.stderr
+    make_workflow().add(text="Some text to remember.")
+    empty_bin = tmp_path / "bin"
+    empty_bin.mkdir()
+    no_git = run(
+        "history_main", ["--gam-dir", str(memory_dir)], env={**os.environ, "PATH": str(empty_bin)}
+    )
+    assert no_git.returncode == 1 and "git was not found" in no_git.stderr
+    assert no_git.stderr.count("\n") == 1
+    unknown = run("rollback_main", ["--gam-dir", str(memory_dir), "deadbeef"])
+    assert unknown.returncode == 1
+    assert unknown.stderr == "gam-rollback: no operation 'deadbeef' in this memory's history\n"
+
+
+def test_recover_after_a_crash(make_workflow, memory_dir: Path, llm_server) -> None:
+    make_workflow(min_tokens=20, max_tokens=200).add(text=topic_document({"python": 2}))
+    env = {
+        **os.environ,
+        "OPENAI_BASE_URL": llm_server.base_url,
+        "OPENAI_MODEL": "scripted",
+        "GAM_FAULT_EXIT_AFTER_WRITES": "2",
+    }
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "gam_desktop.cli",
+            "--gam-dir",
+            str(memory_dir),
+            "--text",
+            topic_document({"rust": 3}),
+            "-q",
+        ],
+        env=env,
+        timeout=60,
+        capture_output=True,
+    )
+    warned = run("history_main", ["--gam-dir", str(memory_dir)])
+    assert "was interrupted" in warned.stderr and "recover --restore" in warned.stderr
+    out = run("history_main", ["--gam-dir", str(memory_dir), "recover", "--restore"])
+    assert out.returncode == 0 and out.stdout.startswith("restored the last saved state")
+    assert run("history_main", ["--gam-dir", str(memory_dir)]).stderr == ""
