@@ -2,7 +2,7 @@
 
 grep and BM25 would otherwise read 10,000 files per call. `refresh()` walks the
 tree once and re-reads only files whose size or mtime changed; the watcher (or
-anyone who knows better) can `invalidate()` to force a re-read.
+anyone who knows better) can `mark_stale()` so the next look walks the tree again.
 """
 
 from __future__ import annotations
@@ -79,11 +79,10 @@ class Corpus:
             elif entry.name.endswith(TEXT_SUFFIXES) and entry.is_file(follow_symlinks=False):
                 seen[child] = entry.stat(follow_symlinks=False)
 
-    def invalidate(self) -> None:
-        with self._lock:
-            self.files.clear()
-            self.generation += 1
-            self.refreshed_at = float("-inf")
+    def mark_stale(self) -> None:
+        """Something changed: the next refresh_if_stale walks the tree again (re-reading
+        only files whose size or mtime changed)."""
+        self.refreshed_at = float("-inf")
 
     def under(self, prefix: str) -> list[tuple[str, CorpusFile]]:
         """(path, file) of files below `prefix` ("" for all), sorted by path."""

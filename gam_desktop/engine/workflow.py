@@ -220,6 +220,9 @@ class Workflow:
             with contextlib.suppress(FolderBusyError):
                 commit = self.versioned.commit_manual_edits()
             self._changed()
+            if self._tools is not None:  # on this background thread, not the next question's
+                self._tools.corpus.refresh()
+                self._tools.index.ensure_built()
             on_edit(OutsideEdit(paths, commit, front_matter_problems(self.folder, paths)))
 
         watcher = FolderWatcher(self.folder.root, handle)
@@ -229,7 +232,7 @@ class Workflow:
     def _changed(self) -> None:
         """The folder changed under the search index: re-read it on the next question."""
         if self._tools is not None:
-            self._tools.corpus.invalidate()
+            self._tools.corpus.mark_stale()
 
     def request(
         self,
