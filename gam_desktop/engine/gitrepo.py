@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 APP_AUTHOR = ("GAM Desktop", "gam-desktop@localhost")
-GITIGNORE_LINES = (".gam/cache/", ".gam/lock", ".gam/journal.json")
+GITIGNORE_LINES = (".gam/cache/", ".gam/lock", ".gam/app.lock", ".gam/journal.json")
 NO_GIT_MESSAGE = (
     "History is unavailable: git was not found. Install git "
     "(https://git-scm.com/downloads) or set its path in Settings; building and "

@@ -15,16 +15,18 @@ from typing import Any
 from gam_desktop.engine.agent import ChatAgent, StepCallback
 from gam_desktop.engine.agent_tools import MemoryTools
 from gam_desktop.engine.builder import BuildOptions, BuildReport, MemoryBuilder
+from gam_desktop.engine.changeset import atomic_write
 from gam_desktop.engine.control import CancelToken, ProgressCallback, ProgressEvent, no_progress
 from gam_desktop.engine.conversation import Conversation
 from gam_desktop.engine.documents import DocumentError, SourceDocument, load_file, load_text
+from gam_desktop.engine.estimate import Estimate, estimate
 from gam_desktop.engine.folder import MemoryFolder, NotAMemoryError
 from gam_desktop.engine.history import History
 from gam_desktop.engine.journal import Interrupted
 from gam_desktop.engine.llm import LLMClient, LLMSettings
 from gam_desktop.engine.lock import FolderBusyError, writer_lock
 from gam_desktop.engine.markdown import parse_memory
-from gam_desktop.engine.models import ChatResult, ChunkConfig, ReorganizeOperation
+from gam_desktop.engine.models import ChatResult, ChunkConfig, GamMeta, ReorganizeOperation
 from gam_desktop.engine.versioned import VersionedFolder
 from gam_desktop.engine.watcher import FolderWatcher
 
@@ -161,6 +163,25 @@ class Workflow:
         report.unreadable = unreadable
         report.warnings = skipped + [w for d in docs for w in d.warnings] + report.warnings
         return report
+
+    def estimate(self, files: Sequence[str | Path]) -> Estimate:
+        """The size of adding `files` (chunks, LLM calls, tokens), without the LLM."""
+        docs, unreadable, skipped = self.read_documents(files)
+        result = estimate(docs, self.options.chunk)
+        result.unreadable, result.skipped = unreadable, skipped
+        return result
+
+    def initialize(self) -> None:
+        """Make a folder that holds other things a memory, after the user agreed: its
+        files are kept (and committed first when git is there)."""
+        if self.folder.is_memory():
+            return
+        with self.versioned.operation("initialize") as commit:
+            atomic_write(
+                self.folder.meta_path,
+                GamMeta(chunk_config=self.options.chunk).model_dump_json(indent=2) + "\n",
+            )
+            commit("Made this folder a memory", {"Gam-Operation": "initialize"})
 
     def reorganize(self, path: str = "", dry_run: bool = False) -> ReorganizeOperation:
         if not self.folder.is_memory():

@@ -1,0 +1,87 @@
+"""The app's settings: what the user chose in the Settings dialog, kept with QSettings.
+
+Only preferences live here (endpoint, models, temperatures, chunking, workers,
+layout, recent folders). The API key is never written here: it lives in the OS
+keychain (gam_desktop.keystore), or in memory for this session when there is none.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+from PySide6.QtCore import QSettings
+
+from gam_desktop.engine.builder import BuildOptions
+from gam_desktop.engine.llm import LLMSettings
+from gam_desktop.engine.models import ChunkConfig
+
+PRESETS = {  # name -> (base URL, default model, needs a key)
+    "OpenAI": ("https://api.openai.com/v1", "gpt-4o-mini", True),
+    "Ollama": ("http://127.0.0.1:11434/v1", "qwen2.5:7b", False),
+    "LM Studio": ("http://127.0.0.1:1234/v1", "local-model", False),
+    "Custom": ("http://127.0.0.1:8080/v1", "local-model", False),
+}
+MAX_RECENT = 8
+
+
+@dataclass
+class Preferences:
+    provider: str = "OpenAI"
+    base_url: str = PRESETS["OpenAI"][0]
+    builder_model: str = "gpt-4o-mini"
+    chat_model: str = "gpt-4o-mini"
+    builder_temperature: float = 0.3
+    chat_temperature: float = 0.7
+    min_tokens: int = 100
+    max_tokens: int = 1000
+    workers: int = 8
+    reorganize_threshold: int = 10
+    timeout: float = 120.0
+    git_path: str = ""
+    recent_folders: list[str] = field(default_factory=list)
+
+    def llm(self, role: str, api_key: str | None) -> LLMSettings:
+        model = self.builder_model if role == "builder" else self.chat_model
+        temperature = self.builder_temperature if role == "builder" else self.chat_temperature
+        return LLMSettings(
+            base_url=self.base_url,
+            model=model,
+            temperature=temperature,
+            api_key=api_key or None,
+            workers=self.workers,
+            timeout=self.timeout,
+        )
+
+    def build_options(self) -> BuildOptions:
+        return BuildOptions(
+            chunk=ChunkConfig(min_tokens=self.min_tokens, max_tokens=self.max_tokens),
+            reorganize_threshold=self.reorganize_threshold,
+        )
+
+    def remember_folder(self, folder: str) -> None:
+        self.recent_folders = [folder, *[f for f in self.recent_folders if f != folder]]
+        del self.recent_folders[MAX_RECENT:]
+
+
+def load(store: QSettings) -> Preferences:
+    prefs = Preferences()
+    for name, default in asdict(prefs).items():
+        value = store.value(f"prefs/{name}", default)
+        if isinstance(default, list):
+            value = [
+                str(v) for v in (value if isinstance(value, list) else [value] if value else [])
+            ]
+        elif isinstance(default, bool):
+            value = str(value).lower() in ("1", "true")
+        elif isinstance(default, int):
+            value = int(value)
+        elif isinstance(default, float):
+            value = float(value)
+        setattr(prefs, name, value)
+    return prefs
+
+
+def save(store: QSettings, prefs: Preferences) -> None:
+    for name, value in asdict(prefs).items():
+        store.setValue(f"prefs/{name}", value)
+    store.sync()

@@ -1,0 +1,188 @@
+"""Running engine work off the GUI thread.
+
+Each task is a Worker QObject moved to its own QThread. The worker reports through
+signals (progress, step, succeeded, failed, cancelled); the TaskRunner, which lives
+on the GUI thread, receives them (queued, so on the GUI thread) and calls the
+task's callbacks there. Ownership is single: the runner keeps the Python references
+and drops them once the thread has finished — no deleteLater on the worker, which
+under PySide6 6.12 segfaulted when combined with a Python reference (DESIGN.md).
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from PySide6.QtCore import QObject, QThread, Signal, Slot
+
+from gam_desktop.engine.control import CancelToken, OperationCancelled
+
+log = logging.getLogger(__name__)
+
+
+class Worker(QObject):
+    """Signals: progress(id, event), step(id, step), succeeded(id, result),
+    failed(id, exception), cancelled(id), done(id)."""
+
+    progress = Signal(int, object)
+    step = Signal(int, object)
+    succeeded = Signal(int, object)
+    failed = Signal(int, object)
+    cancelled = Signal(int)
+    done = Signal(int)
+
+    def __init__(self, task_id: int, job: Callable[[Worker], Any]) -> None:
+        super().__init__()
+        self.task_id = task_id
+        self.job = job
+
+    @Slot()
+    def run(self) -> None:
+        try:
+            result = self.job(self)
+        except OperationCancelled:
+            self.cancelled.emit(self.task_id)
+        except Exception as exc:  # reported to the GUI, which shows a message
+            log.info("task %d failed: %s", self.task_id, exc, exc_info=True)
+            self.failed.emit(self.task_id, exc)
+        else:
+            self.succeeded.emit(self.task_id, result)
+        finally:
+            self.done.emit(self.task_id)
+
+    def report_progress(self, event: object) -> None:
+        self.progress.emit(self.task_id, event)
+
+    def report_step(self, step: object) -> None:
+        self.step.emit(self.task_id, step)
+
+
+@dataclass
+class Task:
+    id: int
+    name: str
+    cancel: CancelToken
+    thread: QThread
+    worker: Worker
+    on_success: Callable[[Any], None] | None = None
+    on_failure: Callable[[Exception], None] | None = None
+    on_cancel: Callable[[], None] | None = None
+    on_progress: Callable[[Any], None] | None = None
+    on_step: Callable[[Any], None] | None = None
+    finished: bool = field(default=False)
+
+
+class TaskRunner(QObject):
+    """Signals: started(name), finished(name)."""
+
+    started = Signal(str)
+    finished = Signal(str)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._ids = itertools.count(1)
+        self.tasks: dict[int, Task] = {}
+
+    def start(
+        self,
+        name: str,
+        job: Callable[[Worker, CancelToken], Any],
+        *,
+        on_success: Callable[[Any], None] | None = None,
+        on_failure: Callable[[Exception], None] | None = None,
+        on_cancel: Callable[[], None] | None = None,
+        on_progress: Callable[[Any], None] | None = None,
+        on_step: Callable[[Any], None] | None = None,
+    ) -> Task:
+        task_id = next(self._ids)
+        cancel = CancelToken()
+        worker = Worker(task_id, lambda w: job(w, cancel))
+        thread = QThread()
+        thread.setObjectName(f"gam-{name}-{task_id}")
+        worker.moveToThread(thread)
+        task = Task(
+            task_id,
+            name,
+            cancel,
+            thread,
+            worker,
+            on_success,
+            on_failure,
+            on_cancel,
+            on_progress,
+            on_step,
+        )
+        self.tasks[task_id] = task
+        worker.progress.connect(self._progress)
+        worker.step.connect(self._step)
+        worker.succeeded.connect(self._succeeded)
+        worker.failed.connect(self._failed)
+        worker.cancelled.connect(self._cancelled)
+        worker.done.connect(thread.quit)
+        worker.done.connect(self._reap)  # queued: runs on the GUI thread
+        thread.started.connect(worker.run)
+        thread.start()
+        self.started.emit(name)
+        return task
+
+    def running(self, name: str | None = None) -> list[Task]:
+        return [
+            t for t in self.tasks.values() if not t.finished and (name is None or t.name == name)
+        ]
+
+    def cancel_all(self) -> None:
+        for task in self.tasks.values():
+            task.cancel.cancel()
+
+    def wait_all(self, milliseconds: int = 10_000) -> None:
+        for task in list(self.tasks.values()):
+            task.thread.wait(milliseconds)
+
+    @Slot(int, object)
+    def _progress(self, task_id: int, event: object) -> None:
+        task = self.tasks.get(task_id)
+        if task and task.on_progress:
+            task.on_progress(event)
+
+    @Slot(int, object)
+    def _step(self, task_id: int, step: object) -> None:
+        task = self.tasks.get(task_id)
+        if task and task.on_step:
+            task.on_step(step)
+
+    @Slot(int, object)
+    def _succeeded(self, task_id: int, result: object) -> None:
+        task = self._end(task_id)
+        if task and task.on_success:
+            task.on_success(result)
+
+    @Slot(int, object)
+    def _failed(self, task_id: int, error: object) -> None:
+        task = self._end(task_id)
+        if task and task.on_failure:
+            task.on_failure(error)  # type: ignore[arg-type]
+
+    @Slot(int)
+    def _cancelled(self, task_id: int) -> None:
+        task = self._end(task_id)
+        if task and task.on_cancel:
+            task.on_cancel()
+
+    def _end(self, task_id: int) -> Task | None:
+        task = self.tasks.get(task_id)
+        if task is not None:
+            task.finished = True
+            self.finished.emit(task.name)
+        return task
+
+    @Slot(int)
+    def _reap(self, task_id: int) -> None:
+        """The worker emitted its last signal: wait for its thread to end, then drop the
+        last references here on the GUI thread (the single owner)."""
+        task = self.tasks.get(task_id)
+        if task is not None:
+            task.thread.wait(5000)
+            self.tasks.pop(task_id, None)

@@ -1,0 +1,68 @@
+"""The API key in the OS keychain (macOS Keychain, Windows Credential Locker, the Secret
+Service on Linux) and nowhere else: never a settings file, a log line or git.
+
+Calls can block (a locked Secret Service asks for a password), so the GUI makes them on
+a worker thread. Without a usable keychain, callers fall back to OPENAI_API_KEY or a key
+kept for the session only, and say so.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import keyring
+import keyring.errors
+from keyring.backends import fail
+
+SERVICE = "gam-desktop"
+NO_KEYCHAIN = (
+    "No keychain is available on this system, so the API key cannot be saved. "
+    "It is kept for this session only; set OPENAI_API_KEY to avoid retyping it."
+)
+
+
+class KeychainUnavailable(RuntimeError):
+    """No usable keychain backend; str() says what to do."""
+
+
+def backend_name() -> str:
+    backend = keyring.get_keyring()
+    return f"{type(backend).__module__}.{type(backend).__name__}"
+
+
+def available() -> bool:
+    backend = keyring.get_keyring()
+    return not isinstance(backend, fail.Keyring) and backend.priority > 0
+
+
+def _account(endpoint: str) -> str:
+    """Keys are per endpoint: an OpenAI key is not sent to a local server and vice versa."""
+    return endpoint.strip().rstrip("/") or "default"
+
+
+def get_key(endpoint: str) -> str | None:
+    if not available():
+        return None
+    try:
+        return keyring.get_password(SERVICE, _account(endpoint))
+    except keyring.errors.KeyringError as exc:
+        raise KeychainUnavailable(f"the keychain could not be read: {exc}") from exc
+
+
+def set_key(endpoint: str, key: str) -> None:
+    if not available():
+        raise KeychainUnavailable(NO_KEYCHAIN)
+    try:
+        if key:
+            keyring.set_password(SERVICE, _account(endpoint), key)
+        else:
+            delete_key(endpoint)
+    except keyring.errors.KeyringError as exc:
+        raise KeychainUnavailable(f"the keychain refused the key: {exc}") from exc
+
+
+def delete_key(endpoint: str) -> None:
+    if not available():
+        return
+    with contextlib.suppress(keyring.errors.PasswordDeleteError):
+        keyring.delete_password(SERVICE, _account(endpoint))
