@@ -72,6 +72,7 @@ class Workflow:
         cancel: CancelToken | None = None,
         lock_timeout: float = 600.0,
         git_path: str | None = None,
+        tools: MemoryTools | None = None,
     ) -> None:
         if workflow_type != "text":
             raise ValueError(f"unsupported workflow type {workflow_type!r} (only 'text')")
@@ -85,7 +86,9 @@ class Workflow:
             else LLMSettings.from_env("chat", model=model, **(llm_config or {}))
         )
         self.options = options or BuildOptions()
-        self._tools: MemoryTools | None = None
+        # The search tools (corpus, BM25 index) are thread-safe and may be shared by the
+        # Workflows of several tasks, so the index stays warm between questions.
+        self._tools: MemoryTools | None = tools
         self.progress = progress
         self.cancel = cancel or CancelToken()
         self.lock_timeout = lock_timeout

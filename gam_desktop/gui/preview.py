@@ -56,6 +56,11 @@ class PreviewPane(QWidget):
         self.original.hide()
         self.body.setMarkdown("")
 
+    def show_message(self, title: str, text: str) -> None:
+        self.clear()
+        self.title.setText(title)
+        self.body.setMarkdown(text)
+
     def show_file(self, folder: MemoryFolder, path: str) -> None:
         self.folder, self.path = folder, path
         file = folder.root / path

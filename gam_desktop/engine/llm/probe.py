@@ -1,0 +1,104 @@
+"""What a server offers: its models, and whether structured output and tools work.
+
+"Test connection" in Settings runs `probe`; `detect_local` looks for Ollama and LM
+Studio on their default ports. Both use short timeouts and one retry at most.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel
+
+from gam_desktop.engine.llm import capabilities
+from gam_desktop.engine.llm.client import LLMClient
+from gam_desktop.engine.llm.errors import LLMError
+from gam_desktop.engine.llm.settings import LLMSettings
+from gam_desktop.engine.llm.tools import Tool, chat_with_tools
+
+LOCAL_SERVERS = {"Ollama": "http://127.0.0.1:11434/v1", "LM Studio": "http://127.0.0.1:1234/v1"}
+
+
+class _Ping(BaseModel):
+    ok: bool
+
+
+@dataclass
+class ProbeReport:
+    base_url: str
+    models: list[str] = field(default_factory=list)
+    reachable: bool = False
+    structured: str = ""  # the best structured-output mode that worked
+    tools: bool | None = None
+    error: str = ""
+
+    def summary(self) -> str:
+        if not self.reachable:
+            return f"Cannot use {self.base_url}: {self.error}"
+        parts = [f"Connected to {self.base_url}."]
+        if self.models:
+            shown = ", ".join(self.models[:8]) + (" …" if len(self.models) > 8 else "")
+            parts.append(f"Models: {shown}.")
+        parts.append(f"Structured output: {self.structured or 'not working'}.")
+        parts.append(
+            "Tool calling: "
+            + ("yes" if self.tools else "no (a JSON action protocol is used instead)")
+        )
+        if self.error:
+            parts.append(f"Note: {self.error}")
+        return " ".join(parts)
+
+
+def list_models(base_url: str, api_key: str = "", timeout: float = 3.0) -> list[str]:
+    request = urllib.request.Request(f"{base_url.rstrip('/')}/models")
+    if api_key:
+        request.add_header("Authorization", f"Bearer {api_key}")
+    with urllib.request.urlopen(request, timeout=timeout) as response:
+        data = json.loads(response.read() or b"{}")
+    return [str(m.get("id")) for m in data.get("data", []) if isinstance(m, dict)]
+
+
+def probe(settings: LLMSettings) -> ProbeReport:
+    report = ProbeReport(settings.base_url)
+    quick = settings.model_copy(update={"max_retries": 0, "timeout": min(settings.timeout, 60)})
+    try:
+        report.models = list_models(settings.base_url, settings.key_value())
+    except (OSError, ValueError) as exc:
+        report.error = f"the model list is unavailable ({exc})"
+    capabilities.forget_all()
+    llm = LLMClient(quick)
+    messages = [{"role": "user", "content": 'Reply with the JSON {"ok": true}.'}]
+    try:
+        llm.structured(messages, _Ping, stage="probe", max_tokens=20)
+        caps = llm.caps
+        report.structured = next(
+            (m for m in capabilities.STRUCTURED_MODES[:2] if caps.known(m)), "schema in the prompt"
+        )
+        report.reachable = True
+        tool = Tool("ping", "Answer the ping", {"type": "object", "properties": {}})
+        chat_with_tools(
+            llm,
+            [{"role": "user", "content": "Call the ping tool."}],
+            [tool],
+            stage="probe",
+            max_tokens=50,
+        )
+        report.tools = llm.caps.usable("tools")
+    except LLMError as exc:
+        report.error = str(exc)
+        report.reachable = report.reachable or "refused" in str(exc)
+    return report
+
+
+def detect_local(timeout: float = 1.0) -> list[tuple[str, str, list[str]]]:
+    """(name, base URL, models) of local servers answering on their default ports."""
+    found = []
+    for name, url in LOCAL_SERVERS.items():
+        try:
+            found.append((name, url, list_models(url, timeout=timeout)))
+        except (OSError, ValueError, urllib.error.URLError):
+            continue
+    return found

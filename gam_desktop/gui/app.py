@@ -1,0 +1,88 @@
+"""Starting the desktop app: logging, settings, the window, the first memory."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import logging.handlers
+import os
+import sys
+from pathlib import Path
+
+from PySide6.QtCore import QSettings, QStandardPaths
+from PySide6.QtWidgets import QApplication
+
+from gam_desktop import __version__, keystore
+from gam_desktop.engine.tokenizer import resources_dir
+from gam_desktop.gui.main_window import MainWindow
+from gam_desktop.gui.settings import load
+
+log = logging.getLogger("gam_desktop")
+
+
+def log_folder() -> Path:
+    base = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.AppLocalDataLocation)
+    return Path(base or Path.home() / ".gam-desktop") / "logs"
+
+
+def setup_logging() -> Path:
+    folder = log_folder()
+    folder.mkdir(parents=True, exist_ok=True)
+    handler = logging.handlers.RotatingFileHandler(
+        folder / "gam-desktop.log", maxBytes=1_000_000, backupCount=3, encoding="utf-8"
+    )
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    for noisy in ("openai", "httpx", "httpcore", "urllib3", "git", "watchdog"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)  # they may log headers
+    return folder
+
+
+def make_app(argv: list[str]) -> QApplication:
+    app = QApplication.instance() or QApplication(argv)
+    app.setApplicationName("GAM Desktop")
+    app.setOrganizationName("GAM Desktop")
+    app.setApplicationVersion(__version__)
+    style = resources_dir() / "style.qss"
+    if style.is_file():
+        app.setStyleSheet(style.read_text(encoding="utf-8"))
+    return app
+
+
+def parser() -> argparse.ArgumentParser:
+    parse = argparse.ArgumentParser(prog="gam-desktop", description="GAM Desktop")
+    parse.add_argument("folder", nargs="?", help="a memory folder to open")
+    parse.add_argument(
+        "--self-test",
+        action="store_true",
+        help="build, ask and roll back a sample memory offscreen; exit 0 if fine",
+    )
+    parse.add_argument("--version", action="version", version=__version__)
+    return parse
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv if argv is not None else sys.argv[1:])
+    if args.self_test:
+        from gam_desktop.gui.selftest import run
+
+        return run()
+    logs = setup_logging()
+    log.info("GAM Desktop %s starting; logs in %s", __version__, logs)
+    app = make_app(sys.argv[:1])
+    store = QSettings()
+    prefs = load(store)
+    window = MainWindow(prefs, store, api_key=os.environ.get("OPENAI_API_KEY"))
+    window.show()
+    endpoint = prefs.base_url
+    window.tasks.start(
+        "keychain", lambda w, c: keystore.get_key(endpoint), on_success=window.set_api_key
+    )
+    folder = args.folder or next((f for f in prefs.recent_folders if Path(f).is_dir()), None)
+    if folder:
+        window.open_memory(Path(folder))
+    else:
+        window.welcome()
+    return app.exec()
