@@ -6,8 +6,10 @@ import html
 from datetime import datetime
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QPushButton,
     QSplitter,
@@ -57,6 +59,8 @@ class HistoryPanel(QWidget):
         self.list.setRootIsDecorated(False)
         self.list.setUniformRowHeights(True)
         self.list.currentItemChanged.connect(self._selected)
+        self.list.header().setStretchLastSection(False)
+        self.list.header().setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         self.more = QPushButton("Show older operations")
         self.more.clicked.connect(self._load_more)
         self.files = QTreeWidget()
@@ -147,9 +151,16 @@ class HistoryPanel(QWidget):
         self.rollback.setText(
             "Undo this rollback…" if operation.kind == "rollback" else "Roll back…"
         )
-        for change in self.history.changes(operation.sha):
+        # The memories first; the app's own files (.gam/, .gitignore) after, greyed.
+        changes = sorted(
+            self.history.changes(operation.sha), key=lambda c: (c.path.startswith("."), c.path)
+        )
+        for change in changes:
             row = QTreeWidgetItem([change.status, change_label(change)])
             row.setData(0, Qt.ItemDataRole.UserRole, change.path)
+            if change.path.startswith("."):
+                for column in (0, 1):
+                    row.setForeground(column, QColor("#8a8f98"))
             self.files.addTopLevelItem(row)
         self.files.resizeColumnToContents(0)
         if self.files.topLevelItemCount():
