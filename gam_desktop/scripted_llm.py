@@ -397,6 +397,10 @@ class LLMHTTPServer(ThreadingHTTPServer):
             return
         if fault and fault.kind == "slow":
             time.sleep(fault.seconds)
+        echo = re.search(r"Reply with the JSON (\{.*\})", last_user(messages))
+        if task == "chat" and echo and not request.get("tools"):  # a connection test
+            self._reply(handler, request, {"role": "assistant", "content": echo.group(1)})
+            return
         if task == "chat":
             self._send_chat(handler, request)
             return

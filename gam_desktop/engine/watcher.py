@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
@@ -21,6 +22,9 @@ from gam_desktop.engine.ownwrites import OWN_WRITES, OwnWrites
 from gam_desktop.engine.sandbox import HIDDEN_PARTS
 
 log = logging.getLogger(__name__)
+# watchdog's inotify backend warns when git re-creates a folder inside .git/ that it already
+# watched; the events there are dropped by is_interesting anyway.
+warnings.filterwarnings("ignore", message="Callback with id", category=RuntimeWarning)
 _TEMP_SUFFIXES = ("~", ".tmp", ".swp", ".swx", ".part", ".crdownload")
 
 

@@ -52,6 +52,10 @@ class Worker(QObject):
             self.succeeded.emit(self.task_id, result)
         finally:
             self.done.emit(self.task_id)
+            # End this thread's event loop from here: a queued done -> thread.quit would
+            # wait for the GUI loop, and a window closing right now would then destroy a
+            # still-running QThread ("Destroyed while thread is still running").
+            QThread.currentThread().quit()
 
     def report_progress(self, event: object) -> None:
         self.progress.emit(self.task_id, event)
@@ -121,7 +125,6 @@ class TaskRunner(QObject):
         worker.succeeded.connect(self._succeeded)
         worker.failed.connect(self._failed)
         worker.cancelled.connect(self._cancelled)
-        worker.done.connect(thread.quit)
         worker.done.connect(self._reap)  # queued: runs on the GUI thread
         thread.started.connect(worker.run)
         thread.start()

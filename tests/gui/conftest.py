@@ -1,0 +1,125 @@
+"""GUI fixtures: an offscreen main window against the scripted server, and the real
+Secret Service (gnome-keyring) on a private D-Bus session started for these tests."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QSettings
+
+from gam_desktop.gui.app import make_app
+from gam_desktop.gui.main_window import MainWindow
+from gam_desktop.gui.settings import Preferences
+
+
+class Recorder:
+    """Stands in for the message boxes: records what the person would have been told."""
+
+    def __init__(self) -> None:
+        self.told: list[tuple[str, str]] = []
+        self.errors: list[BaseException] = []
+        self.asked: list[tuple[str, str]] = []
+        self.answer = True
+
+    def confirm(self, title: str, text: str) -> bool:
+        self.asked.append((title, text))
+        return self.answer
+
+
+@pytest.fixture
+def prefs(llm_server) -> Preferences:
+    return Preferences(
+        provider="Custom",
+        base_url=llm_server.base_url,
+        builder_model="scripted",
+        chat_model="scripted",
+        min_tokens=20,
+        max_tokens=200,
+        workers=4,
+        timeout=5,
+    )
+
+
+@pytest.fixture
+def recorder() -> Recorder:
+    return Recorder()
+
+
+@pytest.fixture
+def make_window(qtbot, tmp_path: Path, recorder: Recorder):
+    make_app([])
+    windows = []
+
+    def make(prefs: Preferences) -> MainWindow:
+        store = QSettings(
+            str(tmp_path / f"settings-{len(windows)}.ini"), QSettings.Format.IniFormat
+        )
+        window = MainWindow(prefs, store)
+        window.confirm = recorder.confirm
+        window.tell = lambda title, text: recorder.told.append((title, text))
+        window.show_error = recorder.errors.append
+        qtbot.addWidget(window)
+        window.resize(1280, 800)
+        window.show()
+        windows.append(window)
+        return window
+
+    yield make
+    for window in windows:
+        window.close()
+
+
+@pytest.fixture
+def window(make_window, prefs) -> MainWindow:
+    return make_window(prefs)
+
+
+@pytest.fixture(scope="session")
+def secret_service(tmp_path_factory) -> Iterator[None]:
+    """A private D-Bus session bus with gnome-keyring unlocked on it; keyring uses it."""
+    for tool in ("dbus-daemon", "gnome-keyring-daemon"):
+        if shutil.which(tool) is None:
+            pytest.fail(
+                f"{tool} is missing: .ci/run installs it (apt-get install dbus gnome-keyring)"
+            )
+    home = tmp_path_factory.mktemp("keyring-home")
+    bus = subprocess.Popen(
+        ["dbus-daemon", "--session", "--nofork", "--print-address=1"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    address = bus.stdout.readline().strip()
+    env = {
+        **os.environ,
+        "DBUS_SESSION_BUS_ADDRESS": address,
+        "HOME": str(home),
+        "XDG_DATA_HOME": str(home / "data"),
+        "XDG_RUNTIME_DIR": str(home),
+    }
+    subprocess.run(
+        ["gnome-keyring-daemon", "--unlock", "--components=secrets"],
+        input="gam-test-password",
+        text=True,
+        env=env,
+        capture_output=True,
+        timeout=30,
+        check=True,
+    )
+    previous = os.environ.get("DBUS_SESSION_BUS_ADDRESS")
+    os.environ["DBUS_SESSION_BUS_ADDRESS"] = address
+    import keyring
+    from keyring.backends import SecretService
+
+    keyring.set_keyring(SecretService.Keyring())
+    yield
+    bus.terminate()  # gnome-keyring-daemon exits with its bus
+    bus.wait(10)
+    if previous is None:
+        os.environ.pop("DBUS_SESSION_BUS_ADDRESS", None)
+    else:
+        os.environ["DBUS_SESSION_BUS_ADDRESS"] = previous
