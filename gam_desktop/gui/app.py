@@ -40,7 +40,20 @@ def setup_logging() -> Path:
     return folder
 
 
+def warm_up() -> None:
+    """Import the LLM SDK and load the tokenizer early, on a worker thread while the person
+    looks at the window, so the first build does not pay for it on its critical path."""
+    from gam_desktop.engine.llm.client import sdk
+    from gam_desktop.engine.tokenizer import count_tokens
+
+    sdk()
+    count_tokens("warm up")
+
+
 def make_app(argv: list[str]) -> QApplication:
+    # Hand the GIL over more often than the default 5 ms: worker threads parsing, chunking
+    # and importing then starve the GUI thread less (shorter stalls while building).
+    sys.setswitchinterval(0.001)
     app = QApplication.instance() or QApplication(argv)
     app.setApplicationName("GAM Desktop")
     app.setOrganizationName("GAM Desktop")

@@ -103,6 +103,8 @@ class MainWindow(QMainWindow):
         self.tabs = QTabWidget()
         self.tabs.addTab(self.chat, "Chat")
         self.tabs.addTab(self.history, "History")
+        self._history_stale = True
+        self.tabs.currentChanged.connect(self._tab_changed)
         self.split = QSplitter(Qt.Orientation.Horizontal)
         for widget in (self.tree, self.preview, self.tabs):
             self.split.addWidget(widget)
@@ -223,6 +225,9 @@ class MainWindow(QMainWindow):
             options=self.prefs.build_options(),
             git_path=self.prefs.git_path or None,
         )
+        # Open (or create) the repository now, before any worker thread can: two threads
+        # running `git init` / opening a half-made .git at once was a real race.
+        history_off = self.workflow.history is None
         if make_memory:
             self.workflow.initialize()
         self.conversation = Conversation(LLMClient(self.workflow.chat_settings))
@@ -234,7 +239,10 @@ class MainWindow(QMainWindow):
         self.refresh_history()
         self._check_interrupted()
         self.watcher = self.workflow.watch(self.bridge.outside_edit.emit)
-        self.status_label.setText(f"Opened {root} — {self.tree.memory_count()} memories")
+        self.status_label.setText(
+            f"Opened {root} — {self.tree.memory_count()} memories"
+            + (" — history is off: git was not found" if history_off else "")
+        )
         return True
 
     def _lock_folder(self, folder: MemoryFolder) -> None:
@@ -418,8 +426,19 @@ class MainWindow(QMainWindow):
     # -- history and reorganization -------------------------------------------------------
 
     def refresh_history(self) -> None:
-        if self.workflow is not None:
-            self.history.set_history(self.workflow.history, self.workflow.history_message)
+        """Reload the history panel now if it is in front, else when it is next shown (its
+        git calls then stay off the GUI thread's path after every operation)."""
+        if self.workflow is None:
+            return
+        if self.tabs.currentWidget() is not self.history:
+            self._history_stale = True
+            return
+        self._history_stale = False
+        self.history.set_history(self.workflow.history, self.workflow.history_message)
+
+    def _tab_changed(self, _index: int) -> None:
+        if self.tabs.currentWidget() is self.history and self._history_stale:
+            self.refresh_history()
 
     def roll_back(self, operation: Operation) -> None:
         changes = self.workflow.history.changes(operation.sha)

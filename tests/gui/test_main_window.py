@@ -47,6 +47,12 @@ def drop(window, paths: list[Path]) -> None:
     assert not window.drop_hint.isVisible()
 
 
+def ops(window):
+    """The operations the History tab shows, brought to the front as a person would."""
+    window.tabs.setCurrentWidget(window.history)
+    return window.history.operations
+
+
 def idle(window) -> bool:
     return not window.tasks.running()
 
@@ -69,7 +75,7 @@ def test_dropped_files_are_built_into_a_memory(qtbot, window, recorder, tmp_path
     assert window.tree.memory_count() == len(
         [p for p in (tmp_path / "memory").rglob("*.md") if p.name != "README.md"]
     )
-    assert window.history.operations[0].kind == "build"
+    assert ops(window)[0].kind == "build"
     assert window.status_label.text().startswith("Built 3 documents")
 
 
@@ -79,7 +85,7 @@ def test_a_dropped_folder_is_searched_for_documents(qtbot, window, tmp_path) -> 
     (folder / "deep" / "notes.md").write_text(topic_document({"git": 2}))
     (folder / "other.txt").write_text(topic_document({"docker": 2}))
     built(qtbot, window, tmp_path / "memory", [folder])
-    assert window.history.operations[0].summary.startswith("Built 2 documents")
+    assert ops(window)[0].summary.startswith("Built 2 documents")
 
 
 def test_drops_during_a_build_are_queued(qtbot, window, llm_server, tmp_path) -> None:
@@ -91,13 +97,9 @@ def test_drops_during_a_build_are_queued(qtbot, window, llm_server, tmp_path) ->
     assert "queued" in window.status_label.text()
     wait(
         qtbot,
-        lambda: (
-            idle(window)
-            and window.history.operations
-            and window.history.operations[0].kind == "add"
-        ),
+        lambda: idle(window) and ops(window) and ops(window)[0].kind == "add",
     )
-    assert [op.kind for op in window.history.operations] == ["add", "build"]
+    assert [op.kind for op in ops(window)] == ["add", "build"]
 
 
 def test_chat_round_trip_with_clickable_sources(qtbot, window, tmp_path) -> None:
@@ -146,13 +148,13 @@ def test_rollback_and_undo_through_the_history_panel(qtbot, window, tmp_path) ->
     memory = tmp_path / "memory"
     built(qtbot, window, memory, SAMPLES[:1])
     drop(window, SAMPLES[1:])
-    wait(qtbot, lambda: idle(window) and window.history.operations[0].kind == "add", timeout=WAIT)
+    wait(qtbot, lambda: idle(window) and ops(window)[0].kind == "add", timeout=WAIT)
     before_rollback = window.tree.memory_count()
-    window.history.select(window.history.operations[0].sha)
+    window.history.select(ops(window)[0].sha)
     window.history.rollback.click()
     wait(
         qtbot,
-        lambda: idle(window) and window.history.operations[0].kind == "rollback",
+        lambda: idle(window) and ops(window)[0].kind == "rollback",
         timeout=WAIT,
     )
     assert window.tree.memory_count() < before_rollback
@@ -161,7 +163,7 @@ def test_rollback_and_undo_through_the_history_panel(qtbot, window, tmp_path) ->
     window.history.rollback.click()
     wait(
         qtbot,
-        lambda: idle(window) and window.history.operations[0].summary.startswith("Undid rollback"),
+        lambda: idle(window) and ops(window)[0].summary.startswith("Undid rollback"),
     )
     assert window.tree.memory_count() == before_rollback
 
@@ -179,10 +181,10 @@ def test_reorganize_shows_the_plan_then_history_shows_moves(
     mixed.write_text(topic_document({"python": 4, "rust": 4}))
     built(qtbot, window, tmp_path / "memory", [mixed])
     window.plan_reorganization("all")
-    wait(qtbot, lambda: idle(window) and window.history.operations[0].kind == "reorganize")
+    wait(qtbot, lambda: idle(window) and ops(window)[0].kind == "reorganize")
     title, plan = recorder.asked[-1]
     assert title == "Reorganize all/?" and "8 memories would move" in plan and "→" in plan
-    assert window.history.operations[0].summary.startswith("Reorganized all/ into 2 folders")
+    assert ops(window)[0].summary.startswith("Reorganized all/ into 2 folders")
     rows = [
         (window.history.files.topLevelItem(i).text(0), window.history.files.topLevelItem(i).text(1))
         for i in range(window.history.files.topLevelItemCount())
@@ -236,7 +238,7 @@ def test_an_outside_edit_appears_in_the_tree_and_history(qtbot, window, tmp_path
         render_memory({"title": "quokkas", "tldr": "Q."}, "Quokkas live on Rottnest Island.")
     )
     wait(qtbot, lambda: window.tree.memory_count() == count + 1)
-    wait(qtbot, lambda: window.history.operations[0].kind == "manual-edit")
+    wait(qtbot, lambda: ops(window)[0].kind == "manual-edit")
     assert "changed outside the app" in window.status_label.text()
     assert window.tree.find("quokkas.md") is not None
 
@@ -263,7 +265,7 @@ def test_a_folder_that_is_not_a_memory_is_not_written_silently(window, recorder,
     recorder.answer = True
     assert window.open_memory(folder)
     assert (folder / ".gam_meta.json").exists() and (folder / "2024.xlsx").exists()
-    assert window.history.operations[0].summary == "Made this folder a memory"
+    assert ops(window)[0].summary == "Made this folder a memory"
 
 
 @pytest.mark.parametrize(
@@ -314,7 +316,9 @@ def test_history_unavailable_without_git(make_window, prefs, tmp_path, monkeypat
     monkeypatch.setenv("PATH", str(empty))
     window = make_window(prefs)
     assert window.open_memory(tmp_path / "memory")
-    assert not window.history.notice.isHidden()  # shown on the History tab
+    assert "history is off" in window.status_label.text()
+    window.tabs.setCurrentWidget(window.history)
+    assert not window.history.notice.isHidden()
     assert "git was not found" in window.history.notice.text()
 
 

@@ -9,6 +9,8 @@ prompt, remembering per server what was rejected.
 from __future__ import annotations
 
 import email.utils
+import functools
+import importlib
 import logging
 import random
 import time
@@ -16,8 +18,6 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from typing import Any, TypeVar
 
-import openai
-from openai import OpenAI
 from pydantic import BaseModel
 
 from gam_desktop.engine.control import CancelToken
@@ -37,24 +37,41 @@ log = logging.getLogger(__name__)
 T = TypeVar("T", bound=BaseModel)
 R = TypeVar("R")
 Messages = list[dict[str, Any]]
-_RETRYABLE = (
-    openai.RateLimitError,
-    openai.InternalServerError,
-    openai.APITimeoutError,
-    openai.ConflictError,
-)
+
+
+@functools.cache
+def sdk() -> Any:
+    """The openai SDK, imported on first use: it takes ~0.6 s to import, which the window
+    should not pay at start-up (calls happen on worker threads anyway)."""
+    return importlib.import_module("openai")
+
+
+def _retryable() -> tuple[type[Exception], ...]:
+    openai = sdk()
+    return (
+        openai.RateLimitError,
+        openai.InternalServerError,
+        openai.APITimeoutError,
+        openai.ConflictError,
+    )
 
 
 class LLMClient:
     def __init__(self, settings: LLMSettings, usage: UsageMeter | None = None) -> None:
         self.settings = settings
         self.usage = usage or UsageMeter()
-        self._openai = OpenAI(
-            base_url=settings.base_url,
-            api_key=settings.key_value(),
-            timeout=settings.timeout,
-            max_retries=0,
-        )
+        self._client: Any = None
+
+    @property
+    def _openai(self) -> Any:
+        if self._client is None:
+            self._client = sdk().OpenAI(
+                base_url=self.settings.base_url,
+                api_key=self.settings.key_value(),
+                timeout=self.settings.timeout,
+                max_retries=0,
+            )
+        return self._client
 
     @property
     def caps(self) -> capabilities.Capabilities:
@@ -66,6 +83,7 @@ class LLMClient:
         self, messages: Messages, *, stage: str, cancel: CancelToken | None = None, **extra: Any
     ) -> Any:
         """One chat completion with retries; BadRequestError is left to the caller."""
+        openai = sdk()
         cancel = cancel or CancelToken()
         kwargs = {
             "model": self.settings.model,
@@ -93,7 +111,7 @@ class LLMClient:
                         f"cannot reach the LLM server at {self.settings.base_url}: {exc}"
                     ) from exc
                 self._wait_before_retry(exc, attempt, cancel)
-            except _RETRYABLE as exc:
+            except _retryable() as exc:
                 self._wait_before_retry(exc, attempt, cancel)
             else:
                 self._record_usage(stage, messages, response)
@@ -183,6 +201,7 @@ class LLMClient:
         cancel: CancelToken | None,
         limit: dict[str, int],
     ) -> tuple[str, str]:
+        openai = sdk()
         for mode in capabilities.STRUCTURED_MODES:
             if mode != "prompt" and not self.caps.usable(mode):
                 continue

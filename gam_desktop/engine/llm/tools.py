@@ -14,11 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import json_repair
-import openai
 
 from gam_desktop.engine.control import CancelToken
 from gam_desktop.engine.llm import capabilities
-from gam_desktop.engine.llm.client import LLMClient, Messages, _append_to_system
+from gam_desktop.engine.llm.client import LLMClient, Messages, _append_to_system, sdk
 from gam_desktop.engine.llm.errors import LLMCallFailed
 
 
@@ -107,6 +106,7 @@ def chat_with_tools(
     cancel: CancelToken | None = None,
     max_tokens: int = 1024,
 ) -> ToolReply:
+    openai = sdk()
     names = {t.name for t in tools}
     if llm.caps.usable("tools"):
         try:

@@ -1,0 +1,156 @@
+"""Desktop benchmarks (issue 5). Prints figures; asserts nothing.
+
+    .venv/bin/python tests/benchmarks/bench_gui.py [--memories 10000] [--chunks 100]
+
+1. Cold start: a new process, from its first line to a shown window with a memory of
+   10,000 files open (tree filled), measured in that process.
+2. The longest stall of the GUI thread during a 100-chunk build: a 10 ms QTimer
+   heartbeat; the largest gap between two beats minus 10 ms.
+3. Peak memory (max RSS) of the process that held the 10,000-memory folder open.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+COLD_START = r"""
+import time, sys
+started = time.perf_counter()
+import os, resource
+from pathlib import Path
+from PySide6.QtCore import QSettings
+from gam_desktop.gui.app import make_app
+from gam_desktop.gui.main_window import MainWindow
+from gam_desktop.gui.settings import Preferences
+app = make_app(sys.argv[:1])
+store = QSettings(sys.argv[2], QSettings.Format.IniFormat)
+window = MainWindow(Preferences(), store)
+window.show()
+window.open_memory(Path(sys.argv[1]))
+app.processEvents()
+shown = time.perf_counter() - started
+window.tree.expandAll()
+app.processEvents()
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(f"{shown:.3f} {window.tree.memory_count()} {peak:.0f}")
+window.close()
+"""
+
+
+def cold_start(memory: Path, settings: Path) -> tuple[float, int, float]:
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    out = subprocess.run(
+        [sys.executable, "-c", COLD_START, str(memory), str(settings)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        cwd=ROOT,
+    )
+    seconds, count, peak = out.stdout.split()[-3:]
+    return float(seconds), int(count), float(peak)
+
+
+def stall_during_build(chunks: int, latency_ms: float) -> tuple[float, float, int]:
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtCore import QElapsedTimer, QSettings, QTimer
+
+    from gam_desktop.gui.app import make_app
+    from gam_desktop.gui.main_window import MainWindow
+    from gam_desktop.gui.settings import Preferences
+    from tests.benchmarks.bench_build import external_server
+    from tests.documents import topic_document
+
+    app = make_app(sys.argv[:1])
+    # The server in its own process, as a provider is: in-process it would compete with the
+    # GUI thread for the GIL and inflate the stall.
+    with tempfile.TemporaryDirectory() as tmp, external_server(latency_ms) as base_url:
+        document = Path(tmp) / "big.md"
+        topics = ["python", "rust", "javascript", "haskell", "docker", "git"]
+        counts = {
+            t: chunks // len(topics) + (i < chunks % len(topics)) for i, t in enumerate(topics)
+        }
+        document.write_text(topic_document(counts))
+        prefs = Preferences(
+            provider="Custom",
+            base_url=base_url,
+            builder_model="scripted",
+            chat_model="scripted",
+            min_tokens=20,
+            max_tokens=200,
+            workers=8,
+        )
+        window = MainWindow(prefs, QSettings(str(Path(tmp) / "s.ini"), QSettings.Format.IniFormat))
+        window.confirm = lambda *_: True
+        window.tell = lambda *_: None
+        window.show()
+        from gam_desktop.gui.app import warm_up
+
+        warm_up()  # as the app does at start-up, on a worker thread, before any build
+        window.open_memory(Path(tmp) / "memory")
+        clock, gaps = QElapsedTimer(), []
+        clock.start()
+        last = [clock.elapsed()]
+
+        def beat() -> None:
+            now = clock.elapsed()
+            gaps.append(now - last[0])
+            last[0] = now
+
+        timer = QTimer()
+        timer.timeout.connect(beat)
+        timer.start(10)
+        started = time.perf_counter()
+        window.add_paths([document])
+        while window.tasks.running() or window.tree.memory_count() == 0:
+            app.processEvents()
+            time.sleep(0.001)
+        elapsed = time.perf_counter() - started
+        settle = time.perf_counter() + 0.5  # the refresh after the build counts too
+        while time.perf_counter() < settle:
+            app.processEvents()
+            time.sleep(0.001)
+        timer.stop()
+        built = window.tree.memory_count()
+        window.close()
+    return max(gaps) - 10, elapsed, built
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--memories", type=int, default=10_000)
+    parser.add_argument("--chunks", type=int, default=100)
+    parser.add_argument("--latency-ms", type=float, default=50)
+    args = parser.parse_args()
+    from tests.benchmarks.bench_retrieval import generate
+
+    with tempfile.TemporaryDirectory() as tmp:
+        memory = Path(tmp) / "memory"
+        memory.mkdir()
+        generate(memory, args.memories, 200)
+        subprocess.run(["git", "init", "-q", str(memory)], check=True)
+        runs = [cold_start(memory, Path(tmp) / f"s{i}.ini") for i in range(4)]
+        times = ", ".join(f"{r[0]:.2f}" for r in runs)
+        print(
+            f"cold start to a shown window with {runs[0][1]} memories open: {times} s "
+            f"(4 new processes; the first also opens the repository's .gitignore)"
+        )
+        print(f"peak memory with that folder open and fully expanded: {runs[0][2]:.0f} MiB")
+    stall, elapsed, built = stall_during_build(args.chunks, args.latency_ms)
+    print(
+        f"{args.chunks}-chunk build ({built} memories, {args.latency_ms:.0f} ms latency, "
+        f"{elapsed:.1f} s): longest GUI-thread stall {stall:.0f} ms beyond the 10 ms beat"
+    )
+
+
+if __name__ == "__main__":
+    main()

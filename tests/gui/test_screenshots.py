@@ -1,0 +1,50 @@
+"""Screenshots of the main states, for a person to look at (GAM_SCREENSHOTS=folder keeps
+them; otherwise they go to the test's temporary folder)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from PySide6.QtCore import QUrl
+
+from gam_desktop.gui.settings_dialog import SettingsDialog
+from tests.gui.test_main_window import SAMPLES, drop, idle, wait
+
+
+def test_screenshots_of_the_main_states(qtbot, window, prefs, llm_server, tmp_path) -> None:
+    folder = Path(os.environ.get("GAM_SCREENSHOTS") or tmp_path / "screenshots")
+    folder.mkdir(parents=True, exist_ok=True)
+    shots = []
+
+    def shoot(name: str, widget) -> None:
+        path = folder / f"{name}.png"
+        assert widget.grab().save(str(path))
+        shots.append(path)
+
+    window.preview.show_message("Welcome to GAM Desktop", "Open a memory to start.")
+    shoot("1-empty", window)
+    llm_server.state.latency_s = 0.15
+    assert window.open_memory(tmp_path / "memory")
+    drop(window, SAMPLES)
+    wait(qtbot, lambda: window.progress.isVisible() and window.progress.value() >= 2)
+    shoot("2-building", window)
+    wait(qtbot, lambda: idle(window) and window.tree.memory_count() > 0)
+    llm_server.state.latency_s = 0
+    window.tree.expandAll()
+    window.chat.input.setPlainText("What is BERT?")
+    window.chat.send.click()
+    wait(qtbot, lambda: window.chat.turns[-1].result is not None)
+    window.chat.transcript.anchorClicked.emit(QUrl(f"steps:{len(window.chat.turns) - 1}"))
+    window.chat.transcript.anchorClicked.emit(
+        QUrl(f"source:{window.chat.turns[-1].result.sources[0]}")
+    )
+    shoot("3-answered", window)
+    window.tabs.setCurrentWidget(window.history)
+    window.history.files.setCurrentItem(window.history.files.topLevelItem(0))
+    shoot("4-history", window)
+    dialog = SettingsDialog(prefs, None, window)
+    qtbot.addWidget(dialog)
+    dialog.show()
+    shoot("5-settings", dialog)
+    assert all(p.stat().st_size > 10_000 for p in shots)  # real pictures, not blank
