@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, QStandardPaths
+from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
 
 from gam_desktop import __version__, keystore
@@ -58,6 +59,9 @@ def make_app(argv: list[str]) -> QApplication:
     app.setApplicationName("GAM Desktop")
     app.setOrganizationName("GAM Desktop")
     app.setApplicationVersion(__version__)
+    icon = resources_dir() / "icons" / "gam-desktop-256.png"
+    if icon.is_file():
+        app.setWindowIcon(QIcon(str(icon)))
     style = resources_dir() / "style.qss"
     if style.is_file():
         app.setStyleSheet(style.read_text(encoding="utf-8"))

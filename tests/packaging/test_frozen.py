@@ -1,0 +1,66 @@
+"""The packaged app: build the Linux bundle with PyInstaller and run its --self-test.
+
+Slow (about a minute to build): excluded from the default run; `.ci/run` runs it with
+`-m packaging`, and so can you: .venv/bin/python -m pytest -m packaging
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = [pytest.mark.slow, pytest.mark.packaging, pytest.mark.timeout(900)]
+
+
+@pytest.fixture(scope="module")
+def bundle() -> Path:
+    env = {**os.environ, "PYTHON": sys.executable}
+    out = subprocess.run(["bash", "packaging/build_linux.sh"], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=840)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    return ROOT / "dist" / "gam-desktop"
+
+
+def test_the_frozen_app_passes_its_self_test(bundle: Path, tmp_path: Path) -> None:
+    binary = bundle / "gam-desktop"
+    assert binary.is_file() and os.access(binary, os.X_OK)
+    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "QT_QPA_PLATFORM": "offscreen"}
+    out = subprocess.run([str(binary), "--self-test"], env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "self-test passed" in out.stdout
+
+
+def test_the_bundle_carries_its_resources(bundle: Path) -> None:
+    internal = bundle / "_internal"
+    tokenizers = internal / "resources" / "tokenizers"
+    assert (tokenizers / "SHA256SUMS").is_file()
+    assert len(list(tokenizers.iterdir())) == 3
+    assert (internal / "resources" / "style.qss").is_file()
+    assert not (internal / "PIL").exists()  # drawing icons is a build-time job
+
+
+def test_the_tarball_installs_with_a_desktop_entry(bundle: Path, tmp_path: Path) -> None:
+    tarball = next((ROOT / "dist").glob("gam-desktop-*-linux-*.tar.gz"))
+    with tarfile.open(tarball) as archive:
+        archive.extractall(tmp_path, filter="data")
+    unpacked = next(p for p in tmp_path.iterdir() if p.is_dir())
+    prefix = tmp_path / "prefix"
+    env = {**os.environ, "PREFIX": str(prefix), "HOME": str(tmp_path)}
+    subprocess.run(["bash", str(unpacked / "install.sh")], env=env, check=True, timeout=120,
+                   capture_output=True)
+    desktop = (prefix / "share/applications/gam-desktop.desktop").read_text()
+    assert f"Exec={prefix}/bin/gam-desktop %F" in desktop and "Icon=gam-desktop" in desktop
+    version = subprocess.run([str(prefix / "bin" / "gam-desktop"), "--version"],
+                             capture_output=True, text=True, timeout=60,
+                             env={**env, "QT_QPA_PLATFORM": "offscreen"})
+    assert version.stdout.strip() == "0.1.0"
+    subprocess.run(["bash", str(unpacked / "uninstall.sh")], env=env, check=True, timeout=60,
+                   capture_output=True)
+    assert not (prefix / "bin" / "gam-desktop").exists()
