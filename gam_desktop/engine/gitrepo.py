@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,6 +30,21 @@ class GitUnavailable(RuntimeError):
     """No usable git executable; str() says what to do."""
 
 
+XCODE_SELECT = "/usr/bin/xcode-select"
+
+
+def _usable(path: str) -> bool:
+    """macOS ships /usr/bin/git as a shim that opens the "install the command line developer
+    tools" dialog when they are missing; ask xcode-select instead of running the shim."""
+    if sys.platform == "darwin" and os.path.realpath(path) == "/usr/bin/git":
+        try:
+            found = subprocess.run([XCODE_SELECT, "-p"], capture_output=True, timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            return False
+        return found.returncode == 0
+    return True
+
+
 def find_git(setting: str | None = None) -> str | None:
     """The git to use: a configured path, a copy bundled with the app, then PATH."""
     candidates = [setting] if setting else []
@@ -40,7 +56,10 @@ def find_git(setting: str | None = None) -> str | None:
             str(Path(bundle) / "git" / "bin" / exe),
         ]
     candidates.append(shutil.which("git") or "")
-    return next((c for c in candidates if c and Path(c).is_file() and os.access(c, os.X_OK)), None)
+    return next(
+        (c for c in candidates if c and Path(c).is_file() and os.access(c, os.X_OK) and _usable(c)),
+        None,
+    )
 
 
 def _gitpython(executable: str) -> Any:

@@ -273,3 +273,36 @@ def test_recover_can_keep_the_files(workflow, memory_dir: Path, llm_server) -> N
     assert workflow.recover(restore=False) == "kept the files as they are"
     assert tree(memory_dir) == {k: v for k, v in half.items() if k != ".gam/journal.json"}
     assert workflow.history.operations(limit=1)[0].kind == "recover"
+
+
+def test_macos_git_shim_is_not_run_without_developer_tools(tmp_path: Path, monkeypatch) -> None:
+    """On macOS /usr/bin/git opens an install dialog when the tools are missing."""
+    from gam_desktop.engine import gitrepo
+
+    if not Path("/usr/bin/git").is_file():
+        pytest.fail("this check needs /usr/bin/git (apt-get install git)")
+    monkeypatch.setattr(gitrepo.sys, "platform", "darwin")
+    monkeypatch.setenv("PATH", "/usr/bin")
+    missing = tmp_path / "xcode-select-missing"
+    missing.write_text("#!/bin/sh\nexit 2\n")
+    missing.chmod(0o755)
+    monkeypatch.setattr(gitrepo, "XCODE_SELECT", str(missing))
+    assert gitrepo.find_git() is None  # the tools are missing: no dialog, no git
+    present = tmp_path / "xcode-select-present"
+    present.write_text("#!/bin/sh\necho /Library/Developer/CommandLineTools\n")
+    present.chmod(0o755)
+    monkeypatch.setattr(gitrepo, "XCODE_SELECT", str(present))
+    assert gitrepo.find_git() == "/usr/bin/git"
+
+
+def test_a_bundled_git_is_preferred(tmp_path: Path, monkeypatch) -> None:
+    from gam_desktop.engine import gitrepo
+
+    bundled = tmp_path / "git" / "bin" / "git"
+    bundled.parent.mkdir(parents=True)
+    bundled.symlink_to(
+        Path(subprocess.run(["which", "git"], capture_output=True, text=True).stdout.strip())
+    )
+    monkeypatch.setattr(gitrepo.sys, "_MEIPASS", str(tmp_path), raising=False)
+    assert gitrepo.find_git() == str(bundled)
+    assert gitrepo.find_git("/nonexistent/git") == str(bundled)  # a bad setting falls through

@@ -21,8 +21,14 @@ pytestmark = [pytest.mark.slow, pytest.mark.packaging, pytest.mark.timeout(900)]
 @pytest.fixture(scope="module")
 def bundle() -> Path:
     env = {**os.environ, "PYTHON": sys.executable}
-    out = subprocess.run(["bash", "packaging/build_linux.sh"], cwd=ROOT, env=env,
-                         capture_output=True, text=True, timeout=840)
+    out = subprocess.run(
+        ["bash", "packaging/build_linux.sh"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=840,
+    )
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     return ROOT / "dist" / "gam-desktop"
 
@@ -31,8 +37,9 @@ def test_the_frozen_app_passes_its_self_test(bundle: Path, tmp_path: Path) -> No
     binary = bundle / "gam-desktop"
     assert binary.is_file() and os.access(binary, os.X_OK)
     env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "QT_QPA_PLATFORM": "offscreen"}
-    out = subprocess.run([str(binary), "--self-test"], env=env, capture_output=True,
-                         text=True, timeout=300)
+    out = subprocess.run(
+        [str(binary), "--self-test"], env=env, capture_output=True, text=True, timeout=300
+    )
     assert out.returncode == 0, out.stderr
     assert "self-test passed" in out.stdout
 
@@ -53,14 +60,28 @@ def test_the_tarball_installs_with_a_desktop_entry(bundle: Path, tmp_path: Path)
     unpacked = next(p for p in tmp_path.iterdir() if p.is_dir())
     prefix = tmp_path / "prefix"
     env = {**os.environ, "PREFIX": str(prefix), "HOME": str(tmp_path)}
-    subprocess.run(["bash", str(unpacked / "install.sh")], env=env, check=True, timeout=120,
-                   capture_output=True)
+    subprocess.run(
+        ["bash", str(unpacked / "install.sh")],
+        env=env,
+        check=True,
+        timeout=120,
+        capture_output=True,
+    )
     desktop = (prefix / "share/applications/gam-desktop.desktop").read_text()
     assert f"Exec={prefix}/bin/gam-desktop %F" in desktop and "Icon=gam-desktop" in desktop
-    version = subprocess.run([str(prefix / "bin" / "gam-desktop"), "--version"],
-                             capture_output=True, text=True, timeout=60,
-                             env={**env, "QT_QPA_PLATFORM": "offscreen"})
+    version = subprocess.run(
+        [str(prefix / "bin" / "gam-desktop"), "--version"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**env, "QT_QPA_PLATFORM": "offscreen"},
+    )
     assert version.stdout.strip() == "0.1.0"
-    subprocess.run(["bash", str(unpacked / "uninstall.sh")], env=env, check=True, timeout=60,
-                   capture_output=True)
+    subprocess.run(
+        ["bash", str(unpacked / "uninstall.sh")],
+        env=env,
+        check=True,
+        timeout=60,
+        capture_output=True,
+    )
     assert not (prefix / "bin" / "gam-desktop").exists()
