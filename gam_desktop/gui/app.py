@@ -17,6 +17,7 @@ from gam_desktop import __version__, keystore
 from gam_desktop.engine.tokenizer import resources_dir
 from gam_desktop.gui.main_window import MainWindow
 from gam_desktop.gui.settings import load
+from gam_desktop.gui.workers import call_in_daemon
 
 log = logging.getLogger("gam_desktop")
 
@@ -94,9 +95,13 @@ def main(argv: list[str] | None = None) -> int:
     window = MainWindow(prefs, store, api_key=os.environ.get("OPENAI_API_KEY"))
     window.show()
     endpoint = prefs.base_url
-    window.tasks.start(
-        "keychain", lambda w, c: keystore.get_key(endpoint), on_success=window.set_api_key
+    # Keychain reads can hang (a locked keyring): a daemon thread, never a QThread.
+    call_in_daemon(
+        lambda: keystore.get_key(endpoint),
+        window.set_api_key,
+        lambda error: log.warning("keychain: %s", error),
     )
+    window.tasks.start("warm-up", lambda w, c: warm_up())
     folder = args.folder or next((f for f in prefs.recent_folders if Path(f).is_dir()), None)
     if os.environ.get("GAM_EXIT_WHEN_SHOWN"):  # for start-up measurements: see bench_frozen
         if folder:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -22,7 +23,9 @@ from PySide6.QtWidgets import (
 from gam_desktop import keystore
 from gam_desktop.engine.llm.probe import detect_local, probe
 from gam_desktop.gui.settings import PRESETS, Preferences
-from gam_desktop.gui.workers import TaskRunner
+from gam_desktop.gui.workers import TaskRunner, call_in_daemon
+
+KEYCHAIN_TIMEOUT = 10.0  # seconds
 
 
 def _spin(low: int, high: int, value: int) -> QSpinBox:
@@ -175,9 +178,11 @@ class SettingsDialog(QDialog):
             self.keychain_message = f"{error} The key is kept for this session only."
             self.accept()
 
-        self.tasks.start(
-            "keychain",
-            lambda w, c: keystore.set_key(endpoint, key),
-            on_success=stored,
-            on_failure=not_stored,
+        call_in_daemon(lambda: keystore.set_key(endpoint, key), stored, not_stored)
+        # A locked keychain may wait for a password prompt indefinitely: do not wait with it.
+        QTimer.singleShot(
+            int(KEYCHAIN_TIMEOUT * 1000),
+            lambda: not_stored(
+                f"The keychain did not answer within {KEYCHAIN_TIMEOUT:g} s (is it locked?)."
+            ),
         )

@@ -189,3 +189,40 @@ class TaskRunner(QObject):
         if task is not None:
             task.thread.wait(5000)
             self.tasks.pop(task_id, None)
+
+
+class _Delivery(QObject):
+    """Signals: done(result), failed(error) — emitted from a daemon thread, received on the
+    GUI thread (the object lives there, so the connection is queued)."""
+
+    done = Signal(object)
+    failed = Signal(object)
+
+
+_in_flight: set[_Delivery] = set()
+
+
+def call_in_daemon(
+    call: Callable[[], Any], on_done: Callable[[Any], None], on_error: Callable[[Exception], None]
+) -> None:
+    """Run a call that may never return (a locked keychain waiting for a password) on a
+    daemon thread: unlike a QThread, it cannot abort the app if it is still running at exit.
+    The callbacks run on the GUI thread. Must be called from the GUI thread."""
+    import threading
+
+    delivery = _Delivery()
+    _in_flight.add(delivery)
+    delivery.done.connect(on_done)
+    delivery.failed.connect(on_error)
+    delivery.done.connect(lambda _r: _in_flight.discard(delivery))
+    delivery.failed.connect(lambda _e: _in_flight.discard(delivery))
+
+    def run() -> None:
+        try:
+            result = call()
+        except Exception as exc:  # delivered to the GUI thread
+            delivery.failed.emit(exc)
+        else:
+            delivery.done.emit(result)
+
+    threading.Thread(target=run, name="gam-keychain", daemon=True).start()

@@ -101,3 +101,23 @@ def test_self_test_passes_in_a_fresh_process(tmp_path) -> None:
     )
     assert out.returncode == 0, out.stderr
     assert "self-test passed" in out.stdout and "rolled back" in out.stdout
+
+
+def test_a_keychain_that_never_answers_does_not_hang_the_dialog(
+    qtbot, window, prefs, monkeypatch
+) -> None:
+    import threading
+
+    from gam_desktop.gui import settings_dialog
+
+    release = threading.Event()
+    monkeypatch.setattr(settings_dialog, "KEYCHAIN_TIMEOUT", 0.3)
+    monkeypatch.setattr(keystore, "set_key", lambda endpoint, key: release.wait(10))
+    dialog = SettingsDialog(prefs, None, window)
+    qtbot.addWidget(dialog)
+    dialog.api_key.setText("sk-locked")
+    dialog.save()
+    qtbot.waitUntil(lambda: dialog.result() == dialog.DialogCode.Accepted, timeout=WAIT)
+    assert "did not answer" in dialog.keychain_message and dialog.result_key() == "sk-locked"
+    release.set()
+    dialog.tasks.wait_all()
