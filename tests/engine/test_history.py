@@ -13,6 +13,7 @@ import pytest
 from gam_desktop.engine.gitrepo import APP_AUTHOR
 from gam_desktop.engine.history import RollbackConflict
 from gam_desktop.engine.versioned import InterruptedOperationError
+from tests.crash import crash_mid_add
 from tests.documents import topic_document
 
 
@@ -207,31 +208,15 @@ def test_a_crash_mid_build_is_detected_and_recovered(
 ) -> None:
     workflow.add(text=topic_document({"python": 3}))
     committed = tree(memory_dir)
-    env = {
-        **os.environ,
-        "OPENAI_BASE_URL": llm_server.base_url,
-        "OPENAI_MODEL": "scripted",
-        "GAM_FAULT_EXIT_AFTER_WRITES": "3",
-    }
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "gam_desktop.cli",
-            "--gam-dir",
-            str(memory_dir),
-            "--text",
-            topic_document({"rust": 4}),
-            "-q",
-            "--min-tokens",
-            "20",
-            "--max-tokens",
-            "200",
-        ],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
+    out = crash_mid_add(
+        memory_dir,
+        llm_server.base_url,
+        topic_document({"rust": 4}),
+        3,
+        "--min-tokens",
+        "20",
+        "--max-tokens",
+        "200",
     )
     assert out.returncode == 137  # died in the middle of writing
     assert tree(memory_dir) != committed  # half an operation is on disk
@@ -248,27 +233,7 @@ def test_a_crash_mid_build_is_detected_and_recovered(
 
 def test_recover_can_keep_the_files(workflow, memory_dir: Path, llm_server) -> None:
     workflow.add(text=topic_document({"python": 3}))
-    env = {
-        **os.environ,
-        "OPENAI_BASE_URL": llm_server.base_url,
-        "OPENAI_MODEL": "scripted",
-        "GAM_FAULT_EXIT_AFTER_WRITES": "2",
-    }
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "gam_desktop.cli",
-            "--gam-dir",
-            str(memory_dir),
-            "--text",
-            topic_document({"rust": 3}),
-            "-q",
-        ],
-        env=env,
-        timeout=60,
-        capture_output=True,
-    )
+    crash_mid_add(memory_dir, llm_server.base_url, topic_document({"rust": 3}))
     half = tree(memory_dir)
     assert workflow.recover(restore=False) == "kept the files as they are"
     assert tree(memory_dir) == {k: v for k, v in half.items() if k != ".gam/journal.json"}

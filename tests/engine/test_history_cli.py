@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.crash import crash_mid_add
 from tests.documents import topic_document
 
 
@@ -71,27 +72,7 @@ def test_errors_are_one_line(tmp_path: Path, make_workflow, memory_dir: Path) ->
 
 def test_recover_after_a_crash(make_workflow, memory_dir: Path, llm_server) -> None:
     make_workflow(min_tokens=20, max_tokens=200).add(text=topic_document({"python": 2}))
-    env = {
-        **os.environ,
-        "OPENAI_BASE_URL": llm_server.base_url,
-        "OPENAI_MODEL": "scripted",
-        "GAM_FAULT_EXIT_AFTER_WRITES": "2",
-    }
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "gam_desktop.cli",
-            "--gam-dir",
-            str(memory_dir),
-            "--text",
-            topic_document({"rust": 3}),
-            "-q",
-        ],
-        env=env,
-        timeout=60,
-        capture_output=True,
-    )
+    crash_mid_add(memory_dir, llm_server.base_url, topic_document({"rust": 3}))
     warned = run("history_main", ["--gam-dir", str(memory_dir)])
     assert "was interrupted" in warned.stderr and "recover --restore" in warned.stderr
     out = run("history_main", ["--gam-dir", str(memory_dir), "recover", "--restore"])

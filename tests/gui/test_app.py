@@ -10,14 +10,25 @@ from pathlib import Path
 from tests.documents import topic_document
 
 
-def test_the_app_starts_opens_a_memory_and_logs(make_workflow, memory_dir: Path,
-                                                tmp_path: Path) -> None:
+def test_the_app_starts_opens_a_memory_and_logs(
+    make_workflow, memory_dir: Path, tmp_path: Path
+) -> None:
     make_workflow().add(text=topic_document({"python": 2}))
     home = tmp_path / "home"
-    env = {"HOME": str(home), "PATH": os.environ["PATH"], "QT_QPA_PLATFORM": "offscreen",
-           "GAM_EXIT_WHEN_SHOWN": "1", "OPENAI_API_KEY": "sk-never-logged-1234567890"}
-    out = subprocess.run([sys.executable, "-m", "gam_desktop", str(memory_dir)], env=env,
-                         capture_output=True, text=True, timeout=120)
+    env = {
+        "HOME": str(home),
+        "PATH": os.environ["PATH"],
+        "QT_QPA_PLATFORM": "offscreen",
+        "GAM_EXIT_WHEN_SHOWN": "1",
+        "OPENAI_API_KEY": "sk-never-logged-1234567890",
+    }
+    out = subprocess.run(
+        [sys.executable, "-m", "gam_desktop", str(memory_dir)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     assert "window shown" in out.stdout
     logs = list(home.rglob("gam-desktop.log"))
@@ -29,6 +40,10 @@ def test_the_app_starts_opens_a_memory_and_logs(make_workflow, memory_dir: Path,
 
 
 def test_version_and_help() -> None:
-    out = subprocess.run([sys.executable, "-m", "gam_desktop", "--version"],
-                         capture_output=True, text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-m", "gam_desktop", "--version"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.stdout.strip() == "0.1.0"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -14,6 +13,7 @@ from gam_desktop.engine.markdown import render_memory
 from gam_desktop.engine.tokenizer import resources_dir
 from gam_desktop.gui import messages
 from gam_desktop.scripted_llm import Fault
+from tests.crash import crash_mid_add
 from tests.documents import topic_document
 
 SAMPLES = sorted((resources_dir() / "samples").iterdir())
@@ -325,34 +325,12 @@ def test_history_unavailable_without_git(make_window, prefs, tmp_path, monkeypat
 def test_a_crash_found_on_open_is_offered_recovery(
     qtbot, make_window, prefs, recorder, tmp_path, llm_server
 ) -> None:
-    import subprocess
-    import sys
 
     memory = tmp_path / "memory"
     first = make_window(prefs)
     built(qtbot, first, memory, SAMPLES[:1])
     first.close()
-    env = {
-        **os.environ,
-        "OPENAI_BASE_URL": llm_server.base_url,
-        "OPENAI_MODEL": "scripted",
-        "GAM_FAULT_EXIT_AFTER_WRITES": "2",
-    }
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "gam_desktop.cli",
-            "--gam-dir",
-            str(memory),
-            "--text",
-            topic_document({"rust": 3}),
-            "-q",
-        ],
-        env=env,
-        timeout=60,
-        capture_output=True,
-    )
+    crash_mid_add(memory, llm_server.base_url, topic_document({"rust": 3}))
     window = make_window(prefs)
     assert window.open_memory(memory)
     assert recorder.asked[-1][0] == "An operation was interrupted"
