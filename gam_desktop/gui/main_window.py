@@ -236,6 +236,13 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(f"{root.name} — GAM Desktop")
         self.tree.show_folder(self.workflow.folder)
         self.preview.clear()
+        if self.tree.memory_count() == 0:
+            self.preview.show_message(
+                "This memory is empty",
+                "Drag PDF, TXT or Markdown files (or folders of them) onto this window, or "
+                "use File ▸ Add documents. You will see an estimate before anything is sent "
+                "to the LLM.",
+            )
         self.refresh_history()
         self._check_interrupted()
         self.watcher = self.workflow.watch(self.bridge.outside_edit.emit)
@@ -249,7 +256,10 @@ class MainWindow(QMainWindow):
         """One window per memory: a lock held for as long as the memory is open."""
         folder.root.mkdir(parents=True, exist_ok=True)
         (folder.root / APP_DIR).mkdir(exist_ok=True)
-        lock = FileLock(folder.root / APP_DIR / "app.lock", thread_local=False)
+        path = folder.root / APP_DIR / "app.lock"
+        if self.app_lock is not None and Path(self.app_lock.lock_file) == path:
+            return  # this window holds it already (re-opening after Settings, say)
+        lock = FileLock(path, thread_local=False)
         try:
             lock.acquire(timeout=0)
         except Timeout as exc:

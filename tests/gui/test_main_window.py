@@ -66,6 +66,8 @@ def built(qtbot, window, memory: Path, paths: list[Path]) -> None:
 def test_dropped_files_are_built_into_a_memory(qtbot, window, recorder, tmp_path) -> None:
     odd = tmp_path / "sheet.xlsx"
     odd.write_bytes(b"PK")
+    assert window.open_memory(tmp_path / "memory")
+    assert window.preview.title.text() == "This memory is empty"  # says how to start
     built(qtbot, window, tmp_path / "memory", [*SAMPLES, odd])
     assert (
         recorder.told[0][0] == "Some files were not added" and "sheet.xlsx" in recorder.told[0][1]
@@ -250,6 +252,7 @@ def test_a_second_window_on_the_same_memory_is_refused(
     assert first.open_memory(tmp_path / "memory")
     assert not second.open_memory(tmp_path / "memory")
     assert recorder.told[-1][0] == "This memory is already open"
+    assert first.open_memory(tmp_path / "memory")  # the window that holds it may re-open it
     first.close()
     assert second.open_memory(tmp_path / "memory")  # free again once the first closed
 
