@@ -287,6 +287,16 @@ def answer_for(task: str, messages: list[dict[str, Any]], fault: Fault | None) -
         return json.dumps({"result": "ok", "items": []})
     if task == "organize" and fault and fault.kind == "invalid_taxonomy":
         return json.dumps(invalid_taxonomy(user))
+    if task == "organize" and fault and fault.kind == "singleton_taxonomy":
+        folders = [
+            {
+                "path": f"{item['title']}_{item['index']}",
+                "description": item["tldr"],
+                "chunks": [item["index"]],
+            }
+            for item in chunk_items(user)
+        ]
+        return json.dumps({"description": "one folder each", "folders": folders})
     if task not in ANSWERS:
         return "I can only help with memory building tasks."
     text = json.dumps(ANSWERS[task](user), ensure_ascii=False)

@@ -65,15 +65,31 @@ def normalize_plan(plan: DirectoryNode, base: str = "") -> DirectoryNode:
     return plan.model_copy(update={"path": base, "children": children})
 
 
+def soft_problems(plan: DirectoryNode, expected: set[int]) -> list[str]:
+    """Not errors, but a plan worth one more try: small models tend to give every chunk a
+    folder of its own (seen with Qwen2.5-Coder-1.5B), which makes a tree nobody can browse."""
+    leaves = [leaf for leaf in plan.leaves() if leaf is not plan]
+    single = sum(1 for leaf in leaves if len(leaf.chunk_indices) == 1)
+    if len(expected) >= 6 and leaves and single > len(leaves) / 2:
+        return [
+            f"{single} of {len(leaves)} folders hold a single chunk; group related chunks "
+            "into folders of 3-7"
+        ]
+    return []
+
+
 def plan_with_retries(
     ask: Callable[[str | None], DirectoryNode | None], expected: set[int], attempts: int = 3
 ) -> tuple[DirectoryNode | None, list[str], DirectoryNode | None]:
     """Ask for a plan, re-asking with the specific errors. Returns (valid plan or None,
-    the problems seen, the last invalid plan, which may still be worth repairing)."""
+    the problems seen, the last invalid plan, which may still be worth repairing).
+    A valid first plan with soft problems is re-asked once; the next valid plan wins, and
+    the first one is kept should the re-ask go wrong."""
     error: str | None = None
     history: list[str] = []
     last_invalid = None
-    for _ in range(attempts):
+    first_valid = None
+    for attempt in range(attempts):
         plan = ask(error)
         if plan is None:
             history.append("the model gave no usable plan")
@@ -81,11 +97,17 @@ def plan_with_retries(
             continue
         problems = validate_plan(plan, expected)
         if not problems:
-            return plan, history, None
+            soft = soft_problems(plan, expected) if attempt == 0 else []
+            if not soft:
+                return plan, history, None
+            first_valid = plan
+            problems = soft
+        elif first_valid is not None:
+            return first_valid, history, None
         error = "; ".join(problems)
         history.append(error)
         last_invalid = plan
-    return None, history, last_invalid
+    return first_valid, history, None if first_valid else last_invalid
 
 
 def repair_plan(

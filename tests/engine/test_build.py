@@ -420,3 +420,27 @@ def test_every_stage_caps_its_reply_length(make_workflow, settings, llm_server) 
     low_caps = {r["task"]: r["max_tokens"] for r in llm_server.state.requests}
     assert low_caps["memorize"] == 500  # the lower of the stage's cap and the setting
     assert all(cap <= 500 for cap in low_caps.values())
+
+
+def test_one_folder_per_chunk_is_reasked_once(make_workflow, memory_dir: Path, llm_server) -> None:
+    """Small models give every chunk its own folder; one re-ask asks them to group."""
+    llm_server.state.faults.append(Fault("singleton_taxonomy", task="organize"))
+    make_workflow(min_tokens=20, max_tokens=200).add(text=topic_document({"python": 4, "rust": 4}))
+    organize = [r for r in llm_server.state.requests if r["task"] == "organize"]
+    assert len(organize) == 2
+    assert "hold a single chunk" in organize[1]["messages"][-1]["content"]
+    folders = {Path(p).parent for p in memory_files(memory_dir)}
+    assert len(folders) == 2  # grouped on the second try
+
+
+def test_a_model_that_keeps_making_single_folders_is_not_asked_forever(
+    make_workflow, memory_dir: Path, llm_server
+) -> None:
+    llm_server.state.faults.append(
+        Fault("singleton_taxonomy", times=10, task="organize", on_reask=True)
+    )
+    report = make_workflow(min_tokens=20, max_tokens=200).add(
+        text=topic_document({"python": 4, "rust": 4})
+    )
+    assert llm_server.state.tasks().count("organize") == 2  # one re-ask, then accepted
+    assert report.warnings == [] and len(memory_files(memory_dir)) == 8

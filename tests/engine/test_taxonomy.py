@@ -58,3 +58,31 @@ def test_repair_mends_an_almost_right_plan() -> None:
 
 def test_repair_gives_up_without_any_folder() -> None:
     assert repair_plan(node("root", [0, 1]), {0, 1}, lambda i, leaves: 0) is None
+
+
+def test_soft_problems_only_for_mostly_single_chunk_folders() -> None:
+    from gam_desktop.engine.taxonomy import soft_problems
+
+    singles = node("root", children=[node(f"f{i}", [i]) for i in range(8)])
+    assert "8 of 8 folders hold a single chunk" in soft_problems(singles, set(range(8)))[0]
+    grouped = node("root", children=[node("a", [0, 1, 2, 3]), node("b", [4, 5, 6, 7])])
+    assert soft_problems(grouped, set(range(8))) == []
+    few = node("root", children=[node(f"f{i}", [i]) for i in range(3)])
+    assert soft_problems(few, set(range(3))) == []  # too few chunks to group
+
+
+def test_a_broken_reask_keeps_the_first_valid_plan() -> None:
+    from gam_desktop.engine.taxonomy import plan_with_retries
+
+    singles = node("root", children=[node(f"f{i}", [i]) for i in range(8)])
+    broken = node("root", children=[node("a", [0, 0])])
+    replies = iter([singles, broken])
+    asked: list[str | None] = []
+
+    def ask(error):
+        asked.append(error)
+        return next(replies)
+
+    plan, _problems, invalid = plan_with_retries(ask, set(range(8)))
+    assert plan is singles and invalid is None and len(asked) == 2
+    assert "single chunk" in asked[1]
