@@ -78,7 +78,12 @@ def parse_history(messages: list[dict[str, Any]]) -> History:
         elif role == "user" and content.startswith("Question: "):
             if history.question:
                 history.earlier.append(history.question)
-            history.question = content.removeprefix("Question: ")
+            question, _, readme = content.removeprefix("Question: ").partition(
+                "\n\nThe memory's root README.md"
+            )
+            history.question = question
+            if readme:  # the app read the root README for us
+                history.done.append(("cat", {"file": "README.md"}, readme.split("\n", 1)[-1]))
         elif role == "user" and content.startswith("Summary of the earlier conversation"):
             history.earlier.append(content)
     return history

@@ -412,7 +412,7 @@ class LLMHTTPServer(ThreadingHTTPServer):
             self._reply(handler, request, {"role": "assistant", "content": echo.group(1)})
             return
         if task == "chat":
-            self._send_chat(handler, request)
+            self._send_chat(handler, request, fault)
             return
         if task == "summarize":
             content = scripted_agent.summarize(messages)
@@ -444,8 +444,11 @@ class LLMHTTPServer(ThreadingHTTPServer):
             },
         )
 
-    def _send_chat(self, handler: Handler, request: dict[str, Any]) -> None:
-        """The exploring agent: a native tool call, a JSON action, or plain text."""
+    def _send_chat(
+        self, handler: Handler, request: dict[str, Any], fault: Fault | None = None
+    ) -> None:
+        """The exploring agent: a native tool call, a JSON action, or plain text. The
+        "stuck_tool" fault imitates a small model repeating a made-up path."""
         messages = request.get("messages") or []
         last = last_user(messages)
         message: dict[str, Any] = {"role": "assistant"}
@@ -453,6 +456,8 @@ class LLMHTTPServer(ThreadingHTTPServer):
             message["content"] = scripted_agent.synthesize(messages)
         else:
             name, args = scripted_agent.next_action(scripted_agent.parse_history(messages))
+            if fault and fault.kind == "stuck_tool":
+                name, args = "ls", {"path": "gamedata/research"}
             if request.get("tools"):
                 message["content"] = None
                 message["tool_calls"] = [

@@ -22,6 +22,9 @@ from gam_desktop.engine.models import ChatResult
 
 log = logging.getLogger(__name__)
 RESULT_LIMIT = 6000  # characters of one tool result sent back to the model
+README_LIMIT = 3000  # characters of the root README given with the question
+MAX_ERRORS_IN_A_ROW = 4  # a small model stuck on made-up paths: stop and answer
+README_MARKER = "The memory's root README.md (already read for you):"
 
 EXPLORE_SYSTEM = """You are a research agent exploring a hierarchical knowledge base stored as \
 folders of Markdown files, each folder with a README.md describing its contents.
@@ -75,6 +78,8 @@ class _Trail:
     matched: list[str] = field(default_factory=list)
     explored: list[str] = field(default_factory=list)
     lines: list[str] = field(default_factory=list)
+    calls: set[str] = field(default_factory=set)  # tool calls already run, to refuse repeats
+    errors_in_a_row: int = 0
 
     def add(self, result: ToolResult) -> None:
         for target, items in (
@@ -109,10 +114,19 @@ class ChatAgent:
         messages = [{"role": "system", "content": system_prompt or EXPLORE_SYSTEM}]
         if conversation is not None:
             messages += conversation.context_messages()
-        messages.append({"role": "user", "content": f"Question: {query}"})
         trail, steps = _Trail(), 0
+        question = f"Question: {query}"
+        readme = self._read_root_readme(trail)
+        if readme is not None:  # step 1, done for the model: small ones guess paths without it
+            question += f"\n\n{README_MARKER}\n{readme}"
+            steps = 1
+        messages.append({"role": "user", "content": question})
         for _ in range(max_iterations):
             self.cancel.raise_if_cancelled()
+            if trail.errors_in_a_row >= MAX_ERRORS_IN_A_ROW:
+                return self._synthesize(
+                    query, messages, trail, "stopped after repeated tool errors; answer synthesized"
+                )
             reply = chat_with_tools(self.llm, messages, TOOLS, stage="chat", cancel=self.cancel)
             if not reply.calls:
                 return self._result(query, reply.text, None, None, trail, "answered in plain text")
@@ -127,13 +141,38 @@ class ChatAgent:
                         trail,
                     )
             steps = self._run_calls(reply, messages, trail, steps)
-        return self._synthesize(query, messages, trail)
+        return self._synthesize(
+            query, messages, trail, "stopped at the iteration limit; answer synthesized"
+        )
+
+    def _read_root_readme(self, trail: _Trail) -> str | None:
+        result = self.tools.run("cat", {"file": "README.md"})
+        if result.error:
+            return None
+        trail.add(result)
+        trail.calls.add(_call_key("cat", {"file": "README.md"}))
+        summary = _short(result.text)
+        trail.lines.append(f'1. cat("README.md") -> {summary}')
+        self.on_step(AgentStep(1, "cat", {"file": "README.md"}, summary))
+        text = result.text
+        return text if len(text) <= README_LIMIT else text[:README_LIMIT] + "\n[…]"
 
     def _run_calls(self, reply: ToolReply, messages: list[dict], trail: _Trail, steps: int) -> int:
         results: list[tuple[ToolCall, ToolResult]] = []
         for call in reply.calls:
             self.cancel.raise_if_cancelled()
-            result = self.tools.run(call.name, call.arguments)
+            key = _call_key(call.name, call.arguments)
+            if key in trail.calls:
+                result = ToolResult(
+                    f"error: you already called {call.name} with these arguments; "
+                    f"its result is above. {self._top_level_hint()} Try something "
+                    "else, or call answer.",
+                    error=True,
+                )
+            else:
+                result = self.tools.run(call.name, call.arguments)
+            trail.calls.add(key)
+            trail.errors_in_a_row = trail.errors_in_a_row + 1 if result.error else 0
             trail.add(result)
             steps += 1
             step = AgentStep(steps, call.name, call.arguments, _short(result.text), result.error)
@@ -143,7 +182,14 @@ class ChatAgent:
         messages.extend(_followup(reply, results))
         return steps
 
-    def _synthesize(self, query: str, messages: list[dict], trail: _Trail) -> ChatResult:
+    def _top_level_hint(self) -> str:
+        listing = self.tools.run("ls", {"path": "/"})
+        folders = [
+            line.split("\t")[1] for line in listing.text.splitlines() if line.startswith("dir\t")
+        ]
+        return f"The top-level folders are: {', '.join(folders)}." if folders else ""
+
+    def _synthesize(self, query: str, messages: list[dict], trail: _Trail, note: str) -> ChatResult:
         try:
             text = self.llm.text(
                 [*messages, {"role": "user", "content": SYNTHESIZE}],
@@ -165,7 +211,7 @@ class ChatAgent:
             confidence,
             trail.read,
             trail,
-            "stopped at the iteration limit; answer synthesized",
+            note,
         )
 
     def _result(
@@ -212,6 +258,10 @@ def _default_sources(trail: _Trail, root: Path) -> list[str]:
     memories = [p for p in trail.read + trail.matched if not p.endswith("README.md")]
     read_memories = [p for p in memories if p in trail.read]
     return existing(read_memories) or existing(memories) or existing(trail.read + trail.matched)
+
+
+def _call_key(name: str, arguments: dict) -> str:
+    return f"{name}:{json.dumps(arguments, sort_keys=True, ensure_ascii=False)}"
 
 
 def _confidence(value: object, has_sources: bool) -> float:

@@ -296,3 +296,30 @@ def test_gam_request_errors_are_one_line(
     out = run_request(["--gam-dir", str(folder), "-Q", "What?", "-q"], url)
     assert out.returncode == 1 and out.stderr.count("\n") == 1
     assert ("not a GAM memory" if case == "not_a_memory" else "cannot reach") in out.stderr
+
+
+def test_the_root_readme_comes_with_the_question(workflow: Workflow, llm_server) -> None:
+    result = workflow.request("What is BERT?")
+    first = llm_server.state.requests[0]["messages"][-1]["content"]
+    assert first.startswith("Question: What is BERT?") and "## Contents" in first
+    assert result.trajectory.startswith('1. cat("README.md")') and "README.md" in result.files_read
+    assert sum(1 for r in llm_server.state.requests if r["task"] == "chat") == 3  # was 4
+
+
+def test_a_model_stuck_on_a_made_up_path_is_stopped(workflow: Workflow, llm_server) -> None:
+    from gam_desktop.scripted_llm import Fault
+
+    llm_server.state.faults.append(Fault("stuck_tool", times=100, task="chat"))
+    result = workflow.request("What is BERT?", max_iterations=10)
+    lines = result.trajectory.splitlines()
+    assert (
+        lines[1].startswith('2. ls("gamedata/research") -> error: ')
+        and "does not exist" in lines[1]
+    )
+    repeats = [line for line in lines if "already called" in line]
+    assert len(repeats) == 3
+    told = json.dumps(llm_server.state.requests[-2]["messages"])  # what the model was sent
+    assert "The top-level folders are: foundations/, nlp/, web/." in told
+    assert "repeated tool errors" in result.notes
+    chat_calls = sum(1 for r in llm_server.state.requests if r["task"] == "chat")
+    assert chat_calls == 5  # four failing steps, then one synthesis: not ten round trips
