@@ -111,4 +111,9 @@ def main(argv: list[str] | None = None) -> int:
         window.open_memory(Path(folder))
     else:
         window.welcome()
-    return app.exec()
+    code = app.exec()
+    del window
+    # Delete every Qt object while Python is still whole: PySide objects alive at
+    # finalization can crash the interpreter ("none_dealloc"), turning exit 0 into 134.
+    app.shutdown()
+    return code

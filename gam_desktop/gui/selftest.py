@@ -26,6 +26,7 @@ def _wait(app, condition: Callable[[], bool], what: str) -> None:
 def run() -> int:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6.QtCore import QSettings
+    from PySide6.QtWidgets import QApplication
 
     from gam_desktop.engine.tokenizer import resources_dir
     from gam_desktop.gui.app import make_app
@@ -35,6 +36,7 @@ def run() -> int:
 
     started = time.monotonic()
     problems: list[str] = []
+    owns_app = QApplication.instance() is None
     app = make_app(sys.argv[:1])
     with tempfile.TemporaryDirectory(prefix="gam-selftest-") as tmp, RunningServer() as server:
         store = QSettings(str(Path(tmp) / "settings.ini"), QSettings.Format.IniFormat)
@@ -57,6 +59,9 @@ def run() -> int:
             problems.append(f"{type(exc).__name__}: {exc}")
         finally:
             window.close()
+            del window
+    if owns_app:
+        app.shutdown()  # see gui/app.py main(): no Qt objects left for finalization
     elapsed = time.monotonic() - started
     if problems:
         print("self-test FAILED:\n" + "\n".join(f"  {p}" for p in problems), file=sys.stderr)
