@@ -24,6 +24,7 @@ log = logging.getLogger(__name__)
 RESULT_LIMIT = 6000  # characters of one tool result sent back to the model
 README_LIMIT = 3000  # characters of the root README given with the question
 MAX_ERRORS_IN_A_ROW = 4  # a small model stuck on made-up paths: stop and answer
+EXCERPT_CONFIDENCE = 0.6  # the most an answer from search excerpts alone may claim
 README_MARKER = "The memory's root README.md (already read for you):"
 
 EXPLORE_SYSTEM = """You are a research agent exploring a hierarchical knowledge base stored as \
@@ -231,17 +232,23 @@ class ChatAgent:
         dropped = [s for s in wanted if s not in sources]
         if cited is None:  # said nothing about sources, as opposed to an explicit []
             sources = _default_sources(trail, root)
+        score = _confidence(confidence, bool(sources))
+        excerpts_only = bool(sources) and not any(src in trail.read for src in sources)
+        if excerpts_only and score > EXCERPT_CONFIDENCE:
+            # Only grep/bm25 excerpts of the sources were seen, never the files themselves.
+            score = EXCERPT_CONFIDENCE
+            note = "; ".join(filter(None, [note, "answered from search excerpts only"]))
         notes = [
             n
             for n in (note, f"uncited or unread sources dropped: {dropped}" if dropped else None)
             if n
         ]
-        trail.lines.append(f"answer (confidence {_confidence(confidence, bool(sources)):.2f})")
+        trail.lines.append(f"answer (confidence {score:.2f})")
         return ChatResult(
             question=query,
             answer=text.strip(),
             sources=sources,
-            confidence=_confidence(confidence, bool(sources)),
+            confidence=score,
             files_read=list(trail.read),
             dirs_explored=list(trail.explored),
             trajectory="\n".join(trail.lines),

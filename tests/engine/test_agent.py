@@ -323,3 +323,15 @@ def test_a_model_stuck_on_a_made_up_path_is_stopped(workflow: Workflow, llm_serv
     assert "repeated tool errors" in result.notes
     chat_calls = sum(1 for r in llm_server.state.requests if r["task"] == "chat")
     assert chat_calls == 5  # four failing steps, then one synthesis: not ten round trips
+
+
+def test_an_answer_from_excerpts_alone_claims_less(workflow: Workflow, memory: Path) -> None:
+    from gam_desktop.engine.agent import ChatAgent, _Trail
+    from gam_desktop.engine.agent_tools import MemoryTools
+
+    agent = ChatAgent(MemoryTools(memory), LLMClient(workflow.chat_settings))
+    matched = _Trail(read=["README.md"], matched=["nlp/bert_encoder.md"])
+    result = agent._result("q", "BERT is from 2018.", 0.9, ["nlp/bert_encoder.md"], matched)
+    assert result.confidence == 0.6 and "search excerpts" in result.notes
+    read = _Trail(read=["README.md", "nlp/bert_encoder.md"])
+    assert agent._result("q", "a", 0.9, ["nlp/bert_encoder.md"], read).confidence == 0.9
