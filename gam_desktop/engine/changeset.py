@@ -62,13 +62,6 @@ class ChangeSet:
     moves: list[tuple[str, str]] = field(default_factory=list)
     deletes: list[str] = field(default_factory=list)
 
-    def is_empty(self) -> bool:
-        return not (self.writes or self.moves or self.deletes)
-
-    def touched_paths(self) -> set[str]:
-        moved = {p for pair in self.moves for p in pair}
-        return set(self.writes) | moved | set(self.deletes)
-
     def apply(self, root: Path) -> None:
         undo: list[Callable[[], None]] = []
         try:

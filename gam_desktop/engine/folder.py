@@ -21,10 +21,13 @@ from pathlib import Path
 from gam_desktop.engine.markdown import README, parse_memory, parse_readme
 from gam_desktop.engine.models import META_FILE, GamMeta
 
-APP_DIR = ".gam"
+APP_DIR = ".gam"  # the app's own files: the one place their layout is defined
 SOURCES_DIR = f"{APP_DIR}/sources"
 CACHE_DIR = f"{APP_DIR}/cache"
-LOCK_FILE = f"{APP_DIR}/lock"
+LOCK_FILE = f"{APP_DIR}/lock"  # one writer per folder, per operation
+APP_LOCK_FILE = f"{APP_DIR}/app.lock"  # one window per memory, while it is open
+JOURNAL_FILE = f"{APP_DIR}/journal.json"  # present only while an operation runs
+UNTRACKED = (f"{CACHE_DIR}/", LOCK_FILE, APP_LOCK_FILE, JOURNAL_FILE)  # kept out of git
 
 
 class NotAMemoryError(ValueError):

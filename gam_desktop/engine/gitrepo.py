@@ -13,12 +13,13 @@ import os
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gam_desktop.engine.folder import UNTRACKED
+
 APP_AUTHOR = ("GAM Desktop", "gam-desktop@localhost")
-GITIGNORE_LINES = (".gam/cache/", ".gam/lock", ".gam/app.lock", ".gam/journal.json")
+GITIGNORE_LINES = UNTRACKED
 NO_GIT_MESSAGE = (
     "History is unavailable: git was not found. Install git "
     "(https://git-scm.com/downloads) or set its path in Settings; building and "
@@ -68,14 +69,6 @@ def _gitpython(executable: str) -> Any:
 
     git.refresh(executable)
     return git
-
-
-@dataclass
-class CommitInfo:
-    sha: str
-    time: int  # seconds since the epoch
-    summary: str
-    trailers: dict[str, str]
 
 
 class MemoryRepo:

@@ -15,9 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from gam_desktop.engine.changeset import atomic_write
-from gam_desktop.engine.folder import APP_DIR, MemoryFolder
-
-JOURNAL = f"{APP_DIR}/journal.json"
+from gam_desktop.engine.folder import JOURNAL_FILE, MemoryFolder
 
 
 @dataclass
@@ -29,7 +27,7 @@ class Interrupted:
 
 
 def read(folder: MemoryFolder) -> Interrupted | None:
-    path = folder.root / JOURNAL
+    path = folder.root / JOURNAL_FILE
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -44,7 +42,7 @@ def read(folder: MemoryFolder) -> Interrupted | None:
 
 def clear(folder: MemoryFolder) -> None:
     with contextlib.suppress(FileNotFoundError):
-        (folder.root / JOURNAL).unlink()
+        (folder.root / JOURNAL_FILE).unlink()
 
 
 @contextlib.contextmanager
@@ -52,7 +50,7 @@ def recording(
     folder: MemoryFolder, operation: str, head: str | None, started: str
 ) -> Iterator[None]:
     payload = {"operation": operation, "started": started, "head": head, "pid": os.getpid()}
-    atomic_write(folder.root / JOURNAL, json.dumps(payload))
+    atomic_write(folder.root / JOURNAL_FILE, json.dumps(payload))
     try:
         yield
     finally:

@@ -21,8 +21,9 @@ from rank_bm25 import BM25Okapi
 
 from gam_desktop.engine.changeset import atomic_write
 from gam_desktop.engine.corpus import Corpus
+from gam_desktop.engine.folder import CACHE_DIR
 
-CACHE_FILE = ".gam/cache/bm25.json"
+CACHE_FILE = f"{CACHE_DIR}/bm25.json"
 CACHE_VERSION = 1
 _CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+", re.UNICODE)

@@ -15,10 +15,6 @@ from gam_desktop.engine.naming import sanitize_name
 from gam_desktop.engine.prompts import MAX_DEPTH
 
 
-class TaxonomyError(ValueError):
-    pass
-
-
 def validate_plan(plan: DirectoryNode, expected: set[int], max_depth: int = MAX_DEPTH) -> list[str]:
     errors: list[str] = []
     counts: Counter[int] = Counter()

@@ -17,7 +17,6 @@ from pathlib import Path
 
 import tiktoken
 
-_ENCODING_FOR_MODEL_PREFIX = (("gpt-4o", "o200k_base"), ("o1", "o200k_base"), ("o3", "o200k_base"))
 DEFAULT_ENCODING = "cl100k_base"
 
 
@@ -59,13 +58,6 @@ def _configure() -> None:
     folder = tokenizer_dir()
     _verify(folder)
     os.environ["TIKTOKEN_CACHE_DIR"] = str(folder)
-
-
-def encoding_name_for(model: str) -> str:
-    for prefix, name in _ENCODING_FOR_MODEL_PREFIX:
-        if model.startswith(prefix):
-            return name
-    return DEFAULT_ENCODING
 
 
 @functools.cache

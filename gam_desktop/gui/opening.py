@@ -14,7 +14,7 @@ from filelock import FileLock, Timeout
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from gam_desktop.engine.conversation import Conversation
-from gam_desktop.engine.folder import APP_DIR, MemoryFolder
+from gam_desktop.engine.folder import APP_DIR, APP_LOCK_FILE, MemoryFolder
 from gam_desktop.engine.llm import LLMClient
 from gam_desktop.engine.workflow import Workflow
 from gam_desktop.gui.settings import save
@@ -128,7 +128,7 @@ class MemoryOpening:
         """One window per memory: a lock held for as long as the memory is open."""
         folder.root.mkdir(parents=True, exist_ok=True)
         (folder.root / APP_DIR).mkdir(exist_ok=True)
-        path = folder.root / APP_DIR / "app.lock"
+        path = folder.root / APP_LOCK_FILE
         if self.app_lock is not None and Path(self.app_lock.lock_file) == path:
             return  # this window holds it already (re-opening after Settings, say)
         lock = FileLock(path, thread_local=False)

@@ -55,10 +55,6 @@ class LLMSettings(BaseModel):
             values["api_key"] = SecretStr(str(values["api_key"]))
         return cls.model_validate(values)
 
-    @property
-    def is_openai(self) -> bool:
-        return "api.openai.com" in self.base_url
-
     def key_value(self) -> str:
         """The key to send. Local servers (Ollama, llama.cpp) accept any non-empty key."""
         if self.api_key is not None and self.api_key.get_secret_value():
