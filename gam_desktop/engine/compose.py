@@ -7,7 +7,14 @@ from collections.abc import Iterable
 from gam_desktop.engine.changeset import ChangeSet
 from gam_desktop.engine.documents import SourceDocument
 from gam_desktop.engine.folder import SOURCES_DIR, DirView
-from gam_desktop.engine.markdown import README, ReadmeEntry, humanize, render_memory, render_readme
+from gam_desktop.engine.markdown import (
+    README,
+    ReadmeEntry,
+    humanize,
+    render_entries,
+    render_memory,
+    render_readme,
+)
 from gam_desktop.engine.models import META_FILE, ChunkConfig, GamMeta, MemorizedChunk, utc_now
 from gam_desktop.engine.naming import memory_file_stem, unique_name
 
@@ -70,7 +77,7 @@ def readme_entries(directory: DirView) -> list[ReadmeEntry]:
 
 def listing(directory: DirView) -> str:
     """What a directory holds, as the describe prompt and the README both show it."""
-    return render_readme("x", "x", readme_entries(directory)).split("## Contents\n", 1)[1]
+    return render_entries(readme_entries(directory))
 
 
 def write_readmes(changes: ChangeSet, root: DirView, paths: Iterable[str]) -> None:

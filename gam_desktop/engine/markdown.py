@@ -61,21 +61,23 @@ def parse_memory(text: str) -> ParsedMemory:
     return ParsedMemory(front, text[end + 4 :].strip())
 
 
-def render_readme(title: str, description: str, entries: list[ReadmeEntry]) -> str:
-    lines = [f"# {title.strip()}", "", description.strip(), "", CONTENTS_HEADING, ""]
+def render_entries(entries: list[ReadmeEntry]) -> str:
+    """The `## Contents` list: what a README shows and the describe prompt is given."""
+    lines = []
     for entry in entries:
         if entry.is_dir:
-            count = (
-                ""
-                if entry.count is None
-                else (f" ({entry.count} {'memory' if entry.count == 1 else 'memories'})")
-            )
+            noun = "memory" if entry.count == 1 else "memories"
+            count = "" if entry.count is None else f" ({entry.count} {noun})"
             lines.append(f"- **{entry.name}/**{count}: {entry.summary.strip()}")
         else:
             lines.append(f"- **{entry.name}**: {entry.summary.strip()}")
-    if not entries:
-        lines.append("- (empty)")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines or ["- (empty)"]) + "\n"
+
+
+def render_readme(title: str, description: str, entries: list[ReadmeEntry]) -> str:
+    return f"# {title.strip()}\n\n{description.strip()}\n\n{CONTENTS_HEADING}\n\n" + (
+        render_entries(entries)
+    )
 
 
 def parse_readme(text: str) -> ParsedReadme:
