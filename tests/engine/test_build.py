@@ -177,36 +177,33 @@ def _by_folder(memories: dict[str, dict]) -> dict[str, list[str]]:
     return folders_
 
 
-def test_reorganize_dry_run_touches_nothing(make_workflow, memory_dir: Path) -> None:
+def mixed_folder(make_workflow, llm_server) -> tuple:
+    """A memory whose one folder "all/" mixes topics: three invalid plans are repaired into
+    the model's single folder."""
+    llm_server.state.faults.append(Fault("invalid_taxonomy", times=3, task="organize"))
     workflow = make_workflow(min_tokens=20, max_tokens=200, threshold=100)
-    workflow.add(text=topic_document({"python": 5, "rust": 5, "git": 5}))
-    workflow.add(text=topic_document({"docker": 3}))
+    workflow.add(text=topic_document({"python": 3, "rust": 3}))
+    (folder,) = {str(Path(p).parent) for p in memory_files(workflow.folder.root)}
+    return workflow, folder
+
+
+def test_reorganize_dry_run_touches_nothing(make_workflow, memory_dir: Path, llm_server) -> None:
+    workflow, folder = mixed_folder(make_workflow, llm_server)
     before = tree_bytes(memory_dir)
-    moved_into = {str(Path(p).parent) for p in memory_files(memory_dir)}
-    target = sorted(moved_into)[0]
-    plan = workflow.reorganize(target, dry_run=True)
-    assert tree_bytes(memory_dir) == before
-    if plan.moved_files:
-        assert all(old.startswith(target) for old, _ in plan.moved_files)
+    commits = workflow.history.count()
+    plan = workflow.reorganize(folder, dry_run=True)
+    assert len(plan.moved_files) == 6 and len(plan.new_directories) == 2
+    assert all(old.startswith(f"{folder}/") for old, _ in plan.moved_files)
+    assert tree_bytes(memory_dir) == before and workflow.history.count() == commits
 
 
 def test_reorganize_on_demand_moves_files(make_workflow, memory_dir: Path, llm_server) -> None:
-    workflow = make_workflow(min_tokens=20, max_tokens=200, threshold=100)
-    workflow.add(text=topic_document({"python": 3, "rust": 3}))
-    # Gather everything into one folder by hand-free means: reorganize the root after a
-    # flat fallback build (the LLM gives invalid plans three times).
-    llm_server.state.faults.append(Fault("invalid_taxonomy", times=3, task="organize"))
-    flat = make_workflow(
-        min_tokens=20, max_tokens=200, threshold=100, gam_dir=memory_dir.parent / "flat"
-    )
-    flat.add(text=topic_document({"python": 3, "rust": 3}))
-    (folder,) = {str(Path(p).parent) for p in memory_files(flat.folder.root)}
-    operation = flat.reorganize(folder)
+    workflow, folder = mixed_folder(make_workflow, llm_server)
+    operation = workflow.reorganize(folder)
     assert len(operation.moved_files) == 6
-    after = memory_files(flat.folder.root)
-    assert len(after) == 6 and {str(Path(p).parent) for p in after} == set(
-        operation.new_directories
-    )
+    after = memory_files(memory_dir)
+    assert len(after) == 6
+    assert {str(Path(p).parent) for p in after} == set(operation.new_directories)
 
 
 def test_invalid_taxonomy_is_reprompted_with_the_error(make_workflow, llm_server) -> None:

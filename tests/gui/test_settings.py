@@ -80,10 +80,23 @@ def test_test_connection_reports_what_the_server_supports(qtbot, window, prefs, 
     assert "Tool calling: no" in text
 
 
-def test_probe_and_detection_without_servers() -> None:
+def test_probe_of_a_server_that_is_not_there() -> None:
     report = probe(LLMSettings(base_url="http://127.0.0.1:9/v1", model="m", timeout=2))
     assert not report.reachable and report.summary().startswith("Cannot use")
-    assert all(url.startswith("http://127.0.0.1") for _, url, _ in detect_local(timeout=0.2))
+
+
+def test_local_servers_are_detected_on_their_ports(llm_server, monkeypatch) -> None:
+    from gam_desktop.engine.llm import probe as probe_module
+
+    monkeypatch.setattr(
+        probe_module,
+        "LOCAL_SERVERS",
+        {
+            "Ollama": "http://127.0.0.1:9/v1",  # nothing listens there
+            "LM Studio": llm_server.base_url,
+        },
+    )
+    assert detect_local(timeout=1) == [("LM Studio", llm_server.base_url, ["scripted"])]
 
 
 def test_probe_with_everything_supported(llm_server) -> None:
