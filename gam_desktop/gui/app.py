@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
     if os.environ.get("GAM_EXIT_WHEN_SHOWN"):  # for start-up measurements: see bench_frozen
         if folder:
             window.open_memory(Path(folder))
-        QTimer.singleShot(0, lambda: (print("window shown", flush=True), app.quit()))
+        QTimer.singleShot(0, window, lambda: (print("window shown", flush=True), app.quit()))
     elif folder:
         window.open_memory(Path(folder))
     else:

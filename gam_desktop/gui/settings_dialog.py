@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QTimer, Slot
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
@@ -51,6 +51,9 @@ class SettingsDialog(QDialog):
         self.key_for_session: str | None = api_key
         self.keychain_message = ""  # why the key was kept for this session only
         self.tasks = TaskRunner(self)
+        self._keychain_timer = QTimer(self)  # a child: it dies with the dialog
+        self._keychain_timer.setSingleShot(True)
+        self._keychain_timer.timeout.connect(self._keychain_timed_out)
         self.provider = QComboBox()
         self.provider.addItems(list(PRESETS))
         self.provider.setCurrentText(prefs.provider)
@@ -165,24 +168,33 @@ class SettingsDialog(QDialog):
         self.tasks.start("detect", lambda w, c: detect_local(), on_success=found)
 
     def save(self) -> None:
-        """Store the key in the keychain off the GUI thread, then close."""
+        """Store the key in the keychain off the GUI thread, then close. The timer and the
+        answer's slots belong to this dialog: once it is deleted, neither calls it."""
         key = self.api_key.text().strip()
         endpoint = self.base_url.text().strip()
         self.key_for_session = key or None
         self.report.setText("Saving…")
+        call_in_daemon(lambda: keystore.set_key(endpoint, key), self._stored, self._not_stored)
+        # A locked keychain may wait for a password prompt indefinitely: do not wait with it.
+        self._keychain_timer.start(int(KEYCHAIN_TIMEOUT * 1000))
 
-        def stored(_result) -> None:
+    @Slot(object)
+    def _stored(self, _result: object) -> None:
+        if self._keychain_timer.isActive():  # else the timeout has answered already
+            self._keychain_timer.stop()
             self.accept()
 
-        def not_stored(error: Exception) -> None:
+    @Slot(object)
+    def _not_stored(self, error: object) -> None:
+        if self._keychain_timer.isActive():
+            self._keychain_timer.stop()
             self.keychain_message = f"{error} The key is kept for this session only."
             self.accept()
 
-        call_in_daemon(lambda: keystore.set_key(endpoint, key), stored, not_stored)
-        # A locked keychain may wait for a password prompt indefinitely: do not wait with it.
-        QTimer.singleShot(
-            int(KEYCHAIN_TIMEOUT * 1000),
-            lambda: not_stored(
-                f"The keychain did not answer within {KEYCHAIN_TIMEOUT:g} s (is it locked?)."
-            ),
+    @Slot()
+    def _keychain_timed_out(self) -> None:
+        self.keychain_message = (
+            f"The keychain did not answer within {KEYCHAIN_TIMEOUT:g} s (is it locked?). "
+            "The key is kept for this session only."
         )
+        self.accept()

@@ -207,7 +207,11 @@ def call_in_daemon(
 ) -> None:
     """Run a call that may never return (a locked keychain waiting for a password) on a
     daemon thread: unlike a QThread, it cannot abort the app if it is still running at exit.
-    The callbacks run on the GUI thread. Must be called from the GUI thread."""
+    The callbacks run on the GUI thread. Must be called from the GUI thread.
+
+    Give slots of a GUI-thread QObject (bound methods) as callbacks: the connections then
+    belong to that object and end with it, so an answer that comes after a dialog was
+    deleted calls nothing. A plain function must not touch Qt objects."""
     import threading
 
     delivery = _Delivery()

@@ -134,3 +134,33 @@ def test_a_keychain_that_never_answers_does_not_hang_the_dialog(
     assert "did not answer" in dialog.keychain_message and dialog.result_key() == "sk-locked"
     release.set()
     dialog.tasks.wait_all()
+
+
+def test_a_keychain_timeout_after_the_dialog_is_deleted_does_nothing(
+    qtbot, window, prefs, monkeypatch
+) -> None:
+    """The keychain timer and a late keychain answer belong to the dialog: once it is deleted
+    neither may call it (a bare singleShot lambda did, and failed CI on a busy machine)."""
+    import threading
+
+    from PySide6.QtCore import QTimer
+
+    from gam_desktop.gui import settings_dialog, workers
+
+    release = threading.Event()
+    monkeypatch.setattr(settings_dialog, "KEYCHAIN_TIMEOUT", 0.05)
+    monkeypatch.setattr(keystore, "set_key", lambda endpoint, key: release.wait(WAIT / 1000))
+    dialog = SettingsDialog(prefs, None, window)
+    dialog.api_key.setText("sk-locked")
+    before = set(workers._in_flight)
+    dialog.save()
+    ours = workers._in_flight - before
+    with qtbot.waitSignal(dialog.destroyed, timeout=WAIT):
+        dialog.deleteLater()
+    # Qt fires timers in deadline order: once a later timer has fired, the dialog's would have.
+    later = QTimer()
+    later.setSingleShot(True)
+    with qtbot.waitSignal(later.timeout, timeout=WAIT):
+        later.start(100)
+    release.set()  # the keychain answers at last, to nobody
+    qtbot.waitUntil(lambda: not ours & workers._in_flight, timeout=WAIT)
