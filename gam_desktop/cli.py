@@ -8,23 +8,29 @@ from __future__ import annotations
 
 import argparse
 import logging
+import math
+import shlex
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
+from pathlib import Path
 
+from pydantic import ValidationError
 from tqdm import tqdm
 
-from gam_desktop.engine.builder import BuildOptions
-from gam_desktop.engine.changeset import StoreError
+from gam_desktop.engine import journal
+from gam_desktop.engine.builder import BuildOptions, BuildReport
 from gam_desktop.engine.control import OperationCancelled, ProgressEvent
-from gam_desktop.engine.documents import DocumentError
-from gam_desktop.engine.folder import NotAMemoryError
+from gam_desktop.engine.documents import DocumentError, is_supported
+from gam_desktop.engine.folder import MemoryFolder, NotAMemoryError
 from gam_desktop.engine.gitrepo import GitUnavailable
 from gam_desktop.engine.history import RollbackConflict
 from gam_desktop.engine.llm import LLMError, LLMSettings
 from gam_desktop.engine.llm.settings import Role
 from gam_desktop.engine.lock import FolderBusyError
 from gam_desktop.engine.models import ChunkConfig
+from gam_desktop.engine.tokenizer import TokenizerError
+from gam_desktop.engine.versioned import InterruptedOperationError
 from gam_desktop.engine.workflow import Workflow
 
 _HISTORY_ERRORS = (
@@ -41,10 +47,12 @@ _EXPECTED_ERRORS = (
     DocumentError,
     NotAMemoryError,
     FolderBusyError,
-    StoreError,
-    PermissionError,
+    GitUnavailable,
+    TokenizerError,
+    OSError,  # a folder that cannot be created or written, StoreError
     ValueError,
 )
+NO_TEXT = "no text found"  # engine/workflow.py read_documents: "<name>: no text found; skipped"
 
 
 class ProgressBar:
@@ -79,12 +87,39 @@ class ProgressBar:
             self.bar = None
 
 
+def _whole(low: int, high: int | None = None) -> Callable[[str], int]:
+    """An argparse type: a whole number from `low` to `high` (the engine's own bounds)."""
+
+    def parse(value: str) -> int:
+        try:
+            number = int(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+        if number < low or (high is not None and number > high):
+            bound = f"from {low} to {high}" if high is not None else f"at least {low}"
+            raise argparse.ArgumentTypeError(f"{value} is out of range (it must be {bound})")
+        return number
+
+    return parse
+
+
+def _seconds(value: str) -> float:
+    """An argparse type: a positive, finite number of seconds."""
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number") from None
+    if not 0 < number < math.inf:
+        raise argparse.ArgumentTypeError(f"{value} is out of range (it must be more than 0)")
+    return number
+
+
 def _llm_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--gam-dir", required=True, help="the memory folder")
     parser.add_argument("--model", help="model name (default: $GAM_AGENT_MODEL or $OPENAI_MODEL)")
     parser.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
-    parser.add_argument("--workers", type=int, help="parallel LLM calls (default 8)")
-    parser.add_argument("--timeout", type=float, help="seconds per LLM call (default 120)")
+    parser.add_argument("--workers", type=_whole(1, 64), help="parallel LLM calls (default 8)")
+    parser.add_argument("--timeout", type=_seconds, help="seconds per LLM call (default 120)")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
 
 
@@ -98,50 +133,116 @@ def _settings(role: Role, args: argparse.Namespace) -> LLMSettings:
 def add_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gam-add", description="Add documents to a GAM memory.")
     _llm_arguments(parser)
-    parser.add_argument("--files", nargs="*", default=[], help="PDF, TXT or Markdown files")
+    parser.add_argument(
+        "--files",
+        nargs="*",
+        default=[],
+        help="PDF, TXT or Markdown files; a folder adds those in it, recursively",
+    )
     parser.add_argument("--text", help="raw text to add")
-    parser.add_argument("--min-tokens", type=int, default=100, help="smallest chunk (tokens)")
-    parser.add_argument("--max-tokens", type=int, default=1000, help="largest chunk (tokens)")
+    parser.add_argument("--min-tokens", type=_whole(1), help="smallest chunk (tokens; default 100)")
+    parser.add_argument(
+        "--max-tokens", type=_whole(16), default=1000, help="largest chunk (tokens)"
+    )
     parser.add_argument("--no-chunking", action="store_true", help="one chunk per document")
     parser.add_argument(
         "--reorganize-threshold",
-        type=int,
+        type=_whole(1),
         default=10,
         help="re-plan a folder holding more memories than this",
     )
     return parser
 
 
+def _expand_files(names: Sequence[str], gam_dir: str, quiet: bool) -> tuple[list[Path], list[str]]:
+    """The files to add, and problems: a folder stands for its supported files, searched
+    recursively as the GUI does (hidden files and the memory folder itself left out)."""
+    memory = Path(gam_dir).resolve()
+    files: list[Path] = []
+    problems: list[str] = []
+    for name in names:
+        folder = Path(name)
+        if not folder.is_dir():
+            files.append(folder)
+            continue
+        found = sorted(
+            path
+            for path in folder.rglob("*")
+            if path.is_file()
+            and is_supported(path)
+            and not any(part.startswith(".") for part in path.relative_to(folder).parts)
+            and memory not in path.resolve().parents
+        )
+        if not found:
+            problems.append(f"{name}: a folder with no PDF, TXT or Markdown files")
+        elif not quiet:
+            print(f"{name}: {len(found)} supported file{'s' * (len(found) != 1)}", file=sys.stderr)
+        files += found
+    return files, problems
+
+
+def _without_text(files: Sequence[Path], report: BuildReport) -> list[str]:
+    """Files that gave no text: those the engine reports so, and those the report does not
+    name at all (an engine that drops blank documents without a word)."""
+    named = {line.split(": ", 1)[0] for line in [*report.unreadable, *report.warnings]}
+    named |= set(report.documents)
+    silent = [f"{file.name}: {NO_TEXT}; skipped" for file in files if file.name not in named]
+    return [w for w in report.warnings if NO_TEXT in w] + list(dict.fromkeys(silent))
+
+
 def add_main(argv: Sequence[str] | None = None) -> int:
-    args = add_parser().parse_args(argv)
+    parser = add_parser()
+    args = parser.parse_args(argv)
+    if args.min_tokens is not None and args.min_tokens > args.max_tokens:
+        parser.error(
+            f"--min-tokens {args.min_tokens} is larger than --max-tokens {args.max_tokens}"
+        )
     logging.basicConfig(level=logging.ERROR, format="%(levelname)s %(name)s: %(message)s")
-    if not args.files and not args.text:
+    text = args.text if args.text and args.text.strip() else None
+    if not args.files and not text:
         print("gam-add: nothing to add (give --files or --text)", file=sys.stderr)
         return 2
-    bar = ProgressBar(enabled=not args.quiet)
     try:
         settings = _settings("builder", args)
-        options = BuildOptions(
-            chunk=ChunkConfig(min_tokens=args.min_tokens, max_tokens=args.max_tokens),
-            reorganize_threshold=args.reorganize_threshold,
+        chunk = ChunkConfig(
+            min_tokens=min(100, args.max_tokens) if args.min_tokens is None else args.min_tokens,
+            max_tokens=args.max_tokens,
         )
+    except ValueError as exc:  # pydantic's ValidationError, or a bad number in the environment
+        print(f"gam-add: invalid setting: {_reason(exc)}", file=sys.stderr)
+        return 2
+    files, problems = _expand_files(args.files, args.gam_dir, args.quiet)
+    if not files and not text:
+        for problem in problems:
+            print(f"gam-add: {problem}", file=sys.stderr)
+        return 1
+    bar = ProgressBar(enabled=not args.quiet)
+    try:
+        options = BuildOptions(chunk=chunk, reorganize_threshold=args.reorganize_threshold)
         workflow = Workflow(gam_dir=args.gam_dir, settings=settings, options=options, progress=bar)
-        report = workflow.add(files=args.files, text=args.text, use_chunking=not args.no_chunking)
+        report = workflow.add(files=files, text=text, use_chunking=not args.no_chunking)
     except (KeyboardInterrupt, OperationCancelled):
         bar.close()
         print("gam-add: cancelled; the memory was not changed", file=sys.stderr)
         return 130
+    except InterruptedOperationError:
+        bar.close()
+        print(f"gam-add: {_recover_hint(args.gam_dir)}", file=sys.stderr)
+        return 1
     except _EXPECTED_ERRORS as exc:
         bar.close()
-        print(f"gam-add: {exc}", file=sys.stderr)
+        print(f"gam-add: {_reason(exc)}", file=sys.stderr)
         return 1
     bar.close()
-    for problem in report.unreadable:
+    problems += report.unreadable + _without_text(files, report)
+    for problem in problems:
         print(f"error: {problem}", file=sys.stderr)
     for warning in report.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
-    print(f"{report.summary()} — {report.usage.summary()}")
-    return 1 if report.unreadable else 0
+        if warning not in problems:
+            print(f"warning: {warning}", file=sys.stderr)
+    if report.documents or not problems:
+        print(f"{report.summary()} — {report.usage.summary()}")
+    return 1 if problems else 0
 
 
 def request_parser() -> argparse.ArgumentParser:
@@ -150,7 +251,7 @@ def request_parser() -> argparse.ArgumentParser:
     )
     _llm_arguments(parser)
     parser.add_argument("--query", "-Q", required=True, help="the question")
-    parser.add_argument("--max-iterations", type=int, default=10, help="exploration steps")
+    parser.add_argument("--max-iterations", type=_whole(1), default=10, help="exploration steps")
     parser.add_argument("--json", action="store_true", help="print the ChatResult as JSON")
     parser.add_argument("--trajectory", action="store_true", help="show the path taken")
     return parser
@@ -166,13 +267,19 @@ def request_main(argv: Sequence[str] | None = None) -> int:
 
     try:
         settings = _settings("chat", args)
+    except ValueError as exc:  # pydantic's ValidationError, or a bad number in the environment
+        print(f"gam-request: invalid setting: {_reason(exc)}", file=sys.stderr)
+        return 2
+    try:
         workflow = Workflow(gam_dir=args.gam_dir, chat_settings=settings)
+        if workflow.folder.is_memory() and workflow.interrupted() is not None:
+            print(f"gam-request: warning: {_recover_hint(args.gam_dir)}", file=sys.stderr)
         result = workflow.request(args.query, max_iterations=args.max_iterations, on_step=show_step)
     except (KeyboardInterrupt, OperationCancelled):
         print("gam-request: cancelled", file=sys.stderr)
         return 130
     except _EXPECTED_ERRORS as exc:
-        print(f"gam-request: {exc}", file=sys.stderr)
+        print(f"gam-request: {_reason(exc)}", file=sys.stderr)
         return 1
     if args.json:
         print(result.model_dump_json(indent=2))
@@ -190,8 +297,8 @@ def history_parser() -> argparse.ArgumentParser:
     parser.add_argument("--gam-dir", required=True, help="the memory folder")
     commands = parser.add_subparsers(dest="command")
     listing = commands.add_parser("list", help="operations, newest first (the default)")
-    listing.add_argument("--limit", type=int, default=30)
-    listing.add_argument("--offset", type=int, default=0)
+    listing.add_argument("--limit", type=_whole(1), default=30)
+    listing.add_argument("--offset", type=_whole(0), default=0)
     show = commands.add_parser("show", help="one operation: its files, or one file's diff")
     show.add_argument("sha", help="the operation (a commit id or a prefix of one)")
     show.add_argument("--diff", metavar="PATH", help="print the diff of this file")
@@ -232,19 +339,16 @@ def history_main(argv: Sequence[str] | None = None) -> int:
         if args.command == "recover":
             print(workflow.recover(restore=args.restore))
             return 0
-        interrupted = workflow.interrupted()
-        if interrupted is not None:
-            print(
-                f"warning: a {interrupted.operation} was interrupted; run "
-                "'gam-history recover --restore' (or --keep)",
-                file=sys.stderr,
-            )
+        if workflow.interrupted() is not None:
+            print(f"gam-history: warning: {_recover_hint(args.gam_dir)}", file=sys.stderr)
         if args.command == "show":
             _print_operation(workflow, args.sha, args.diff)
         else:
             _print_operations(workflow, getattr(args, "limit", 30), getattr(args, "offset", 0))
+    except KeyboardInterrupt:
+        return 130
     except _HISTORY_ERRORS as exc:
-        print(f"gam-history: {_one_line(exc)}", file=sys.stderr)
+        print(f"gam-history: {_reason(exc)}", file=sys.stderr)
         return 1
     return 0
 
@@ -275,11 +379,17 @@ def rollback_main(argv: Sequence[str] | None = None) -> int:
         else:
             workflow.rollback(operation.sha)
             print(f"Rolled back: {operation.summary} (undo with gam-rollback on the new operation)")
+    except KeyboardInterrupt:
+        print("gam-rollback: cancelled", file=sys.stderr)
+        return 130
     except RollbackConflict as exc:
-        print(f"gam-rollback: {exc} (use --restore-before)", file=sys.stderr)
+        print(f"gam-rollback: {_reason(exc)} (use --restore-before)", file=sys.stderr)
+        return 1
+    except InterruptedOperationError:
+        print(f"gam-rollback: {_recover_hint(args.gam_dir)}", file=sys.stderr)
         return 1
     except _HISTORY_ERRORS as exc:
-        print(f"gam-rollback: {_one_line(exc)}", file=sys.stderr)
+        print(f"gam-rollback: {_reason(exc)}", file=sys.stderr)
         return 1
     return 0
 
@@ -293,8 +403,24 @@ def _history_workflow(gam_dir: str) -> Workflow:
     return workflow
 
 
-def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
+def _recover_hint(gam_dir: str) -> str:
+    """What to do after a crash in the middle of an operation (the journal names it)."""
+    found = journal.read(MemoryFolder(gam_dir))
+    return (
+        f"a previous {found.operation if found else 'operation'} was interrupted; recover "
+        f"first: gam-history --gam-dir {shlex.quote(gam_dir)} recover --restore (or --keep)"
+    )
+
+
+def _reason(exc: BaseException) -> str:
+    """An expected failure in one line, never a traceback or a multi-line dump."""
+    if isinstance(exc, ValidationError) and exc.errors():
+        error = exc.errors()[0]
+        where = ".".join([exc.title, *(str(part) for part in error["loc"])])
+        return f"{where}: {error['msg']}"  # "LLMSettings.workers: Input should be ..."
+    if isinstance(exc, OSError) and exc.strerror:  # "[Errno 30] ..." reads badly
+        return f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
+    text = str(exc).strip().splitlines()  # git's own message is its last line
     return text[-1] if text else type(exc).__name__
 
 
