@@ -1,20 +1,32 @@
 """Undoing operations and reorganizing folders from the History panel and the tree.
 
-A mixin of MainWindow (it uses the window's workflow, task_workflow, confirm, tell, _run
-and _after_change).
+A mixin of MainWindow (it uses the window's workflow, tasks, history_source, task_workflow,
+confirm, tell, show_error, _run and _after_change). No git on the GUI thread: what a rollback
+would change is read on a worker before asking.
 """
 
 from __future__ import annotations
 
-from gam_desktop.engine.history import Operation
+from gam_desktop.engine.history import FileChange, Operation
 
 
 class HistoryActions:
     """Roll back, undo a rollback, restore to before an operation, reorganize a folder."""
 
     def roll_back(self, operation: Operation) -> None:
-        changes = self.workflow.history.changes(operation.sha)
-        counts = {}
+        """Ask, with what the rollback would change (read on a worker thread), then run it."""
+        source = self.history_source()
+        if source is None or self.tasks.running("rollback-plan"):
+            return
+        self.tasks.start(
+            "rollback-plan",
+            lambda w, c: source.open().changes(operation.sha),
+            on_success=lambda changes: self._confirm_rollback(operation, changes),
+            on_failure=self.show_error,
+        )
+
+    def _confirm_rollback(self, operation: Operation, changes: list[FileChange]) -> None:
+        counts: dict[str, int] = {}
         for change in changes:
             counts[change.status] = counts.get(change.status, 0) + 1
         effect = ", ".join(f"{n} {kind}" for kind, n in counts.items())

@@ -1,9 +1,16 @@
-"""The history panel: operations newest first, the files each changed, a diff, rollback."""
+"""The history panel: operations newest first, the files each changed, a diff, rollback.
+
+Every git call (a page of operations, an operation's changes, a file's diff) runs on a
+worker thread through the panel's own TaskRunner; results that arrive after the person
+moved on (another operation selected, the list reloaded) are dropped.
+"""
 
 from __future__ import annotations
 
 import html
+from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor
@@ -20,7 +27,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gam_desktop.engine.gitrepo import MemoryRepo
 from gam_desktop.engine.history import FileChange, History, Operation
+from gam_desktop.gui.workers import TaskRunner
 
 PAGE = 50
 _KIND_LABELS = {
@@ -33,6 +42,33 @@ _KIND_LABELS = {
     "recover": "Recovery",
     "snapshot": "Snapshot",
 }
+
+
+@dataclass(frozen=True)
+class HistorySource:
+    """Where a memory's history is read. Each load opens a History of its own on its worker
+    thread: a GitPython Repo is not thread-safe, and the window's repository is used by the
+    folder watcher's thread, so sharing it would need a lock around every git call of every
+    operation. Opening costs a few milliseconds off the GUI thread, and git itself lets
+    readers run beside a commit."""
+
+    root: Path
+    git_path: str | None = None
+
+    def open(self) -> History:
+        return History(MemoryRepo.open(self.root, self.git_path))
+
+
+def _sorted(changes: list[FileChange]) -> list[FileChange]:
+    """The memories first; the app's own files (.gam/, .gitignore) after."""
+    return sorted(changes, key=lambda c: (c.path.startswith("."), c.path))
+
+
+def load_changes(source: HistorySource, sha: str) -> tuple[list[FileChange], str]:
+    """An operation's changes and the diff of the first one (shown at once): one worker."""
+    history = source.open()
+    changes = _sorted(history.changes(sha))
+    return changes, history.diff(sha, changes[0].path) if changes else ""
 
 
 def change_label(change: FileChange) -> str:
@@ -49,8 +85,11 @@ class HistoryPanel(QWidget):
 
     def __init__(self) -> None:
         super().__init__()
-        self.history: History | None = None
+        self.source: HistorySource | None = None
         self.operations: list[Operation] = []
+        self.tasks = TaskRunner(self)  # owns the loads; their results come back here
+        self._generation = 0  # bumped on every reload: older pages are dropped
+        self._patches: dict[tuple[str, str], str] = {}  # the selected operation's diffs
         self.notice = QLabel()
         self.notice.setWordWrap(True)
         self.notice.setObjectName("warning")
@@ -93,23 +132,43 @@ class HistoryPanel(QWidget):
         layout.addLayout(buttons)
         self.set_history(None, None)
 
-    def set_history(self, history: History | None, message: str | None) -> None:
-        self.history = history
+    def set_history(self, source: HistorySource | None, message: str | None) -> None:
+        self.source = source
         self.notice.setText(message or "")
         self.notice.setVisible(bool(message))
         self.refresh()
 
+    def loading(self) -> bool:
+        return bool(self.tasks.running())
+
+    def shutdown(self) -> None:
+        """Wait for the loads (a window closing must not destroy a running thread)."""
+        self.tasks.wait_all()
+
     def refresh(self) -> None:
+        self._generation += 1
         self.operations = []
+        self._patches = {}
         self.list.clear()
         self._load_more()
 
     def _load_more(self) -> None:
-        if self.history is None:
+        source, offset, generation = self.source, len(self.operations), self._generation
+        if source is None:
             self._selected(None, None)
             self.more.hide()
             return
-        page = self.history.operations(len(self.operations), PAGE)
+        self.more.setEnabled(False)
+        self.tasks.start(
+            "history-page",
+            lambda w, c: source.open().operations(offset, PAGE),
+            on_success=lambda page: self._show_page(generation, page),
+            on_failure=self._failed,
+        )
+
+    def _show_page(self, generation: int, page: list[Operation]) -> None:
+        if generation != self._generation:
+            return  # the list was reloaded meanwhile
         self.operations += page
         for operation in page:
             when = datetime.fromtimestamp(operation.time).strftime("%Y-%m-%d %H:%M")
@@ -121,10 +180,16 @@ class HistoryPanel(QWidget):
             item.setToolTip(2, operation.summary)
             self.list.addTopLevelItem(item)
         self.more.setVisible(len(page) == PAGE)
+        self.more.setEnabled(True)
         for column in (0, 1, 3):
             self.list.resizeColumnToContents(column)
         if self.list.currentItem() is None and self.list.topLevelItemCount():
             self.list.setCurrentItem(self.list.topLevelItem(0))
+
+    def _failed(self, error: Exception) -> None:
+        self.more.setEnabled(True)
+        self.notice.setText(f"The history could not be read: {error}")
+        self.notice.show()
 
     def current(self) -> Operation | None:
         item = self.list.currentItem()
@@ -146,19 +211,28 @@ class HistoryPanel(QWidget):
             and item is not None
             and self.list.indexOfTopLevelItem(item) < len(self.operations) - 1
         )
-        if operation is None:
+        if operation is None or self.source is None:
             return
         self.rollback.setText(
             "Undo this rollback…" if operation.kind == "rollback" else "Roll back…"
         )
-        # The memories first; the app's own files (.gam/, .gitignore) after, greyed.
-        changes = sorted(
-            self.history.changes(operation.sha), key=lambda c: (c.path.startswith("."), c.path)
+        sha, source = operation.sha, self.source
+        self.tasks.start(
+            "history-changes",
+            lambda w, c: load_changes(source, sha),
+            on_success=lambda loaded: self._show_changes(sha, *loaded),
+            on_failure=self._failed,
         )
+
+    def _show_changes(self, sha: str, changes: list[FileChange], first_patch: str) -> None:
+        operation = self.current()
+        if operation is None or operation.sha != sha:
+            return  # another operation was selected meanwhile
+        self._patches = {(sha, changes[0].path): first_patch} if changes else {}
         for change in changes:
             row = QTreeWidgetItem([change.status, change_label(change)])
             row.setData(0, Qt.ItemDataRole.UserRole, change.path)
-            if change.path.startswith("."):
+            if change.path.startswith("."):  # the app's own files, greyed
                 for column in (0, 1):
                     row.setForeground(column, QColor("#8a8f98"))
             self.files.addTopLevelItem(row)
@@ -166,13 +240,34 @@ class HistoryPanel(QWidget):
         if self.files.topLevelItemCount():
             self.files.setCurrentItem(self.files.topLevelItem(0))
 
+    def _current_file(self) -> str | None:
+        item = self.files.currentItem()
+        return item.data(0, Qt.ItemDataRole.UserRole) if item else None
+
     def _file_selected(self, item: QTreeWidgetItem | None, _previous: object) -> None:
         operation = self.current()
+        self.diff.clear()
         if item is None or operation is None:
-            self.diff.clear()
             return
-        patch = self.history.diff(operation.sha, item.data(0, Qt.ItemDataRole.UserRole))
-        self.diff.setHtml(diff_html(patch))
+        key = (operation.sha, item.data(0, Qt.ItemDataRole.UserRole))
+        if key in self._patches:
+            self.diff.setHtml(diff_html(self._patches[key]))
+            return
+        source = self.source
+        self.tasks.start(
+            "history-diff",
+            lambda w, c: source.open().diff(*key),
+            on_success=lambda patch: self._show_diff(key, patch),
+            on_failure=self._failed,
+        )
+
+    def _show_diff(self, key: tuple[str, str], patch: str) -> None:
+        operation = self.current()
+        if operation is None:
+            return
+        self._patches[key] = patch
+        if (operation.sha, self._current_file()) == key:
+            self.diff.setHtml(diff_html(patch))
 
     def _request(self, signal: Signal) -> None:
         operation = self.current()

@@ -30,7 +30,7 @@ from gam_desktop.engine.workflow import OutsideEdit, Workflow
 from gam_desktop.gui import messages
 from gam_desktop.gui.chat_panel import ChatPanel
 from gam_desktop.gui.history_actions import HistoryActions
-from gam_desktop.gui.history_panel import HistoryPanel
+from gam_desktop.gui.history_panel import HistoryPanel, HistorySource
 from gam_desktop.gui.intake import DocumentIntake
 from gam_desktop.gui.opening import MemoryOpening
 from gam_desktop.gui.preview import PreviewPane
@@ -191,15 +191,22 @@ class MainWindow(MemoryOpening, DocumentIntake, HistoryActions, QMainWindow):
     # -- history and reorganization -------------------------------------------------------
 
     def refresh_history(self) -> None:
-        """Reload the history panel now if it is in front, else when it is next shown (its
-        git calls then stay off the GUI thread's path after every operation)."""
+        """Reload the history panel now if it is in front, else when it is next shown (no
+        needless loads after every operation; the panel loads on worker threads)."""
         if self.workflow is None:
             return
         if self.tabs.currentWidget() is not self.history:
             self._history_stale = True
             return
         self._history_stale = False
-        self.history.set_history(self.workflow.history, self.workflow.history_message)
+        self.history.set_history(self.history_source(), self.workflow.history_message)
+
+    def history_source(self) -> HistorySource | None:
+        """None when history is off (no git). Loads open their own repository from it: the
+        window's repository is opened on the GUI thread and used by the watcher's thread."""
+        if self.workflow is None or self.workflow.history is None:
+            return None
+        return HistorySource(self.workflow.folder.root, self.prefs.git_path or None)
 
     def _tab_changed(self, _index: int) -> None:
         if self.tabs.currentWidget() is self.history and self._history_stale:
@@ -317,6 +324,7 @@ class MainWindow(MemoryOpening, DocumentIntake, HistoryActions, QMainWindow):
         self.store.sync()
         self.tasks.cancel_all()
         self.tasks.wait_all()
+        self.history.shutdown()
         self._close_memory()
         if self.app_lock is not None:
             self.app_lock.release()

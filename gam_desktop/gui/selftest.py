@@ -86,7 +86,8 @@ def steps(app, window, memory: Path, samples: Path) -> None:
     result = window.chat.turns[-1].result
     if result is None or not result.sources:
         raise RuntimeError(f"no answer with sources: {window.chat.turns[-1].error}")
-    window.tabs.setCurrentWidget(window.history)
+    window.tabs.setCurrentWidget(window.history)  # its list loads on a worker thread
+    _wait(app, lambda: window.history.operations and not window.history.loading(), "the history")
     build = window.history.operations[-1]
     window.roll_back(build)
     _wait(

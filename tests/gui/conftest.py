@@ -6,12 +6,14 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QSettings
 
+from gam_desktop.engine.gitrepo import MemoryRepo
 from gam_desktop.gui.app import make_app
 from gam_desktop.gui.main_window import MainWindow
 from gam_desktop.gui.settings import Preferences
@@ -43,6 +45,20 @@ def prefs(llm_server) -> Preferences:
         workers=4,
         timeout=5,
     )
+
+
+@pytest.fixture
+def git_threads(monkeypatch) -> list[threading.Thread]:
+    """The threads every git call runs on, from here on."""
+    threads: list[threading.Thread] = []
+    original = MemoryRepo.git
+
+    def recording(self, *args: str, check: bool = True) -> str:
+        threads.append(threading.current_thread())
+        return original(self, *args, check=check)
+
+    monkeypatch.setattr(MemoryRepo, "git", recording)
+    return threads
 
 
 @pytest.fixture

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 
+from gam_desktop.engine.history import Operation
 from gam_desktop.engine.llm import LLMAuthError, LLMCallFailed, LLMUnreachable
 from gam_desktop.engine.markdown import render_memory
 from gam_desktop.engine.tokenizer import resources_dir
@@ -47,10 +49,22 @@ def drop(window, paths: list[Path]) -> None:
     assert not window.drop_hint.isVisible()
 
 
-def ops(window):
-    """The operations the History tab shows, brought to the front as a person would."""
+def ops(window) -> list[Operation]:
+    """The operations the History tab shows, brought to the front as a person would; none
+    while it is still loading (its git calls run on worker threads)."""
     window.tabs.setCurrentWidget(window.history)
-    return window.history.operations
+    return [] if window.history.loading() else window.history.operations
+
+
+def newest_is(window, kind: str, summary: str = "") -> bool:
+    shown = ops(window)
+    return bool(shown) and shown[0].kind == kind and shown[0].summary.startswith(summary)
+
+
+def history(qtbot, window) -> list[Operation]:
+    """The History tab's operations, once loaded."""
+    wait(qtbot, lambda: ops(window))
+    return ops(window)
 
 
 def idle(window) -> bool:
@@ -77,7 +91,7 @@ def test_dropped_files_are_built_into_a_memory(qtbot, window, recorder, tmp_path
     assert window.tree.memory_count() == len(
         [p for p in (tmp_path / "memory").rglob("*.md") if p.name != "README.md"]
     )
-    assert ops(window)[0].kind == "build"
+    assert history(qtbot, window)[0].kind == "build"
     assert window.status_label.text().startswith("Built 3 documents")
 
 
@@ -87,7 +101,7 @@ def test_a_dropped_folder_is_searched_for_documents(qtbot, window, tmp_path) -> 
     (folder / "deep" / "notes.md").write_text(topic_document({"git": 2}))
     (folder / "other.txt").write_text(topic_document({"docker": 2}))
     built(qtbot, window, tmp_path / "memory", [folder])
-    assert ops(window)[0].summary.startswith("Built 2 documents")
+    assert history(qtbot, window)[0].summary.startswith("Built 2 documents")
 
 
 def test_drops_during_a_build_are_queued(qtbot, window, llm_server, tmp_path) -> None:
@@ -97,11 +111,8 @@ def test_drops_during_a_build_are_queued(qtbot, window, llm_server, tmp_path) ->
     wait(qtbot, lambda: bool(window.tasks.running("build")))
     drop(window, SAMPLES[1:])
     assert "queued" in window.status_label.text()
-    wait(
-        qtbot,
-        lambda: idle(window) and ops(window) and ops(window)[0].kind == "add",
-    )
-    assert [op.kind for op in ops(window)] == ["add", "build"]
+    wait(qtbot, lambda: idle(window) and newest_is(window, "add"))
+    assert [op.kind for op in history(qtbot, window)] == ["add", "build"]
 
 
 def test_chat_round_trip_with_clickable_sources(qtbot, window, tmp_path) -> None:
@@ -146,28 +157,22 @@ def test_a_follow_up_in_one_conversation_then_a_new_one(qtbot, window, tmp_path)
     assert window.chat.turns == [] and window.conversation.total_turns == 0
 
 
-def test_rollback_and_undo_through_the_history_panel(qtbot, window, tmp_path) -> None:
+def test_rollback_and_undo_through_the_history_panel(qtbot, window, tmp_path, git_threads) -> None:
     memory = tmp_path / "memory"
     built(qtbot, window, memory, SAMPLES[:1])
     drop(window, SAMPLES[1:])
-    wait(qtbot, lambda: idle(window) and ops(window)[0].kind == "add", timeout=WAIT)
+    wait(qtbot, lambda: idle(window) and newest_is(window, "add"))
     before_rollback = window.tree.memory_count()
-    window.history.select(ops(window)[0].sha)
+    window.history.select(history(qtbot, window)[0].sha)
     window.history.rollback.click()
-    wait(
-        qtbot,
-        lambda: idle(window) and ops(window)[0].kind == "rollback",
-        timeout=WAIT,
-    )
+    wait(qtbot, lambda: idle(window) and newest_is(window, "rollback"))
     assert window.tree.memory_count() < before_rollback
     assert any("will be reversed" in text for _, text in window_recorder_texts(window))
     assert window.history.rollback.text() == "Undo this rollback…"
     window.history.rollback.click()
-    wait(
-        qtbot,
-        lambda: idle(window) and ops(window)[0].summary.startswith("Undid rollback"),
-    )
+    wait(qtbot, lambda: idle(window) and newest_is(window, "rollback", "Undid rollback"))
     assert window.tree.memory_count() == before_rollback
+    assert threading.main_thread() not in git_threads  # the panel and rollback asked workers
 
 
 def window_recorder_texts(window) -> list[tuple[str, str]]:
@@ -183,10 +188,10 @@ def test_reorganize_shows_the_plan_then_history_shows_moves(
     mixed.write_text(topic_document({"python": 4, "rust": 4}))
     built(qtbot, window, tmp_path / "memory", [mixed])
     window.plan_reorganization("all")
-    wait(qtbot, lambda: idle(window) and ops(window)[0].kind == "reorganize")
+    wait(qtbot, lambda: idle(window) and newest_is(window, "reorganize"))
     title, plan = recorder.asked[-1]
     assert title == "Reorganize all/?" and "8 memories would move" in plan and "→" in plan
-    assert ops(window)[0].summary.startswith("Reorganized all/ into 2 folders")
+    assert history(qtbot, window)[0].summary.startswith("Reorganized all/ into 2 folders")
     rows = [
         (window.history.files.topLevelItem(i).text(0), window.history.files.topLevelItem(i).text(1))
         for i in range(window.history.files.topLevelItemCount())
@@ -196,7 +201,7 @@ def test_reorganize_shows_the_plan_then_history_shows_moves(
     window.history.files.setCurrentItem(
         window.history.files.topLevelItem([kind for kind, _ in rows].index("moved"))
     )
-    assert "rename from all/" in window.history.diff.toPlainText()
+    wait(qtbot, lambda: "rename from all/" in window.history.diff.toPlainText())
 
 
 def test_a_cancelled_build_leaves_the_folder_unchanged(qtbot, window, llm_server, tmp_path) -> None:
@@ -240,7 +245,7 @@ def test_an_outside_edit_appears_in_the_tree_and_history(qtbot, window, tmp_path
         render_memory({"title": "quokkas", "tldr": "Q."}, "Quokkas live on Rottnest Island.")
     )
     wait(qtbot, lambda: window.tree.memory_count() == count + 1)
-    wait(qtbot, lambda: ops(window)[0].kind == "manual-edit")
+    wait(qtbot, lambda: newest_is(window, "manual-edit"))
     assert "changed outside the app" in window.status_label.text()
     assert window.tree.find("quokkas.md") is not None
 
@@ -257,7 +262,9 @@ def test_a_second_window_on_the_same_memory_is_refused(
     assert second.open_memory(tmp_path / "memory")  # free again once the first closed
 
 
-def test_a_folder_that_is_not_a_memory_is_not_written_silently(window, recorder, tmp_path) -> None:
+def test_a_folder_that_is_not_a_memory_is_not_written_silently(
+    qtbot, window, recorder, tmp_path
+) -> None:
     folder = tmp_path / "taxes"
     folder.mkdir()
     (folder / "2024.xlsx").write_bytes(b"PK")
@@ -268,7 +275,7 @@ def test_a_folder_that_is_not_a_memory_is_not_written_silently(window, recorder,
     recorder.answer = True
     assert window.open_memory(folder)
     assert (folder / ".gam_meta.json").exists() and (folder / "2024.xlsx").exists()
-    assert ops(window)[0].summary == "Made this folder a memory"
+    assert history(qtbot, window)[0].summary == "Made this folder a memory"
 
 
 @pytest.mark.parametrize(

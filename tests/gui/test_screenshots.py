@@ -9,7 +9,7 @@ from pathlib import Path
 from PySide6.QtCore import QUrl
 
 from gam_desktop.gui.settings_dialog import SettingsDialog
-from tests.gui.test_main_window import SAMPLES, drop, idle, wait
+from tests.gui.test_main_window import SAMPLES, drop, history, idle, wait
 
 
 def test_screenshots_of_the_main_states(qtbot, window, prefs, llm_server, tmp_path) -> None:
@@ -40,8 +40,9 @@ def test_screenshots_of_the_main_states(qtbot, window, prefs, llm_server, tmp_pa
         QUrl(f"source:{window.chat.turns[-1].result.sources[0]}")
     )
     shoot("3-answered", window)
-    window.tabs.setCurrentWidget(window.history)
+    history(qtbot, window)  # brought to the front; its list, files and diff load on workers
     window.history.files.setCurrentItem(window.history.files.topLevelItem(0))
+    wait(qtbot, lambda: window.history.diff.toPlainText())
     shoot("4-history", window)
     dialog = SettingsDialog(prefs, None, window)
     qtbot.addWidget(dialog)

@@ -1,0 +1,85 @@
+"""The History panel on its own: pages of operations, changes and diffs loaded on worker
+threads (never git on the GUI thread), and results that arrive too late are dropped."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+
+from gam_desktop.engine.gitrepo import MemoryRepo
+from gam_desktop.engine.history import TRAILER_KIND, FileChange
+from gam_desktop.gui import history_panel
+from gam_desktop.gui.app import make_app
+from gam_desktop.gui.history_panel import HistoryPanel, HistorySource
+
+WAIT = 30_000  # ms: a wait, not a speed assertion
+
+
+@pytest.fixture
+def notes(tmp_path: Path) -> Path:
+    """A repository with five operations, one note each."""
+    repo = MemoryRepo.open(tmp_path, None)
+    for i in range(5):
+        (tmp_path / f"note{i}.md").write_text(f"note {i}\n")
+        repo.commit_all(f"Note {i}", {TRAILER_KIND: "manual-edit"})
+    return tmp_path
+
+
+@pytest.fixture
+def panel(qtbot) -> HistoryPanel:
+    make_app([])
+    panel = HistoryPanel()
+    qtbot.addWidget(panel)
+    yield panel
+    panel.shutdown()
+
+
+def loaded(qtbot, panel: HistoryPanel, count: int) -> None:
+    qtbot.waitUntil(lambda: not panel.loading() and len(panel.operations) == count, timeout=WAIT)
+
+
+def test_pages_changes_and_diffs_load_off_the_gui_thread(
+    qtbot, panel, notes, git_threads, monkeypatch
+) -> None:
+    monkeypatch.setattr(history_panel, "PAGE", 2)
+    panel.set_history(HistorySource(notes), None)
+    assert panel.operations == []  # the GUI thread did not wait for git
+    loaded(qtbot, panel, 2)
+    assert [op.summary for op in panel.operations] == ["Note 4", "Note 3"]
+    assert not panel.more.isHidden()
+    assert panel.files.topLevelItem(0).text(1) == "note4.md"
+    assert "+note 4" in panel.diff.toPlainText()
+    panel.more.click()
+    loaded(qtbot, panel, 4)
+    panel.more.click()
+    loaded(qtbot, panel, 5)
+    assert panel.more.isHidden()  # the last page was short
+    panel.select(panel.operations[-1].sha)  # the first operation: .gitignore and note0.md
+    qtbot.waitUntil(lambda: panel.files.topLevelItemCount() == 2, timeout=WAIT)
+    assert [panel.files.topLevelItem(i).text(1) for i in range(2)] == ["note0.md", ".gitignore"]
+    panel.files.setCurrentItem(panel.files.topLevelItem(1))
+    qtbot.waitUntil(lambda: "+.gam/cache/" in panel.diff.toPlainText(), timeout=WAIT)
+    assert git_threads and threading.main_thread() not in git_threads
+
+
+def test_late_results_are_dropped(qtbot, panel, notes) -> None:
+    panel.set_history(HistorySource(notes), None)
+    loaded(qtbot, panel, 5)
+    newest, older = panel.operations[0], panel.operations[1]
+    panel.select(older.sha)
+    qtbot.waitUntil(lambda: not panel.loading(), timeout=WAIT)
+    panel._show_changes(newest.sha, [FileChange("added", "stale.md")], "+stale")
+    panel._show_diff((newest.sha, "note1.md"), "+stale")
+    assert panel.files.topLevelItem(0).text(1) == "note3.md"
+    assert "stale" not in panel.diff.toPlainText()
+    panel._show_page(0, panel.operations[:1])  # a page of a list reloaded since
+    assert panel.list.topLevelItemCount() == 5
+
+
+def test_without_git_the_notice_says_why(qtbot, panel) -> None:
+    panel.set_history(None, "History is unavailable: git was not found.")
+    assert not panel.notice.isHidden() and "git was not found" in panel.notice.text()
+    assert panel.list.topLevelItemCount() == 0 and panel.more.isHidden()
+    assert not panel.loading() and not panel.rollback.isEnabled()
