@@ -2,8 +2,13 @@
 
 Retries are ours, not the SDK's (`max_retries=0`), so that they honour
 `Retry-After`, stop when the operation is cancelled, and end in an error a person
-can read. Structured output walks down json_schema -> json_object -> schema in the
-prompt, remembering per server what was rejected.
+can read. Transient is wider than 5xx: local servers under load also drop
+connections, cut replies short and answer 200 with a body that is not JSON; all of
+these are retried like a 500. Only a refused connection on the first attempt means
+the server is not there at all (LLMUnreachable).
+
+Structured output walks down json_schema -> json_object -> schema in the prompt,
+remembering per server what was rejected.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from __future__ import annotations
 import email.utils
 import functools
 import importlib
+import json
 import logging
 import random
 import time
@@ -46,6 +52,11 @@ def sdk() -> Any:
     return importlib.import_module("openai")
 
 
+class _NotAReply(Exception):
+    """A 200 whose body the SDK parsed into something that is no chat completion: text
+    (an HTML error page served as text/html), a list, or `{"error": ...}`."""
+
+
 def _retryable() -> tuple[type[Exception], ...]:
     openai = sdk()
     return (
@@ -53,6 +64,13 @@ def _retryable() -> tuple[type[Exception], ...]:
         openai.InternalServerError,
         openai.APITimeoutError,
         openai.ConflictError,
+        # Dropped, reset or cut-short replies all surface as APIConnectionError; a refused
+        # connection does too and is told apart in `_give_up`.
+        openai.APIConnectionError,
+        openai.APIResponseValidationError,
+        # The SDK json.loads a 200 body whose type is JSON and lets the error through bare.
+        json.JSONDecodeError,
+        _NotAReply,
     )
 
 
@@ -95,7 +113,7 @@ class LLMClient:
         for attempt in range(self.settings.max_retries + 1):
             cancel.raise_if_cancelled()
             try:
-                response = self._openai.chat.completions.create(**kwargs)
+                response = _checked(self._openai.chat.completions.create(**kwargs))
             except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
                 raise LLMAuthError(
                     f"{self.settings.base_url} refused the API key "
@@ -105,12 +123,6 @@ class LLMClient:
                 raise LLMCallFailed(
                     f"{self.settings.base_url} has no model '{self.settings.model}' (HTTP 404)"
                 ) from exc
-            except openai.APIConnectionError as exc:
-                if not isinstance(exc, openai.APITimeoutError):
-                    raise LLMUnreachable(
-                        f"cannot reach the LLM server at {self.settings.base_url}: {exc}"
-                    ) from exc
-                self._wait_before_retry(exc, attempt, cancel)
             except _retryable() as exc:
                 self._wait_before_retry(exc, attempt, cancel)
             else:
@@ -119,16 +131,37 @@ class LLMClient:
         raise AssertionError("unreachable")  # _wait_before_retry raises on the last attempt
 
     def _wait_before_retry(self, exc: Exception, attempt: int, cancel: CancelToken) -> None:
-        if attempt >= self.settings.max_retries:
-            raise LLMCallFailed(
-                f"the LLM server kept failing after {attempt + 1} attempts: {_describe(exc)}"
-            ) from exc
+        error = self._give_up(exc, attempt)
+        if error is not None:
+            raise error from exc
         delay = _retry_after(exc)
         if delay is None:
             delay = min(self.settings.backoff_max, self.settings.backoff_base * 2**attempt)
             delay *= 0.5 + random.random() / 2  # jitter spreads parallel workers apart
         log.info("LLM call failed (%s); retrying in %.2fs", _describe(exc), delay)
         cancel.sleep(delay)
+
+    def _give_up(self, exc: Exception, attempt: int) -> Exception | None:
+        """The error to raise instead of retrying, or None to retry.
+
+        Refused on the first attempt: nothing listens there, and a build should stop at
+        once rather than fall back for every chunk. Refused on a later attempt: the first
+        one did connect, so the server may be restarting: retry; if it still refuses at
+        the end it has gone away, which again stops the operation."""
+        url = self.settings.base_url
+        refused = _refused(exc)
+        if refused is not None and attempt == 0:
+            return LLMUnreachable(f"cannot reach the LLM server at {url}: {refused}")
+        if attempt < self.settings.max_retries:
+            return None
+        if refused is not None:
+            return LLMUnreachable(
+                f"cannot reach the LLM server at {url}: {refused} after {attempt + 1} attempts"
+            )
+        problem = _describe(exc, self.settings.timeout)
+        return LLMCallFailed(
+            f"the LLM server at {url} kept failing after {attempt + 1} attempts: {problem}"
+        )
 
     def _record_usage(self, stage: str, messages: Messages, response: Any) -> None:
         usage = getattr(response, "usage", None)
@@ -280,6 +313,15 @@ class LLMClient:
         return results
 
 
+def _checked(response: Any) -> Any:
+    """`response` if it is a chat completion with choices; else a transient error."""
+    if isinstance(response, str):
+        raise _NotAReply(f"the reply was not JSON: {' '.join(response.split())[:60]!r}")
+    if not getattr(response, "choices", None):
+        raise _NotAReply("the reply was JSON but no chat completion (it held no choices)")
+    return response
+
+
 def response_text(response: Any) -> str:
     choices = getattr(response, "choices", None) or []
     if not choices:
@@ -316,7 +358,60 @@ def _retry_after(exc: Exception) -> float | None:
     return max(0.0, min(120.0, parsed.timestamp() - time.time()))
 
 
-def _describe(exc: Exception) -> str:
+def _causes(exc: BaseException) -> list[BaseException]:
+    """exc and what it wraps (the SDK wraps httpx, which wraps httpcore, h11, OSError)."""
+    chain: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in chain:
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    return chain
+
+
+def _refused(exc: Exception) -> str | None:
+    """Why no connection could be opened (refused, unknown host, no route, an address
+    without http://), or None if one was.
+
+    httpx names these ConnectError and UnsupportedProtocol, and the SDK wraps them as
+    APIConnectionError; matched by name because the SDK may run on httpx or httpx2."""
+    if not isinstance(exc, sdk().APIConnectionError) or isinstance(exc, sdk().APITimeoutError):
+        return None
+    chain = _causes(exc)
+    if not any(type(e).__name__ in ("ConnectError", "UnsupportedProtocol") for e in chain):
+        return None
+    if any(isinstance(e, ConnectionRefusedError) for e in chain):
+        return "connection refused"
+    return str(chain[-1]) or "no connection"
+
+
+def _connection_problem(chain: list[BaseException]) -> str:
+    # httpx raises RemoteProtocolError for both a close before any reply and a body shorter
+    # than its Content-Length; only h11's message tells them apart.
+    text = " ".join(str(e) for e in chain).lower()
+    if "complete message body" in text:
+        return "the reply was cut short (fewer bytes than its Content-Length)"
+    if "without sending a response" in text:
+        return "the connection was dropped before a reply"
+    if any(isinstance(e, ConnectionResetError) for e in chain) or "reset" in text:
+        return "the connection was dropped (reset by the server)"
+    if any(type(e).__name__ == "RemoteProtocolError" for e in chain):
+        return f"the reply was not valid HTTP ({chain[-1]})"
+    return f"the connection failed ({chain[-1]})"
+
+
+def _describe(exc: Exception, timeout: float | None = None) -> str:
+    """One readable line: what went wrong with a call."""
+    openai = sdk()
+    if isinstance(exc, json.JSONDecodeError):
+        return f"the reply was not JSON ({exc.msg}: line {exc.lineno} column {exc.colno})"
+    if isinstance(exc, _NotAReply):
+        return str(exc)
+    if isinstance(exc, openai.APITimeoutError):
+        return f"no reply within {timeout:g} s" if timeout else "no reply before the timeout"
+    if isinstance(exc, openai.APIConnectionError):
+        return _connection_problem(_causes(exc))
+    if isinstance(exc, openai.APIResponseValidationError):
+        return "the reply was not a valid chat completion"
     status = getattr(exc, "status_code", None)
     kind = type(exc).__name__
     return f"{kind} (HTTP {status})" if status else kind

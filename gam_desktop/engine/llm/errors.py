@@ -11,7 +11,8 @@ class LLMError(RuntimeError):
 
 
 class LLMUnreachable(LLMError):
-    """The server could not be reached at all (connection refused, DNS, no route)."""
+    """The server could not be reached (connection refused, DNS, no route) on a call's first
+    attempt, or stopped accepting connections and was still refusing after every retry."""
 
 
 class LLMAuthError(LLMError):
@@ -19,7 +20,8 @@ class LLMAuthError(LLMError):
 
 
 class LLMCallFailed(LLMError):
-    """One call failed after every retry (5xx, 429, timeout, rejected request)."""
+    """One call failed after every retry (5xx, 429, timeout, a dropped connection, a reply
+    cut short or not JSON), or the server rejected the request."""
 
 
 class StructuredOutputError(LLMCallFailed):
