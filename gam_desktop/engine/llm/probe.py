@@ -15,7 +15,7 @@ from pydantic import BaseModel
 
 from gam_desktop.engine.llm import capabilities
 from gam_desktop.engine.llm.client import LLMClient
-from gam_desktop.engine.llm.errors import LLMError
+from gam_desktop.engine.llm.errors import LLMAuthError, LLMError
 from gam_desktop.engine.llm.settings import LLMSettings
 from gam_desktop.engine.llm.tools import Tool, chat_with_tools
 
@@ -89,7 +89,7 @@ def probe(settings: LLMSettings) -> ProbeReport:
         report.tools = llm.caps.usable("tools")
     except LLMError as exc:
         report.error = str(exc)
-        report.reachable = report.reachable or "refused" in str(exc)
+        report.reachable = report.reachable or isinstance(exc, LLMAuthError)  # it answered
     return report
 
 
