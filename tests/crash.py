@@ -12,12 +12,12 @@ def crash_mid_add(
     memory: Path, base_url: str, text: str, after_writes: int = 2, *extra: str
 ) -> subprocess.CompletedProcess:
     """gam-add in a subprocess that exits (137) after `after_writes` file writes of its change
-    set (the GAM_FAULT_EXIT_AFTER_WRITES fault injection in engine/changeset.py)."""
+    set (the GAM_FAULT_EXIT_AT fault injection in engine/faults.py)."""
     env = {
         **os.environ,
         "OPENAI_BASE_URL": base_url,
         "OPENAI_MODEL": "scripted",
-        "GAM_FAULT_EXIT_AFTER_WRITES": str(after_writes),
+        "GAM_FAULT_EXIT_AT": f"write:{after_writes}",
     }
     return subprocess.run(
         [

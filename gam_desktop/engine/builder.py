@@ -90,8 +90,11 @@ class MemoryBuilder:
         self.options = options or BuildOptions()
         self.progress = progress
         self.cancel = cancel or CancelToken()
-        # Called after each applied operation with (summary, trailers): the history commits.
-        self.after_write: Callable[[str, dict[str, str]], None] = lambda _s, _t: None
+        # Writes one operation's change set as (changes, summary, trailers): a versioned
+        # folder's Transaction.write applies and commits it; alone, it is only applied.
+        self.write_changes: Callable[[ChangeSet, str, dict[str, str]], None] = (
+            lambda changes, _s, _t: changes.apply(self.folder.root) and None
+        )
 
     def _report(self, stage: str, done: int, total: int, message: str = "") -> None:
         self.progress(ProgressEvent(stage, done, total, message))
@@ -128,15 +131,15 @@ class MemoryBuilder:
         """Apply all of one operation's writes, then report it as one operation (a commit)."""
         self.cancel.raise_if_cancelled()  # last chance: after this the write is all or nothing
         self._report("write", 0, 1, f"Writing {len(changes.writes)} files")
-        changes.apply(self.folder.root)
-        self._report("write", 1, 1, "Written")
         details = {
             "Gam-Operation": kind,
             **{f"Gam-{k.title()}": v for k, v in trailers.items()},
             "Gam-Model": self.llm.settings.model,
             "Gam-Tokens": self.llm.usage.prompt_tokens + self.llm.usage.completion_tokens,
         }
-        self.after_write(summary, {k: " ".join(str(v).split()) for k, v in details.items()})
+        clean = {k: " ".join(str(v).split()) for k, v in details.items()}
+        self.write_changes(changes, summary, clean)
+        self._report("write", 1, 1, "Written")
 
     def build(self, docs: Sequence[SourceDocument]) -> BuildReport:
         """A new memory from scratch (spec 5.1)."""

@@ -16,19 +16,31 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gam_desktop.engine import faults
+from gam_desktop.engine.folder import APP_DIR
+from gam_desktop.engine.links import check_writable_path
+from gam_desktop.engine.markdown import README
+from gam_desktop.engine.models import META_FILE
 from gam_desktop.engine.ownwrites import OWN_WRITES
 
-# Fault injection for the crash-recovery tests: the process dies after this many writes
-# of a change set, as a power cut or a kill would leave it. Unset in normal use.
-_EXIT_AFTER_WRITES = int(os.environ.get("GAM_FAULT_EXIT_AFTER_WRITES", "0") or 0)
-_writes_done = 0
+
+def _current_umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
-def _maybe_die() -> None:
-    global _writes_done
-    _writes_done += 1
-    if _EXIT_AFTER_WRITES and _writes_done >= _EXIT_AFTER_WRITES:
-        os._exit(137)
+# Read once, at import (single-threaded): os.umask can only be read by setting it, which
+# would race with threads creating files later.
+_UMASK = _current_umask()
+
+
+def _file_mode(path: Path) -> int:
+    """The mode a replaced file keeps, or what the user's umask gives a new one."""
+    try:
+        return path.stat().st_mode & 0o777
+    except OSError:
+        return 0o666 & ~_UMASK
 
 
 class StoreError(OSError):
@@ -42,6 +54,7 @@ def atomic_write(path: Path, data: str | bytes) -> None:
     payload = data.encode("utf-8") if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.chmod(tmp, _file_mode(path))  # mkstemp makes 0600; a memory is the user's files
         with os.fdopen(fd, "wb") as handle:
             handle.write(payload)
             handle.flush()
@@ -61,32 +74,62 @@ class ChangeSet:
     writes: dict[str, str | bytes] = field(default_factory=dict)
     moves: list[tuple[str, str]] = field(default_factory=list)
     deletes: list[str] = field(default_factory=list)
+    # memory path -> (source hash, source name) of new memories: the journal records them
+    # so that recovery after a crash can tell a document written whole from a partial one.
+    memory_sources: dict[str, tuple[str, str]] = field(default_factory=dict)
 
-    def apply(self, root: Path) -> None:
-        undo: list[Callable[[], None]] = []
+    def targets(self) -> set[str]:
+        """Every path this change set creates, replaces, moves or deletes."""
+        return {*self.writes, *self.deletes, *(p for pair in self.moves for p in pair)}
+
+    def apply(self, root: Path) -> Applied:
+        """Write everything, or (on any OSError) nothing; the result can undo it all."""
+        applied = Applied()
         try:
             for old, new in self.moves:
-                _move(root, old, new, undo)
-            for rel, data in self.writes.items():
-                _write(root, rel, data, undo)
+                _move(root, old, new, applied.steps)
+            for rel in sorted(self.writes, key=_write_order):
+                _write(root, rel, self.writes[rel], applied.steps)
             for rel in self.deletes:
-                _delete(root, rel, undo)
+                _delete(root, rel, applied.steps)
             _prune_empty_dirs(
                 root, {p for pair in self.moves for p in pair[:1]} | set(self.deletes)
             )
         except OSError as exc:
-            for step in reversed(undo):
-                with contextlib.suppress(OSError):
-                    step()
+            applied.undo()
             raise StoreError(
                 exc.errno,
                 f"could not write the memory folder ({exc.strerror or exc}); nothing was changed",
             ) from exc
+        return applied
+
+
+def _write_order(rel: str) -> int:
+    """Source texts first, then memories, then what is derived from them (READMEs, the
+    meta file): a crash part-way never leaves a memory whose original text is missing."""
+    name = rel.rsplit("/", 1)[-1]
+    if rel.startswith(f"{APP_DIR}/"):
+        return 0
+    return {README: 2, META_FILE: 3}.get(name, 1)
+
+
+@dataclass
+class Applied:
+    """The undo steps of an applied change set: used when a later step of the same
+    operation (its commit) fails, so that the operation still changes nothing."""
+
+    steps: list[Callable[[], None]] = field(default_factory=list)
+
+    def undo(self) -> None:
+        for step in reversed(self.steps):
+            with contextlib.suppress(OSError):
+                step()
+        self.steps.clear()
 
 
 def _make_dirs(root: Path, rel_dir: Path, undo: list[Callable[[], None]]) -> None:
     missing = []
-    current = root / rel_dir
+    current = check_writable_path(root, rel_dir.as_posix()) if rel_dir.parts else root
     while current != root and not current.exists():
         missing.append(current)
         current = current.parent
@@ -97,11 +140,11 @@ def _make_dirs(root: Path, rel_dir: Path, undo: list[Callable[[], None]]) -> Non
 
 
 def _write(root: Path, rel: str, data: str | bytes, undo: list[Callable[[], None]]) -> None:
-    target = root / rel
+    target = check_writable_path(root, rel)
     _make_dirs(root, Path(rel).parent, undo)
     previous = target.read_bytes() if target.is_file() else None
     atomic_write(target, data)
-    _maybe_die()
+    faults.reached("write")
     if previous is None:
         undo.append(lambda: target.unlink())
     else:
@@ -109,7 +152,7 @@ def _write(root: Path, rel: str, data: str | bytes, undo: list[Callable[[], None
 
 
 def _move(root: Path, old: str, new: str, undo: list[Callable[[], None]]) -> None:
-    source, target = root / old, root / new
+    source, target = check_writable_path(root, old), check_writable_path(root, new)
     if target.exists():
         raise FileExistsError(17, "target exists", str(target))
     _make_dirs(root, Path(new).parent, undo)
@@ -117,10 +160,11 @@ def _move(root: Path, old: str, new: str, undo: list[Callable[[], None]]) -> Non
     OWN_WRITES.note_deleted(source.resolve())
     OWN_WRITES.note(target.resolve(), target.read_bytes())
     undo.append(lambda: shutil.move(target, source))
+    faults.reached("write")
 
 
 def _delete(root: Path, rel: str, undo: list[Callable[[], None]]) -> None:
-    target = root / rel
+    target = check_writable_path(root, rel)
     if not target.is_file():
         return
     previous = target.read_bytes()

@@ -60,6 +60,9 @@ def place_memory(changes: ChangeSet, directory: DirView, memory: MemorizedChunk)
     directory.files[name] = memory.tldr
     path = directory.child_path(name)
     changes.writes[path] = render_memory(memory_front(memory), memory.memory)
+    if memory.metadata.get("source_hash"):
+        source = (str(memory.metadata["source_hash"]), str(memory.metadata.get("source", "")))
+        changes.memory_sources[path] = source
     return path
 
 

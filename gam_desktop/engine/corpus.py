@@ -7,15 +7,12 @@ anyone who knows better) can `mark_stale()` so the next look walks the tree agai
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from gam_desktop.engine.sandbox import HIDDEN_PARTS
-
-TEXT_SUFFIXES = (".md",)
+from gam_desktop.engine.folder import stat_files
 
 
 @dataclass
@@ -46,8 +43,7 @@ class Corpus:
     def refresh(self) -> int:
         """Re-stat the tree; re-read changed files. Returns how many changed."""
         with self._lock:
-            seen: dict[str, os.stat_result] = {}
-            self._walk(self.root, "", seen)
+            seen = stat_files(self.root)
             changed = 0
             for rel in list(self.files):
                 if rel not in seen:
@@ -65,20 +61,6 @@ class Corpus:
             self.refreshed_at = time.monotonic()
             return changed
 
-    def _walk(self, folder: Path, rel: str, seen: dict[str, os.stat_result]) -> None:
-        try:
-            entries = list(os.scandir(folder))
-        except OSError:
-            return
-        for entry in entries:
-            if entry.name.startswith(".") or entry.name in HIDDEN_PARTS:
-                continue
-            child = f"{rel}/{entry.name}" if rel else entry.name
-            if entry.is_dir(follow_symlinks=False):
-                self._walk(Path(entry.path), child, seen)
-            elif entry.name.endswith(TEXT_SUFFIXES) and entry.is_file(follow_symlinks=False):
-                seen[child] = entry.stat(follow_symlinks=False)
-
     def mark_stale(self) -> None:
         """Something changed: the next refresh_if_stale walks the tree again (re-reading
         only files whose size or mtime changed)."""
@@ -89,6 +71,11 @@ class Corpus:
         prefix = prefix.strip("/")
         return sorted(
             (rel, f)
-            for rel, f in self.files.items()
+            for rel, f in self.snapshot().items()
             if not prefix or rel == prefix or rel.startswith(prefix + "/")
         )
+
+    def snapshot(self) -> dict[str, CorpusFile]:
+        """A copy of the file table: the watcher's thread may be refreshing it meanwhile."""
+        with self._lock:
+            return dict(self.files)

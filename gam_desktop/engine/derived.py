@@ -11,6 +11,7 @@ from gam_desktop.engine.changeset import ChangeSet
 from gam_desktop.engine.compose import find_dir, write_meta, write_readmes
 from gam_desktop.engine.folder import DirView, MemoryFolder
 from gam_desktop.engine.markdown import README
+from gam_desktop.engine.models import META_FILE, GamMeta
 
 
 def regenerate(folder: MemoryFolder, paths: list[str]) -> None:
@@ -28,15 +29,21 @@ def regenerate(folder: MemoryFolder, paths: list[str]) -> None:
         folder.read_fronts(node)
         readme_dirs.append(directory)
     write_readmes(changes, root, readme_dirs)
-    if ".gam_meta.json" in paths:
+    if META_FILE in paths:
         recount_meta(folder, root, changes)
     changes.apply(folder.root)
 
 
+def regenerate_all(folder: MemoryFolder) -> None:
+    """Every folder's README and the meta file recomputed from the memories on disk (after
+    a crash: a folder may lack its README, the counts may be stale). No LLM."""
+    root = folder.load_view()
+    paths = [f"{d.path}/{README}" if d.path else README for d in root.walk()]
+    regenerate(folder, [*paths, META_FILE])
+
+
 def recount_meta(folder: MemoryFolder, root: DirView, changes: ChangeSet) -> None:
-    meta = folder.read_meta()
-    if meta is None:
-        return
+    meta = folder.read_meta() or GamMeta()
     sources: list[str] = []
     for node in root.walk():
         for front in folder.read_fronts(node).values():

@@ -18,6 +18,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gam_desktop.engine.links import is_absent, is_real_dir, resolve_within
 from gam_desktop.engine.markdown import README, parse_memory, parse_readme
 from gam_desktop.engine.models import META_FILE, GamMeta
 
@@ -52,6 +53,29 @@ class DirView:
         return len(self.files) + sum(s.memory_count() for s in self.subdirs.values())
 
 
+def stat_files(root: Path) -> dict[str, os.stat_result]:
+    """Every visible Markdown file below `root` (links out, hidden names and linked
+    folders left out), by POSIX path relative to it, with its stat."""
+    seen: dict[str, os.stat_result] = {}
+    _walk_markdown(root, root, "", seen)
+    return seen
+
+
+def _walk_markdown(root: Path, folder: Path, rel: str, seen: dict[str, os.stat_result]) -> None:
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        if entry.name.startswith(".") or is_absent(root, entry):
+            continue
+        child = f"{rel}/{entry.name}" if rel else entry.name
+        if is_real_dir(entry):
+            _walk_markdown(root, Path(entry.path), child, seen)
+        elif entry.name.endswith(".md") and entry.is_file():
+            seen[child] = entry.stat()
+
+
 class MemoryFolder:
     def __init__(self, root: str | Path) -> None:
         self.root = Path(root).resolve()
@@ -70,8 +94,8 @@ class MemoryFolder:
 
     def check_writable(self) -> None:
         """Fail before any LLM call when the folder cannot be written."""
-        self.root.mkdir(parents=True, exist_ok=True)
         try:
+            self.root.mkdir(parents=True, exist_ok=True)
             (self.root / APP_DIR).mkdir(exist_ok=True)
             with tempfile.TemporaryFile(dir=self.root / APP_DIR):
                 pass
@@ -85,6 +109,10 @@ class MemoryFolder:
     def source_path(self, content_hash: str) -> Path:
         return self.root / SOURCES_DIR / f"{content_hash}.txt"
 
+    def readable(self, path: Path) -> bool:
+        """A regular file inside the memory (a link out of it counts as absent)."""
+        return resolve_within(self.root, path) is not None and path.is_file()
+
     def known_sources(self) -> set[str]:
         folder = self.root / SOURCES_DIR
         return {p.stem for p in folder.glob("*.txt")} if folder.is_dir() else set()
@@ -93,7 +121,7 @@ class MemoryFolder:
         """The exact source wording a memory was written from."""
         path = self.source_path(str(front.get("source_hash", "")))
         span = front.get("span")
-        if not path.is_file() or not isinstance(span, list) or len(span) != 2:
+        if not self.readable(path) or not isinstance(span, list) or len(span) != 2:
             return None
         return path.read_text(encoding="utf-8")[span[0] : span[1]]
 
@@ -102,19 +130,22 @@ class MemoryFolder:
 
     def _scan(self, folder: Path, rel: str) -> DirView:
         view = DirView(path=rel)
+        readme_found = False
         with os.scandir(folder) as entries:
             for entry in sorted(entries, key=lambda e: e.name):
-                if entry.name.startswith("."):
+                if entry.name.startswith(".") or is_absent(self.root, entry):
                     continue
-                if entry.is_dir(follow_symlinks=False):
+                if is_real_dir(entry):
                     view.subdirs[entry.name] = self._scan(
                         Path(entry.path), view.child_path(entry.name)
                     )
-                elif entry.name.endswith(".md") and entry.name != README:
+                elif entry.name == README:
+                    readme_found = entry.is_file()
+                elif entry.name.endswith(".md") and entry.is_file():
                     view.files[entry.name] = None
-        readme = folder / README
-        if readme.is_file():
-            parsed = parse_readme(readme.read_text(encoding="utf-8", errors="replace"))
+        if readme_found:
+            text = (folder / README).read_text(encoding="utf-8", errors="replace")
+            parsed = parse_readme(text)
             view.title, view.description = parsed.title, parsed.description
         return view
 
@@ -123,7 +154,10 @@ class MemoryFolder:
         known yet, with `unread_only`); fills in their tldrs."""
         fronts = {}
         for name in [n for n, tldr in view.files.items() if not (unread_only and tldr is not None)]:
-            text = (self.root / view.path / name).read_text(encoding="utf-8", errors="replace")
+            path = self.root / view.path / name
+            if not self.readable(path):  # turned into a link out since the scan
+                continue
+            text = path.read_text(encoding="utf-8", errors="replace")
             parsed = parse_memory(text)
             front = dict(parsed.front)
             front.setdefault("title", name.removesuffix(".md"))

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from gam_desktop.engine import faults
 from gam_desktop.engine.gitrepo import MemoryRepo
 
 TRAILER_KIND = "Gam-Operation"
@@ -125,9 +126,9 @@ class History:
     def rollback(self, sha: str, regenerate: Callable[[list[str]], None]) -> str:
         """Undo one operation as a new commit. `regenerate(paths)` rewrites derived files
         (READMEs, .gam_meta.json) from the tree where later operations also changed them."""
-        operation = self.get(sha)
-        self.repo.commit_all("Manual edits", {TRAILER_KIND: "manual-edit"})
+        operation = self.get(sha)  # pending edits were committed when the operation began
         self.repo.git("revert", "--no-commit", sha, check=False)
+        faults.reached("reverted")
         conflicted = self.repo.git("diff", "--name-only", "--diff-filter=U").split()
         real = [p for p in conflicted if not _is_derived(p)]
         if real:
@@ -153,6 +154,6 @@ class History:
 
     def restore(self, sha: str, summary: str) -> str | None:
         """Make the whole folder as it was at `sha`, as a new commit."""
-        self.repo.commit_all("Manual edits", {TRAILER_KIND: "manual-edit"})
         self.repo.git("restore", f"--source={sha}", "--staged", "--worktree", "--", ".")
+        faults.reached("restored")
         return self.repo.commit_all(summary, {TRAILER_KIND: "restore", "Gam-Restores": sha})

@@ -89,5 +89,15 @@ def parse_readme(text: str) -> ParsedReadme:
     return ParsedReadme(title, description.strip(), entries)
 
 
+def merge_readme(ours: str, theirs: str) -> str:
+    """Our README (its contents list up to date) under the title and description a person
+    wrote meanwhile in `theirs`: their words are kept, the listing is ours."""
+    mine, edited = parse_readme(ours), parse_readme(theirs)
+    contents = ours.partition(CONTENTS_HEADING)[2]
+    title = edited.title or mine.title
+    description = edited.description or mine.description
+    return f"# {title}\n\n{description}\n\n{CONTENTS_HEADING}{contents}"
+
+
 def humanize(name: str) -> str:
     return name.replace("_", " ").strip().capitalize() if name else "Memory"

@@ -9,7 +9,10 @@ escape the loop.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path, PurePosixPath
+
+from gam_desktop.engine.links import is_absent, resolve_within
 
 HIDDEN_PARTS = frozenset({".git", ".gam"})
 
@@ -34,14 +37,14 @@ class Sandbox:
             raise ToolError(f"'{raw}' leaves the memory folder; '..' is not allowed")
         if any(part in HIDDEN_PARTS for part in rel.parts):
             raise ToolError(f"'{raw}' is private to the app and cannot be read")
-        path = (self.root / rel).resolve()
-        if path != self.root and self.root not in path.parents:
+        path = resolve_within(self.root, self.root / rel)
+        if path is None:
+            if not os.path.lexists(self.root / rel):
+                raise ToolError(f"'{raw}' does not exist")
             raise ToolError(f"'{raw}' points outside the memory folder (a link?)")
         inside = path.relative_to(self.root).as_posix()
         if any(part in HIDDEN_PARTS for part in PurePosixPath(inside).parts):
             raise ToolError(f"'{raw}' is private to the app and cannot be read")
-        if not path.exists():
-            raise ToolError(f"'{raw}' does not exist")
         if want_dir is True and not path.is_dir():
             raise ToolError(f"'{raw}' is a file, not a directory")
         if want_dir is False and not path.is_file():
@@ -50,9 +53,4 @@ class Sandbox:
 
     def visible(self, path: Path) -> bool:
         """Whether a path found while walking may be shown (no dotfiles, no links out)."""
-        if path.name.startswith("."):
-            return False
-        if path.is_symlink():
-            target = path.resolve()
-            return target == self.root or self.root in target.parents
-        return True
+        return not path.name.startswith(".") and not is_absent(self.root, path)

@@ -54,6 +54,7 @@ class SearchIndex:
         self._tokens: dict[str, tuple[int, int, list[str]]] = {}  # path -> (mtime, size, tokens)
         self._model: BM25Okapi | None = None
         self._paths: list[str] = []
+        self._texts: dict[str, str] = {}  # the texts the model was built from, for snippets
         self._postings: dict[str, list[int]] = {}  # token -> indices of documents holding it
         self._built_generation = -1
         self._lock = threading.Lock()
@@ -81,7 +82,9 @@ class SearchIndex:
                 self._load_cache()
             changed = False
             current = {}
-            for path, file in self.corpus.files.items():
+            generation = self.corpus.generation
+            files = self.corpus.snapshot()
+            for path, file in files.items():
                 cached = self._tokens.get(path)
                 if cached and cached[0] == file.mtime_ns and cached[1] == file.size:
                     current[path] = cached
@@ -97,24 +100,26 @@ class SearchIndex:
             for i, frequencies in enumerate(self._model.doc_freqs if self._model else []):
                 for token in frequencies:
                     self._postings.setdefault(token, []).append(i)
-            self._built_generation = self.corpus.generation
+            self._texts = {p: files[p].text for p in self._paths}
+            self._built_generation = generation
             self.builds += 1
             if changed:
                 self._save_cache()
 
     def search(self, query: str, top_k: int = 5) -> list[SearchHit]:
         self.ensure_built()
+        with self._lock:  # one consistent model, even if the watcher rebuilds meanwhile
+            model, paths, texts = self._model, self._paths, self._texts
         terms = tokenize(query)
-        if self._model is None or not terms:
+        if model is None or not terms:
             return []
-        scores = self._model.get_scores(terms)
+        scores = model.get_scores(terms)
         ranked = sorted(range(len(scores)), key=lambda i: -scores[i])[: max(1, top_k)]
         hits = []
         for i in ranked:
             if scores[i] <= 0:
                 break
-            text = self.corpus.files[self._paths[i]].text
-            hits.append(SearchHit(self._paths[i], float(scores[i]), snippet(text, terms)))
+            hits.append(SearchHit(paths[i], float(scores[i]), snippet(texts[paths[i]], terms)))
         return hits
 
 

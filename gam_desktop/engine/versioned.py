@@ -1,28 +1,124 @@
 """Operations on a memory folder that are locked, journaled and committed.
 
-Every operation runs under the writer lock and inside the journal; pending manual
-edits are committed first so that each commit holds exactly one operation. Without
-git everything still works, uncommitted, and `history_message` says why.
+Every writing operation runs under the writer lock and inside the journal; pending
+manual edits are committed first so that each commit holds exactly one operation.
+A change set and its commit succeed together or not at all: when git cannot record
+it (a full disk), the files are put back. Files another program changed while the
+operation ran are never overwritten. Without git everything still works,
+uncommitted, and `history_message` says why.
 """
 
 from __future__ import annotations
 
 import contextlib
+import shutil
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 from gam_desktop.engine import journal
-from gam_desktop.engine.derived import regenerate
-from gam_desktop.engine.folder import MemoryFolder
+from gam_desktop.engine.changeset import ChangeSet, StoreError
+from gam_desktop.engine.derived import regenerate, regenerate_all
+from gam_desktop.engine.folder import APP_DIR, CACHE_DIR, SOURCES_DIR, MemoryFolder, stat_files
 from gam_desktop.engine.gitrepo import GitUnavailable, MemoryRepo
 from gam_desktop.engine.history import TRAILER_KIND, History
 from gam_desktop.engine.lock import writer_lock
-from gam_desktop.engine.models import utc_now
-
-Committer = Callable[[str, dict[str, str]], None]
+from gam_desktop.engine.markdown import README, merge_readme
+from gam_desktop.engine.models import META_FILE, utc_now
+from gam_desktop.engine.recovery import drop_partial_documents
 
 
 class InterruptedOperationError(RuntimeError):
     """A previous operation died half-way; the user must choose how to recover first."""
+
+
+class ConcurrentEditError(StoreError):
+    """Another program changed a file this operation was about to replace."""
+
+
+StatKey = tuple[int, int, int]
+
+
+def _stat_key(path: Path) -> StatKey | None:
+    try:
+        stat = path.stat(follow_symlinks=False)
+    except OSError:
+        return None
+    return (stat.st_mtime_ns, stat.st_size, stat.st_ino)
+
+
+class Transaction:
+    """What a running operation writes through: each change set is checked against
+    outside edits, journaled, applied and committed, or (on failure) undone."""
+
+    def __init__(
+        self, folder: MemoryFolder, repo: MemoryRepo | None, recording: journal.Recording
+    ) -> None:
+        self.folder = folder
+        self.repo = repo
+        self.recording = recording
+        # What the folder looked like when the operation started: a file whose stat
+        # differs later was changed by someone else while the LLM was thinking.
+        self.baseline = {
+            rel: (s.st_mtime_ns, s.st_size, s.st_ino) for rel, s in stat_files(folder.root).items()
+        }
+        self.baseline[META_FILE] = _stat_key(folder.meta_path)
+        self.commits: list[str] = []
+
+    def write(self, changes: ChangeSet, summary: str, trailers: dict[str, str]) -> None:
+        self._keep_outside_edits(changes)
+        self.recording.plan(changes)
+        applied = changes.apply(self.folder.root)
+        try:
+            if self.repo is not None:
+                sha = self.repo.commit_all(summary, trailers)
+                if sha:
+                    self.commits.append(sha)
+        except StoreError:
+            applied.undo()
+            if self.repo is not None:
+                self.repo.unstage_all()
+            raise
+        for rel in changes.targets():  # the operation's own writes are not outside edits
+            self.baseline[rel] = _stat_key(self.folder.root / rel)  # type: ignore[assignment]
+
+    def _keep_outside_edits(self, changes: ChangeSet) -> None:
+        """Commit edits made meanwhile as their own operation; a README edited meanwhile
+        keeps the person's title and description; any other file edited meanwhile that
+        this change set would replace stops the operation before it writes anything."""
+        root = self.folder.root
+        changed = sorted(
+            rel
+            for rel in {*changes.writes, *changes.deletes}
+            if not rel.startswith(f"{APP_DIR}/") and _stat_key(root / rel) != self.baseline.get(rel)
+        )
+        readmes = [
+            rel for rel in changed if rel.rsplit("/", 1)[-1] == README and rel in changes.writes
+        ]
+        others = [rel for rel in changed if rel not in readmes]
+        if others:
+            raise ConcurrentEditError(
+                16,
+                f"'{others[0]}' was changed by another program while this operation ran; "
+                "nothing was written, so nothing of yours was lost. Try again.",
+            )
+        if self.repo is not None:
+            _commit_pending(self.repo)
+        for rel in readmes:
+            theirs = (root / rel).read_text(encoding="utf-8", errors="replace")
+            ours = changes.writes[rel]
+            changes.writes[rel] = merge_readme(
+                ours if isinstance(ours, str) else ours.decode(), theirs
+            )
+
+
+def _commit_pending(repo: MemoryRepo) -> None:
+    # The app's own .gitignore lines go into the operation's commit; anything else
+    # dirty is the user's and is committed first, on its own.
+    dirty = [path for path in repo.dirty_paths() if path != ".gitignore"]
+    if dirty and repo.head() is None:
+        repo.commit_all("Started keeping history", {TRAILER_KIND: "snapshot"})
+    elif dirty:
+        repo.commit_all("Manual edits", {TRAILER_KIND: "manual-edit"})
 
 
 class VersionedFolder:
@@ -42,6 +138,8 @@ class VersionedFolder:
 
     @property
     def repo(self) -> MemoryRepo | None:
+        if self._repo is not None and not (self.folder.root / ".git").exists():
+            self._repo = None  # removed (undoing a first build, or by hand): make it anew
         if self._repo is None and self.history_message is None:
             try:
                 self._repo = MemoryRepo.open(self.folder.root, self.git_path)
@@ -56,19 +154,10 @@ class VersionedFolder:
     def _lock(self) -> contextlib.AbstractContextManager[None]:
         return writer_lock(self.folder, self.lock_timeout, on_wait=self.on_wait)
 
-    def _commit_pending(self, repo: MemoryRepo) -> None:
-        # The app's own .gitignore lines go into the operation's commit; anything else
-        # dirty is the user's and is committed first, on its own.
-        dirty = [path for path in repo.dirty_paths() if path != ".gitignore"]
-        if dirty and repo.head() is None:
-            repo.commit_all("Started keeping history", {TRAILER_KIND: "snapshot"})
-        elif dirty:
-            repo.commit_all("Manual edits", {TRAILER_KIND: "manual-edit"})
-
     @contextlib.contextmanager
-    def operation(self, kind: str) -> Iterator[Committer]:
-        """Lock, check for an interrupted operation, journal; yields the committer that
-        records each applied change set as one commit."""
+    def operation(self, kind: str) -> Iterator[Transaction]:
+        """Lock, refuse while an interrupted operation awaits recovery, commit pending
+        edits, journal; yields the Transaction the operation writes through."""
         with self._lock():
             interrupted = journal.read(self.folder)
             if interrupted is not None:
@@ -77,20 +166,16 @@ class VersionedFolder:
                     f"{interrupted.started}); recover first: restore the last saved state or "
                     "keep the files as they are (gam-history recover)"
                 )
+            # Before the repository is opened (which may `git init` and write .gitignore):
+            # undoing a first build removes exactly what was not there.
+            preexisting = sorted(p.name for p in self.folder.root.iterdir())
             repo = self.repo
             if repo is not None:
-                self._commit_pending(repo)
+                _commit_pending(repo)
             head = repo.head() if repo is not None else None
-            with journal.recording(self.folder, kind, head, utc_now().isoformat()):
-                yield self._committer(repo)
-
-    @staticmethod
-    def _committer(repo: MemoryRepo | None) -> Committer:
-        def commit(summary: str, trailers: dict[str, str]) -> None:
-            if repo is not None:
-                repo.commit_all(summary, trailers)
-
-        return commit
+            started = utc_now().isoformat()
+            with journal.recording(self.folder, kind, head, started, preexisting) as recording:
+                yield Transaction(self.folder, repo, recording)
 
     # -- history operations --------------------------------------------------------------
 
@@ -102,28 +187,47 @@ class VersionedFolder:
 
     def rollback(self, sha: str) -> str:
         history = self._require_history()
-        with self._lock():
+        with self.operation("rollback"), self._reset_on_failure(history.repo):
             return history.rollback(sha, lambda paths: regenerate(self.folder, paths))
 
     def restore(self, sha: str, summary: str) -> str | None:
         history = self._require_history()
-        with self._lock():
+        with self.operation("restore"), self._reset_on_failure(history.repo):
             return history.restore(sha, summary)
 
-    def commit_manual_edits(self, timeout: float = 2.0) -> str | None:
-        """Commit edits made outside the app (the watcher calls this). If an operation holds
-        the folder, give up: that operation commits pending edits before its own."""
+    @staticmethod
+    @contextlib.contextmanager
+    def _reset_on_failure(repo: MemoryRepo) -> Iterator[None]:
+        """A rollback or restore that could not be committed leaves the last commit."""
+        try:
+            yield
+        except StoreError:
+            repo.git("revert", "--quit", check=False)
+            repo.git("reset", "-q", "--hard", "HEAD", check=False)
+            raise
+
+    def commit_manual_edits(
+        self, paths: list[str], timeout: float = 30.0
+    ) -> tuple[str | None, list[str]]:
+        """Commit edits made outside the app (the watcher calls this with the paths it saw).
+        Returns the commit and which of `paths` really were outside edits: paths already
+        committed were written by the app (this process or another, a rollback too).
+        If an operation holds the folder past `timeout`, it commits pending edits itself."""
         repo = self.repo
         if repo is None:
-            return None
+            return None, paths
         with writer_lock(self.folder, timeout=timeout):
-            dirty = repo.dirty_paths()
+            if journal.read(self.folder) is not None:
+                return None, []  # an interrupted operation's files: recovery decides
+            dirty = set(repo.dirty_paths())
+            outside = [p for p in paths if p in dirty or any(d.startswith(f"{p}/") for d in dirty)]
             if not dirty:
-                return None  # already committed (the app's own writes, or another commit)
+                return None, outside
             noun = "file" if len(dirty) == 1 else "files"
-            return repo.commit_all(
+            sha = repo.commit_all(
                 f"Edited {len(dirty)} {noun} outside the app", {TRAILER_KIND: "manual-edit"}
             )
+            return sha, outside
 
     # -- crash recovery ------------------------------------------------------------------
 
@@ -136,24 +240,69 @@ class VersionedFolder:
             return None
 
     def recover(self, restore: bool) -> str:
-        """Restore the last commit (dropping the half-done writes) or keep the files."""
+        """Restore the last commit (dropping the half-done writes) or keep the files,
+        made consistent (READMEs and counts recomputed, half-written documents dropped)."""
         with self._lock():
             interrupted = journal.read(self.folder)
-            repo = self.repo
             if interrupted is None:
                 return "nothing to recover"
-            if restore and repo is None:
-                raise GitUnavailable(self.history_message or "history is unavailable")
-            if restore and repo is not None:
-                repo.git("reset", "-q", "--hard", "HEAD")
-                repo.git("clean", "-q", "-fd")
-                message = "restored the last saved state; the interrupted writes were dropped"
+            repo = self.repo
+            if repo is not None:
+                _clear_git_leftovers(repo)
+            if restore:
+                message = self._restore_last_saved(repo, interrupted)
             else:
-                if repo is not None:
-                    repo.commit_all(
-                        f"Kept files after an interrupted {interrupted.operation}",
-                        {TRAILER_KIND: "recover"},
-                    )
-                message = "kept the files as they are"
+                message = self._keep(repo, interrupted)
             journal.clear(self.folder)
             return message
+
+    def _restore_last_saved(self, repo: MemoryRepo | None, interrupted: journal.Interrupted) -> str:
+        if repo is not None and repo.head() is not None:
+            repo.git("reset", "-q", "--hard", "HEAD")
+            repo.git("clean", "-q", "-fd")
+            return "restored the last saved state; the interrupted writes were dropped"
+        if interrupted.head is None and interrupted.preexisting is not None:
+            _remove_new_entries(self.folder, set(interrupted.preexisting))
+            return "restored the folder as it was before the first build"
+        raise GitUnavailable(self.history_message or "history is unavailable")
+
+    def _keep(self, repo: MemoryRepo | None, interrupted: journal.Interrupted) -> str:
+        dropped = drop_partial_documents(self.folder, interrupted.documents)
+        regenerate_all(self.folder)
+        if repo is not None:
+            repo.commit_all(
+                f"Kept files after an interrupted {interrupted.operation}",
+                {TRAILER_KIND: "recover"},
+            )
+        view = self.folder.load_view()
+        message = (
+            f"kept the files as they are ({view.memory_count()} memories); "
+            "folder READMEs and counts were recomputed"
+        )
+        for name, written, planned in dropped:
+            message += (
+                f"; removed '{name}' ({written} of {planned} memories had been written): "
+                "add it again"
+            )
+        return message
+
+
+def _clear_git_leftovers(repo: MemoryRepo) -> None:
+    """A process killed inside git may leave its lock file and a half-done revert."""
+    lock = repo.root / ".git" / "index.lock"
+    with contextlib.suppress(FileNotFoundError):
+        lock.unlink()
+    repo.git("revert", "--quit", check=False)
+
+
+def _remove_new_entries(folder: MemoryFolder, preexisting: set[str]) -> None:
+    """Undo a first build where there is no commit to go back to: remove what it added."""
+    for entry in folder.root.iterdir():
+        if entry.name in preexisting or entry.name == APP_DIR:
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
+    for private in (SOURCES_DIR, CACHE_DIR):
+        shutil.rmtree(folder.root / private, ignore_errors=True)

@@ -12,21 +12,29 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gam_desktop.engine import journal
 from gam_desktop.engine.agent import ChatAgent, StepCallback
 from gam_desktop.engine.agent_tools import MemoryTools
 from gam_desktop.engine.builder import BuildOptions, BuildReport, MemoryBuilder
-from gam_desktop.engine.changeset import atomic_write
+from gam_desktop.engine.changeset import ChangeSet
 from gam_desktop.engine.control import CancelToken, ProgressCallback, ProgressEvent, no_progress
 from gam_desktop.engine.conversation import Conversation
 from gam_desktop.engine.documents import DocumentError, SourceDocument, load_file, load_text
 from gam_desktop.engine.estimate import Estimate, estimate
 from gam_desktop.engine.folder import MemoryFolder, NotAMemoryError
+from gam_desktop.engine.gitrepo import GITIGNORE_LINES
 from gam_desktop.engine.history import History
 from gam_desktop.engine.journal import Interrupted
 from gam_desktop.engine.llm import LLMClient, LLMSettings
 from gam_desktop.engine.lock import FolderBusyError, writer_lock
 from gam_desktop.engine.markdown import parse_memory
-from gam_desktop.engine.models import ChatResult, ChunkConfig, GamMeta, ReorganizeOperation
+from gam_desktop.engine.models import (
+    META_FILE,
+    ChatResult,
+    ChunkConfig,
+    GamMeta,
+    ReorganizeOperation,
+)
 from gam_desktop.engine.versioned import VersionedFolder
 from gam_desktop.engine.watcher import FolderWatcher
 
@@ -35,9 +43,10 @@ from gam_desktop.engine.watcher import FolderWatcher
 class OutsideEdit:
     """Files changed outside the app, the commit that recorded them, and problems seen."""
 
-    paths: list[str]
+    paths: list[str]  # edited by someone else (empty when all were the app's own writes)
     commit: str | None
     problems: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)  # everything that changed on disk
 
 
 def front_matter_problems(folder: MemoryFolder, paths: list[str]) -> list[str]:
@@ -45,13 +54,53 @@ def front_matter_problems(folder: MemoryFolder, paths: list[str]) -> list[str]:
     problems = []
     for path in paths:
         file = folder.root / path
-        if not path.endswith(".md") or file.name == "README.md" or not file.is_file():
+        if not path.endswith(".md") or file.name == "README.md" or not folder.readable(file):
             continue
         text = file.read_text(encoding="utf-8", errors="replace")
         problem = parse_memory(text).problem
         if problem and text.startswith("---"):
             problems.append(f"{path}: {problem}")
     return problems
+
+
+# What an empty folder may still hold: the app's private folder and the files operating
+# systems drop everywhere. Anything else, dotfiles and a git repository included, is the
+# user's: such a folder is made a memory only when they agree.
+_NOT_CONTENT = frozenset({".gam", ".DS_Store", "Thumbs.db", "desktop.ini"})
+
+
+def foreign_content(root: Path) -> list[str]:
+    """The user's things in a folder that is not a memory yet: writing a memory there needs
+    their consent. Empty for a memory, a missing or empty folder, and a folder an
+    interrupted first build left (its operation asks for recovery instead)."""
+    folder = MemoryFolder(root)
+    if folder.is_memory() or not root.is_dir() or journal.read(folder) is not None:
+        return []
+    names = sorted(p.name for p in root.iterdir() if p.name not in _NOT_CONTENT)
+    return [
+        n
+        for n in names
+        if not (n == ".git" and not _has_history(root / n))
+        and not (n == ".gitignore" and _is_ours(root / n))
+    ]
+
+
+def _is_ours(gitignore: Path) -> bool:
+    """A .gitignore holding only the lines the app writes (a first build that stopped)."""
+    try:
+        lines = gitignore.read_text(encoding="utf-8").split()
+    except (OSError, UnicodeDecodeError):
+        return False
+    return not gitignore.is_symlink() and set(lines) <= set(GITIGNORE_LINES)
+
+
+def _has_history(git_dir: Path) -> bool:
+    """A repository with commits (or anything staged) holds the user's work."""
+    return (
+        any((git_dir / "refs" / "heads").rglob("*"))
+        or (git_dir / "index").exists()
+        or (git_dir / "packed-refs").exists()
+    )
 
 
 class Workflow:
@@ -102,14 +151,14 @@ class Workflow:
     def check_folder(self) -> None:
         """Refuse to write into a folder that holds other things and is not a memory."""
         root = self.folder.root
-        if self.folder.is_memory() or not root.exists():
-            return
-        if not root.is_dir():
+        if root.exists() and not root.is_dir():
             raise NotAMemoryError(f"{root} is a file, not a folder")
-        if any(not p.name.startswith(".") for p in root.iterdir()):
+        content = foreign_content(root)
+        if content:
+            shown = ", ".join(content[:3]) + (", …" if len(content) > 3 else "")
             raise NotAMemoryError(
-                f"{root} is not a GAM memory and is not empty; choose an empty "
-                "folder or an existing memory"
+                f"{root} is not a GAM memory and is not empty (it holds {shown}); choose an "
+                "empty folder or an existing memory, or open it in GAM Desktop to make it one"
             )
 
     def read_documents(
@@ -134,6 +183,8 @@ class Workflow:
                 skipped.append(f"{doc.name}: already in this memory; skipped")
             elif doc.text.strip():
                 fresh.append(doc)
+            else:
+                skipped.append(f"{doc.name}: no text found; skipped")
         return fresh, unreadable, skipped
 
     def add(
@@ -152,17 +203,18 @@ class Workflow:
             self.options.chunk = self.options.chunk.model_copy(update={"max_tokens": 10**9})
         self.check_folder()
         docs, unreadable, skipped = self.read_documents(files or (), text)
-        with self.versioned.operation("add") as commit:
-            meta = self.folder.read_meta()
-            builder = self._builder()
-            builder.after_write = commit
-            if not docs:
-                report = BuildReport("add" if meta else "build", usage=builder.llm.usage)
-            elif meta is None or meta.total_chunks == 0:
-                report = builder.build(docs)
-            else:
-                report = builder.add(docs)
-        self._changed()
+        if not docs:  # nothing to write: no lock, no journal, no repository made
+            report = BuildReport("add" if self.folder.is_memory() else "build")
+        else:
+            with self.versioned.operation("add") as transaction:
+                meta = self.folder.read_meta()
+                builder = self._builder()
+                builder.write_changes = transaction.write
+                if meta is None or meta.total_chunks == 0:
+                    report = builder.build(docs)
+                else:
+                    report = builder.add(docs)
+            self._changed()
         report.unreadable = unreadable
         report.warnings = skipped + [w for d in docs for w in d.warnings] + report.warnings
         return report
@@ -179,12 +231,13 @@ class Workflow:
         files are kept (and committed first when git is there)."""
         if self.folder.is_memory():
             return
-        with self.versioned.operation("initialize") as commit:
-            atomic_write(
-                self.folder.meta_path,
-                GamMeta(chunk_config=self.options.chunk).model_dump_json(indent=2) + "\n",
+        with self.versioned.operation("initialize") as transaction:
+            meta = GamMeta(chunk_config=self.options.chunk).model_dump_json(indent=2) + "\n"
+            transaction.write(
+                ChangeSet(writes={META_FILE: meta}),
+                "Made this folder a memory",
+                {"Gam-Operation": "initialize"},
             )
-            commit("Made this folder a memory", {"Gam-Operation": "initialize"})
 
     def reorganize(self, path: str = "", dry_run: bool = False) -> ReorganizeOperation:
         if not self.folder.is_memory():
@@ -192,9 +245,9 @@ class Workflow:
         if dry_run:  # changes nothing, commits nothing
             with writer_lock(self.folder, self.lock_timeout, on_wait=self._waiting):
                 return self._builder().reorganize(path.strip("/"), dry_run=True)
-        with self.versioned.operation("reorganize") as commit:
+        with self.versioned.operation("reorganize") as transaction:
             builder = self._builder()
-            builder.after_write = commit
+            builder.write_changes = transaction.write
             operation = builder.reorganize(path.strip("/"))
         self._changed()
         return operation
@@ -239,15 +292,20 @@ class Workflow:
         """Start watching for edits made outside the app: each quiet burst of them becomes
         one "manual edit" commit, refreshes the search index and is reported."""
 
+        # The watcher's thread gets a repository object of its own: GitPython's are not
+        # safe to share between threads, and the GUI thread holds this Workflow's.
+        own = VersionedFolder(self.folder, self.versioned.git_path, self.lock_timeout)
+
         def handle(paths: list[str]) -> None:
-            commit = None
+            commit, outside = None, paths
             with contextlib.suppress(FolderBusyError):
-                commit = self.versioned.commit_manual_edits()
+                commit, outside = own.commit_manual_edits(paths)
             self._changed()
             if self._tools is not None:  # on this background thread, not the next question's
                 self._tools.corpus.refresh()
                 self._tools.index.ensure_built()
-            on_edit(OutsideEdit(paths, commit, front_matter_problems(self.folder, paths)))
+            problems = front_matter_problems(self.folder, outside)
+            on_edit(OutsideEdit(outside, commit, problems, changed=paths))
 
         watcher = FolderWatcher(self.folder.root, handle)
         watcher.start()

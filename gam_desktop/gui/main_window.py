@@ -222,6 +222,8 @@ class MainWindow(MemoryOpening, DocumentIntake, HistoryActions, QMainWindow):
     def _outside_edit(self, edit: OutsideEdit) -> None:
         self.tree.refresh()
         self.refresh_history()
+        if not edit.paths:  # written by the app itself (another window, gam-add, a rollback)
+            return
         noun = "file" if len(edit.paths) == 1 else "files"
         self.status_label.setText(
             f"{len(edit.paths)} {noun} changed outside the app"

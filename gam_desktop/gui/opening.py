@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox
 from gam_desktop.engine.conversation import Conversation
 from gam_desktop.engine.folder import APP_DIR, APP_LOCK_FILE, MemoryFolder
 from gam_desktop.engine.llm import LLMClient
-from gam_desktop.engine.workflow import Workflow
+from gam_desktop.engine.workflow import Workflow, foreign_content
 from gam_desktop.gui.settings import save
 
 
@@ -66,11 +66,7 @@ class MemoryOpening:
     def open_memory(self, root: Path) -> bool:
         """Open (or start) a memory; False when the user declined or it is in use."""
         folder = MemoryFolder(root)
-        if (
-            not folder.is_memory()
-            and root.exists()
-            and any(not p.name.startswith(".") for p in root.iterdir())
-        ):
+        if foreign_content(root):
             if not self.confirm(
                 "Make this folder a memory?",
                 f"{root} holds other files and is not a memory yet. GAM Desktop "

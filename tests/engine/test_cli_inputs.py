@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,11 +17,7 @@ from tests.engine.test_cli import run_cli
 
 
 def run_main(main: str, args: list[str], base_url: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "OPENAI_BASE_URL": base_url, "OPENAI_MODEL": "scripted"}
-    code = f"import sys; from gam_desktop.cli import {main}; sys.exit({main}())"
-    return subprocess.run(
-        [sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, timeout=60
-    )
+    return run_cli(args, base_url, entry=main)
 
 
 def blank_pdf(path: Path) -> Path:

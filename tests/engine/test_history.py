@@ -10,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from gam_desktop.engine.folder import NotAMemoryError
 from gam_desktop.engine.gitrepo import APP_AUTHOR
 from gam_desktop.engine.history import RollbackConflict
 from gam_desktop.engine.versioned import InterruptedOperationError
+from tests import invariants
 from tests.crash import crash_mid_add
 from tests.documents import topic_document
 
@@ -60,9 +62,13 @@ def test_gitignore_and_an_existing_repository_are_respected(make_workflow, memor
     git(memory_dir, "add", "-A")
     git(memory_dir, "-c", "user.name=Me", "-c", "user.email=me@x", "commit", "-qm", "mine")
     workflow = make_workflow(min_tokens=20, max_tokens=200)
+    with pytest.raises(NotAMemoryError, match=r"holds \.git, \.gitignore"):
+        workflow.add(text=topic_document({"python": 2}))  # the user's repository: ask first
+    assert git(memory_dir, "rev-list", "--count", "HEAD").strip() == "1"
+    workflow.initialize()  # what the app does after the user said yes
     workflow.add(text=topic_document({"python": 2}))
     summaries = [op.summary for op in workflow.history.operations()]
-    assert summaries[-1] == "mine" and len(summaries) == 2  # mine, then the build
+    assert summaries[-1] == "mine" and len(summaries) == 3  # mine, made a memory, the build
     ignore = (memory_dir / ".gitignore").read_text().splitlines()
     assert ignore[0] == "*.bak" and ".gam/cache/" in ignore
     tracked = git(memory_dir, "ls-files").split()
@@ -233,11 +239,33 @@ def test_a_crash_mid_build_is_detected_and_recovered(
 
 def test_recover_can_keep_the_files(workflow, memory_dir: Path, llm_server) -> None:
     workflow.add(text=topic_document({"python": 3}))
-    crash_mid_add(memory_dir, llm_server.base_url, topic_document({"rust": 3}))
-    half = tree(memory_dir)
-    assert workflow.recover(restore=False) == "kept the files as they are"
-    assert tree(memory_dir) == {k: v for k, v in half.items() if k != ".gam/journal.json"}
+    before = {k: v for k, v in tree(memory_dir).items() if k.endswith(".md")}
+    rust = topic_document({"rust": 3})
+    crash_mid_add(memory_dir, llm_server.base_url, rust, 2)  # its source + 1 of 3 memories
+    message = workflow.recover(restore=False)
+    assert message.startswith("kept the files as they are (3 memories)")
+    assert "removed 'text' (1 of 3 memories had been written): add it again" in message
+    assert invariants.problems(memory_dir) == []  # READMEs, counts, sources, git: consistent
+    kept = {k: v for k, v in tree(memory_dir).items() if k.endswith(".md") and "README" not in k}
+    assert kept.items() <= before.items()  # the earlier memories are untouched
     assert workflow.history.operations(limit=1)[0].kind == "recover"
+    report = workflow.add(text=rust)  # the dropped document comes back whole, once
+    assert len(report.memories) == 3 and invariants.problems(memory_dir) == []
+    assert sum("rust" in k for k in tree(memory_dir) if "README" not in k) == 3
+
+
+def test_a_crash_with_the_whole_document_written_keeps_it(
+    workflow, memory_dir: Path, llm_server
+) -> None:
+    workflow.add(text=topic_document({"python": 3}))
+    crash_mid_add(memory_dir, llm_server.base_url, topic_document({"rust": 3}), 4)  # + README
+    message = workflow.recover(restore=False)
+    assert message == (
+        "kept the files as they are (6 memories); folder READMEs and counts were recomputed"
+    )
+    assert invariants.problems(memory_dir) == []
+    again = workflow.add(text=topic_document({"rust": 3}))
+    assert again.memories == [] and "already in this memory" in again.warnings[0]
 
 
 def test_macos_git_shim_is_not_run_without_developer_tools(tmp_path: Path, monkeypatch) -> None:

@@ -1,0 +1,61 @@
+"""The one rule for links in a memory folder, shared by every scan, read and write.
+
+A memory is untrusted ground: a person (or a document's zip) may leave a symlink to
+/etc/passwd or a whole folder elsewhere, or a link loop. The engine treats a link
+whose target leaves the memory root (or cannot be resolved: a loop, a dangling link)
+as absent: never listed, read, committed or sent to the LLM. Nothing is ever written
+through a link: a write whose path crosses a linked folder is refused.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+class LinkedPathError(OSError):
+    """A write would have gone through a link; nothing was written."""
+
+
+def resolve_within(root: Path, path: Path) -> Path | None:
+    """`path` with every link resolved, if that stays inside `root` (a resolved
+    absolute path); None for a link out, a loop or a dangling link."""
+    try:
+        resolved = path.resolve(strict=True)
+    except (OSError, RuntimeError):  # a loop (RuntimeError before 3.13) or a dangling link
+        return None
+    return resolved if resolved == root or root in resolved.parents else None
+
+
+def is_absent(root: Path, entry: os.DirEntry | Path) -> bool:
+    """Whether a scanned entry must be treated as not there: a link that leaves the
+    memory (or loops, or dangles). Links that stay inside are kept for reading, but
+    callers never descend into a linked folder (the real folder is scanned anyway)."""
+    if not entry.is_symlink():
+        return False
+    return (
+        resolve_within(root, Path(entry.path if isinstance(entry, os.DirEntry) else entry)) is None
+    )
+
+
+def is_real_dir(entry: os.DirEntry | Path) -> bool:
+    """A folder to descend into: a real directory, never a link to one."""
+    if isinstance(entry, os.DirEntry):
+        return entry.is_dir(follow_symlinks=False)
+    return entry.is_dir() and not entry.is_symlink()
+
+
+def check_writable_path(root: Path, rel: str) -> Path:
+    """The absolute path for writing `rel` under `root`, refused if it or any folder on
+    the way is a link (the write would land wherever the link points)."""
+    current = root
+    for part in Path(rel).parts:
+        current = current / part
+        if current.is_symlink():
+            raise LinkedPathError(
+                40,
+                f"'{current.relative_to(root).as_posix()}' is a link; nothing is written "
+                "through links (remove or rename it)",
+                str(current),
+            )
+    return current

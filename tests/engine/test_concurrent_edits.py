@@ -1,0 +1,127 @@
+"""Edits made by someone else while an operation runs are never lost or taken as the app's.
+
+The edits happen at a chosen moment of the operation (from its progress callback, while
+the LLM would be thinking), as another editor saving a file would.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from gam_desktop.engine.control import ProgressEvent
+from gam_desktop.engine.markdown import parse_readme
+from gam_desktop.engine.versioned import ConcurrentEditError
+from gam_desktop.engine.workflow import OutsideEdit
+from tests import invariants
+from tests.documents import topic_document
+from tests.engine.test_cli import run_cli
+from tests.engine.test_watcher import wait_for
+
+USER_README = (
+    "# My languages\n\nHand-written notes about the languages I use.\n\n## Contents\n\n- x\n"
+)
+
+
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=root, capture_output=True, text=True, check=True
+    ).stdout
+
+
+def edit_during(stage: str, edit):
+    """A progress callback that runs `edit` once, when the operation reaches `stage`."""
+    done = []
+
+    def progress(event: ProgressEvent) -> None:
+        if event.stage == stage and not done:
+            done.append(True)
+            edit()
+
+    return progress
+
+
+def test_a_readme_edited_during_an_add_keeps_the_persons_words(
+    make_workflow, memory_dir: Path
+) -> None:
+    make_workflow().add(text=topic_document({"python": 3}))
+    readme = memory_dir / "README.md"
+    workflow = make_workflow(progress=edit_during("place", lambda: readme.write_text(USER_README)))
+    workflow.add(text=topic_document({"rust": 3}))
+    add, manual = workflow.history.operations(limit=2)
+    assert manual.kind == "manual-edit" and add.kind == "add"  # theirs first, on its own
+    assert git(memory_dir, "show", f"{manual.sha}:README.md") == USER_README  # their bytes
+    merged = parse_readme(readme.read_text())
+    assert merged.title == "My languages"
+    assert merged.description == "Hand-written notes about the languages I use."
+    assert any("rust/" in entry for entry in merged.entries)  # and the contents are current
+    assert invariants.problems(memory_dir) == []
+
+
+def test_another_file_edited_during_an_add_is_committed_apart(
+    make_workflow, memory_dir: Path
+) -> None:
+    make_workflow().add(text=topic_document({"python": 3}))
+    memory = sorted((memory_dir / "python").glob("python_notes*.md"))[0]
+    edited = memory.read_text() + "\nA line from another editor.\n"
+    workflow = make_workflow(progress=edit_during("memorize", lambda: memory.write_text(edited)))
+    workflow.add(text=topic_document({"rust": 3}))
+    add, manual = workflow.history.operations(limit=2)
+    rel = memory.relative_to(memory_dir).as_posix()
+    assert manual.kind == "manual-edit" and [
+        c.path for c in workflow.history.changes(manual.sha)
+    ] == [rel]
+    assert rel not in [c.path for c in workflow.history.changes(add.sha)]
+    assert memory.read_text() == edited
+
+
+def test_a_file_the_operation_would_replace_stops_it_before_any_write(
+    make_workflow, memory_dir: Path
+) -> None:
+    make_workflow().add(text=topic_document({"python": 3}))
+    meta = memory_dir / ".gam_meta.json"
+    theirs = meta.read_text().replace('"total_chunks"', '"note": "mine",\n  "total_chunks"')
+    head = git(memory_dir, "rev-parse", "HEAD")
+    listing = sorted(p.relative_to(memory_dir).as_posix() for p in memory_dir.rglob("*.md"))
+    workflow = make_workflow(progress=edit_during("place", lambda: meta.write_text(theirs)))
+    with pytest.raises(ConcurrentEditError, match=r"'\.gam_meta\.json' was changed by another"):
+        workflow.add(text=topic_document({"rust": 3}))
+    assert meta.read_text() == theirs  # never overwritten
+    assert git(memory_dir, "rev-parse", "HEAD") == head
+    assert sorted(p.relative_to(memory_dir).as_posix() for p in memory_dir.rglob("*.md")) == listing
+    assert workflow.interrupted() is None  # a clean stop, not a crash
+
+
+@pytest.fixture
+def watched(make_workflow):
+    workflow = make_workflow()
+    workflow.add(text=topic_document({"python": 3}))
+    edits: list[OutsideEdit] = []
+    watcher = workflow.watch(edits.append)
+    yield workflow, edits
+    watcher.stop()
+
+
+def test_another_processs_add_is_not_an_outside_edit(watched, memory_dir: Path, llm_server) -> None:
+    workflow, edits = watched
+    out = run_cli(
+        ["--gam-dir", str(memory_dir), "--text", topic_document({"rust": 3}), "-q"],
+        llm_server.base_url,
+    )
+    assert out.returncode == 0, out.stderr
+    assert wait_for(lambda: any("rust" in " ".join(e.changed) for e in edits))
+    assert [e.paths for e in edits if e.paths] == []  # seen, refreshed, not called outside
+    assert all(e.commit is None for e in edits)
+    assert workflow.history.operations(limit=1)[0].kind == "add"
+
+
+def test_a_rollback_is_not_an_outside_edit(watched, memory_dir: Path) -> None:
+    workflow, edits = watched
+    workflow.add(text=topic_document({"rust": 3}))
+    add = workflow.history.operations(limit=1)[0]
+    workflow.rollback(add.sha)
+    assert wait_for(lambda: any(e.changed for e in edits))
+    assert [e.paths for e in edits if e.paths] == []
+    assert workflow.history.operations(limit=1)[0].kind == "rollback"

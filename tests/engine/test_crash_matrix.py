@@ -1,0 +1,144 @@
+"""The crash matrix: a process killed at each stage of each writing operation, then
+recovered both ways; every cell must end in a consistent memory (tests/invariants.py)
+where work goes on, and "restore" must give back exactly the last saved state.
+
+Kills are real: `kill -9` while the LLM calls are in flight, and os._exit(137) at the
+fault points of engine/faults.py (after a file write, between `git add` and the commit,
+inside a rollback's revert, inside a restore).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from gam_desktop.engine.workflow import Workflow
+from gam_desktop.scripted_llm import RunningServer
+from tests import invariants
+from tests.documents import topic_document
+from tests.engine.test_history import git, tree
+
+CHUNKS = ["--min-tokens", "20", "--max-tokens", "200"]
+REORGANIZE = (
+    "import sys; from gam_desktop.engine.workflow import Workflow; "
+    "Workflow(gam_dir=sys.argv[1]).reorganize('python')"
+)
+
+
+def command(entry: str, *args: str) -> list[str]:
+    code = f"import sys; from gam_desktop.cli import {entry}; sys.exit({entry}())"
+    return [sys.executable, "-c", code, *args]
+
+
+def run_until_killed(cmd: list[str], base_url: str, fault: str | None, server) -> None:
+    """Run `cmd`; with a fault point it dies there, without one it is killed (-9) once
+    the LLM has been asked something."""
+    env = {**os.environ, "OPENAI_BASE_URL": base_url, "OPENAI_MODEL": "scripted"}
+    if fault:
+        env["GAM_FAULT_EXIT_AT"] = fault
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=90)
+        assert done.returncode == 137, done.stderr  # it died at the point, not before
+        return
+    asked = len(server.state.requests)
+    process = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while len(server.state.requests) < asked + 2 and process.poll() is None:
+        assert time.monotonic() < deadline, "the LLM was never called"
+        time.sleep(0.02)
+    process.send_signal(signal.SIGKILL)
+    assert process.wait(timeout=30) == -signal.SIGKILL
+
+
+def base_memory(memory: Path, settings) -> None:
+    """python/ with 12 memories (so it can be reorganized), two operations to undo."""
+    from gam_desktop.engine.builder import BuildOptions
+    from gam_desktop.engine.models import ChunkConfig
+
+    options = BuildOptions(ChunkConfig(min_tokens=20, max_tokens=200), reorganize_threshold=100)
+    workflow = Workflow(gam_dir=memory, settings=settings, options=options)
+    workflow.add(text=topic_document({"python": 6}))
+    workflow.add(text=topic_document({"python": 6, "git": 1}, repeats=4))
+
+
+def last_operation(memory: Path) -> str:
+    return git(memory, "rev-parse", "HEAD").strip()
+
+
+# stage -> (the command that gets interrupted, its fault point; None: kill -9 mid-LLM)
+CELLS = {
+    "first build, LLM calls": ("first", None),
+    "first build, writing": ("first", "write:2"),
+    "add, LLM calls": ("add", None),
+    "add, writing": ("add", "write:3"),
+    "add, between git add and commit": ("add", "staged:1"),
+    "reorganize, moving": ("reorganize", "write:2"),
+    "rollback": ("rollback", "reverted:1"),
+    "restore": ("restore", "restored:1"),
+}
+
+
+@pytest.fixture
+def slow_server():
+    with RunningServer(latency_ms=150) as server:  # LLM calls in flight long enough to kill
+        yield server
+
+
+@pytest.mark.parametrize("mode", ["restore", "keep"])
+@pytest.mark.parametrize("cell", list(CELLS))
+def test_crash_and_recover(cell: str, mode: str, tmp_path: Path, settings, slow_server) -> None:
+    kind, fault = CELLS[cell]
+    memory = tmp_path / "memory"
+    base_url = slow_server.base_url if fault is None else settings.base_url
+    if kind == "first":
+        memory.mkdir()
+    else:
+        base_memory(memory, settings)
+    saved = tree(memory)
+    cmd = {
+        "first": command(
+            "add_main",
+            "--gam-dir",
+            str(memory),
+            "--text",
+            topic_document({"rust": 4}),
+            "-q",
+            *CHUNKS,
+        ),
+        "add": command(
+            "add_main",
+            "--gam-dir",
+            str(memory),
+            "--text",
+            topic_document({"docker": 4}),
+            "-q",
+            *CHUNKS,
+        ),
+        "reorganize": [sys.executable, "-c", REORGANIZE, str(memory)],
+        "rollback": command("rollback_main", "--gam-dir", str(memory), "HEAD~1"),
+        "restore": command("rollback_main", "--gam-dir", str(memory), "HEAD", "--restore-before"),
+    }[kind]
+    run_until_killed(cmd, base_url, fault, slow_server)
+
+    workflow = Workflow(gam_dir=memory, settings=settings)
+    interrupted = workflow.interrupted()
+    assert interrupted is not None, "the interruption went unnoticed"
+    with pytest.raises(Exception, match="interrupted"):  # no writing until recovered
+        workflow.add(text=topic_document({"haskell": 2}))
+    message = workflow.recover(restore=mode == "restore")
+    assert workflow.interrupted() is None
+
+    if mode == "restore":
+        assert message.startswith("restored")
+        assert tree(memory) == saved  # exactly the last saved state
+    if kind != "first" or mode == "keep":
+        assert invariants.problems(memory) == [], message
+    # And work goes on: the next operation succeeds and leaves a consistent memory.
+    report = workflow.add(text=topic_document({"haskell": 2}))
+    assert report.memories
+    assert invariants.problems(memory) == []
