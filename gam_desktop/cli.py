@@ -335,10 +335,10 @@ def _print_operation(workflow: Workflow, sha: str, diff: str | None) -> None:
 def history_main(argv: Sequence[str] | None = None) -> int:
     args = history_parser().parse_args(argv)
     try:
-        workflow = _history_workflow(args.gam_dir)
-        if args.command == "recover":
-            print(workflow.recover(restore=args.restore))
+        if args.command == "recover":  # also where a first build died: not a memory yet
+            print(_recovery_workflow(args.gam_dir).recover(restore=args.restore))
             return 0
+        workflow = _history_workflow(args.gam_dir)
         if workflow.interrupted() is not None:
             print(f"gam-history: warning: {_recover_hint(args.gam_dir)}", file=sys.stderr)
         if args.command == "show":
@@ -400,6 +400,13 @@ def _history_workflow(gam_dir: str) -> Workflow:
         raise NotAMemoryError(f"{workflow.folder.root} is not a GAM memory")
     if workflow.history is None:
         raise GitUnavailable(workflow.history_message or "history is unavailable")
+    return workflow
+
+
+def _recovery_workflow(gam_dir: str) -> Workflow:
+    workflow = Workflow(gam_dir=gam_dir, settings=LLMSettings())
+    if not workflow.folder.is_memory() and journal.read(workflow.folder) is None:
+        raise NotAMemoryError(f"{workflow.folder.root} is not a GAM memory")
     return workflow
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from gam_desktop.cli import add_main, history_main, request_main
+from tests import invariants
 from tests.crash import crash_mid_add
 from tests.documents import topic_document
 from tests.engine.test_cli import run_cli
@@ -198,3 +199,27 @@ def test_every_command_after_an_interrupted_add(llm_server, tmp_path: Path) -> N
     # needs the engine to refuse: VersionedFolder.rollback raising InterruptedOperationError
     rollback = run_main("rollback_main", ["--gam-dir", str(memory), sha], llm_server.base_url)
     assert rollback.returncode == 1 and rollback.stderr == f"gam-rollback: {hint}"
+
+
+@pytest.mark.parametrize("mode", ["--restore", "--keep"])
+def test_a_first_build_killed_mid_write_is_recovered_from_the_cli(
+    llm_server, tmp_path: Path, mode: str
+) -> None:
+    memory = tmp_path / "memory"
+    memory.mkdir()
+    died = crash_mid_add(memory, llm_server.base_url, topic_document({"rust": 3}), 2)
+    assert died.returncode == 137 and not (memory / ".gam_meta.json").exists()
+    add = run_cli(["--gam-dir", str(memory), "--text", "Git merges.", "-q"], llm_server.base_url)
+    assert add.returncode == 1 and "recover first" in add.stderr  # not "not empty"
+    recovered = run_main("history_main", ["--gam-dir", str(memory), "recover", mode], "x")
+    assert recovered.returncode == 0, recovered.stderr
+    if mode == "--restore":
+        assert sorted(p.name for p in memory.iterdir()) == [".gam"]  # as before the build
+    else:
+        assert invariants.problems(memory) == []  # a memory of what was written whole
+    again = run_cli(
+        ["--gam-dir", str(memory), "--text", topic_document({"rust": 3}), "-q"],
+        llm_server.base_url,
+    )
+    assert again.returncode == 0, again.stderr
+    assert invariants.problems(memory) == []

@@ -348,6 +348,19 @@ def test_a_crash_found_on_open_is_offered_recovery(
     assert window.workflow.interrupted() is None
 
 
+def test_a_first_build_that_died_is_offered_recovery_not_consent(
+    qtbot, window, recorder, tmp_path, llm_server
+) -> None:
+    memory = tmp_path / "memory"
+    memory.mkdir()
+    crash_mid_add(memory, llm_server.base_url, topic_document({"rust": 3}), 2)
+    assert window.open_memory(memory)
+    assert [title for title, _ in recorder.asked] == ["An operation was interrupted"]
+    wait(qtbot, lambda: idle(window) and "Recovery" in window.status_label.text(), timeout=WAIT)
+    assert window.workflow.interrupted() is None
+    assert sorted(p.name for p in memory.iterdir()) == [".gam"]  # restored: as before
+
+
 def test_read_only_memory_folder_is_a_clear_error(
     qtbot, window, recorder, tmp_path, monkeypatch
 ) -> None:
