@@ -285,7 +285,8 @@ def request_main(argv: Sequence[str] | None = None) -> int:
         print(result.model_dump_json(indent=2))
         return 0
     print(result.answer)
-    print(f"\nSources: {', '.join(result.sources) or '(none)'}")
+    cited = [c.describe() for c in result.citations] or result.sources
+    print(f"\nSources: {', '.join(cited) or '(none)'}")
     print(f"Confidence: {result.confidence:.2f}")
     if args.trajectory:
         print("\nTrajectory:\n" + result.trajectory)

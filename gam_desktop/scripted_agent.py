@@ -81,7 +81,8 @@ def parse_history(messages: list[dict[str, Any]]) -> History:
             question, _, readme = content.removeprefix("Question: ").partition(
                 "\n\nThe memory's root README.md"
             )
-            history.question = question
+            # Passages found by the app's search come first; this agent explores on its own.
+            history.question = question.partition("\n\nPassages found by searching")[0]
             if readme:  # the app read the root README for us
                 history.done.append(("cat", {"file": "README.md"}, readme.split("\n", 1)[-1]))
         elif role == "user" and content.startswith("Summary of the earlier conversation"):
@@ -204,3 +205,35 @@ def synthesize(messages: list[dict[str, Any]]) -> str:
     history = parse_history(messages)
     terms, _ = question_terms(history)
     return compose_answer(history, terms)["text"]
+
+
+def grounded(messages: list[dict[str, Any]]) -> str:
+    """Answer from numbered passages, citing them, as the grounded fallback asks; names in
+    the question must match the passage (a careful model does not mix up look-alikes)."""
+    user = next((m["content"] for m in messages if m.get("role") == "user"), "")
+    question, _, block = user.removeprefix("Question: ").partition("\n\nPassages:\n")
+    terms = terms_of(question)
+    names = {w.lower() for w in re.findall(r"(?<!^)(?<![.?!] )\b[A-Z][\w-]+", question)}
+    best: list[tuple[int, str, str]] = []
+    for line in block.splitlines():
+        match = re.match(r"\[(\d+)\] [^:]+: (.*)", line)
+        if not match or (names and not names & {w.lower() for w in re.findall(r"[\w-]+", line)}):
+            continue
+        for sentence in re.split(r"(?<=[.!?])\s+", match.group(2)):
+            score = len(terms & terms_of(sentence))
+            if score:
+                best.append((score, sentence.strip("…"), match.group(1)))
+    if not best:
+        return "The memory does not contain the answer to this question."
+    best.sort(key=lambda item: -item[0])
+    return " ".join(f"{sentence} [{number}]" for _, sentence, number in best[:2])
+
+
+def last_passage_answer(messages: list[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
+    """A hasty model: answers at once from the last passage, whatever it is about."""
+    first = next(m["content"] for m in messages if m.get("role") == "user")
+    found = re.findall(r"^\[\d+\] ([^:]+?)(?: \(original text\))?: (.*)$", first, re.MULTILINE)
+    if not found:
+        return "answer", {"text": "I do not know.", "confidence": 0.1, "sources": []}
+    path, text = found[-1]
+    return "answer", {"text": text, "confidence": 0.9, "sources": [path]}

@@ -37,12 +37,15 @@ TASKS = {
     "You are a taxonomy maintainer": "place",
     "You are a README writer": "describe",
     "You are a conversation summarizer": "summarize",
+    "You answer questions from passages": "ground",
 }
 
 
 @dataclass
 class Fault:
-    kind: str  # malformed_json, garbage, wrong_shape, invalid_taxonomy, 401, 429, 500, slow
+    # malformed_json, garbage, wrong_shape, 401, 429, 500, slow; for organize:
+    # invalid_taxonomy, singleton_taxonomy, one_folder_taxonomy, generic_names
+    kind: str
     times: int = 1
     task: str | None = None  # only requests of this task, or any
     seconds: float = 0.0  # for slow
@@ -297,6 +300,11 @@ def answer_for(task: str, messages: list[dict[str, Any]], fault: Fault | None) -
             for item in chunk_items(user)
         ]
         return json.dumps({"description": "one folder each", "folders": folders})
+    if task == "memorize" and fault and fault.kind == "headings_only":  # a lazy small model
+        text = between(user, "<document>", "</document>")
+        heads = [ln.lstrip("#").strip() for ln in text.splitlines() if ln.startswith("#")]
+        contents = "Covers: " + ", ".join(heads or ["the section"]) + "."
+        return json.dumps({"title": "overview", "memory": contents, "tldr": contents})
     if task not in ANSWERS:
         return "I can only help with memory building tasks."
     text = json.dumps(ANSWERS[task](user), ensure_ascii=False)
@@ -414,6 +422,10 @@ class LLMHTTPServer(ThreadingHTTPServer):
         if task == "chat":
             self._send_chat(handler, request, fault)
             return
+        if task == "ground":
+            content = scripted_agent.grounded(messages)
+            self._reply(handler, request, {"role": "assistant", "content": content})
+            return
         if task == "summarize":
             content = scripted_agent.summarize(messages)
             self._reply(handler, request, {"role": "assistant", "content": content})
@@ -458,6 +470,11 @@ class LLMHTTPServer(ThreadingHTTPServer):
             name, args = scripted_agent.next_action(scripted_agent.parse_history(messages))
             if fault and fault.kind == "stuck_tool":
                 name, args = "ls", {"path": "gamedata/research"}
+            if fault and fault.kind == "scaffold":  # a small model echoing the loop's hint
+                hint = "The top-level folders are: topic/. Try something else, or call answer."
+                name, args = "answer", {"text": hint, "confidence": 0.9, "sources": []}
+            if fault and fault.kind == "wrong_lookalike":  # cites the last passage, any name
+                name, args = scripted_agent.last_passage_answer(messages)
             if request.get("tools"):
                 message["content"] = None
                 message["tool_calls"] = [

@@ -10,8 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from gam_desktop.engine.corpus import Corpus
+from gam_desktop.engine.corpus import Corpus, is_original, memory_of
+from gam_desktop.engine.folder import MemoryFolder
 from gam_desktop.engine.llm.tools import Tool
+from gam_desktop.engine.markdown import parse_memory
 from gam_desktop.engine.sandbox import Sandbox, ToolError
 from gam_desktop.engine.search import SearchIndex
 
@@ -42,12 +44,17 @@ TOOLS = [
     ),
     Tool(
         "cat",
-        "Read the contents of a file",
+        "Read the contents of a file; with original=true, the original wording a memory "
+        "was written from (every fact of the source passage)",
         {
             "type": "object",
             "required": ["file"],
             "properties": {
-                "file": {"type": "string", "description": "File path relative to GAM root"}
+                "file": {"type": "string", "description": "File path relative to GAM root"},
+                "original": {
+                    "type": "boolean",
+                    "description": "Read the memory's original source text instead",
+                },
             },
         },
     ),
@@ -100,6 +107,7 @@ class MemoryTools:
         self, root: str | Path, corpus: Corpus | None = None, index: SearchIndex | None = None
     ) -> None:
         self.sandbox = Sandbox(root)
+        self.folder = MemoryFolder(self.sandbox.root)
         self.corpus = corpus or Corpus(self.sandbox.root)
         self.index = index or SearchIndex(self.corpus)
 
@@ -135,15 +143,32 @@ class MemoryTools:
                 lines.append(f"file\t{child.name}\t{child.stat().st_size} bytes")
         return ToolResult("\n".join(lines) or "(empty directory)", explored=[rel or "/"])
 
-    def cat(self, file: str) -> ToolResult:
+    def cat(self, file: str, original: bool = False) -> ToolResult:
         path, rel = self.sandbox.resolve(file, want_dir=False)
         text = path.read_text(encoding="utf-8", errors="replace")
+        if original in (True, "true", "True", 1):
+            text = self._original(rel, text)
         if len(text) > CAT_LIMIT:
             text = (
                 text[:CAT_LIMIT] + f"\n[truncated: the file has {len(text)} characters; "
                 f"the first {CAT_LIMIT} are shown]"
             )
         return ToolResult(text, read=[rel])
+
+    def _original(self, rel: str, memory_text: str) -> str:
+        front = parse_memory(memory_text).front
+        original = self.folder.original_text(front)
+        if original is None:
+            raise ToolError(
+                f"'{rel}' has no original text (it is not a memory, or its source is gone)"
+            )
+        where = f"{front.get('source', 'its source')}"
+        pages = front.get("pages")
+        if isinstance(pages, list) and pages:
+            where += f", page{'s' if pages[0] != pages[-1] else ''} " + "-".join(
+                str(p) for p in dict.fromkeys([pages[0], pages[-1]])
+            )
+        return f"Original text of {rel} (from {where}):\n\n{original}"
 
     def grep(self, pattern: str, path: str = "/") -> ToolResult:
         if not pattern.strip():
@@ -153,15 +178,18 @@ class MemoryTools:
         needle = pattern.lower()
         hits: list[str] = []
         files: list[str] = []
-        for rel, file in self.corpus.under(scope):
+        for key, file in self.corpus.under(scope):
             if needle not in file.lower:
                 continue
-            files.append(rel)
+            rel = memory_of(key)
+            if rel not in files:
+                files.append(rel)
             if len(hits) >= GREP_LIMIT:
                 continue  # past the cap, only count matching files: no line splitting
+            shown = f"{rel} (original text)" if is_original(key) else rel
             for number, line in enumerate(file.text.splitlines(), start=1):
                 if needle in line.lower() and len(hits) < GREP_LIMIT:
-                    hits.append(f"{rel}:{number}: {line.strip()[:200]}")
+                    hits.append(f"{shown}:{number}: {line.strip()[:200]}")
         if not hits:
             return ToolResult(f"no matches for '{pattern}'")
         if len(hits) >= GREP_LIMIT:
@@ -176,5 +204,10 @@ class MemoryTools:
         hits = self.index.search(query, max(1, min(int(top_k), 20)))
         if not hits:
             return ToolResult(f"no results for '{query}'")
-        lines = [f"{h.path} (score {h.score:.2f}): {h.snippet}" for h in hits]
-        return ToolResult("\n".join(lines), matched=[h.path for h in hits])
+        lines = [
+            f"{memory_of(h.path)}{' (original text)' if is_original(h.path) else ''} "
+            f"(score {h.score:.2f}): {h.snippet}"
+            for h in hits
+        ]
+        matched = list(dict.fromkeys(memory_of(h.path) for h in hits))
+        return ToolResult("\n".join(lines), matched=matched)

@@ -31,6 +31,9 @@ class Conversation:
         self.summary = ""
         self.total_turns = 0
 
+    def last_question(self) -> str | None:
+        return self.turns[-1][0] if self.turns else None
+
     def context_messages(self) -> list[dict]:
         messages: list[dict] = []
         if self.summary:

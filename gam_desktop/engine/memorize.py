@@ -12,6 +12,14 @@ import logging
 from collections.abc import Callable, Sequence
 
 from gam_desktop.engine.chunking import Chunk, SplitAdvisor
+from gam_desktop.engine.context import (
+    DocumentContext,
+    distinguish,
+    document_context,
+    missing_facts,
+    with_subject_text,
+    with_subject_title,
+)
 from gam_desktop.engine.control import CancelToken
 from gam_desktop.engine.documents import sha256_hex
 from gam_desktop.engine.llm import LLMCallFailed, LLMClient
@@ -43,11 +51,17 @@ def memorize_chunks(
     cancel: CancelToken,
     on_done: Callable[[int], None],
 ) -> list[MemorizedChunk]:
+    contexts: dict[str, DocumentContext] = {}
+    for chunk in chunks:
+        if chunk.source.content_hash not in contexts:
+            contexts[chunk.source.content_hash] = document_context(chunk.source)
+
     def one(chunk: Chunk) -> MemorizedChunk:
         fallback = False
+        context = contexts[chunk.source.content_hash]
         try:
             draft = llm.structured(
-                memorize_messages(chunk.text),
+                memorize_messages(chunk.text, context.describe(chunk.source.name)),
                 MemoryDraft,
                 stage="memorize",
                 cancel=cancel,
@@ -58,9 +72,30 @@ def memorize_chunks(
         except LLMCallFailed as exc:
             log.warning("memory for chunk %d written without the LLM: %s", chunk.index, exc)
             draft, fallback = fallback_draft(chunk.text), True
-        return _memorized(chunk, draft, first_index + chunk.index, fallback)
+        return _memorized(
+            chunk, in_context(draft, chunk, context), first_index + chunk.index, fallback
+        )
 
-    return llm.parallel_map(one, chunks, cancel=cancel, on_done=on_done)
+    memories = llm.parallel_map(one, chunks, cancel=cancel, on_done=on_done)
+    titles = distinguish([m.title for m in memories], [c.text for c in chunks])
+    for memory, title in zip(memories, titles, strict=True):
+        memory.title = title
+    return memories
+
+
+def in_context(draft: MemoryDraft, chunk: Chunk, context: DocumentContext) -> MemoryDraft:
+    """The draft checked without the LLM: it names its document's subject in title, tldr and
+    text, and keeps every number of the chunk (lost ones come back as original sentences)."""
+    memory = with_subject_text(draft.memory.strip(), context)
+    facts = missing_facts(memory, chunk.text)
+    if facts:
+        memory += f"\n\nDetails from the original: {facts}"
+    title = sanitize_name(draft.title, fallback=keyword_title(chunk.text))
+    return MemoryDraft(
+        title=with_subject_title(title, context),
+        memory=memory,
+        tldr=with_subject_text(" ".join(draft.tldr.split()) or first_sentence(memory), context),
+    )
 
 
 def _memorized(chunk: Chunk, draft: MemoryDraft, index: int, fallback: bool) -> MemorizedChunk:

@@ -67,12 +67,33 @@ class DirectoryNode(BaseModel):
         return [self, *(node for child in self.children for node in child.walk())]
 
 
+class Citation(BaseModel):
+    """Where a cited memory's original wording is: its source document, span and pages."""
+
+    path: str  # the memory (or README) cited
+    source: str | None = None  # the document it was written from
+    span: list[int] | None = None  # character offsets into that document's text
+    pages: list[int] | None = None  # first and last page, for PDFs
+
+    def describe(self) -> str:
+        if not self.source:
+            return self.path
+        where = self.source
+        if self.pages:
+            first, last = self.pages[0], self.pages[-1]
+            where += f", p. {first}" + (f"-{last}" if last != first else "")
+        if self.span:
+            where += f", characters {self.span[0]}-{self.span[1]}"
+        return f"{self.path} ({where})"
+
+
 class ChatResult(BaseModel):
     """The answer to one question (spec 2.5)."""
 
     question: str
     answer: str
     sources: list[str] = Field(default_factory=list)
+    citations: list[Citation] = Field(default_factory=list)  # one per source, same order
     confidence: float = 0.0
     files_read: list[str] = Field(default_factory=list)
     dirs_explored: list[str] = Field(default_factory=list)

@@ -90,10 +90,15 @@ MEMORIZE_SYSTEM = f"""You are a memory generation agent. Given a text chunk, cre
 memory that preserves the key information, concepts, numbers, and relationships.
 The memory should be a concise but complete summary that someone could use to understand \
 the original content without seeing it.
+The chunk is part of the document described in <context>; many documents look alike \
+(policies of several companies, release notes of several versions), so every memory must \
+say which one it comes from.
 Rules:
-- title: snake_case and descriptive (3-5 words)
-- memory: preserve key facts, numbers, names, and relationships
-- tldr: one sentence
+- title: snake_case, 3-6 words, starting with the document's subject (company, product and \
+version, person, place) and saying what this part is about
+- memory: name the document's subject; keep EVERY number, name, date, limit, setting and \
+default from the chunk; never just list its headings
+- tldr: one sentence that names the subject
 {UNTRUSTED}
 Output JSON: {{"title": "...", "memory": "...", "tldr": "..."}}"""
 
@@ -130,8 +135,9 @@ def _messages(system: str, user: str) -> list[dict[str, Any]]:
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
-def memorize_messages(text: str) -> list[dict[str, Any]]:
-    return _messages(MEMORIZE_SYSTEM, f"<document>\n{text}\n</document>")
+def memorize_messages(text: str, context: str = "") -> list[dict[str, Any]]:
+    fenced = f"<context>\n{context}\n</context>\n" if context else ""
+    return _messages(MEMORIZE_SYSTEM, f"{fenced}<document>\n{text}\n</document>")
 
 
 def split_messages(sentences: Sequence[str], counts: Sequence[int], max_tokens: int):

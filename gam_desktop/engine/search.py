@@ -1,6 +1,6 @@
 """BM25 full-text search over a memory (rank-bm25), CJK-aware, cached on disk.
 
-Tokens: NFKC, lowercase, words for alphabetic scripts and character bigrams for
+Tokens: NFKC, lowercase, stemmed words for alphabetic scripts and character bigrams for
 Chinese, Japanese and Korean runs (whitespace splitting would score a Japanese
 query at zero). Tokenized documents persist in `.gam/cache/bm25.json` keyed by
 size and mtime, so a new process re-tokenizes only what changed; the BM25 model is
@@ -10,6 +10,7 @@ rebuilt from the cached tokens when the corpus changes.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import re
 import threading
@@ -17,17 +18,33 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
+import snowballstemmer
 from rank_bm25 import BM25Okapi
 
 from gam_desktop.engine.changeset import atomic_write
 from gam_desktop.engine.corpus import Corpus
 from gam_desktop.engine.folder import CACHE_DIR
+from gam_desktop.engine.textutil import STOPWORDS
 
 CACHE_FILE = f"{CACHE_DIR}/bm25.json"
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: stemmed tokens
 _CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+", re.UNICODE)
 _IS_CJK = re.compile(rf"[{_CJK}]")
+
+
+_STEMMER = snowballstemmer.stemmer("english")
+_QUESTION_WORDS = ("long", "many", "much", "does", "did", "do", "until", "after", "before")
+
+
+@functools.lru_cache(maxsize=200_000)
+def _stem(word: str) -> str:
+    """ "escalation", "escalates" and "escalate" are one search term (Snowball English;
+    words with digits, like versions, stay as they are)."""
+    return word if not word.isalpha() or len(word) < 4 else _STEMMER.stemWord(word)
+
+
+_QUERY_STOPWORDS = frozenset(_stem(w) for w in (*STOPWORDS, *_QUESTION_WORDS))
 
 
 def tokenize(text: str) -> list[str]:
@@ -36,7 +53,7 @@ def tokenize(text: str) -> list[str]:
         if _IS_CJK.match(run):
             tokens.extend(run[i : i + 2] for i in range(max(1, len(run) - 1)))
         else:
-            tokens.append(run)
+            tokens.append(_stem(run))
     return tokens
 
 
@@ -110,7 +127,8 @@ class SearchIndex:
         self.ensure_built()
         with self._lock:  # one consistent model, even if the watcher rebuilds meanwhile
             model, paths, texts = self._model, self._paths, self._texts
-        terms = tokenize(query)
+        # "How long until…": question words would score the one passage that says "how".
+        terms = [t for t in tokenize(query) if t not in _QUERY_STOPWORDS] or tokenize(query)
         if model is None or not terms:
             return []
         scores = model.get_scores(terms)

@@ -1,0 +1,195 @@
+"""Answers that survive look-alike documents (issue 10): originals searchable, memories that
+keep their context and facts, evidence in the first prompt, a grounded fallback, answers
+that check they are about the entity the question names."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from gam_desktop.engine.agent import PASSAGES_MARKER
+from gam_desktop.engine.agent_tools import MemoryTools
+from gam_desktop.engine.context import NUMBER, document_context, number_coverage
+from gam_desktop.engine.documents import load_text
+from gam_desktop.engine.evidence import clean_ending, is_scaffolding, qualifiers
+from gam_desktop.engine.folder import MemoryFolder
+from gam_desktop.engine.markdown import parse_memory
+from gam_desktop.scripted_llm import Fault
+
+COMPANIES = {
+    "Acme Corp": (5, 30, "PagerBell"),
+    "Borealis Systems": (15, 45, "Klaxon"),
+    "Cobalt Labs": (10, 60, "Sirenly"),
+}
+
+
+def policy(company: str, page: int, escalate: int, tool: str) -> str:
+    """Look-alike policies: the same headings, different numbers; the middle sections never
+    name the company, as real policies do not."""
+    return f"""# {company} On-Call Policy
+
+This policy describes how on-call engineers are paged and how incidents escalate.
+
+## Paging window
+
+The primary engineer must acknowledge a page within {page} minutes. Pages are sent \
+through {tool}. Acknowledgement is recorded automatically by the paging tool.
+
+## Escalation
+
+An unacknowledged incident escalates to the secondary engineer after {escalate} minutes. \
+The incident commander is informed when a second escalation happens. Escalation \
+reviews take place every Thursday morning with the whole team.
+
+## Rotation
+
+Rotations last one week. They hand over on Monday. Swaps are agreed in the team channel. \
+Engineers write swaps into the schedule themselves. Every swap carries the mandatory \
+quokka checklist.
+"""
+
+
+@pytest.fixture
+def lookalikes(make_workflow, tmp_path: Path):
+    files = []
+    for company, (page, escalate, tool) in COMPANIES.items():
+        path = tmp_path / f"{company.split()[0].lower()}_oncall.md"
+        path.write_text(policy(company, page, escalate, tool))
+        files.append(path)
+    workflow = make_workflow(min_tokens=20, max_tokens=90)
+    workflow.add(files=files)
+    return workflow
+
+
+def memories(root: Path) -> dict[str, dict]:
+    folder = MemoryFolder(root)
+    found = {}
+    for node in folder.load_view().walk():
+        for name, front in folder.read_fronts(node).items():
+            text = (root / node.path / name).read_text()
+            found[f"{node.path}/{name}".lstrip("/")] = {**front, "body": parse_memory(text).body}
+    return found
+
+
+def test_every_memory_names_its_document_and_keeps_its_facts(lookalikes, memory_dir) -> None:
+    folder = MemoryFolder(memory_dir)
+    found = memories(memory_dir)
+    assert len(found) >= 9
+    titles = [m["title"] for m in found.values()]
+    assert len(set(titles)) == len(titles) and not any(re.search(r"_\d+$", t) for t in titles)
+    for front in found.values():
+        company = {"acme": "Acme", "borealis": "Borealis", "cobalt": "Cobalt"}[
+            front["source"].split("_")[0]
+        ]
+        assert front["title"].startswith(company.lower()), front["title"]
+        assert company in front["body"] and company in front["tldr"]
+        original = folder.original_text(front)
+        assert original is not None
+        assert number_coverage(front["body"], original) == 1.0, (front["body"], original)
+
+
+def test_numbers_lost_by_the_model_come_back_from_the_original(make_workflow, llm_server) -> None:
+    """A small model that summarizes a chunk into its headings loses every number."""
+    llm_server.state.faults.append(Fault("headings_only", times=100, task="memorize"))
+    workflow = make_workflow(min_tokens=20, max_tokens=90)
+    workflow.add(text=policy("Acme Corp", 5, 30, "PagerBell"))
+    for front in memories(workflow.folder.root).values():
+        original = MemoryFolder(workflow.folder.root).original_text(front)
+        assert set(NUMBER.findall(original)) <= set(NUMBER.findall(front["body"]))
+
+
+def test_originals_are_found_by_grep_and_bm25_and_readable(lookalikes, memory_dir) -> None:
+    """The scripted model keeps three sentences and the ones with numbers: "quokka" (last
+    sentence of the rotation section) is in the originals only."""
+    tools = MemoryTools(memory_dir)
+    assert not any("quokka" in m["body"] for m in memories(memory_dir).values())
+    grep = tools.run("grep", {"pattern": "quokka"})
+    assert "(original text):" in grep.text and len(grep.matched) == 3
+    assert all(p.endswith(".md") and (memory_dir / p).is_file() for p in grep.matched)
+    search = tools.run("bm25_search", {"query": "quokka checklist"})
+    assert "(original text)" in search.text and set(search.matched) <= set(grep.matched)
+    original = tools.run("cat", {"file": grep.matched[0], "original": True})
+    assert "quokka" in original.text and original.text.startswith("Original text of")
+    assert original.read == [grep.matched[0]]
+    assert tools.run("cat", {"file": "README.md", "original": True}).error  # not a memory
+
+
+def test_the_first_prompt_carries_the_best_passages(lookalikes, llm_server) -> None:
+    result = lookalikes.request("How long until escalation at Borealis Systems?")
+    first = next(r for r in llm_server.state.requests if r["task"] == "chat")
+    prompt = first["messages"][-1]["content"]
+    assert PASSAGES_MARKER in prompt
+    passages = prompt.split(PASSAGES_MARKER, 1)[1].split("\n\nThe memory's root README")[0]
+    files = re.findall(r"^\[\d\] (\S+)", passages, re.MULTILINE)
+    assert len(files) == 5 and "45 minutes" in passages
+    borealis = [("borealis" in f) for f in files]
+    assert borealis == sorted(borealis, reverse=True) and sum(borealis) >= 3  # named ones first
+    assert "45" in result.answer
+
+
+def test_scaffolding_is_never_an_answer(lookalikes, llm_server) -> None:
+    llm_server.state.faults.append(Fault("scaffold", times=10, task="chat"))
+    result = lookalikes.request("How long until escalation at Borealis Systems?")
+    assert not is_scaffolding(result.answer) and "top-level folders" not in result.answer
+    assert "45 minutes" in result.answer
+    assert result.sources and all("borealis" in s for s in result.sources)
+    assert "answered from passages" in (result.notes or "")
+
+
+def test_a_look_alike_citation_is_caught_and_corrected(lookalikes, llm_server) -> None:
+    llm_server.state.faults.append(Fault("wrong_lookalike", times=10, task="chat"))
+    result = lookalikes.request("How many minutes until escalation at Cobalt Labs?")
+    assert "60 minutes" in result.answer
+    assert all("cobalt" in s for s in result.sources), result.sources
+    assert "did not mention cobalt" in (result.notes or "")
+    sent = json.dumps([r["messages"] for r in llm_server.state.requests if r["task"] == "ground"])
+    assert "Cobalt" in sent
+
+
+def test_unanswerable_questions_abstain(lookalikes) -> None:
+    result = lookalikes.request("What is the on-call policy of Dunmore Shipping?")
+    assert result.confidence < 0.3
+
+
+def test_citations_name_the_document_and_span(lookalikes) -> None:
+    result = lookalikes.request("How long until escalation at Borealis Systems?")
+    assert [c.path for c in result.citations] == result.sources
+    citation = next(c for c in result.citations if c.source)
+    assert citation.source == "borealis_oncall.md" and citation.span is not None
+    assert citation.describe().startswith(f"{citation.path} (borealis_oncall.md, characters ")
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("How many minutes until escalation at Cobalt Labs?", ["cobalt", "labs"]),
+        ("What changed in version 4.2 of Zephyr?", ["zephyr", "4.2"]),
+        ("Compare CNNs and RNNs", ["cnn", "rnn"]),
+        ("What is the escalation time?", []),
+    ],
+)
+def test_question_qualifiers(question: str, expected: list[str]) -> None:
+    assert qualifiers(question) == expected
+
+
+def test_answers_end_cleanly() -> None:
+    assert (
+        clean_ending("Acme pages in 5 minutes. Borealis pages with") == "Acme pages in 5 minutes."
+    )
+    assert clean_ending("Escalation after 45 minutes") == "Escalation after 45 minutes"
+    assert clean_ending("It is 45 minutes…") == "It is 45 minutes"
+    assert is_scaffolding("The top-level folders are: topic/. Try something else, or call answer.")
+    assert is_scaffolding("To find the escalation time, I'll follow th")
+    assert is_scaffolding("  ") and not is_scaffolding("Escalation happens after 45 minutes.")
+
+
+def test_document_context_from_title_or_file_name() -> None:
+    titled = load_text("# Borealis Systems On-Call Policy\n\n## Paging\nText.", name="x.md")
+    assert document_context(titled).label == "borealis_systems"
+    named = load_text("## Section one\nText.\n## Section two\nMore.", name="zephyr_4.2_notes.md")
+    assert document_context(named).subject[0] == "zephyr"
+    pasted = load_text("# Python notes 1\nA.\n# Rust notes 2\nB.")
+    assert document_context(pasted).subject == ()  # sections, not a title: no subject
