@@ -111,7 +111,8 @@ class _Trail:
             (self.matched, result.matched),
             (self.explored, result.explored),
         ):
-            target.extend(i for i in items if i not in target)
+            known = set(target)  # a grep may match 10,000 files: no list scans
+            target.extend(i for i in dict.fromkeys(items) if i not in known)
 
 
 class ChatAgent:

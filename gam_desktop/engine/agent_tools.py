@@ -177,13 +177,12 @@ class MemoryTools:
         self.corpus.refresh_if_stale()
         needle = pattern.lower()
         hits: list[str] = []
-        files: list[str] = []
+        files: dict[str, None] = {}  # matching memories, in order (a dict: 10k matches)
         for key, file in self.corpus.under(scope):
             if needle not in file.lower:
                 continue
             rel = memory_of(key)
-            if rel not in files:
-                files.append(rel)
+            files[rel] = None
             if len(hits) >= GREP_LIMIT:
                 continue  # past the cap, only count matching files: no line splitting
             shown = f"{rel} (original text)" if is_original(key) else rel
@@ -197,7 +196,7 @@ class MemoryTools:
                 f"(showing the first {GREP_LIMIT} matching lines; {len(files)} files "
                 "match in all; narrow the pattern or the path)"
             )
-        return ToolResult("\n".join(hits), matched=files)
+        return ToolResult("\n".join(hits), matched=list(files))
 
     def bm25_search(self, query: str, top_k: int = 5) -> ToolResult:
         self.corpus.refresh_if_stale()
