@@ -75,16 +75,22 @@ class Citation(BaseModel):
     span: list[int] | None = None  # character offsets into that document's text
     pages: list[int] | None = None  # first and last page, for PDFs
 
-    def describe(self) -> str:
+    def where(self) -> str | None:
+        """ "report.pdf, p. 3-4": the document and pages (None without a source)."""
         if not self.source:
-            return self.path
-        where = self.source
+            return None
+        pages = ""
         if self.pages:
             first, last = self.pages[0], self.pages[-1]
-            where += f", p. {first}" + (f"-{last}" if last != first else "")
-        if self.span:
-            where += f", characters {self.span[0]}-{self.span[1]}"
-        return f"{self.path} ({where})"
+            pages = f", p. {first}" + (f"-{last}" if last != first else "")
+        return self.source + pages
+
+    def describe(self) -> str:
+        where = self.where()
+        if where is None:
+            return self.path
+        span = f", characters {self.span[0]}-{self.span[1]}" if self.span else ""
+        return f"{self.path} ({where}{span})"
 
 
 class ChatResult(BaseModel):

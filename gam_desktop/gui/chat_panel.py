@@ -17,7 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gam_desktop.engine.models import ChatResult
+from gam_desktop.engine.models import ChatResult, Citation
 
 
 class QuestionBox(QPlainTextEdit):
@@ -167,16 +167,13 @@ class ChatPanel(QWidget):
         out.append(markdown_html(result.answer))
         confidence = round(result.confidence * 100)
         colour = "#1b7f3a" if confidence >= 60 else "#a86400" if confidence >= 30 else "#b3261e"
-        links = (
-            ", ".join(
-                f'<a href="source:{html.escape(s)}">{html.escape(s)}</a>' for s in result.sources
-            )
-            or "none"
+        links = ", ".join(_source_link(c) for c in result.citations) or ", ".join(
+            f'<a href="source:{html.escape(s)}">{html.escape(s)}</a>' for s in result.sources
         )
         steps = result.trajectory.splitlines()
         label = "Hide" if turn.show_steps else "Show"
         out.append(
-            f'<p style="color:#555">Sources: {links}<br>'
+            f'<p style="color:#555">Sources: {links or "none"}<br>'
             f'<span style="color:{colour}">Confidence {confidence}%</span> · '
             f'<a href="steps:{index}">{label} the {len(steps)} steps</a></p>'
         )
@@ -184,3 +181,10 @@ class ChatPanel(QWidget):
             rows = "<br>".join(html.escape(s) for s in steps)
             out.append(f'<p style="font-family:monospace;color:#555">{rows}</p>')
         return "".join(out)
+
+
+def _source_link(citation: Citation) -> str:
+    """A cited memory as a link, with the document (and pages) its wording comes from."""
+    link = f'<a href="source:{html.escape(citation.path)}">{html.escape(citation.path)}</a>'
+    where = citation.where()
+    return f'{link} <span style="color:#777">({html.escape(where)})</span>' if where else link
