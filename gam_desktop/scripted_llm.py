@@ -163,31 +163,34 @@ def cluster(items: list[dict[str, Any]]) -> dict[str, list[int]]:
 
 
 def organize(user: str) -> dict[str, Any]:
-    groups = cluster(chunk_items(user))
+    items = chunk_items(user)
+    groups = cluster(items)
     small = [t for t, idx in groups.items() if len(idx) < 3]
     if len(groups) > 1 and small:
         merged = [i for t in small for i in groups.pop(t)]
         if groups and len(merged) < 3:
             smallest = min(groups, key=lambda t: len(groups[t]))
             groups[smallest].extend(merged)
-        else:
-            groups["general"] = groups.get("general", []) + merged
+        else:  # the leftovers, named by what most of them share, as a model would
+            name = group_name([it for it in items if it["index"] in merged], set(groups))
+            groups[name] = merged
     if len(groups) == 1 and len(next(iter(groups.values()))) > 7:  # split, don't nest
         ((topic, indices),) = groups.items()
         groups = {
             f"{topic}_part_{n + 1}": indices[i : i + 5]
             for n, i in enumerate(range(0, len(indices), 5))
         }
+    by_index = {item["index"]: item for item in items}
     children = []
     for topic, indices in groups.items():
-        node = {"name": topic, "description": f"Memories about {topic}.", "chunk_indices": []}
+        node = {"name": topic, "description": summary(by_index, indices), "chunk_indices": []}
         if len(indices) > 7:
             parts = [indices[i : i + 5] for i in range(0, len(indices), 5)]
             node["children"] = [
                 {
                     "name": f"{topic}_part_{n + 1}",
                     "chunk_indices": p,
-                    "description": f"Part {n + 1} of the {topic} memories.",
+                    "description": summary(by_index, p),
                     "children": [],
                 }
                 for n, p in enumerate(parts)
@@ -195,7 +198,51 @@ def organize(user: str) -> dict[str, Any]:
         else:
             node["chunk_indices"], node["children"] = indices, []
         children.append(node)
-    return {"description": "Everything in this memory, by topic.", "folders": flatten(children, "")}
+    folders = ", ".join(node["name"].replace("_", " ") for node in children)
+    return {"description": f"This memory holds {folders}.", "folders": flatten(children, "")}
+
+
+def group_name(members: list[dict[str, Any]], taken: set[str]) -> str:
+    """The title word most of `members` share (alphabetically first on a tie), unique."""
+    counts = Counter(w for m in members for w in set(m["title"].split("_")) if len(w) > 2)
+    name = min(counts, key=lambda w: (-counts[w], w)) if counts else "assorted"
+    while name in taken:
+        name += "_more"
+    return name
+
+
+def summary(by_index: dict[int, dict[str, Any]], indices: list[int]) -> str:
+    """A folder description as a model writes one: what its chunks are about."""
+    titles = [by_index[i]["title"].replace("_", " ") for i in indices if i in by_index]
+    shown = "; ".join(titles[:4]) + (f" and {len(titles) - 4} more" if len(titles) > 4 else "")
+    return f"{len(titles)} chunks: {shown}."
+
+
+def one_folder_taxonomy(user: str) -> dict[str, Any]:
+    """What Qwen2.5-Coder-1.5B did with 37 look-alike chunks: one folder for all."""
+    indices = [item["index"] for item in chunk_items(user)]
+    return {
+        "description": "General",
+        "folders": [{"path": "topic", "description": "General", "chunks": indices}],
+    }
+
+
+GENERIC_FOLDERS = ("general", "misc", "other", "documents", "notes", "topics", "memories")
+
+
+def generic_names(user: str) -> dict[str, Any]:
+    """A sensible grouping under names that say nothing ("general", "misc", ...)."""
+    plan = organize(user)
+    renamed: dict[str, str] = {}
+    for folder in plan["folders"]:
+        top, _, rest = folder["path"].partition("/")
+        if top not in renamed:
+            n = len(renamed)
+            word = GENERIC_FOLDERS[n % len(GENERIC_FOLDERS)]
+            renamed[top] = word if n < len(GENERIC_FOLDERS) else f"{word}_{n}"
+        folder["path"] = f"{renamed[top]}/{rest}" if rest else renamed[top]
+        folder["description"] = "Other memories."
+    return {"description": "General", "folders": plan["folders"]}
 
 
 def flatten(nodes: list[dict[str, Any]], prefix: str) -> list[dict[str, Any]]:
@@ -290,6 +337,10 @@ def answer_for(task: str, messages: list[dict[str, Any]], fault: Fault | None) -
         return json.dumps({"result": "ok", "items": []})
     if task == "organize" and fault and fault.kind == "invalid_taxonomy":
         return json.dumps(invalid_taxonomy(user))
+    if task == "organize" and fault and fault.kind == "one_folder_taxonomy":
+        return json.dumps(one_folder_taxonomy(user))
+    if task == "organize" and fault and fault.kind == "generic_names":
+        return json.dumps(generic_names(user))
     if task == "organize" and fault and fault.kind == "singleton_taxonomy":
         folders = [
             {

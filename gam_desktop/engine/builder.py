@@ -177,6 +177,8 @@ class MemoryBuilder:
             self.options.chunk,
         )
         self._write_report(changes, report)
+        if self.options.auto_reorganize:  # a plan can leave a folder overfull, as an add can
+            self._reorganize_overfull(report)
         return report
 
     def add(self, docs: Sequence[SourceDocument]) -> BuildReport:
@@ -235,10 +237,21 @@ class MemoryBuilder:
         self._report("describe", len(listings), len(listings), "README files updated")
 
     def _reorganize_overfull(self, report: BuildReport) -> None:
+        """Re-plan every directory holding more memories than the threshold, each as its
+        own operation; a folder a reorganization leaves overfull gets its turn too, but
+        no directory is re-planned twice."""
         limit = self.options.reorganize_threshold
-        overfull = [d.path for d in self.folder.load_view().walk() if len(d.files) > limit]
-        for path in overfull:
-            operation = self.reorganize(path)
+        tried: set[str] = set()
+        while True:
+            overfull = [
+                d.path
+                for d in self.folder.load_view().walk()
+                if len(d.files) > limit and d.path not in tried
+            ]
+            if not overfull:
+                return
+            tried.add(overfull[0])
+            operation = self.reorganize(overfull[0])
             if operation.moved_files:
                 report.reorganizations.append(operation)
 

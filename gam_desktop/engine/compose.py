@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from gam_desktop.engine.changeset import ChangeSet
+from gam_desktop.engine.describing import describe_contents
 from gam_desktop.engine.documents import SourceDocument
 from gam_desktop.engine.folder import SOURCES_DIR, DirView
 from gam_desktop.engine.markdown import (
@@ -83,13 +84,30 @@ def listing(directory: DirView) -> str:
     return render_entries(readme_entries(directory))
 
 
+def contents_description(directory: DirView) -> str:
+    """What a directory holds, from its memories' titles and tldrs and its subfolders:
+    the README's description when no LLM wrote one."""
+    folders = [(name, sub.memory_count()) for name, sub in directory.subdirs.items()]
+    titles = [name.removesuffix(".md") for name in directory.files]
+    return describe_contents(folders, titles, [t for t in directory.files.values() if t])
+
+
+def _said_nothing(description: str) -> bool:
+    """No description, or the one earlier versions wrote ("Memories about <name>."),
+    which a person reading the README learns nothing from."""
+    text = description.strip().lower()
+    return not text or text.startswith(("memories about ", "memories from "))
+
+
 def write_readmes(changes: ChangeSet, root: DirView, paths: Iterable[str]) -> None:
     for path in sorted(set(paths)):
         node = find_dir(root, path)
         if node is None:
             continue
         title = node.title or humanize(path.rsplit("/", 1)[-1] if path else "memory")
-        description = node.description or f"Memories about {title.lower()}."
+        description = node.description
+        if _said_nothing(description):
+            description = contents_description(node)
         target = f"{path}/{README}" if path else README
         changes.writes[target] = render_readme(title, description, readme_entries(node))
 

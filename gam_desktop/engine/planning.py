@@ -12,7 +12,9 @@ import re
 from collections.abc import Sequence
 
 from gam_desktop.engine.control import CancelToken
+from gam_desktop.engine.describing import is_empty_description
 from gam_desktop.engine.folder import DirView
+from gam_desktop.engine.grouping import group_memories
 from gam_desktop.engine.llm import LLMCallFailed, LLMClient
 from gam_desktop.engine.markdown import humanize
 from gam_desktop.engine.models import DirectoryNode, MemorizedChunk
@@ -26,7 +28,8 @@ from gam_desktop.engine.prompts import (
     place_messages,
 )
 from gam_desktop.engine.taxonomy import (
-    flat_fallback,
+    degenerate_problems,
+    hoist_lone_folder,
     normalize_plan,
     plan_with_retries,
     repair_plan,
@@ -44,7 +47,9 @@ def plan_taxonomy(
     cancel: CancelToken,
     scope: str | None = None,
 ) -> tuple[DirectoryNode, list[str]]:
-    """A validated, normalized plan for `memories` (indices as given); warnings on fallback."""
+    """A validated, normalized plan for `memories` (indices as given); warnings on fallback.
+    A plan that organizes nothing (one folder for most memories, folders named "topic")
+    is re-asked once; then the memories are grouped by text similarity instead."""
     items = [(m.index, m.title, m.tldr) for m in memories]
 
     def ask(error: str | None) -> DirectoryNode | None:
@@ -59,7 +64,7 @@ def plan_taxonomy(
         except LLMCallFailed as exc:
             log.warning("taxonomy plan failed: %s", exc)
             return None
-        return plan.to_tree()
+        return hoist_lone_folder(plan.to_tree())
 
     expected = {m.index for m in memories}
     plan, problems, last_invalid = plan_with_retries(ask, expected)
@@ -69,21 +74,24 @@ def plan_taxonomy(
     repaired = last_invalid and repair_plan(
         last_invalid, expected, lambda i, leaves: best_leaf_for(by_index[i], leaves)
     )
-    if repaired:
+    # A mended plan keeps the model's folders even when they are few: the threshold
+    # reorganization re-plans an overfull one. A re-plan mended into one folder again
+    # would move nothing, so there the grouping takes over.
+    if repaired and not (scope and _moves_nothing(repaired, expected)):
         warning = (
             "the LLM's taxonomy needed repairs after 3 tries "
             f"({problems[-1]}); its folders were kept"
         )
         return normalize_plan(repaired), [warning]
-    groups: dict[str, list[int]] = {}
-    for memory in memories:
-        groups.setdefault(memory.metadata.get("source") or memory.title, []).append(memory.index)
     warning = (
-        "the LLM gave no valid taxonomy after 3 tries; memories were grouped by source "
-        f"document instead ({problems[-1] if problems else 'no reply'})"
+        "the LLM gave no usable taxonomy; memories were grouped by source document and "
+        f"text similarity instead ({problems[-1] if problems else 'no reply'})"
     )
-    fallback = flat_fallback(list(groups.items()), "Memories grouped by source document.")
-    return normalize_plan(fallback), [warning]
+    return normalize_plan(group_memories(memories)), [warning]
+
+
+def _moves_nothing(plan: DirectoryNode, expected: set[int]) -> bool:
+    return len(plan.leaves()) < 2 or bool(degenerate_problems(plan, expected))
 
 
 def best_leaf_for(memory: MemorizedChunk, leaves: list[DirectoryNode]) -> int:
@@ -126,7 +134,8 @@ def place_memories(
             wanted = {m.index for m in batch}
             for p in plan.placements:
                 if p.index in wanted and p.index not in placements:
-                    placements[p.index] = (normalize_dir_path(p.directory), p.description)
+                    path = normalize_dir_path(p.directory)
+                    placements[p.index] = (path, _informative(p.description, path))
         except LLMCallFailed as exc:
             log.warning("placement failed; using word overlap instead: %s", exc)
     for memory in memories:
@@ -159,6 +168,13 @@ def best_leaf_by_words(view: DirView, memory: MemorizedChunk) -> str:
     return sanitize_name(memory.metadata.get("source", "").rsplit(".", 1)[0], fallback="inbox")
 
 
+def _informative(description: str, path: str) -> str:
+    """The description, or "" when it only repeats the folder's name ("Memories about x"):
+    the README then describes the folder from its memories."""
+    name = path.rsplit("/", 1)[-1]
+    return "" if is_empty_description(description, name) else description.strip()
+
+
 def describe_directories(
     llm: LLMClient, listings: dict[str, str], cancel: CancelToken
 ) -> dict[str, tuple[str, str]]:
@@ -180,7 +196,7 @@ def describe_directories(
             continue
         for item in reply.directories:
             path = "" if item.path.strip("/ ") in ("", "root") else normalize_dir_path(item.path)
-            if path in batch and item.description.strip():
+            if path in batch and _informative(item.description, path):
                 described[path] = (
                     item.title.strip() or humanize(path.rsplit("/", 1)[-1]),
                     item.description.strip(),

@@ -112,11 +112,14 @@ index, title, and TLDR), organize them into folders.
 Rules:
 - Every chunk index appears in exactly ONE folder; use each index once
 - A folder that has subfolders holds no chunks itself
-- Folder paths are lowercase_with_underscores; write "topic/subtopic" for a subfolder, \
-at most {MAX_DEPTH} levels
+- Folder paths are lowercase_with_underscores; write "parent_name/child_name" for a \
+subfolder, at most {MAX_DEPTH} levels
 - Aim for 3-7 chunks per folder; group by topic and semantic similarity
+- Name each folder after what its chunks share (a company, product or version, person, \
+place, subject), never "topic", "general", "misc", "other" or "documents"; no folder \
+holds most of the chunks
 - Give every folder a 1-2 sentence description of what it contains
-Output JSON: {{"description": "what the whole memory holds", "folders": [{{"path": "topic", \
+Output JSON: {{"description": "what the whole memory holds", "folders": [{{"path": "<name>", \
 "description": "...", "chunks": [0, 2, 5]}}]}}"""
 
 PLACE_SYSTEM = """You are a taxonomy maintainer. Given the existing directory structure and \

@@ -12,6 +12,7 @@ from gam_desktop.engine.compose import ensure_dir, find_dir, write_readmes
 from gam_desktop.engine.control import CancelToken
 from gam_desktop.engine.folder import DirView, MemoryFolder
 from gam_desktop.engine.llm import LLMClient
+from gam_desktop.engine.markdown import parse_memory
 from gam_desktop.engine.models import DirectoryNode, MemorizedChunk, ReorganizeOperation
 from gam_desktop.engine.naming import unique_name
 from gam_desktop.engine.planning import plan_taxonomy
@@ -38,6 +39,35 @@ def _strip(node: DirectoryNode, prefix: str) -> DirectoryNode:
     )
 
 
+def _memories_in(
+    folder: MemoryFolder, directory: DirView
+) -> tuple[list[MemorizedChunk], list[str]]:
+    """The directory's memories (indices are positions in the returned file names), with
+    their texts: should the LLM's plan fail, they are grouped by what they say."""
+    fronts = folder.read_fronts(directory)
+    names = list(directory.files)
+    memories = []
+    for i, name in enumerate(names):
+        front = fronts.get(name, {})
+        memories.append(
+            MemorizedChunk(
+                index=i,
+                title=str(front.get("title", name.removesuffix(".md"))),
+                tldr=str(front.get("tldr", "")),
+                memory=_body(folder, directory.child_path(name)),
+                metadata={"source": front.get("source", "")},
+            )
+        )
+    return memories, names
+
+
+def _body(folder: MemoryFolder, rel: str) -> str:
+    path = folder.root / rel
+    if not folder.readable(path):  # a link out of the memory counts as absent
+        return ""
+    return parse_memory(path.read_text(encoding="utf-8", errors="replace")).body
+
+
 def plan_reorganization(
     folder: MemoryFolder, llm: LLMClient, path: str, cancel: CancelToken
 ) -> tuple[ReorganizeOperation, ChangeSet, DirView]:
@@ -48,18 +78,7 @@ def plan_reorganization(
     operation, changes = ReorganizeOperation(directory=path), ChangeSet()
     if len(directory.files) < 2:
         return operation, changes, root
-    fronts = folder.read_fronts(directory)
-    names = list(directory.files)
-    memories = [
-        MemorizedChunk(
-            index=i,
-            title=str(fronts[n].get("title", n)),
-            tldr=str(fronts[n].get("tldr", "")),
-            memory="",
-            metadata={"source": fronts[n].get("source", "")},
-        )
-        for i, n in enumerate(names)
-    ]
+    memories, names = _memories_in(folder, directory)
     plan, _warnings = plan_taxonomy(llm, memories, cancel, scope=path or "/")
     while len(plan.children) == 1 and plan.children[0].children:
         plan = hoist(plan.children[0])  # "ml/ml/x" helps nobody: drop a lone wrapper folder

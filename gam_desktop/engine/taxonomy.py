@@ -8,11 +8,15 @@ depth. The errors are phrased so that they can be sent back to the model.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
+from gam_desktop.engine.describing import is_empty_description, is_generic_name
 from gam_desktop.engine.models import DirectoryNode
 from gam_desktop.engine.naming import sanitize_name
 from gam_desktop.engine.prompts import MAX_DEPTH
+
+CROWDED_MIN = 8  # up to 7 chunks make one good folder (the prompt asks for 3-7)
+CROWDED_SHARE = 0.6  # a folder holding more than this share of the chunks organizes nothing
 
 
 def validate_plan(plan: DirectoryNode, expected: set[int], max_depth: int = MAX_DEPTH) -> list[str]:
@@ -50,7 +54,9 @@ def _check_nodes(node: DirectoryNode, depth: int, max_depth: int, errors: list[s
 
 
 def normalize_plan(plan: DirectoryNode, base: str = "") -> DirectoryNode:
-    """Sanitized names, paths relative to the memory root, empty leaves dropped."""
+    """Sanitized names, paths relative to the memory root, empty leaves dropped, and
+    descriptions that say nothing ("Memories about x") blanked: the README then
+    describes the folder from its memories instead."""
     children = []
     for child in plan.children:
         name = sanitize_name(child.name, fallback="topic")
@@ -58,7 +64,42 @@ def normalize_plan(plan: DirectoryNode, base: str = "") -> DirectoryNode:
         normalized = normalize_plan(child.model_copy(update={"name": name}), path)
         if normalized.children or normalized.chunk_indices:
             children.append(normalized.model_copy(update={"path": path}))
-    return plan.model_copy(update={"path": base, "children": children})
+    description = "" if is_empty_description(plan.description, plan.name) else plan.description
+    return plan.model_copy(update={"path": base, "children": children, "description": description})
+
+
+def hoist_lone_folder(plan: DirectoryNode) -> DirectoryNode:
+    """A root whose only folder holds only folders ("topic/a", "topic/b"): the wrapper
+    adds a level and a name nobody needs, so its subfolders move up."""
+    while (
+        len(plan.children) == 1 and plan.children[0].children and not plan.children[0].chunk_indices
+    ):
+        plan = plan.model_copy(update={"children": plan.children[0].children})
+    return plan
+
+
+def degenerate_problems(plan: DirectoryNode, expected: set[int]) -> list[str]:
+    """What makes a valid plan organize nothing (seen with Qwen2.5-Coder-1.5B: one folder
+    "topic" holding all 37 chunks): most chunks in one folder, or folder names made of
+    empty words. Phrased for the re-ask."""
+    problems = []
+    generic = sorted({n.name for n in plan.walk()[1:] if is_generic_name(n.name)})
+    if generic:
+        problems.append(
+            f"the folder names {generic} say nothing about what the folders hold; name every "
+            "folder after what its chunks share (a company, product, version, person, place "
+            "or subject)"
+        )
+    total = len(expected)
+    biggest = max(plan.leaves(), key=lambda leaf: len(leaf.chunk_indices))
+    held = len(biggest.chunk_indices)
+    if total >= CROWDED_MIN and held > CROWDED_SHARE * total:
+        problems.append(
+            f"the folder '{biggest.name}' holds {held} of the {total} chunks; split them into "
+            "folders of 3-7 chunks that belong together, e.g. one folder per company, "
+            "product, version or author they are about"
+        )
+    return problems
 
 
 def soft_problems(plan: DirectoryNode, expected: set[int]) -> list[str]:
@@ -79,13 +120,17 @@ def plan_with_retries(
 ) -> tuple[DirectoryNode | None, list[str], DirectoryNode | None]:
     """Ask for a plan, re-asking with the specific errors. Returns (valid plan or None,
     the problems seen, the last invalid plan, which may still be worth repairing).
-    A valid first plan with soft problems is re-asked once; the next valid plan wins, and
-    the first one is kept should the re-ask go wrong."""
+
+    A valid plan with poor structure is re-asked once, with the problem named. Single-chunk
+    folders (soft problems) are still a usable tree: should the re-ask go wrong, the first
+    plan is kept. A plan that organizes nothing (degenerate problems) is never kept: if the
+    re-ask does no better, the result is None and the caller groups the chunks itself."""
     error: str | None = None
     history: list[str] = []
     last_invalid = None
-    first_valid = None
-    for attempt in range(attempts):
+    kept = None  # a poor but usable plan, should the re-ask go wrong
+    reasked = False  # the one re-ask for structure is spent
+    for _attempt in range(attempts):
         plan = ask(error)
         if plan is None:
             history.append("the model gave no usable plan")
@@ -93,17 +138,22 @@ def plan_with_retries(
             continue
         problems = validate_plan(plan, expected)
         if not problems:
-            soft = soft_problems(plan, expected) if attempt == 0 else []
-            if not soft:
+            poor = degenerate_problems(plan, expected)
+            if reasked:
+                history += poor
+                return (None if poor else plan), history, None
+            soft = soft_problems(plan, expected)
+            if not poor and not soft:
                 return plan, history, None
-            first_valid = plan
-            problems = soft
-        elif first_valid is not None:
-            return first_valid, history, None
+            kept, reasked, problems = (None if poor else plan), True, poor + soft
+        elif reasked:  # the re-ask for structure came back broken
+            history.append("; ".join(problems))
+            return kept, history, None
+        else:
+            last_invalid = plan
         error = "; ".join(problems)
         history.append(error)
-        last_invalid = plan
-    return first_valid, history, None if first_valid else last_invalid
+    return kept, history, None if reasked else last_invalid
 
 
 def repair_plan(
@@ -150,23 +200,3 @@ def _drop_empty(node: DirectoryNode) -> DirectoryNode:
     children = [_drop_empty(c) for c in node.children]
     children = [c for c in children if c.children or c.chunk_indices]
     return node.model_copy(update={"children": children})
-
-
-def flat_fallback(groups: Sequence[tuple[str, list[int]]], description: str) -> DirectoryNode:
-    """One level of folders, one per group (e.g. per source document): no LLM needed."""
-    children = [
-        DirectoryNode(
-            name=sanitize_name(name, fallback="memories"),
-            description=f"Memories from {name}.",
-            chunk_indices=indices,
-        )
-        for name, indices in groups
-        if indices
-    ]
-    merged: dict[str, DirectoryNode] = {}
-    for child in children:  # two sources can sanitize to one name
-        if child.name in merged:
-            merged[child.name].chunk_indices.extend(child.chunk_indices)
-        else:
-            merged[child.name] = child
-    return DirectoryNode(name="root", description=description, children=list(merged.values()))

@@ -86,3 +86,83 @@ def test_a_broken_reask_keeps_the_first_valid_plan() -> None:
     plan, _problems, invalid = plan_with_retries(ask, set(range(8)))
     assert plan is singles and invalid is None and len(asked) == 2
     assert "single chunk" in asked[1]
+
+
+# -- plans that organize nothing (issue 10, item 3) -------------------------------------
+
+
+def test_most_chunks_in_one_folder_is_degenerate() -> None:
+    from gam_desktop.engine.taxonomy import degenerate_problems
+
+    crowded = node("root", children=[node("acme", range(8)), node("globex", [8, 9, 10, 11])])
+    (problem,) = degenerate_problems(crowded, set(range(12)))
+    assert "'acme' holds 8 of the 12 chunks" in problem
+    fair = node("root", children=[node("acme", range(7)), node("globex", range(7, 12))])
+    assert degenerate_problems(fair, set(range(12))) == []  # 7 of 12 is under 60%
+    small = node("root", children=[node("python", range(6))])
+    assert degenerate_problems(small, set(range(6))) == []  # one good folder of 6 is fine
+
+
+def test_folders_named_with_empty_words_are_degenerate() -> None:
+    from gam_desktop.engine.describing import is_generic_name
+    from gam_desktop.engine.taxonomy import degenerate_problems
+
+    for name in ("topic", "Topics", "general", "misc_notes", "other_2", "part_1", "documents"):
+        assert is_generic_name(name), name
+    for name in ("python_notes", "acme_oncall", "release_2_1", "field_reports"):
+        assert not is_generic_name(name), name
+    plan = node("root", children=[node("general", [0, 1, 2]), node("rust", [3, 4, 5])])
+    (problem,) = degenerate_problems(plan, set(range(6)))
+    assert "['general'] say nothing" in problem
+
+
+def test_a_degenerate_plan_is_reasked_once_with_the_problem_named() -> None:
+    from gam_desktop.engine.taxonomy import plan_with_retries
+
+    one = node("root", children=[node("topic", range(10))])
+    good = node("root", children=[node("acme", range(5)), node("globex", range(5, 10))])
+    asked: list[str | None] = []
+    replies = iter([one, good])
+
+    def ask(error):
+        asked.append(error)
+        return next(replies)
+
+    plan, _problems, invalid = plan_with_retries(ask, set(range(10)))
+    assert plan is good and invalid is None and len(asked) == 2
+    assert "'topic' holds 10 of the 10 chunks" in asked[1] and "['topic']" in asked[1]
+
+
+def test_a_second_degenerate_plan_is_refused() -> None:
+    from gam_desktop.engine.taxonomy import plan_with_retries
+
+    one = node("root", children=[node("topic", range(10))])
+    broken = node("root", children=[node("acme", [0, 0])])
+    for second in (one, broken):  # the same failure, or a broken re-ask: nothing to keep
+        replies = iter([one, second])
+        asked: list[str | None] = []
+
+        def ask(error, replies=replies, asked=asked):
+            asked.append(error)
+            return next(replies)
+
+        plan, problems, invalid = plan_with_retries(ask, set(range(10)))
+        assert plan is None and invalid is None and len(asked) == 2
+        assert problems
+
+
+def test_descriptions_that_say_nothing_are_blanked() -> None:
+    from gam_desktop.engine.describing import is_empty_description
+
+    for text in ("", "General", "Memories about python.", "Other memories.", "Python notes."):
+        assert is_empty_description(text, "python_notes"), text
+    assert not is_empty_description("Acme's paging and escalation rules.", "acme")
+    plan = node("root", children=[node("python", [0], description="Memories about python.")])
+    assert normalize_plan(plan).children[0].description == ""
+
+
+def test_a_lone_wrapper_folder_is_hoisted() -> None:
+    from gam_desktop.engine.taxonomy import hoist_lone_folder
+
+    wrapped = node("root", children=[node("topic", children=[node("a", [0]), node("b", [1])])])
+    assert [c.name for c in hoist_lone_folder(wrapped).children] == ["a", "b"]

@@ -1,0 +1,109 @@
+"""The deterministic grouping that replaces a taxonomy the LLM cannot give (issue 10, 3)."""
+
+from __future__ import annotations
+
+import re
+import time
+
+from gam_desktop.engine.describing import is_generic_name
+from gam_desktop.engine.grouping import MAX_FOLDER, group_memories
+from gam_desktop.engine.models import DirectoryNode, MemorizedChunk
+from gam_desktop.engine.prompts import MAX_DEPTH
+from gam_desktop.engine.taxonomy import degenerate_problems, validate_plan
+from gam_desktop.scripted_llm import memorize
+from tests.documents import topic_document
+from tests.engine.lookalike_docs import family_of, lookalike_documents
+
+
+def memories_of(docs: dict[str, str], heading: str = "## ") -> list[MemorizedChunk]:
+    """One memory per section, written as the scripted model writes them."""
+    memories = []
+    for name, text in docs.items():
+        for section in re.split(rf"\n(?={heading})", text):
+            if not section.strip().startswith(heading.strip()):
+                continue
+            draft = memorize(f"<document>\n{section}\n</document>")
+            memories.append(MemorizedChunk(index=len(memories), **draft, metadata={"source": name}))
+    return memories
+
+
+def leaf_of(plan: DirectoryNode) -> dict[int, DirectoryNode]:
+    return {i: leaf for leaf in plan.leaves() for i in leaf.chunk_indices}
+
+
+def top_folder_of(plan: DirectoryNode) -> dict[int, str]:
+    return {
+        i: child.name
+        for child in plan.children
+        for leaf in child.leaves()
+        for i in leaf.chunk_indices
+    }
+
+
+def test_look_alike_families_are_kept_together_and_named_by_what_sets_them_apart() -> None:
+    memories = memories_of(lookalike_documents())
+    plan = group_memories(memories)
+    assert validate_plan(plan, {m.index for m in memories}) == []
+    assert degenerate_problems(plan, {m.index for m in memories}) == []
+    top = top_folder_of(plan)
+    families: dict[str, set[str]] = {}
+    for memory in memories:
+        families.setdefault(family_of(memory.metadata["source"]), set()).add(top[memory.index])
+    assert all(len(homes) == 1 for homes in families.values()), families  # one folder each
+    assert len({home for homes in families.values() for home in homes}) == 3  # none shared
+    names = {family: next(iter(homes)) for family, homes in families.items()}
+    assert "oncall" in names["oncall"] and "lumen" in names["release"]
+    assert "field" in names["field"] or "kestrel" in names["field"]
+    leaves = leaf_of(plan)
+    for memory in memories:  # within a family, one document per folder
+        assert leaves[memory.index].name.startswith(memory.metadata["source"][:6])
+    for folder in plan.walk()[1:]:
+        assert not is_generic_name(folder.name)
+        assert folder.description and "Memories about" not in folder.description
+    acme = next(f for f in plan.walk() if f.name.startswith("acme"))
+    assert "Acme" in acme.description  # said from the memories, not the name alone
+
+
+def test_a_large_document_is_split_by_topic() -> None:
+    counts = {"python": 4, "rust": 4, "docker": 4}
+    memories = memories_of({"handbook.md": topic_document(counts)}, heading="# ")
+    plan = group_memories(memories)
+    assert len(plan.children) == 3
+    for child in plan.children:
+        titles = {memories[i].title.split("_")[0] for i in child.leaves()[0].chunk_indices}
+        assert len(titles) == 1 and titles.pop() in child.name  # one topic, named after it
+
+
+def test_a_few_documents_keep_a_folder_each() -> None:
+    docs = {
+        "first notes.md": topic_document({"python": 2}),
+        "second.md": topic_document({"rust": 2}),
+    }
+    plan = group_memories(memories_of(docs, heading="# "))
+    assert [c.name for c in plan.children] == ["first_notes_md", "second_md"]
+
+
+def test_memories_without_structure_get_even_folders_within_the_depth_limit() -> None:
+    docs = {"log.txt": topic_document({"git": 40})}  # forty near-identical sections
+    memories = memories_of(docs, heading="# ")
+    plan = group_memories(memories)
+    assert validate_plan(plan, {m.index for m in memories}) == []
+    assert 2 <= len(plan.children) <= 10
+    assert all(len(leaf.chunk_indices) <= MAX_FOLDER for leaf in plan.leaves())
+    depth = max(len(leaf.path.split("/")) for leaf in _with_paths(plan).leaves())
+    assert depth <= MAX_DEPTH
+
+
+def test_hundreds_of_memories_are_grouped_quickly() -> None:
+    counts = {t: 30 for t in ("python", "javascript", "rust", "haskell", "docker", "git")}
+    memories = memories_of({f"doc{i}.md": topic_document(counts) for i in range(2)}, "# ")
+    started = time.perf_counter()
+    plan = group_memories(memories)
+    assert time.perf_counter() - started < 5
+    assert validate_plan(plan, {m.index for m in memories}) == []
+
+
+def _with_paths(plan: DirectoryNode) -> DirectoryNode:
+    from gam_desktop.engine.taxonomy import normalize_plan
+
+    return normalize_plan(plan)
