@@ -9,10 +9,7 @@ headings, other names and numbers) share far more words with each other than wit
 anything else, so each family lands in one folder. A cluster larger than a folder
 becomes a parent whose subfolders are found the same way. Folder names are a cluster's
 distinctive terms (or the document's name, for a folder holding one whole document);
-descriptions come from its memories.
-
-Pure Python: average linkage is cubic in the number of units, so above MAX_UNITS the
-first split is a k-means (linear) and average linkage works inside its clusters.
+descriptions come from its memories. The clustering itself is engine/clustering.py.
 """
 
 from __future__ import annotations
@@ -22,6 +19,15 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from gam_desktop.engine.clustering import (
+    MAX_FOLDER,
+    MAX_FOLDERS,
+    Vector,
+    agglomerate,
+    best_cut,
+    cut,
+    kmeans,
+)
 from gam_desktop.engine.describing import (
     GENERIC_WORDS,
     describe_contents,
@@ -32,15 +38,8 @@ from gam_desktop.engine.naming import sanitize_name, unique_name
 from gam_desktop.engine.prompts import MAX_DEPTH
 from gam_desktop.engine.textutil import STOPWORDS, WORD
 
-MAX_FOLDER = 7  # memories a folder should hold at most (the organize prompt asks 3-7)
-TARGET_FOLDER = 5
-MAX_FOLDERS = 10  # folders per level
 MAX_UNITS = 120  # average linkage above this would take seconds
-SIZE_PENALTY = 0.1  # evens out the merges when similarities barely differ
-KMEANS_ROUNDS = 8
 NAME_TERMS = 2
-
-Vector = dict[str, float]
 
 
 @dataclass
@@ -103,12 +102,6 @@ def _tokens(text: str) -> list[str]:
     ]
 
 
-def cosine(a: Vector, b: Vector) -> float:
-    if len(a) > len(b):
-        a, b = b, a
-    return sum(w * b.get(t, 0.0) for t, w in a.items())
-
-
 # -- units and clusters ----------------------------------------------------------------
 
 
@@ -135,118 +128,18 @@ def _split_large(unit: Unit) -> list[Unit]:
     return [Unit([memory]) for memory in unit.members]
 
 
-def agglomerate(vectors: Sequence[Vector], sizes: Sequence[int]) -> list[tuple[int, int, float]]:
-    """Average-linkage merges as (cluster, cluster, similarity); cluster i < len(vectors)
-    is unit i, the t-th merge makes cluster len(vectors) + t. Among near-equal
-    similarities the smaller merge wins, so texts without structure split evenly."""
-    count = len(vectors)
-    total = max(1, sum(sizes))
-    units = {i: 1 for i in range(count)}
-    size = {i: sizes[i] for i in range(count)}
-    sim = {
-        (i, j): cosine(vectors[i], vectors[j]) for i in range(count) for j in range(i + 1, count)
-    }
-    merges = []
-    for new in range(count, 2 * count - 1):
-        a, b = max(sim, key=lambda p: sim[p] - SIZE_PENALTY * (size[p[0]] + size[p[1]]) / total)
-        merges.append((a, b, sim[(a, b)]))
-        for c in units:
-            if c not in (a, b):
-                linked = units[a] * _get(sim, a, c) + units[b] * _get(sim, b, c)
-                sim[(c, new)] = linked / (units[a] + units[b])
-        sim = {p: s for p, s in sim.items() if a not in p and b not in p}
-        units[new], size[new] = units.pop(a) + units.pop(b), size.pop(a) + size.pop(b)
-    return merges
-
-
-def _get(sim: dict[tuple[int, int], float], a: int, b: int) -> float:
-    return sim[(a, b)] if (a, b) in sim else sim[(b, a)]
-
-
-def best_cut(merges: Sequence[tuple[int, int, float]], sizes: Sequence[int], least: int) -> int:
-    """How many clusters to keep: where the next merge would drop similarity the most, at
-    least `least` and at most MAX_FOLDERS. On a tie (texts without structure), the cut
-    with fewest clusters too large for a folder, then the one nearest the target size."""
-    count, sims = len(sizes), [s for _, _, s in merges]
-
-    def gap(k: int) -> float:
-        applied = sims[count - k - 1] if k < count else 1.0
-        following = sims[count - k] if k > 1 else 0.0
-        return applied - following
-
-    oversized = _oversized_by_cut(merges, sizes)
-    target = min(MAX_FOLDERS, max(1.0, sum(sizes) / TARGET_FOLDER))
-    choices = range(max(1, least), min(count, MAX_FOLDERS) + 1)
-    return max(choices, key=lambda k: (round(gap(k), 2), -oversized[k], -abs(math.log(k / target))))
-
-
-def _oversized_by_cut(merges: Sequence[tuple[int, int, float]], sizes: Sequence[int]) -> list[int]:
-    """For each number of clusters k, how many clusters then hold more than a folder."""
-    size = dict(enumerate(sizes))
-    over = sum(1 for n in sizes if n > MAX_FOLDER)
-    by_k = [0] * (len(sizes) + 1)
-    by_k[len(sizes)] = over
-    for step, (a, b, _s) in enumerate(merges):
-        over -= (size[a] > MAX_FOLDER) + (size[b] > MAX_FOLDER)
-        size[len(sizes) + step] = merged = size.pop(a) + size.pop(b)
-        over += merged > MAX_FOLDER
-        by_k[len(sizes) - step - 1] = over
-    return by_k
-
-
-def cut(
-    merges: Sequence[tuple[int, int, float]], units: Sequence[Unit], k: int
-) -> list[list[Unit]]:
-    """The clusters left after all but the last k-1 merges, in document order."""
-    members: dict[int, list[int]] = {i: [i] for i in range(len(units))}
-    for step, (a, b, _s) in enumerate(merges[: len(units) - k]):
-        members[len(units) + step] = members.pop(a) + members.pop(b)
-    groups = sorted(members.values(), key=min)
-    return [[units[i] for i in sorted(group)] for group in groups]
-
-
-def kmeans(units: Sequence[Unit], corpus: Corpus, k: int) -> list[list[Unit]]:
-    """Spherical k-means, seeded by farthest-first from the first unit: linear in the
-    number of units, for inputs too large for average linkage."""
-    vectors = [corpus.vector(u.members) for u in units]
-    centres = [vectors[0]]
-    while len(centres) < k:
-        far = min(range(len(units)), key=lambda i: max(cosine(vectors[i], c) for c in centres))
-        centres.append(vectors[far])
-    assignment: list[int] = []
-    for _round in range(KMEANS_ROUNDS):
-        new = [max(range(len(centres)), key=lambda c: cosine(v, centres[c])) for v in vectors]
-        if new == assignment:
-            break
-        assignment = new
-        centres = [
-            _centroid([v for v, a in zip(vectors, new, strict=True) if a == c]) for c in range(k)
-        ]
-    groups = [[u for u, a in zip(units, assignment, strict=True) if a == c] for c in range(k)]
-    groups = [g for g in groups if g]
-    if len(groups) < 2:  # all alike (one long text, repeated): even runs in reading order
-        step = math.ceil(len(units) / k)
-        groups = [list(units[i : i + step]) for i in range(0, len(units), step)]
-    return groups
-
-
-def _centroid(vectors: list[Vector]) -> Vector:
-    total: Counter[str] = Counter()
-    for vector in vectors:
-        total.update(vector)
-    norm = math.sqrt(sum(w * w for w in total.values())) or 1.0
-    return {t: w / norm for t, w in total.items()}
-
-
 def split_units(units: Sequence[Unit], corpus: Corpus, least: int) -> list[list[Unit]]:
     """`units` in clusters (at least `least` of them when there are that many units)."""
     if len(units) <= 1:
         return [list(units)]
+    vectors = [corpus.vector(u.members) for u in units]
     if len(units) > MAX_UNITS:
-        return kmeans(units, corpus, MAX_FOLDERS)
-    sizes = [len(u.members) for u in units]
-    merges = agglomerate([corpus.vector(u.members) for u in units], sizes)
-    return cut(merges, units, best_cut(merges, sizes, least))
+        groups = kmeans(vectors, MAX_FOLDERS)
+    else:
+        sizes = [len(u.members) for u in units]
+        merges = agglomerate(vectors, sizes)
+        groups = cut(merges, len(units), best_cut(merges, sizes, least))
+    return [[units[i] for i in group] for group in groups]
 
 
 # -- names and descriptions --------------------------------------------------------------
@@ -277,9 +170,13 @@ def distinctive_terms(
 
     usable = sorted(t for t in own if len(t) > 2 and t not in GENERIC_WORDS)
     ranked = [t for t in sorted(usable, key=score, reverse=True) if score(t)[0] > 0]
+    picked: list[str] = []
+    for term in ranked:  # "oncall" and "call" say one thing
+        if len(picked) < NAME_TERMS and not any(term in p or p in term for p in picked):
+            picked.append(term)
     order = _reading_order(cluster[0]) if cluster else {}
-    named = sorted(ranked[:NAME_TERMS], key=lambda t: order.get(t, len(order)))
-    return [corpus.spelling.get(t, t) for t in named + ranked[NAME_TERMS:]]
+    named = sorted(picked, key=lambda t: order.get(t, len(order)))
+    return [corpus.spelling.get(t, t) for t in named + [t for t in ranked if t not in picked]]
 
 
 def _label(memory: MemorizedChunk) -> str:
