@@ -21,7 +21,7 @@ from tqdm import tqdm
 from gam_desktop.engine import journal
 from gam_desktop.engine.builder import BuildOptions, BuildReport
 from gam_desktop.engine.control import OperationCancelled, ProgressEvent
-from gam_desktop.engine.documents import DocumentError, is_supported
+from gam_desktop.engine.documents import DocumentError, files_in
 from gam_desktop.engine.folder import MemoryFolder, NotAMemoryError
 from gam_desktop.engine.gitrepo import GitUnavailable
 from gam_desktop.engine.history import RollbackConflict
@@ -156,7 +156,8 @@ def add_parser() -> argparse.ArgumentParser:
 
 def _expand_files(names: Sequence[str], gam_dir: str, quiet: bool) -> tuple[list[Path], list[str]]:
     """The files to add, and problems: a folder stands for its supported files, searched
-    recursively as the GUI does (hidden files and the memory folder itself left out)."""
+    recursively as the GUI does (hidden files, links out of it and the memory folder
+    itself left out)."""
     memory = Path(gam_dir).resolve()
     files: list[Path] = []
     problems: list[str] = []
@@ -165,14 +166,7 @@ def _expand_files(names: Sequence[str], gam_dir: str, quiet: bool) -> tuple[list
         if not folder.is_dir():
             files.append(folder)
             continue
-        found = sorted(
-            path
-            for path in folder.rglob("*")
-            if path.is_file()
-            and is_supported(path)
-            and not any(part.startswith(".") for part in path.relative_to(folder).parts)
-            and memory not in path.resolve().parents
-        )
+        found = [p for p in files_in(folder)[0] if memory not in p.resolve().parents]
         if not found:
             problems.append(f"{name}: a folder with no PDF, TXT or Markdown files")
         elif not quiet:

@@ -92,8 +92,11 @@ class ChangeSet:
                 _write(root, rel, self.writes[rel], applied.steps)
             for rel in self.deletes:
                 _delete(root, rel, applied.steps)
-            _prune_empty_dirs(
-                root, {p for pair in self.moves for p in pair[:1]} | set(self.deletes)
+            applied.paths = self.targets()
+            applied.paths |= _prune_empty_dirs(
+                root,
+                {p for pair in self.moves for p in pair[:1]} | set(self.deletes),
+                applied.steps,
             )
         except OSError as exc:
             applied.undo()
@@ -119,6 +122,7 @@ class Applied:
     operation (its commit) fails, so that the operation still changes nothing."""
 
     steps: list[Callable[[], None]] = field(default_factory=list)
+    paths: set[str] = field(default_factory=set)  # every file written, moved or deleted
 
     def undo(self) -> None:
         for step in reversed(self.steps):
@@ -159,8 +163,13 @@ def _move(root: Path, old: str, new: str, undo: list[Callable[[], None]]) -> Non
     shutil.move(source, target)
     OWN_WRITES.note_deleted(source.resolve())
     OWN_WRITES.note(target.resolve(), target.read_bytes())
-    undo.append(lambda: shutil.move(target, source))
+    undo.append(lambda: _move_back(target, source))
     faults.reached("write")
+
+
+def _move_back(target: Path, source: Path) -> None:
+    source.parent.mkdir(parents=True, exist_ok=True)  # pruned meanwhile, maybe
+    shutil.move(target, source)
 
 
 def _delete(root: Path, rel: str, undo: list[Callable[[], None]]) -> None:
@@ -173,8 +182,10 @@ def _delete(root: Path, rel: str, undo: list[Callable[[], None]]) -> None:
     undo.append(lambda: atomic_write(target, previous))
 
 
-def _prune_empty_dirs(root: Path, vacated: set[str]) -> None:
-    """Remove folders left empty (or holding only a README) by moves and deletes."""
+def _prune_empty_dirs(root: Path, vacated: set[str], undo: list[Callable[[], None]]) -> set[str]:
+    """Remove folders left empty (or holding only a README) by moves and deletes; returns
+    the files removed with them (relative paths)."""
+    removed: set[str] = set()
     parents = sorted({Path(p).parent for p in vacated}, key=lambda p: len(p.parts), reverse=True)
     for rel_dir in parents:
         folder = root / rel_dir
@@ -183,8 +194,10 @@ def _prune_empty_dirs(root: Path, vacated: set[str]) -> None:
             if remaining:
                 break
             for child in folder.iterdir():
-                child.unlink()
-                OWN_WRITES.note_deleted(child.resolve())
+                _delete(root, child.relative_to(root).as_posix(), undo)
+                removed.add(child.relative_to(root).as_posix())
             folder.rmdir()
             OWN_WRITES.note_deleted(folder.resolve())
+            undo.append(lambda f=folder: f.mkdir(parents=True, exist_ok=True))
             folder = folder.parent
+    return removed

@@ -7,14 +7,15 @@ keeping each README's title and LLM-written description. No LLM call.
 
 from __future__ import annotations
 
-from gam_desktop.engine.changeset import ChangeSet
+from gam_desktop.engine.changeset import Applied, ChangeSet
 from gam_desktop.engine.compose import find_dir, write_meta, write_readmes
 from gam_desktop.engine.folder import DirView, MemoryFolder
 from gam_desktop.engine.markdown import README
 from gam_desktop.engine.models import META_FILE, GamMeta
 
 
-def regenerate(folder: MemoryFolder, paths: list[str]) -> None:
+def regenerate(folder: MemoryFolder, paths: list[str]) -> Applied:
+    """Rewrite the READMEs and meta file among `paths` from the memories on disk."""
     root = folder.load_view()
     changes = ChangeSet()
     readme_dirs = []
@@ -31,7 +32,7 @@ def regenerate(folder: MemoryFolder, paths: list[str]) -> None:
     write_readmes(changes, root, readme_dirs)
     if META_FILE in paths:
         recount_meta(folder, root, changes)
-    changes.apply(folder.root)
+    return changes.apply(folder.root)
 
 
 def regenerate_all(folder: MemoryFolder) -> None:
@@ -43,7 +44,10 @@ def regenerate_all(folder: MemoryFolder) -> None:
 
 
 def recount_meta(folder: MemoryFolder, root: DirView, changes: ChangeSet) -> None:
-    meta = folder.read_meta() or GamMeta()
+    try:
+        meta = folder.read_meta() or GamMeta()
+    except ValueError:  # broken (conflict markers after a crash): counts are recomputed anyway
+        meta = GamMeta()
     sources: list[str] = []
     for node in root.walk():
         for front in folder.read_fronts(node).values():

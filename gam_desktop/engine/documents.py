@@ -11,8 +11,11 @@ from __future__ import annotations
 import codecs
 import hashlib
 import logging
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from gam_desktop.engine.links import resolve_within
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +61,23 @@ def sha256_hex(data: bytes) -> str:
 
 def is_supported(path: Path) -> bool:
     return path.suffix.lower() in SUPPORTED_SUFFIXES
+
+
+def files_in(folder: Path) -> tuple[list[Path], list[Path]]:
+    """A chosen folder's files, recursively: (supported, unsupported). Hidden names are
+    left out, and so are links that leave the folder (an unpacked archive may hold
+    `paper.txt -> ~/.ssh/id_rsa`) and linked folders (loops), the memory's own rule."""
+    root = folder.resolve()
+    supported: list[Path] = []
+    unsupported: list[Path] = []
+    for base, dirs, names in os.walk(folder):  # followlinks=False: linked folders skipped
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(names):
+            path = Path(base) / name
+            if name.startswith(".") or resolve_within(root, path) is None or not path.is_file():
+                continue
+            (supported if is_supported(path) else unsupported).append(path)
+    return supported, unsupported
 
 
 def load_text(text: str, name: str = "text") -> SourceDocument:

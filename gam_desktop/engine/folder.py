@@ -85,7 +85,7 @@ class MemoryFolder:
         return self.root / META_FILE
 
     def is_memory(self) -> bool:
-        return self.meta_path.is_file()
+        return self.readable(self.meta_path)
 
     def read_meta(self) -> GamMeta | None:
         if not self.is_memory():
@@ -94,6 +94,12 @@ class MemoryFolder:
 
     def check_writable(self) -> None:
         """Fail before any LLM call when the folder cannot be written."""
+        if (self.root / APP_DIR).is_symlink():  # its lock, journal and cache would land there
+            raise PermissionError(
+                1,
+                f"{self.root / APP_DIR} is a link; the app's own folder is never used through "
+                "a link (replace it with a folder)",
+            )
         try:
             self.root.mkdir(parents=True, exist_ok=True)
             (self.root / APP_DIR).mkdir(exist_ok=True)

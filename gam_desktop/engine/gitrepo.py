@@ -18,11 +18,11 @@ from typing import Any
 
 from gam_desktop.engine import faults
 from gam_desktop.engine.changeset import StoreError
-from gam_desktop.engine.folder import UNTRACKED
+from gam_desktop.engine.folder import CACHE_DIR, UNTRACKED
 from gam_desktop.engine.links import is_absent
 
 APP_AUTHOR = ("GAM Desktop", "gam-desktop@localhost")
-GITIGNORE_LINES = UNTRACKED
+EXCLUDED = UNTRACKED  # lines of .git/info/exclude
 NO_GIT_MESSAGE = (
     "History is unavailable: git was not found. Install git "
     "(https://git-scm.com/downloads) or set its path in Settings; building and "
@@ -95,6 +95,50 @@ def _gitpython(executable: str) -> Any:
     return git
 
 
+SAFE_CONFIG = (
+    "-c",
+    "core.fsmonitor=false",
+    "-c",
+    f"core.hooksPath={os.devnull}",  # not a folder: no hook is ever found
+)
+
+
+# The caller's git variables that would point git at another repository (run from a git
+# hook, or a shell exporting GIT_DIR / GIT_INDEX_FILE, the memory was committed into the
+# user's project). GitPython merges os.environ into every call, so they cannot be removed:
+# each is pinned to the memory's own repository, or to its neutral value.
+_PINNED_ELSEWHERE = {
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES": "",
+    "GIT_NAMESPACE": "",
+    "GIT_CONFIG_PARAMETERS": "",
+    "GIT_CONFIG_COUNT": "0",
+    "GIT_CEILING_DIRECTORIES": "",
+    "GIT_PREFIX": "",
+    "GIT_QUARANTINE_PATH": "",
+    "GIT_REPLACE_REF_BASE": "",
+}
+
+
+def git_environment(root: Path) -> dict[str, str]:
+    """Variables that make git act on `root`'s repository whatever the caller exported."""
+    git_dir = root / ".git"
+    if git_dir.is_file():  # a worktree or submodule: "gitdir: <path>"
+        pointer = git_dir.read_text(encoding="utf-8", errors="replace").partition("gitdir:")[2]
+        git_dir = (root / pointer.strip()).resolve()
+    common = git_dir
+    if (git_dir / "commondir").is_file():
+        common = (git_dir / (git_dir / "commondir").read_text().strip()).resolve()
+    pinned = {
+        "GIT_DIR": str(git_dir),
+        "GIT_WORK_TREE": str(root),
+        "GIT_INDEX_FILE": str(git_dir / "index"),
+        "GIT_COMMON_DIR": str(common),
+        "GIT_OBJECT_DIRECTORY": str(common / "objects"),
+    }
+    caller = {k: v for k, v in _PINNED_ELSEWHERE.items() if k in os.environ}
+    return {**caller, **pinned}
+
+
 class MemoryRepo:
     def __init__(self, root: Path, executable: str, gitmodule: Any) -> None:
         self.root = root
@@ -119,27 +163,35 @@ class MemoryRepo:
                 memory._run(("init", "-q"), {})
             except gitmodule.GitCommandError as exc:
                 raise GitFailed(exc, "could not start the memory's history") from exc
-        memory._ensure_gitignore()
+        memory._ensure_excluded()
         return memory
 
-    def _ensure_gitignore(self) -> None:
-        path = self.root / ".gitignore"
-        if path.is_symlink():  # the user's own arrangement: never read or write through it
-            return
-        text = path.read_text(encoding="utf-8") if path.exists() else ""
-        missing = [line for line in GITIGNORE_LINES if line not in text.splitlines()]
-        if missing:  # append, never rewrite what the user keeps there
+    def _ensure_excluded(self) -> None:
+        """Keep the app's private files (.gam/cache, the lock, the journal) out of git
+        through the repository's own exclude file: the user's .gitignore is theirs (it may
+        be a link git refuses to read, or lack these lines) and is never written."""
+        exclude = Path(self.git("rev-parse", "--git-path", "info/exclude").strip())
+        exclude = exclude if exclude.is_absolute() else self.root / exclude
+        if exclude.is_symlink() or exclude.parent.is_symlink():
+            return  # never written through a link; git status will show the files instead
+        text = exclude.read_text(encoding="utf-8", errors="replace") if exclude.exists() else ""
+        missing = [line for line in EXCLUDED if line not in text.splitlines()]
+        if missing:  # append: what the user keeps there stays
             prefix = "" if not text or text.endswith("\n") else "\n"
-            path.write_text(text + prefix + "\n".join(missing) + "\n", encoding="utf-8")
+            exclude.parent.mkdir(parents=True, exist_ok=True)
+            exclude.write_text(text + prefix + "\n".join(missing) + "\n", encoding="utf-8")
 
     # -- running git -------------------------------------------------------------------
 
-    def _run(self, args: tuple[str, ...], env: dict[str, str]) -> str:
-        command = [self.executable, "-C", str(self.root), *args]
+    def _run(self, args: tuple[str, ...], env: dict[str, str], stdin: Any = None) -> str:
+        # A memory is untrusted ground (it may arrive as a zip or through a synced folder):
+        # its .git/config must not run commands (fsmonitor) nor its hooks run at all.
+        command = [self.executable, "-C", str(self.root), *SAFE_CONFIG, *args]
         # GIT_OPTIONAL_LOCKS=0: `git status` would refresh and rewrite the index, which
         # fails on a full disk and races with the user's own git.
         base = {"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"}
-        return self._runner.execute(command, env={**os.environ, **base, **env})
+        pinned = git_environment(self.root)
+        return self._runner.execute(command, env={**pinned, **base, **env}, istream=stdin)
 
     def _author(self) -> dict[str, str]:
         """The app's identity for commits, when the user has configured none (asked once)."""
@@ -164,10 +216,10 @@ class MemoryRepo:
         except self._git.GitCommandError:
             return False
 
-    def git(self, *args: str, check: bool = True) -> str:
+    def git(self, *args: str, check: bool = True, stdin: Any = None) -> str:
         """Run git in the memory folder; returns stdout."""
         try:
-            return self._run(args, self._author())
+            return self._run(args, self._author(), stdin)
         except self._git.GitCommandError as exc:
             if check:
                 raise GitFailed(exc) from exc
@@ -195,11 +247,33 @@ class MemoryRepo:
         ]
         self.git("add", "-A", "--", ".", *links_out)
 
-    def commit_all(self, summary: str, trailers: dict[str, str] | None = None) -> str | None:
-        """Stage everything and commit; None when there was nothing to commit. A git
-        failure (a full disk, a broken repository) raises HistoryWriteError, one line."""
+    def stage_paths(self, paths: set[str]) -> None:
+        """Stage exactly `paths` (written, moved or deleted): a file someone else saved
+        meanwhile is not folded into the app's commit. Paths go through a file, not the
+        command line (Windows caps a command at 32k characters)."""
+        listing = self.root / CACHE_DIR / "paths"
+        listing.parent.mkdir(parents=True, exist_ok=True)
+        listing.write_bytes(b"".join(p.encode("utf-8") + b"\0" for p in sorted(paths)))
         try:
-            self.stage_all()
+            with listing.open("rb") as names:
+                # update-index, not add: a path already gone and never tracked is no error
+                self.git("update-index", "--add", "--remove", "-z", "--stdin", stdin=names)
+        finally:
+            listing.unlink(missing_ok=True)
+
+    def commit_all(
+        self,
+        summary: str,
+        trailers: dict[str, str] | None = None,
+        paths: set[str] | None = None,
+    ) -> str | None:
+        """Stage everything (or only `paths`) and commit; None when there was nothing to
+        commit. A git failure (a full disk, a broken repository) raises HistoryWriteError."""
+        try:
+            if paths is None:
+                self.stage_all()
+            elif paths:
+                self.stage_paths(paths)
             faults.reached("staged")
             if not self.git("diff", "--cached", "--name-only") and self.head() is not None:
                 return None

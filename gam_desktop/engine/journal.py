@@ -22,6 +22,7 @@ from typing import Any
 
 from gam_desktop.engine.changeset import ChangeSet, StoreError, atomic_write
 from gam_desktop.engine.folder import JOURNAL_FILE, MemoryFolder
+from gam_desktop.engine.links import check_writable_path
 
 
 @dataclass
@@ -32,6 +33,10 @@ class Interrupted:
     pid: int
     preexisting: list[str] | None = None  # top-level names before it started
     documents: dict[str, dict[str, Any]] = field(default_factory=dict)  # hash -> name, memories
+    # The change set that was being written when it died: what restoring must put back.
+    writes: list[str] = field(default_factory=list)
+    moves: list[tuple[str, str]] = field(default_factory=list)
+    deletes: list[str] = field(default_factory=list)
 
 
 def read(folder: MemoryFolder) -> Interrupted | None:
@@ -40,13 +45,17 @@ def read(folder: MemoryFolder) -> Interrupted | None:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
+    plan = data.get("plan") or {}
     return Interrupted(
         str(data.get("operation", "?")),
         str(data.get("started", "?")),
         data.get("head"),
         int(data.get("pid", 0)),
         data.get("preexisting"),
-        dict(data.get("documents") or {}),
+        dict(plan.get("documents") or {}),
+        [str(p) for p in plan.get("writes", [])],
+        [(str(a), str(b)) for a, b in plan.get("moves", [])],
+        [str(p) for p in plan.get("deletes", [])],
     )
 
 
@@ -57,11 +66,11 @@ def clear(folder: MemoryFolder) -> None:
 
 def _write(folder: MemoryFolder, payload: dict[str, Any]) -> None:
     try:
-        atomic_write(folder.root / JOURNAL_FILE, json.dumps(payload))
+        atomic_write(check_writable_path(folder.root, JOURNAL_FILE), json.dumps(payload))
     except OSError as exc:  # a full disk: refuse to start rather than run unjournaled
         raise StoreError(
             exc.errno,
-            f"could not start the operation: {exc.strerror or exc} in {folder.root}; "
+            f"could not write the operation's journal: {exc.strerror or exc} in {folder.root}; "
             "nothing was changed (free some space and try again)",
         ) from exc
 
@@ -74,13 +83,26 @@ class Recording:
         self.payload = payload
 
     def plan(self, changes: ChangeSet) -> None:
-        """Note the documents a change set is about to write, before it writes them."""
-        documents: dict[str, dict[str, Any]] = self.payload.setdefault("documents", {})
+        """Note what a change set is about to write, before it writes it: its files (to
+        put back on restore) and the memories of each document (to judge them on keep)."""
+        documents: dict[str, dict[str, Any]] = {}
         for path, (source_hash, name) in changes.memory_sources.items():
             entry = documents.setdefault(source_hash, {"name": name, "memories": []})
             entry["memories"].append(path)
-        if changes.memory_sources:
-            _write(self.folder, self.payload)
+        self.payload["plan"] = {
+            "writes": sorted(changes.writes),
+            "moves": [list(pair) for pair in changes.moves],
+            "deletes": list(changes.deletes),
+            "documents": documents,
+        }
+        _write(self.folder, self.payload)
+
+    def done(self) -> None:
+        """The change set is written and recorded: nothing of it is left to recover."""
+        if self.payload.pop("plan", None) is not None:
+            # Already committed: a journal left with the plan only restores what HEAD has.
+            with contextlib.suppress(StoreError):
+                _write(self.folder, self.payload)
 
 
 @contextlib.contextmanager

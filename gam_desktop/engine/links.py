@@ -10,7 +10,9 @@ through a link: a write whose path crosses a linked folder is refused.
 from __future__ import annotations
 
 import os
-from pathlib import Path
+from pathlib import Path, PurePosixPath
+
+PRIVATE = frozenset({".git", ".gam"})  # never reached through a link
 
 
 class LinkedPathError(OSError):
@@ -29,13 +31,15 @@ def resolve_within(root: Path, path: Path) -> Path | None:
 
 def is_absent(root: Path, entry: os.DirEntry | Path) -> bool:
     """Whether a scanned entry must be treated as not there: a link that leaves the
-    memory (or loops, or dangles). Links that stay inside are kept for reading, but
-    callers never descend into a linked folder (the real folder is scanned anyway)."""
+    memory (or loops, or dangles, or leads into .git/ or .gam/). Links that stay inside
+    are kept for reading, but callers never descend into a linked folder (the real folder
+    is scanned anyway)."""
     if not entry.is_symlink():
         return False
-    return (
-        resolve_within(root, Path(entry.path if isinstance(entry, os.DirEntry) else entry)) is None
-    )
+    target = resolve_within(root, Path(entry.path if isinstance(entry, os.DirEntry) else entry))
+    # Inside, but into the repository or the app's files (`notes.md -> .git/config` would
+    # send a remote's token to the LLM): as absent as a link out.
+    return target is None or bool(PRIVATE & set(target.relative_to(root).parts[:1]))
 
 
 def is_real_dir(entry: os.DirEntry | Path) -> bool:
@@ -48,8 +52,11 @@ def is_real_dir(entry: os.DirEntry | Path) -> bool:
 def check_writable_path(root: Path, rel: str) -> Path:
     """The absolute path for writing `rel` under `root`, refused if it or any folder on
     the way is a link (the write would land wherever the link points)."""
+    parts = PurePosixPath(rel.replace("\\", "/")).parts
+    if not parts or parts[0] == "/" or ".." in parts or ":" in parts[0]:
+        raise LinkedPathError(22, f"'{rel}' is not a path inside the memory", rel)
     current = root
-    for part in Path(rel).parts:
+    for part in parts:
         current = current / part
         if current.is_symlink():
             raise LinkedPathError(

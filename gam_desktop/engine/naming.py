@@ -12,6 +12,8 @@ import unicodedata
 from collections.abc import Iterable
 
 MAX_NAME_CHARS = 64
+# 255 bytes is the usual limit; room is left for "_12.md" and the temp file's ".x.tmp" parts.
+MAX_NAME_BYTES = 120
 _WINDOWS_RESERVED = {
     "con",
     "prn",
@@ -34,6 +36,8 @@ def sanitize_name(raw: str, fallback: str = "untitled") -> str:
     name = re.sub(r"_+", "_", name).strip("_.")
     if len(name) > MAX_NAME_CHARS:
         name = name[:MAX_NAME_CHARS].rstrip("_.")
+    while len(name.encode("utf-8")) > MAX_NAME_BYTES:  # file systems count bytes, not chars
+        name = name[:-1].rstrip("_.")
     if not name:
         name = fallback
     if name.split(".")[0] in _WINDOWS_RESERVED:

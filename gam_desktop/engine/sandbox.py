@@ -12,9 +12,9 @@ from __future__ import annotations
 import os
 from pathlib import Path, PurePosixPath
 
-from gam_desktop.engine.links import is_absent, resolve_within
+from gam_desktop.engine.links import PRIVATE, is_absent, resolve_within
 
-HIDDEN_PARTS = frozenset({".git", ".gam"})
+HIDDEN_PARTS = PRIVATE
 
 
 class ToolError(ValueError):

@@ -24,6 +24,7 @@ from rank_bm25 import BM25Okapi
 from gam_desktop.engine.changeset import atomic_write
 from gam_desktop.engine.corpus import Corpus
 from gam_desktop.engine.folder import CACHE_DIR
+from gam_desktop.engine.links import check_writable_path
 from gam_desktop.engine.textutil import STOPWORDS
 
 CACHE_FILE = f"{CACHE_DIR}/bm25.json"
@@ -89,7 +90,8 @@ class SearchIndex:
         payload = {"version": CACHE_VERSION, "files": {p: list(v) for p, v in self._tokens.items()}}
         # A cache: in a read-only folder it only costs re-tokenizing next time.
         with contextlib.suppress(OSError):
-            atomic_write(self.cache_path, json.dumps(payload, ensure_ascii=False))
+            target = check_writable_path(self.corpus.root, CACHE_FILE)  # never through a link
+            atomic_write(target, json.dumps(payload, ensure_ascii=False))
 
     def ensure_built(self) -> None:
         with self._lock:

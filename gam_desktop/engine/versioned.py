@@ -11,20 +11,19 @@ uncommitted, and `history_message` says why.
 from __future__ import annotations
 
 import contextlib
-import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from gam_desktop.engine import journal
 from gam_desktop.engine.changeset import ChangeSet, StoreError
-from gam_desktop.engine.derived import regenerate, regenerate_all
-from gam_desktop.engine.folder import APP_DIR, CACHE_DIR, SOURCES_DIR, MemoryFolder, stat_files
+from gam_desktop.engine.derived import regenerate
+from gam_desktop.engine.folder import APP_DIR, MemoryFolder, stat_files
 from gam_desktop.engine.gitrepo import GitUnavailable, MemoryRepo
 from gam_desktop.engine.history import TRAILER_KIND, History
 from gam_desktop.engine.lock import writer_lock
 from gam_desktop.engine.markdown import README, merge_readme
 from gam_desktop.engine.models import META_FILE, utc_now
-from gam_desktop.engine.recovery import drop_partial_documents
+from gam_desktop.engine.recovery import clear_git_leftovers, keep_files, restore_last_saved
 
 
 class InterruptedOperationError(RuntimeError):
@@ -66,20 +65,33 @@ class Transaction:
 
     def write(self, changes: ChangeSet, summary: str, trailers: dict[str, str]) -> None:
         self._keep_outside_edits(changes)
+        moved_by_others = self._structure_changed(changes)
         self.recording.plan(changes)
-        applied = changes.apply(self.folder.root)
+        applied = [changes.apply(self.folder.root)]
         try:
+            if moved_by_others:  # memories added or deleted meanwhile: listings follow them
+                applied.append(regenerate(self.folder, _readmes_above(moved_by_others)))
             if self.repo is not None:
-                sha = self.repo.commit_all(summary, trailers)
+                paths = set().union(*(a.paths for a in applied))
+                sha = self.repo.commit_all(summary, trailers, paths=paths)
                 if sha:
                     self.commits.append(sha)
         except StoreError:
-            applied.undo()
+            for done in reversed(applied):
+                done.undo()
             if self.repo is not None:
                 self.repo.unstage_all()
             raise
-        for rel in changes.targets():  # the operation's own writes are not outside edits
+        self.recording.done()
+        for rel in set().union(*(a.paths for a in applied)):  # the app's own writes
             self.baseline[rel] = _stat_key(self.folder.root / rel)  # type: ignore[assignment]
+
+    def _structure_changed(self, changes: ChangeSet) -> set[str]:
+        """Memories someone else added or deleted since the operation started."""
+        now = set(stat_files(self.folder.root))
+        before = {rel for rel, key in self.baseline.items() if key is not None}
+        ours = changes.targets()
+        return {p for p in (now ^ before) - ours if not p.endswith(f"/{README}") and p != README}
 
     def _keep_outside_edits(self, changes: ChangeSet) -> None:
         """Commit edits made meanwhile as their own operation; a README edited meanwhile
@@ -111,10 +123,19 @@ class Transaction:
             )
 
 
+def _readmes_above(paths: set[str]) -> list[str]:
+    """The README of every folder holding one of `paths`, and of every folder above it
+    (their counts change), plus the meta file."""
+    readmes = {README}
+    for path in paths:
+        parts = path.split("/")[:-1]
+        readmes |= {"/".join([*parts[:i], README]) for i in range(1, len(parts) + 1)}
+    return [*sorted(readmes), META_FILE]
+
+
 def _commit_pending(repo: MemoryRepo) -> None:
-    # The app's own .gitignore lines go into the operation's commit; anything else
-    # dirty is the user's and is committed first, on its own.
-    dirty = [path for path in repo.dirty_paths() if path != ".gitignore"]
+    # Anything dirty is the user's and is committed first, on its own.
+    dirty = repo.dirty_paths()
     if dirty and repo.head() is None:
         repo.commit_all("Started keeping history", {TRAILER_KIND: "snapshot"})
     elif dirty:
@@ -166,7 +187,7 @@ class VersionedFolder:
                     f"{interrupted.started}); recover first: restore the last saved state or "
                     "keep the files as they are (gam-history recover)"
                 )
-            # Before the repository is opened (which may `git init` and write .gitignore):
+            # Before the repository is opened (which may `git init`):
             # undoing a first build removes exactly what was not there.
             preexisting = sorted(p.name for p in self.folder.root.iterdir())
             repo = self.repo
@@ -248,61 +269,13 @@ class VersionedFolder:
                 return "nothing to recover"
             repo = self.repo
             if repo is not None:
-                _clear_git_leftovers(repo)
+                clear_git_leftovers(repo)
             if restore:
-                message = self._restore_last_saved(repo, interrupted)
+                if repo is None and interrupted.head is not None:
+                    raise GitUnavailable(self.history_message or "history is unavailable")
+                message = restore_last_saved(self.folder, repo, interrupted)
             else:
-                message = self._keep(repo, interrupted)
+                message = keep_files(self.folder, repo, interrupted)
             journal.clear(self.folder)
+            self._repo = None if not (self.folder.root / ".git").exists() else self._repo
             return message
-
-    def _restore_last_saved(self, repo: MemoryRepo | None, interrupted: journal.Interrupted) -> str:
-        if repo is not None and repo.head() is not None:
-            repo.git("reset", "-q", "--hard", "HEAD")
-            repo.git("clean", "-q", "-fd")
-            return "restored the last saved state; the interrupted writes were dropped"
-        if interrupted.head is None and interrupted.preexisting is not None:
-            _remove_new_entries(self.folder, set(interrupted.preexisting))
-            return "restored the folder as it was before the first build"
-        raise GitUnavailable(self.history_message or "history is unavailable")
-
-    def _keep(self, repo: MemoryRepo | None, interrupted: journal.Interrupted) -> str:
-        dropped = drop_partial_documents(self.folder, interrupted.documents)
-        regenerate_all(self.folder)
-        if repo is not None:
-            repo.commit_all(
-                f"Kept files after an interrupted {interrupted.operation}",
-                {TRAILER_KIND: "recover"},
-            )
-        view = self.folder.load_view()
-        message = (
-            f"kept the files as they are ({view.memory_count()} memories); "
-            "folder READMEs and counts were recomputed"
-        )
-        for name, written, planned in dropped:
-            message += (
-                f"; removed '{name}' ({written} of {planned} memories had been written): "
-                "add it again"
-            )
-        return message
-
-
-def _clear_git_leftovers(repo: MemoryRepo) -> None:
-    """A process killed inside git may leave its lock file and a half-done revert."""
-    lock = repo.root / ".git" / "index.lock"
-    with contextlib.suppress(FileNotFoundError):
-        lock.unlink()
-    repo.git("revert", "--quit", check=False)
-
-
-def _remove_new_entries(folder: MemoryFolder, preexisting: set[str]) -> None:
-    """Undo a first build where there is no commit to go back to: remove what it added."""
-    for entry in folder.root.iterdir():
-        if entry.name in preexisting or entry.name == APP_DIR:
-            continue
-        if entry.is_dir() and not entry.is_symlink():
-            shutil.rmtree(entry)
-        else:
-            entry.unlink()
-    for private in (SOURCES_DIR, CACHE_DIR):
-        shutil.rmtree(folder.root / private, ignore_errors=True)

@@ -22,7 +22,6 @@ from gam_desktop.engine.conversation import Conversation
 from gam_desktop.engine.documents import DocumentError, SourceDocument, load_file, load_text
 from gam_desktop.engine.estimate import Estimate, estimate
 from gam_desktop.engine.folder import MemoryFolder, NotAMemoryError
-from gam_desktop.engine.gitrepo import GITIGNORE_LINES
 from gam_desktop.engine.history import History
 from gam_desktop.engine.journal import Interrupted
 from gam_desktop.engine.llm import LLMClient, LLMSettings
@@ -77,21 +76,7 @@ def foreign_content(root: Path) -> list[str]:
     if folder.is_memory() or not root.is_dir() or journal.read(folder) is not None:
         return []
     names = sorted(p.name for p in root.iterdir() if p.name not in _NOT_CONTENT)
-    return [
-        n
-        for n in names
-        if not (n == ".git" and not _has_history(root / n))
-        and not (n == ".gitignore" and _is_ours(root / n))
-    ]
-
-
-def _is_ours(gitignore: Path) -> bool:
-    """A .gitignore holding only the lines the app writes (a first build that stopped)."""
-    try:
-        lines = gitignore.read_text(encoding="utf-8").split()
-    except (OSError, UnicodeDecodeError):
-        return False
-    return not gitignore.is_symlink() and set(lines) <= set(GITIGNORE_LINES)
+    return [n for n in names if not (n == ".git" and not _has_history(root / n))]
 
 
 def _has_history(git_dir: Path) -> bool:

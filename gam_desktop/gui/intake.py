@@ -12,18 +12,20 @@ from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QFileDialog
 
 from gam_desktop.engine.control import ProgressEvent
-from gam_desktop.engine.documents import is_supported
+from gam_desktop.engine.documents import files_in, is_supported
 
 
 def collect_files(paths: list[Path]) -> tuple[list[Path], list[Path]]:
     """Supported files (folders searched recursively) and the unsupported ones."""
-    supported, unsupported = [], []
+    supported: list[Path] = []
+    unsupported: list[Path] = []
     for path in paths:
-        candidates = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
-        for file in candidates:
-            if any(part.startswith(".") for part in file.parts[-2:]):
-                continue
-            (supported if is_supported(file) else unsupported).append(file)
+        if path.is_dir():
+            inside, other = files_in(path)
+            supported += inside
+            unsupported += other
+        elif not path.name.startswith("."):
+            (supported if is_supported(path) else unsupported).append(path)
     return supported, unsupported
 
 

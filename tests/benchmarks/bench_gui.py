@@ -142,7 +142,7 @@ def main() -> None:
         times = ", ".join(f"{r[0]:.2f}" for r in runs)
         print(
             f"cold start to a shown window with {runs[0][1]} memories open: {times} s "
-            f"(4 new processes; the first also opens the repository's .gitignore)"
+            f"(4 new processes; the first also writes the repository's exclude file)"
         )
         print(f"peak memory with that folder open and fully expanded: {runs[0][2]:.0f} MiB")
     stall, elapsed, built = stall_during_build(args.chunks, args.latency_ms)

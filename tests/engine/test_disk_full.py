@@ -123,7 +123,7 @@ def test_no_space_even_for_the_journal(memory: Path, tmp_path: Path, llm_server)
         memory, memory, tmp_path / "scratch", topic_document({"rust": 3}), llm_server.base_url
     )
     assert seen["full_rc"] == 1 and seen["full_err"].count("\n") == 1, seen["full_err"]
-    assert "could not start the operation: No space left on device" in seen["full_err"]
+    assert "could not write the operation's journal: No space left on device" in seen["full_err"]
     assert seen["unchanged"] and seen["status_full"] == ""
     assert seen["again_rc"] == 0, seen["again_err"]
     assert seen["status_again"] == "" and seen["fsck"] == 0

@@ -69,8 +69,9 @@ def test_gitignore_and_an_existing_repository_are_respected(make_workflow, memor
     workflow.add(text=topic_document({"python": 2}))
     summaries = [op.summary for op in workflow.history.operations()]
     assert summaries[-1] == "mine" and len(summaries) == 3  # mine, made a memory, the build
-    ignore = (memory_dir / ".gitignore").read_text().splitlines()
-    assert ignore[0] == "*.bak" and ".gam/cache/" in ignore
+    assert (memory_dir / ".gitignore").read_text() == "*.bak\n"  # the user's, untouched
+    excluded = (memory_dir / ".git" / "info" / "exclude").read_text().splitlines()
+    assert ".gam/cache/" in excluded and ".gam/journal.json" in excluded
     tracked = git(memory_dir, "ls-files").split()
     assert not any(p.startswith(".gam/cache") for p in tracked)
     assert ".gam_meta.json" in tracked and any(p.startswith(".gam/sources/") for p in tracked)

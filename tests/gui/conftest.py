@@ -53,9 +53,9 @@ def git_threads(monkeypatch) -> list[threading.Thread]:
     threads: list[threading.Thread] = []
     original = MemoryRepo.git
 
-    def recording(self, *args: str, check: bool = True) -> str:
+    def recording(self, *args: str, **kwargs) -> str:
         threads.append(threading.current_thread())
-        return original(self, *args, check=check)
+        return original(self, *args, **kwargs)
 
     monkeypatch.setattr(MemoryRepo, "git", recording)
     return threads

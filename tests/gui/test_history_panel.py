@@ -21,6 +21,7 @@ WAIT = 30_000  # ms: a wait, not a speed assertion
 def notes(tmp_path: Path) -> Path:
     """A repository with five operations, one note each."""
     repo = MemoryRepo.open(tmp_path, None)
+    (tmp_path / ".gam_meta.json").write_text('{"total_chunks": 1}\n')  # an app file
     for i in range(5):
         (tmp_path / f"note{i}.md").write_text(f"note {i}\n")
         repo.commit_all(f"Note {i}", {TRAILER_KIND: "manual-edit"})
@@ -56,11 +57,12 @@ def test_pages_changes_and_diffs_load_off_the_gui_thread(
     panel.more.click()
     loaded(qtbot, panel, 5)
     assert panel.more.isHidden()  # the last page was short
-    panel.select(panel.operations[-1].sha)  # the first operation: .gitignore and note0.md
+    panel.select(panel.operations[-1].sha)  # the first operation: the meta file and note0.md
     qtbot.waitUntil(lambda: panel.files.topLevelItemCount() == 2, timeout=WAIT)
-    assert [panel.files.topLevelItem(i).text(1) for i in range(2)] == ["note0.md", ".gitignore"]
+    names = [panel.files.topLevelItem(i).text(1) for i in range(2)]
+    assert names == ["note0.md", ".gam_meta.json"]  # the app's own files last
     panel.files.setCurrentItem(panel.files.topLevelItem(1))
-    qtbot.waitUntil(lambda: "+.gam/cache/" in panel.diff.toPlainText(), timeout=WAIT)
+    qtbot.waitUntil(lambda: '+{"total_chunks": 1}' in panel.diff.toPlainText(), timeout=WAIT)
     assert git_threads and threading.main_thread() not in git_threads
 
 
