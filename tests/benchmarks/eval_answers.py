@@ -51,6 +51,8 @@ import io
 import json
 import os
 import re
+import select
+import socket
 import statistics
 import subprocess
 import sys
@@ -58,6 +60,7 @@ import tempfile
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -192,7 +195,7 @@ def load_documents(path: Path = DOCUMENTS) -> dict[str, dict]:
     return {k: v for k, v in data.items() if not k.startswith("_")}
 
 
-def select(questions: list[dict], wanted: str | None, limit: int | None) -> list[dict]:
+def pick(questions: list[dict], wanted: str | None, limit: int | None) -> list[dict]:
     """--questions: ids, id prefixes or kinds, comma-separated; --limit: the first N."""
     if wanted:
         keys = [k.strip() for k in wanted.split(",") if k.strip()]
@@ -210,14 +213,22 @@ class Usage:
     calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
-    failed: int = 0  # non-200 replies and transport errors
+    failed: int = 0  # non-200 replies, transport errors and abandoned calls
     no_usage: int = 0  # 200 replies without a `usage` object
+    abandoned: int = 0  # the client hung up first (its own timeout): no reply, no usage
 
     def __sub__(self, other: Usage) -> Usage:
         return Usage(*(a - b for a, b in zip(self.astuple(), other.astuple(), strict=True)))
 
     def astuple(self) -> tuple[int, ...]:
-        return (self.calls, self.prompt_tokens, self.completion_tokens, self.failed, self.no_usage)
+        return (
+            self.calls,
+            self.prompt_tokens,
+            self.completion_tokens,
+            self.failed,
+            self.no_usage,
+            self.abandoned,
+        )
 
     @property
     def tokens(self) -> int:
@@ -247,26 +258,54 @@ class _ProxyHandler(BaseHTTPRequestHandler):
             for k, v in self.headers.items()
             if k.lower() in ("authorization", "content-type", "accept", "api-key")
         }
-        request = urllib.request.Request(
-            proxy.upstream_origin + self.path, data=body, method=method, headers=headers
-        )
-        try:
-            with urllib.request.urlopen(request, timeout=proxy.timeout) as response:
-                status, reply_headers, data = response.status, response.headers, response.read()
-        except urllib.error.HTTPError as exc:
-            status, reply_headers, data = exc.code, exc.headers, exc.read()
-        except (OSError, http.client.HTTPException) as exc:
+        # The upstream call runs in a thread so that a client that hangs up (its timeout)
+        # hangs up upstream too: a server like llama.cpp's then stops generating, as it
+        # would without the proxy, instead of working on for nobody.
+        upstream = proxy.connection()
+        box: dict[str, Any] = {}
+
+        def call() -> None:
+            try:
+                upstream.request(method, self.path, body, headers)
+                response = upstream.getresponse()
+                box["reply"] = (response.status, response.getheaders(), response.read())
+            except (OSError, http.client.HTTPException) as exc:
+                box["error"] = exc
+            finally:
+                upstream.close()
+
+        worker = threading.Thread(target=call, daemon=True)
+        worker.start()
+        while worker.is_alive():
+            worker.join(0.5)
+            if worker.is_alive() and self._client_gone():
+                with contextlib.suppress(OSError, AttributeError):
+                    upstream.sock.shutdown(socket.SHUT_RDWR)
+                if counted:
+                    proxy.record(499, b"", abandoned=True)
+                self.close_connection = True
+                return
+        if "error" in box:
             if counted:
                 proxy.record(502, b"")
-            data = json.dumps({"error": {"message": f"proxy: upstream failed: {exc}"}}).encode()
+            message = f"proxy: upstream failed: {box['error']}"
+            data = json.dumps({"error": {"message": message}}).encode()
             self._reply(502, {"Content-Type": "application/json"}, data)
             return
+        status, reply_headers, data = box["reply"]
         if counted:
             proxy.record(status, data)
-        keep = {
-            k: v for k, v in reply_headers.items() if k.lower() in ("content-type", "retry-after")
-        }
+        keep = {k: v for k, v in reply_headers if k.lower() in ("content-type", "retry-after")}
         self._reply(status, keep, data)
+
+    def _client_gone(self) -> bool:
+        """The client closed its connection while waiting (HTTP/1.1 clients send nothing
+        while a reply is pending, so a readable socket means end of file)."""
+        try:
+            readable, _, _ = select.select([self.connection], [], [], 0)
+            return bool(readable) and self.connection.recv(1, socket.MSG_PEEK) == b""
+        except OSError:
+            return True
 
     def _reply(self, status: int, headers: dict[str, str], data: bytes) -> None:
         with contextlib.suppress(OSError):  # the client gave up (its own timeout)
@@ -288,10 +327,11 @@ class CountingProxy:
     the tokens in their `usage`, per phase ("build", "project", "baseline")."""
 
     def __init__(self, upstream_base_url: str, timeout: float = 3600) -> None:
-        match = re.match(r"^(https?://[^/]+)(/.*)?$", upstream_base_url.rstrip("/"))
-        if not match:
+        parts = urllib.parse.urlsplit(upstream_base_url.rstrip("/"))
+        if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"not an http(s) URL: {upstream_base_url}")
-        self.upstream_origin, self.prefix = match[1], match[2] or ""
+        self.upstream = parts
+        self.prefix = parts.path  # the proxy serves the same path: /v1/chat/completions
         self.timeout = timeout
         self.lock = threading.Lock()
         self.total = Usage()
@@ -305,7 +345,12 @@ class CountingProxy:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.httpd.server_address[1]}{self.prefix}"
 
-    def record(self, status: int, data: bytes) -> None:
+    def connection(self) -> http.client.HTTPConnection:
+        kind = http.client.HTTPSConnection if self.upstream.scheme == "https" else None
+        kind = kind or http.client.HTTPConnection
+        return kind(self.upstream.hostname, self.upstream.port, timeout=self.timeout)
+
+    def record(self, status: int, data: bytes, abandoned: bool = False) -> None:
         prompt = completion = 0
         missing = False
         if status == 200:
@@ -319,6 +364,7 @@ class CountingProxy:
                 usage.completion_tokens += completion
                 usage.failed += status != 200
                 usage.no_usage += missing
+                usage.abandoned += abandoned
 
     def snapshot(self) -> Usage:
         with self.lock:
@@ -779,7 +825,7 @@ class Outcome:
         d = dict(self.__dict__)
         d["usage"] = dict(
             zip(
-                ("calls", "prompt", "completion", "failed", "no_usage"),
+                ("calls", "prompt", "completion", "failed", "no_usage", "abandoned"),
                 self.usage.astuple(),
                 strict=True,
             )
@@ -887,6 +933,7 @@ def summarize(outcomes: list[Outcome]) -> dict[str, Any]:
         "calls": usage.calls,
         "failed_calls": usage.failed,
         "calls_without_usage": usage.no_usage,
+        "abandoned_calls": usage.abandoned,
         "prompt_tokens": usage.prompt_tokens,
         "completion_tokens": usage.completion_tokens,
         "median_seconds": statistics.median(seconds) if seconds else 0.0,
@@ -932,8 +979,12 @@ def print_totals(summaries: dict[str, dict[str, Any]]) -> None:
     )
     row("answerable, no citation", [str(x["answers_without_citations"]) for x in s])
     row(
-        "LLM calls (failed, no usage)",
-        [f"{x['calls']} ({x['failed_calls']}, {x['calls_without_usage']})" for x in s],
+        "LLM calls (failed, abandoned, no usage)",
+        [
+            f"{x['calls']} ({x['failed_calls']}, {x['abandoned_calls']}, "
+            f"{x['calls_without_usage']})"
+            for x in s
+        ],
     )
     row("calls per question", [f"{x['calls'] / max(x['questions'], 1):.1f}" for x in s])
     row(
@@ -1031,7 +1082,7 @@ def evaluate(args: argparse.Namespace, echo: bool = True) -> dict[str, Any]:
         os.environ["OPENAI_API_KEY"] = args.api_key
     if args.question_timeout and not args.isolate:
         args.isolate = True
-    questions = select(load_questions(args.questions_file), args.questions, args.limit)
+    questions = pick(load_questions(args.questions_file), args.questions, args.limit)
     documents = load_documents(args.documents_file)
     with contextlib.ExitStack() as stack:
         if args.scripted:
@@ -1085,14 +1136,15 @@ def evaluate(args: argparse.Namespace, echo: bool = True) -> dict[str, Any]:
                     usage.prompt_tokens,
                     usage.completion_tokens,
                 )
-                build["failed_calls"] = usage.failed
+                build["failed_calls"], build["abandoned_calls"] = usage.failed, usage.abandoned
                 report["build"] = build
                 if echo:
                     print("\n== build ==")
                     print(f"  {' '.join(build['argv'])}")
                     print(
                         f"  exit {build['exit_code']} in {build['seconds']:.1f} s;"
-                        f" {usage.calls} LLM calls ({usage.failed} failed),"
+                        f" {usage.calls} LLM calls ({usage.failed} failed,"
+                        f" {usage.abandoned} abandoned by a client timeout),"
                         f" {usage.prompt_tokens} prompt"
                         f" + {usage.completion_tokens} completion tokens"
                     )
