@@ -170,8 +170,7 @@ class MemoryRepo:
         """Keep the app's private files (.gam/cache, the lock, the journal) out of git
         through the repository's own exclude file: the user's .gitignore is theirs (it may
         be a link git refuses to read, or lack these lines) and is never written."""
-        exclude = Path(self.git("rev-parse", "--git-path", "info/exclude").strip())
-        exclude = exclude if exclude.is_absolute() else self.root / exclude
+        exclude = Path(git_environment(self.root)["GIT_COMMON_DIR"]) / "info" / "exclude"
         if exclude.is_symlink() or exclude.parent.is_symlink():
             return  # never written through a link; git status will show the files instead
         text = exclude.read_text(encoding="utf-8", errors="replace") if exclude.exists() else ""
