@@ -234,6 +234,8 @@ class VersionedFolder:
         Returns the commit and which of `paths` really were outside edits: paths already
         committed were written by the app (this process or another, a rollback too).
         If an operation holds the folder past `timeout`, it commits pending edits itself."""
+        if not self.folder.is_memory():  # (a restored first build): no repository to make
+            return None, paths
         repo = self.repo
         if repo is None:
             return None, paths
