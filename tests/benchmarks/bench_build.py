@@ -25,7 +25,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from gam_desktop.engine.builder import BuildOptions, BuildReport
+from gam_desktop.engine.context import NUMBER
+from gam_desktop.engine.folder import MemoryFolder
 from gam_desktop.engine.llm import LLMSettings
+from gam_desktop.engine.markdown import parse_memory
 from gam_desktop.engine.models import ChunkConfig
 from gam_desktop.engine.tokenizer import count_tokens
 from gam_desktop.engine.workflow import Workflow
@@ -150,6 +153,33 @@ def describe(
         print(f"wall {elapsed:.2f} s -> {report.chunks / elapsed:.1f} chunks/s engine throughput")
 
 
+def fact_quality(root: Path) -> str:
+    """The share of the chunks' numbers that their memories keep (issue 10's memory quality
+    figure), and how many memories needed numbers added back from the original."""
+    folder = MemoryFolder(root)
+    kept, by_model, total, restored, memories = 0, 0, 0, 0, 0
+    for node in folder.load_view().walk():
+        for name, front in folder.read_fronts(node).items():
+            original = folder.original_text(front) or ""
+            body = parse_memory((root / node.path / name).read_text(encoding="utf-8")).body
+            numbers = set(NUMBER.findall(original))
+            kept += len(numbers & set(NUMBER.findall(body)))
+            own = body.split("Details from the original:")[0]  # what the model wrote
+            by_model += len(numbers & set(NUMBER.findall(own)))
+            total += len(numbers)
+            restored += "Details from the original:" in body
+            memories += 1
+
+    def share(n: int) -> str:
+        return f"{n / total:.1%}" if total else "100%"
+
+    return (
+        f"memory quality: {share(kept)} of the chunks' {total} numbers are in their memories "
+        f"({share(by_model)} as the model wrote them); {restored} of {memories} memories had "
+        "numbers added back from the original"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--latency-ms", type=float, default=500)
@@ -170,6 +200,7 @@ def main() -> None:
                 latency,
                 args.workers,
             )
+            print(fact_quality(root / "single"))
 
             batch = [varied_document(400, seed=s) for s in range(20)]
             report, elapsed = run(server, root / "single", batch, args.workers, chunk)
