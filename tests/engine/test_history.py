@@ -181,6 +181,29 @@ def test_without_git_building_and_answering_still_work(
         workflow.rollback("HEAD")
 
 
+def test_a_configured_git_is_used_for_every_call(
+    make_workflow, memory_dir: Path, tmp_path: Path, monkeypatch
+) -> None:
+    """A fresh Windows has git only where the app bundles it, not on PATH: every git call
+    (not only the first) must run the executable that was chosen."""
+    import shutil
+
+    private = tmp_path / "tools" / "git"
+    private.parent.mkdir()
+    private.symlink_to(shutil.which("git"))
+    empty_bin = tmp_path / "bin"
+    empty_bin.mkdir()
+    monkeypatch.setenv("PATH", str(empty_bin))
+    workflow = make_workflow(min_tokens=20, max_tokens=200, git_path=str(private))
+    workflow.add(text=topic_document({"python": 3}))
+    workflow.add(text=topic_document({"rust": 3}))
+    add = workflow.history.operations(limit=1)[0]
+    workflow.rollback(add.sha)
+    assert [op.kind for op in workflow.history.operations()] == ["rollback", "add", "build"]
+    status = [str(private), "-C", str(memory_dir), "status", "--porcelain"]
+    assert subprocess.run(status, capture_output=True, text=True, check=True).stdout == ""
+
+
 def test_gam_add_runs_with_no_git_on_path(llm_server, tmp_path: Path) -> None:
     empty_bin = tmp_path / "bin"
     empty_bin.mkdir()
