@@ -19,7 +19,7 @@ from gam_desktop.engine.control import CancelToken
 from gam_desktop.engine.corpus import is_original, memory_of
 from gam_desktop.engine.llm import LLMCallFailed, LLMClient
 from gam_desktop.engine.markdown import README as README_NAME
-from gam_desktop.engine.search import tokenize
+from gam_desktop.engine.search import query_terms, tokenize
 from gam_desktop.engine.textutil import STOPWORDS
 
 PASSAGES = 5
@@ -126,7 +126,7 @@ def window(text: str, question: str, width: int = WINDOW) -> str:
     flat = " ".join(text.split())
     if len(flat) <= width:
         return flat
-    terms = set(tokenize(question))
+    terms = set(query_terms(question))
     best, best_at = -1, 0
     for at in range(0, len(flat) - width + 1, max(1, width // 4)):
         score = len(terms & set(tokenize(flat[at : at + width])))
@@ -192,7 +192,7 @@ def grounded_answer(
 
 
 def _extract(question: str, passages: list[Passage]) -> tuple[str, list[str]]:
-    terms = set(tokenize(question))
+    terms = set(query_terms(question))
     best = max(
         (
             (len(terms & set(tokenize(sentence))), sentence, p.memory)

@@ -48,6 +48,12 @@ def _stem(word: str) -> str:
 _QUERY_STOPWORDS = frozenset(_stem(w) for w in (*STOPWORDS, *_QUESTION_WORDS))
 
 
+def query_terms(query: str) -> list[str]:
+    """The search terms of a question: "How long until…" would otherwise score the one
+    passage that happens to say "how"."""
+    return [t for t in tokenize(query) if t not in _QUERY_STOPWORDS] or tokenize(query)
+
+
 def tokenize(text: str) -> list[str]:
     tokens: list[str] = []
     for run in _TOKEN.findall(unicodedata.normalize("NFKC", text).lower()):
@@ -129,8 +135,7 @@ class SearchIndex:
         self.ensure_built()
         with self._lock:  # one consistent model, even if the watcher rebuilds meanwhile
             model, paths, texts = self._model, self._paths, self._texts
-        # "How long until…": question words would score the one passage that says "how".
-        terms = [t for t in tokenize(query) if t not in _QUERY_STOPWORDS] or tokenize(query)
+        terms = query_terms(query)
         if model is None or not terms:
             return []
         scores = model.get_scores(terms)
