@@ -111,9 +111,10 @@ ABSTAIN_PHRASES = [  # an answer holding one of these says it does not know
 ]
 SCAFFOLDING = [  # the agent's own tool hints, plans and protocol, given back as an answer
     p.strip()
-    for p in '''top-level folders are; try something else; or call answer; i'll follow;
+    for p in """top-level folders are; try something else; or call answer; i'll follow;
     i will follow; let's start by; let me start by; i need to; you ran out of; {"tool";
-    "arguments"'''.split(";")
+    "arguments"; to answer this question; to determine; step-by-step; ```json; "text":;
+    <tools>; </tool""".split(";")
 ]
 
 
@@ -823,14 +824,26 @@ class Outcome:
 
     def as_dict(self) -> dict[str, Any]:
         d = dict(self.__dict__)
-        d["usage"] = dict(
-            zip(
-                ("calls", "prompt", "completion", "failed", "no_usage", "abandoned"),
-                self.usage.astuple(),
-                strict=True,
-            )
-        )
+        d["usage"] = dict(zip(USAGE_KEYS, self.usage.astuple(), strict=True))
         return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Outcome:
+        fields = {k: v for k, v in d.items() if k in cls.__dataclass_fields__}
+        fields["usage"] = Usage(*(int(d.get("usage", {}).get(k, 0)) for k in USAGE_KEYS))
+        return cls(**fields)
+
+
+USAGE_KEYS = ("calls", "prompt", "completion", "failed", "no_usage", "abandoned")
+
+
+def judge(out: Outcome, question: dict, cite_check) -> None:
+    """Score an answer, check its citations and flag its form (also for --rescore)."""
+    out.verdict = score(question, out.answer, out.confidence)
+    if out.error:  # no answer at all is wrong, even for a question without one
+        out.verdict["correct"] = False
+    out.citations = cite_check(out.sources, question)
+    out.flags = flags_of(out.answer) + (["error"] if out.error else [])
 
 
 def run_questions(
@@ -844,11 +857,7 @@ def run_questions(
     proxy.phase = name
     outcomes = []
     if echo:
-        print(f"\n== {name}: per question ==")
-        print(
-            f"  {'id':<34} {'ok':<3} {'sec':>6} {'calls':>5} {'tokens':>7} {'conf':>5}"
-            f" {'cites':>6}  answer"
-        )
+        print_header(name)
     for q in questions:
         before = proxy.snapshot()
         start = time.perf_counter()
@@ -862,11 +871,7 @@ def run_questions(
         conf = result.get("confidence")
         out.confidence = float(conf) if isinstance(conf, int | float) else None
         out.sources = [str(s) for s in result.get("sources") or []]
-        out.verdict = score(q, out.answer, out.confidence)
-        if out.error:  # no answer at all is wrong, even for a question without one
-            out.verdict["correct"] = False
-        out.citations = cite_check(out.sources, q)
-        out.flags = flags_of(out.answer) + (["error"] if out.error else [])
+        judge(out, q, cite_check)
         out.extra = {
             k: result[k]
             for k in ("notes", "files_read", "trajectory", "retrieved", "raw")
@@ -876,6 +881,54 @@ def run_questions(
         if echo:
             print(line_for(out), flush=True)
     return outcomes
+
+
+def print_header(name: str) -> None:
+    print(f"\n== {name}: per question ==")
+    print(
+        f"  {'id':<34} {'ok':<3} {'sec':>6} {'calls':>5} {'tokens':>7} {'conf':>5}"
+        f" {'cites':>6}  answer"
+    )
+
+
+def rescore(path: Path, questions_file: Path, docs: Path, echo: bool = True) -> dict[str, Any]:
+    """Judge a saved report (--json-out) again with the current gold and scorer, without
+    asking anything: the citations are checked against the memory if it still exists."""
+    report = json.loads(Path(path).read_text(encoding="utf-8"))
+    questions = {q["id"]: q for q in load_questions(questions_file)}
+    memory = Path(report.get("memory", ""))
+    index = MemoryIndex(memory) if (memory / ".gam_meta.json").is_file() else None
+    checks = {
+        "project": lambda sources, q: (
+            check_citations(sources, q, index)
+            if index
+            else {"total": 0, "valid": 0, "missing": 0, "off_source": 0, "all_valid": False}
+        ),
+        "baseline": lambda sources, q: check_citations(sources, q, None, docs),
+    }
+    if echo:
+        print(f"rescoring {path} (memory {memory}{'' if index else ': gone'})")
+    summaries = {}
+    for name, check in checks.items():
+        if name not in report:
+            continue
+        if echo:
+            print_header(name)
+        outcomes = []
+        for d in report[name]["outcomes"]:
+            if d["id"] not in questions:
+                continue
+            out = Outcome.from_dict(d)
+            out.kind = questions[d["id"]]["kind"]
+            judge(out, questions[d["id"]], check)
+            outcomes.append(out)
+            if echo:
+                print(line_for(out))
+        report[name]["outcomes"] = [o.as_dict() for o in outcomes]
+        report[name]["summary"] = summaries[name] = summarize(outcomes)
+    if echo and summaries:
+        print_totals(summaries)
+    return report
 
 
 def line_for(out: Outcome) -> str:
@@ -1068,8 +1121,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-baseline", action="store_true")
     parser.add_argument("--no-project", action="store_true")
     parser.add_argument("--json-out", type=Path, help="write every answer and figure here")
+    parser.add_argument(
+        "--rescore", type=Path, metavar="REPORT", help="judge a saved --json-out report again"
+    )
     args = parser.parse_args(argv)
-    report = evaluate(args)
+    if args.rescore:
+        report = rescore(args.rescore, args.questions_file, args.docs)
+    else:
+        report = evaluate(args)
     if args.json_out:
         args.json_out.write_text(json.dumps(report, indent=1, default=str), encoding="utf-8")
         print(f"\ndetails written to {args.json_out}")

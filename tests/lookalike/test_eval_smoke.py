@@ -140,3 +140,12 @@ def test_evaluation_runs_on_the_scripted_server(ev, tmp_path, capsys):
     assert ev.check_citations([f"{right}#0-100"], question, index)["valid"] == 1
     baseline = ev.check_citations(["tallowmere-oncall-policy.md"], question, None, docs)
     assert baseline["all_valid"]
+
+    # a saved report judged again gives the same verdicts
+    again = ev.rescore(out, questions_file, docs, echo=False)
+    for system in ("project", "baseline"):
+        assert again[system]["summary"]["correct"] == report[system]["summary"]["correct"]
+        assert (
+            again[system]["summary"]["citations_valid"]
+            == report[system]["summary"]["citations_valid"]
+        )
