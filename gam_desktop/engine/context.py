@@ -16,11 +16,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from gam_desktop.engine.documents import SourceDocument
+from gam_desktop.engine.documents import PASTED_TEXT, SourceDocument
 from gam_desktop.engine.naming import sanitize_name
 from gam_desktop.engine.textutil import STOPWORDS, WORD, keywords
 
-PASTED_TEXT = "text"  # the name of a document added as raw text (gam-add --text)
 NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,:]\d+)*(?![\w])")
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
 FACTS_LIMIT = 900  # characters of original sentences added back to one memory

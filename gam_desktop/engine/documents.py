@@ -80,7 +80,10 @@ def files_in(folder: Path) -> tuple[list[Path], list[Path]]:
     return supported, unsupported
 
 
-def load_text(text: str, name: str = "text") -> SourceDocument:
+PASTED_TEXT = "text"  # the name of a document added as raw text (gam-add --text)
+
+
+def load_text(text: str, name: str = PASTED_TEXT) -> SourceDocument:
     clean = _normalize(text)
     return SourceDocument(name=name, text=clean, content_hash=sha256_hex(clean.encode("utf-8")))
 

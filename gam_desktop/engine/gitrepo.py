@@ -9,12 +9,14 @@ on large trees). Commits carry an app identity when the user has none configured
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from gam_desktop.engine import faults
 from gam_desktop.engine.changeset import StoreError
@@ -22,7 +24,6 @@ from gam_desktop.engine.folder import CACHE_DIR, UNTRACKED
 from gam_desktop.engine.links import is_absent
 
 APP_AUTHOR = ("GAM Desktop", "gam-desktop@localhost")
-EXCLUDED = UNTRACKED  # lines of .git/info/exclude
 NO_GIT_MESSAGE = (
     "History is unavailable: git was not found. Install git "
     "(https://git-scm.com/downloads) or set its path in Settings; building and "
@@ -44,7 +45,6 @@ class GitFailed(StoreError):
         detail = detail.removeprefix("stderr: ").strip("' ")
         out_of_space = "space" in detail.lower()
         super().__init__(28 if out_of_space else 5, f"{what} ({detail})")  # ENOSPC / EIO
-        self.stdout = str(getattr(exc, "stdout", "") or "")
 
 
 class HistoryWriteError(GitFailed):
@@ -174,7 +174,7 @@ class MemoryRepo:
         if exclude.is_symlink() or exclude.parent.is_symlink():
             return  # never written through a link; git status will show the files instead
         text = exclude.read_text(encoding="utf-8", errors="replace") if exclude.exists() else ""
-        missing = [line for line in EXCLUDED if line not in text.splitlines()]
+        missing = [line for line in UNTRACKED if line not in text.splitlines()]
         if missing:  # append: what the user keeps there stays
             prefix = "" if not text or text.endswith("\n") else "\n"
             exclude.parent.mkdir(parents=True, exist_ok=True)
@@ -246,19 +246,34 @@ class MemoryRepo:
         ]
         self.git("add", "-A", "--", ".", *links_out)
 
-    def stage_paths(self, paths: set[str]) -> None:
-        """Stage exactly `paths` (written, moved or deleted): a file someone else saved
-        meanwhile is not folded into the app's commit. Paths go through a file, not the
+    @contextlib.contextmanager
+    def _paths_file(self, lines: list[str]) -> Iterator[BinaryIO]:
+        """NUL-separated `lines` as git's stdin: many paths go through a file, never the
         command line (Windows caps a command at 32k characters)."""
         listing = self.root / CACHE_DIR / "paths"
         listing.parent.mkdir(parents=True, exist_ok=True)
-        listing.write_bytes(b"".join(p.encode("utf-8") + b"\0" for p in sorted(paths)))
+        listing.write_bytes(b"".join(line.encode("utf-8") + b"\0" for line in lines))
         try:
             with listing.open("rb") as names:
-                # update-index, not add: a path already gone and never tracked is no error
-                self.git("update-index", "--add", "--remove", "-z", "--stdin", stdin=names)
+                yield names
         finally:
             listing.unlink(missing_ok=True)
+
+    def stage_paths(self, paths: set[str]) -> None:
+        """Stage exactly `paths` (written, moved or deleted): a file someone else saved
+        meanwhile is not folded into the app's commit."""
+        with self._paths_file(sorted(paths)) as names:
+            # update-index, not add: a path already gone and never tracked is no error
+            self.git("update-index", "--add", "--remove", "-z", "--stdin", stdin=names)
+
+    def checkout_from_head(self, paths: set[str]) -> None:
+        """Put `paths` back as the last commit has them."""
+        if not paths:
+            return
+        with self._paths_file([f":(literal){p}" for p in sorted(paths)]) as names:
+            self.git(
+                "checkout", "HEAD", "--pathspec-from-file=-", "--pathspec-file-nul", stdin=names
+            )
 
     def commit_all(
         self,

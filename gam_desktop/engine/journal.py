@@ -6,9 +6,9 @@ means the process that wrote it died mid-operation; the folder may then hold par
 of that operation's writes, and the last commit is the state to go back to.
 
 Besides what ran and from which commit, it records what recovery needs without an
-LLM: the names the folder held before (so a first build can be undone where there is
-no commit to go back to) and, just before a change set is written, which memories it
-writes for which source document (so keeping the files can drop half-written ones).
+LLM: whether the operation made the repository (so undoing a first build removes it)
+and, just before a change set is written, its files (to put back on restore) and which
+memories it writes for which source document (so keeping can drop half-written ones).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ class Interrupted:
     started: str
     head: str | None
     pid: int
-    preexisting: list[str] | None = None  # top-level names before it started
+    new_repository: bool = False  # it made .git (a first build): restoring removes it
     documents: dict[str, dict[str, Any]] = field(default_factory=dict)  # hash -> name, memories
     # The change set that was being written when it died: what restoring must put back.
     writes: list[str] = field(default_factory=list)
@@ -51,7 +51,7 @@ def read(folder: MemoryFolder) -> Interrupted | None:
         str(data.get("started", "?")),
         data.get("head"),
         int(data.get("pid", 0)),
-        data.get("preexisting"),
+        bool(data.get("new_repository")),
         dict(plan.get("documents") or {}),
         [str(p) for p in plan.get("writes", [])],
         [(str(a), str(b)) for a, b in plan.get("moves", [])],
@@ -107,14 +107,14 @@ class Recording:
 
 @contextlib.contextmanager
 def recording(
-    folder: MemoryFolder, operation: str, head: str | None, started: str, preexisting: list[str]
+    folder: MemoryFolder, operation: str, head: str | None, started: str, new_repository: bool
 ) -> Iterator[Recording]:
     payload = {
         "operation": operation,
         "started": started,
         "head": head,
         "pid": os.getpid(),
-        "preexisting": preexisting,
+        "new_repository": new_repository,
     }
     _write(folder, payload)
     try:

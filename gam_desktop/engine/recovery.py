@@ -28,7 +28,6 @@ from gam_desktop.engine.folder import SOURCES_DIR, MemoryFolder
 from gam_desktop.engine.gitrepo import MemoryRepo
 from gam_desktop.engine.history import TRAILER_KIND
 from gam_desktop.engine.journal import Interrupted
-from gam_desktop.engine.links import LinkedPathError, check_writable_path
 
 SHA256 = re.compile(r"[0-9a-f]{64}")
 GIT_OPERATIONS = ("rollback", "restore")  # written by git itself, not by a change set
@@ -56,11 +55,11 @@ def restore_last_saved(
         back = {p for p in planned if p in tracked} | {
             p for p in gone if str(PurePosixPath(p).parent) in near
         }
-        _checkout(repo, back)
-        _remove(folder, planned - tracked)
+        repo.checkout_from_head(back)
+        ChangeSet(deletes=sorted(planned - tracked)).apply(folder.root)
         return "restored the last saved state; the interrupted writes were dropped"
-    _remove(folder, planned)  # a first build: everything it wrote was new
-    if ".git" not in (interrupted.preexisting or [".git"]) and repo is not None:
+    ChangeSet(deletes=sorted(planned)).apply(folder.root)  # a first build: all of it was new
+    if interrupted.new_repository and repo is not None:
         shutil.rmtree(folder.root / ".git", ignore_errors=True)  # made by the build itself
     return "restored the folder as it was before the first build"
 
@@ -136,31 +135,3 @@ def _plain(path: PurePosixPath) -> bool:
 
 def _flat(moves: list[tuple[str, str]]) -> set[str]:
     return {path for pair in moves for path in pair}
-
-
-def _checkout(repo: MemoryRepo, paths: set[str]) -> None:
-    listing = "".join(f":(literal){p}\0" for p in sorted(paths))
-    if not listing:
-        return
-    spec = repo.root / ".gam" / "cache" / "restore-paths"
-    spec.parent.mkdir(parents=True, exist_ok=True)
-    spec.write_text(listing, encoding="utf-8")
-    try:
-        repo.git("checkout", "HEAD", f"--pathspec-from-file={spec}", "--pathspec-file-nul")
-    finally:
-        spec.unlink(missing_ok=True)
-
-
-def _remove(folder: MemoryFolder, paths: set[str]) -> None:
-    """Delete files the interrupted operation created, and the folders it left empty."""
-    for path in sorted(paths):
-        try:
-            target = check_writable_path(folder.root, path)  # never through a link
-        except LinkedPathError:
-            continue
-        if target.is_file():
-            target.unlink()
-        parent = target.parent
-        while parent != folder.root and parent.is_dir() and not any(parent.iterdir()):
-            parent.rmdir()
-            parent = parent.parent

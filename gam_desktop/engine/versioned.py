@@ -11,6 +11,7 @@ uncommitted, and `history_message` says why.
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -39,9 +40,12 @@ StatKey = tuple[int, int, int]
 
 def _stat_key(path: Path) -> StatKey | None:
     try:
-        stat = path.stat(follow_symlinks=False)
+        return _key(path.stat(follow_symlinks=False))
     except OSError:
         return None
+
+
+def _key(stat: os.stat_result) -> StatKey:
     return (stat.st_mtime_ns, stat.st_size, stat.st_ino)
 
 
@@ -57,11 +61,8 @@ class Transaction:
         self.recording = recording
         # What the folder looked like when the operation started: a file whose stat
         # differs later was changed by someone else while the LLM was thinking.
-        self.baseline = {
-            rel: (s.st_mtime_ns, s.st_size, s.st_ino) for rel, s in stat_files(folder.root).items()
-        }
+        self.baseline = {rel: _key(stat) for rel, stat in stat_files(folder.root).items()}
         self.baseline[META_FILE] = _stat_key(folder.meta_path)
-        self.commits: list[str] = []
 
     def write(self, changes: ChangeSet, summary: str, trailers: dict[str, str]) -> None:
         self._keep_outside_edits(changes)
@@ -73,9 +74,7 @@ class Transaction:
                 applied.append(regenerate(self.folder, _readmes_above(moved_by_others)))
             if self.repo is not None:
                 paths = set().union(*(a.paths for a in applied))
-                sha = self.repo.commit_all(summary, trailers, paths=paths)
-                if sha:
-                    self.commits.append(sha)
+                self.repo.commit_all(summary, trailers, paths=paths)
         except StoreError:
             for done in reversed(applied):
                 done.undo()
@@ -187,15 +186,15 @@ class VersionedFolder:
                     f"{interrupted.started}); recover first: restore the last saved state or "
                     "keep the files as they are (gam-history recover)"
                 )
-            # Before the repository is opened (which may `git init`):
-            # undoing a first build removes exactly what was not there.
-            preexisting = sorted(p.name for p in self.folder.root.iterdir())
+            # Before the repository is opened (which may `git init`): undoing a first
+            # build removes the repository only if the build made it.
+            new_repository = not (self.folder.root / ".git").exists()
             repo = self.repo
             if repo is not None:
                 _commit_pending(repo)
             head = repo.head() if repo is not None else None
             started = utc_now().isoformat()
-            with journal.recording(self.folder, kind, head, started, preexisting) as recording:
+            with journal.recording(self.folder, kind, head, started, new_repository) as recording:
                 yield Transaction(self.folder, repo, recording)
 
     # -- history operations --------------------------------------------------------------
@@ -279,5 +278,4 @@ class VersionedFolder:
             else:
                 message = keep_files(self.folder, repo, interrupted)
             journal.clear(self.folder)
-            self._repo = None if not (self.folder.root / ".git").exists() else self._repo
             return message
