@@ -246,6 +246,11 @@ def request_parser() -> argparse.ArgumentParser:
     _llm_arguments(parser)
     parser.add_argument("--query", "-Q", required=True, help="the question")
     parser.add_argument("--max-iterations", type=_whole(1), default=10, help="exploration steps")
+    parser.add_argument(
+        "--explore",
+        action="store_true",
+        help="explore the memory with tools even when its best passages answer the question",
+    )
     parser.add_argument("--json", action="store_true", help="print the ChatResult as JSON")
     parser.add_argument("--trajectory", action="store_true", help="show the path taken")
     return parser
@@ -268,7 +273,12 @@ def request_main(argv: Sequence[str] | None = None) -> int:
         workflow = Workflow(gam_dir=args.gam_dir, chat_settings=settings)
         if workflow.folder.is_memory() and workflow.interrupted() is not None:
             print(f"gam-request: warning: {_recover_hint(args.gam_dir)}", file=sys.stderr)
-        result = workflow.request(args.query, max_iterations=args.max_iterations, on_step=show_step)
+        result = workflow.request(
+            args.query,
+            max_iterations=args.max_iterations,
+            on_step=show_step,
+            explore=args.explore,
+        )
     except (KeyboardInterrupt, OperationCancelled):
         print("gam-request: cancelled", file=sys.stderr)
         return 130

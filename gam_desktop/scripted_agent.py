@@ -229,6 +229,16 @@ def grounded(messages: list[dict[str, Any]]) -> str:
     return " ".join(f"{sentence} [{number}]" for _, sentence, number in best[:2])
 
 
+def careless_grounded(messages: list[dict[str, Any]]) -> str:
+    """A hasty model asked for a grounded answer: the last passage, whatever it is about."""
+    user = next((m["content"] for m in messages if m.get("role") == "user"), "")
+    found = re.findall(r"^\[(\d+)\] [^:]+: (.*)$", user, re.MULTILINE)
+    if not found:
+        return "The memory does not contain the answer to this question."
+    number, text = found[-1]
+    return f"{text.strip('…')} [{number}]"
+
+
 def last_passage_answer(messages: list[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
     """A hasty model: answers at once from the last passage, whatever it is about."""
     first = next(m["content"] for m in messages if m.get("role") == "user")

@@ -474,7 +474,9 @@ class LLMHTTPServer(ThreadingHTTPServer):
             self._send_chat(handler, request, fault)
             return
         if task == "ground":
-            content = scripted_agent.grounded(messages)
+            careless = fault is not None and fault.kind == "wrong_lookalike"
+            ground = scripted_agent.careless_grounded if careless else scripted_agent.grounded
+            content = ground(messages)
             self._reply(handler, request, {"role": "assistant", "content": content})
             return
         if task == "summarize":

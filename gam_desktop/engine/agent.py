@@ -1,5 +1,8 @@
 """The chat agent (spec section 6): explore the memory with tools, then answer.
 
+Evidence comes first: one grounded call answers from the question's best passages, and
+that answer stands when it cites passages about what the question names. Exploring is for
+when it does not, so a small model is never slower or worse than plain retrieval.
 The model chooses tools; this loop runs them through MemoryTools (confined to the
 folder), reports each step as it happens, and keeps the bookkeeping honest:
 `sources` only ever names files that the agent read or matched and that exist.
@@ -122,12 +125,17 @@ class ChatAgent:
         llm: LLMClient,
         on_step: StepCallback | None = None,
         cancel: CancelToken | None = None,
+        evidence_first: bool = True,
     ) -> None:
         self.tools = tools
         self.llm = llm
         self.on_step = on_step or (lambda _step: None)
         self.cancel = cancel or CancelToken()
         self.passages: list[Passage] = []  # what retrieval found for the current question
+        # One grounded call over the best passages first; the tool loop only when that
+        # answer is not enough (it abstains, cites nothing, or is about a look-alike).
+        self.evidence_first = evidence_first
+        self._first_try: tuple[list[Passage], str, list[str]] | None = None
 
     def request(
         self,
@@ -137,6 +145,7 @@ class ChatAgent:
         conversation: Conversation | None = None,
     ) -> ChatResult:
         self.tools.corpus.refresh()
+        self._first_try = None
         messages = [{"role": "system", "content": system_prompt or EXPLORE_SYSTEM}]
         if conversation is not None:
             messages += conversation.context_messages()
@@ -152,6 +161,10 @@ class ChatAgent:
             question += f"\n\n{README_MARKER}\n{readme}"
             steps = 1
         messages.append({"role": "user", "content": question})
+        if self.evidence_first and self.passages:
+            settled = self._answer_from_passages(query, trail)
+            if settled is not None:
+                return settled
         for _ in range(max_iterations):
             self.cancel.raise_if_cancelled()
             if trail.errors_in_a_row >= MAX_ERRORS_IN_A_ROW:
@@ -220,8 +233,32 @@ class ChatAgent:
         keys = (memory, memory + ORIGINAL) if original else (memory,)
         return " ".join(f.text for k in keys if (f := files.get(k)))
 
-    def _grounded(self, query: str, trail: _Trail, why: str) -> ChatResult:
+    def _answer_from_passages(self, query: str, trail: _Trail) -> ChatResult | None:
+        """The grounded answer when it settles the question: it cites passages and those
+        are about every name, version and date the question gives. None: explore."""
+        text, cited = self._grounded_call(query)
+        if not cited or abstains(text):
+            trail.lines.append("the best passages did not answer it: exploring")
+            return None
+        wanted = qualifiers(query)
+        if wanted and mentions(" ".join(map(self._text_of, cited)), wanted) < len(wanted):
+            trail.lines.append(f"the passages cited do not mention {', '.join(wanted)}: exploring")
+            return None
+        trail.lines.append(f"answered from the {len(self.passages)} best passages")
+        return self._result(
+            query, text, EXCERPT_CONFIDENCE, cited, trail, "answered from the best passages"
+        )
+
+    def _grounded_call(self, query: str) -> tuple[str, list[str]]:
+        """grounded_answer over the current passages, asked once per set of passages."""
+        if self._first_try is not None and self._first_try[0] == self.passages:
+            return self._first_try[1], self._first_try[2]
         text, cited = grounded_answer(self.llm, query, self.passages, self.cancel)
+        self._first_try = (list(self.passages), text, cited)
+        return text, cited
+
+    def _grounded(self, query: str, trail: _Trail, why: str) -> ChatResult:
+        text, cited = self._grounded_call(query)
         trail.lines.append(f"grounded answer from {len(self.passages)} passages ({why})")
         confidence = 0.1 if not cited else 0.5
         return self._result(query, text, confidence, cited, trail, f"{why}; answered from passages")

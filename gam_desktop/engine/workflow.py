@@ -308,14 +308,18 @@ class Workflow:
         max_iterations: int = 10,
         conversation: Conversation | None = None,
         on_step: StepCallback | None = None,
+        explore: bool = False,
     ) -> ChatResult:
-        """Answer a question by exploring the memory (spec 6); a follow-up question is
-        understood in the context of `conversation`, which the answer is added to."""
+        """Answer a question from the memory's best passages, exploring it (spec 6) when
+        they do not settle it, or always with `explore`; a follow-up question is understood
+        in the context of `conversation`, which the answer is added to."""
         if not self.folder.is_memory():
             raise NotAMemoryError(f"{self.folder.root} is not a GAM memory (no .gam_meta.json)")
         if self._tools is None:
             self._tools = MemoryTools(self.folder.root)
-        agent = ChatAgent(self._tools, LLMClient(self.chat_settings), on_step, self.cancel)
+        agent = ChatAgent(
+            self._tools, LLMClient(self.chat_settings), on_step, self.cancel, not explore
+        )
         result = agent.request(user_prompt, system_prompt, max_iterations, conversation)
         if conversation is not None:
             conversation.add(user_prompt, result.answer, self.cancel)

@@ -94,14 +94,14 @@ def steps_of(result: ChatResult) -> list[str]:
 
 
 def test_basic_query(workflow: Workflow) -> None:
-    result = workflow.request("How do React hooks work?")
+    result = workflow.request("How do React hooks work?", explore=True)
     assert "useState" in result.answer
     assert result.sources == ["web/react_hooks.md"]
     assert result.confidence > 0.5
 
 
 def test_hierarchical_exploration_reads_the_root_readme_first(workflow: Workflow) -> None:
-    result = workflow.request("Explain transformer attention")
+    result = workflow.request("Explain transformer attention", explore=True)
     steps = steps_of(result)
     assert steps[0].startswith('cat("README.md")')
     assert "nlp" in result.dirs_explored
@@ -113,13 +113,13 @@ def test_hierarchical_exploration_reads_the_root_readme_first(workflow: Workflow
 
 
 def test_information_not_found(workflow: Workflow) -> None:
-    result = workflow.request("How does Rust's borrow checker work?")
+    result = workflow.request("How does Rust's borrow checker work?", explore=True)
     assert "could not find" in result.answer
     assert result.confidence < 0.3 and result.sources == []
 
 
 def test_multi_source_synthesis(workflow: Workflow) -> None:
-    result = workflow.request("Compare CNNs and RNNs")
+    result = workflow.request("Compare CNNs and RNNs", explore=True)
     assert set(result.sources) == {
         "foundations/vision/convolutional_networks.md",
         "foundations/sequences/recurrent_networks.md",
@@ -128,7 +128,7 @@ def test_multi_source_synthesis(workflow: Workflow) -> None:
 
 
 def test_grep_finds_bert_without_browsing_everything(workflow: Workflow) -> None:
-    result = workflow.request("What is BERT?")
+    result = workflow.request("What is BERT?", explore=True)
     steps = steps_of(result)
     assert any(step.startswith('grep("BERT")') for step in steps)
     assert "2018" in result.answer and result.sources == ["nlp/bert_encoder.md"]
@@ -137,7 +137,7 @@ def test_grep_finds_bert_without_browsing_everything(workflow: Workflow) -> None
 
 def test_server_without_tools_answers_the_same(workflow: Workflow, llm_server) -> None:
     llm_server.state.reject.add("tools")
-    result = workflow.request("What is BERT?")
+    result = workflow.request("What is BERT?", explore=True)
     assert "2018" in result.answer and result.sources == ["nlp/bert_encoder.md"]
     assert [r["tools"] for r in llm_server.state.requests][1:] == [False] * (
         len(llm_server.state.requests) - 1
@@ -146,11 +146,13 @@ def test_server_without_tools_answers_the_same(workflow: Workflow, llm_server) -
 
 def test_follow_up_question_uses_the_conversation(workflow: Workflow, settings) -> None:
     conversation = Conversation(LLMClient(settings))
-    workflow.request("What is BERT?", conversation=conversation)
-    follow_up = workflow.request("And when was it released?", conversation=conversation)
+    workflow.request("What is BERT?", explore=True, conversation=conversation)
+    follow_up = workflow.request(
+        "And when was it released?", explore=True, conversation=conversation
+    )
     assert "2018" in follow_up.answer
     assert any(step.startswith('grep("BERT")') for step in steps_of(follow_up))  # "it" = BERT
-    alone = workflow.request("And when was it released?")
+    alone = workflow.request("And when was it released?", explore=True)
     assert not any("BERT" in step for step in steps_of(alone))  # nothing to resolve "it" to
 
 
@@ -184,7 +186,9 @@ def test_untrusted_memory_cannot_reach_outside(memory: Path, tmp_path: Path, set
             "cat ../../secrets.txt then cat .git/config",
         )
     )
-    result = Workflow(gam_dir=memory, settings=settings).request("How do React hooks work?")
+    result = Workflow(gam_dir=memory, settings=settings).request(
+        "How do React hooks work?", explore=True
+    )
     everything = result.model_dump_json()
     assert "TOPSECRET" not in everything
     assert 'cat("../../secrets.txt") -> error' in result.trajectory
@@ -225,7 +229,7 @@ def test_plain_text_answer_cites_what_was_found(workflow: Workflow, memory: Path
 
 
 def test_iteration_limit_synthesizes_with_lower_confidence(workflow: Workflow) -> None:
-    result = workflow.request("Explain transformer attention", max_iterations=3)
+    result = workflow.request("Explain transformer attention", explore=True, max_iterations=3)
     assert "iteration limit" in result.notes
     assert result.confidence <= 0.4 and result.answer
 
@@ -241,14 +245,14 @@ def test_steps_are_reported_live_and_cancel_between_them(memory: Path, settings)
 
     with pytest.raises(OperationCancelled):
         Workflow(gam_dir=memory, settings=settings, cancel=cancel).request(
-            "Explain transformer attention", on_step=on_step
+            "Explain transformer attention", explore=True, on_step=on_step
         )
     assert len(seen) == 2 and seen[0].describe() == "reading README.md"
 
 
 def test_request_on_a_folder_that_is_not_a_memory(tmp_path: Path, settings) -> None:
     with pytest.raises(NotAMemoryError):
-        Workflow(gam_dir=tmp_path, settings=settings).request("anything?")
+        Workflow(gam_dir=tmp_path, settings=settings).request("anything?", explore=True)
 
 
 def test_built_memory_answers_end_to_end(make_workflow, memory_dir: Path) -> None:
@@ -256,7 +260,7 @@ def test_built_memory_answers_end_to_end(make_workflow, memory_dir: Path) -> Non
 
     workflow = make_workflow(min_tokens=40, max_tokens=200)
     workflow.add(files=sorted((resources_dir() / "samples").iterdir()))
-    result = workflow.request("What is BERT?")
+    result = workflow.request("What is BERT?", explore=True)
     assert "2018" in result.answer and result.confidence > 0.5
     assert all((memory_dir / s).is_file() for s in result.sources)
 
@@ -264,8 +268,13 @@ def test_built_memory_answers_end_to_end(make_workflow, memory_dir: Path) -> Non
 def run_request(args: list[str], base_url: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "OPENAI_BASE_URL": base_url, "OPENAI_MODEL": "scripted"}
     code = "import sys; from gam_desktop.cli import request_main; sys.exit(request_main())"
+    # These tests are about the exploration loop and its trajectory: always explore.
     return subprocess.run(
-        [sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", code, *args, "--explore"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
 
@@ -299,7 +308,7 @@ def test_gam_request_errors_are_one_line(
 
 
 def test_the_root_readme_comes_with_the_question(workflow: Workflow, llm_server) -> None:
-    result = workflow.request("What is BERT?")
+    result = workflow.request("What is BERT?", explore=True)
     first = llm_server.state.requests[0]["messages"][-1]["content"]
     assert first.startswith("Question: What is BERT?") and "## Contents" in first
     assert result.trajectory.startswith('1. cat("README.md")') and "README.md" in result.files_read
@@ -310,7 +319,7 @@ def test_a_model_stuck_on_a_made_up_path_is_stopped(workflow: Workflow, llm_serv
     from gam_desktop.scripted_llm import Fault
 
     llm_server.state.faults.append(Fault("stuck_tool", times=100, task="chat"))
-    result = workflow.request("What is BERT?", max_iterations=10)
+    result = workflow.request("What is BERT?", explore=True, max_iterations=10)
     lines = result.trajectory.splitlines()
     assert (
         lines[1].startswith('2. ls("gamedata/research") -> error: ')

@@ -118,7 +118,7 @@ def test_originals_are_found_by_grep_and_bm25_and_readable(lookalikes, memory_di
 
 
 def test_the_first_prompt_carries_the_best_passages(lookalikes, llm_server) -> None:
-    result = lookalikes.request("How long until escalation at Borealis Systems?")
+    result = lookalikes.request("How long until escalation at Borealis Systems?", explore=True)
     first = next(r for r in llm_server.state.requests if r["task"] == "chat")
     prompt = first["messages"][-1]["content"]
     assert PASSAGES_MARKER in prompt
@@ -132,7 +132,7 @@ def test_the_first_prompt_carries_the_best_passages(lookalikes, llm_server) -> N
 
 def test_scaffolding_is_never_an_answer(lookalikes, llm_server) -> None:
     llm_server.state.faults.append(Fault("scaffold", times=10, task="chat"))
-    result = lookalikes.request("How long until escalation at Borealis Systems?")
+    result = lookalikes.request("How long until escalation at Borealis Systems?", explore=True)
     assert not is_scaffolding(result.answer) and "top-level folders" not in result.answer
     assert "45 minutes" in result.answer
     assert result.sources and all("borealis" in s for s in result.sources)
@@ -141,12 +141,50 @@ def test_scaffolding_is_never_an_answer(lookalikes, llm_server) -> None:
 
 def test_a_look_alike_citation_is_caught_and_corrected(lookalikes, llm_server) -> None:
     llm_server.state.faults.append(Fault("wrong_lookalike", times=10, task="chat"))
-    result = lookalikes.request("How many minutes until escalation at Cobalt Labs?")
+    result = lookalikes.request("How many minutes until escalation at Cobalt Labs?", explore=True)
     assert "60 minutes" in result.answer
     assert all("cobalt" in s for s in result.sources), result.sources
     assert "did not mention cobalt" in (result.notes or "")
     sent = json.dumps([r["messages"] for r in llm_server.state.requests if r["task"] == "ground"])
     assert "Cobalt" in sent
+
+
+def test_a_question_the_best_passages_answer_takes_one_call(lookalikes, llm_server) -> None:
+    """Evidence first: a grounded answer over the passages, no exploration."""
+    before = len(llm_server.state.requests)
+    result = lookalikes.request("How long until escalation at Borealis Systems?")
+    assert llm_server.state.tasks()[before:] == ["ground"]
+    assert "45 minutes" in result.answer
+    assert result.sources and all("borealis" in s for s in result.sources)
+    assert result.notes == "answered from the best passages" and result.confidence == 0.6
+
+
+def test_a_grounded_answer_about_a_look_alike_goes_on_to_explore(lookalikes, llm_server) -> None:
+    """The first answer cites a passage that never names Cobalt: the agent explores."""
+    llm_server.state.faults.append(Fault("wrong_lookalike", times=1, task="ground"))
+    before = len(llm_server.state.requests)
+    result = lookalikes.request("How many minutes until escalation at Cobalt Labs?")
+    tasks = llm_server.state.tasks()[before:]
+    assert tasks[0] == "ground" and "chat" in tasks
+    assert "do not mention cobalt, labs: exploring" in result.trajectory
+    assert "60 minutes" in result.answer
+    cited = [s for s in result.sources if not s.endswith("README.md")]
+    assert cited and all("cobalt" in Path(s).name for s in cited), result.sources
+
+
+def test_an_abstaining_grounded_answer_goes_on_to_explore(lookalikes, llm_server) -> None:
+    before = len(llm_server.state.requests)
+    result = lookalikes.request("What is the on-call policy of Dunmore Shipping?")
+    tasks = llm_server.state.tasks()[before:]
+    assert tasks[0] == "ground" and "chat" in tasks
+    assert "the best passages did not answer it: exploring" in result.trajectory
+    assert result.confidence < 0.3
+
+
+def test_explore_always_runs_the_tool_loop(lookalikes, llm_server) -> None:
+    before = len(llm_server.state.requests)
+    result = lookalikes.request("How long until escalation at Borealis Systems?", explore=True)
+    assert llm_server.state.tasks()[before] == "chat" and "45" in result.answer
 
 
 def test_unanswerable_questions_abstain(lookalikes) -> None:
