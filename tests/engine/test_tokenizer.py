@@ -37,3 +37,22 @@ def test_damaged_tokenizer_file_fails_clearly(tmp_path: Path, monkeypatch) -> No
 
 def test_special_token_text_is_counted_as_text() -> None:
     assert tokenizer.count_tokens("a <|endoftext|> b") > 3
+
+
+def test_a_windows_checkout_keeps_the_tokenizer_byte_exact(tmp_path: Path) -> None:
+    """core.autocrlf=true (the Windows runners' default) must not rewrite the vocabularies
+    (their SHA-256 is checked) nor the shell scripts bash runs."""
+    root = Path(__file__).resolve().parents[2]
+    if not (root / ".git").exists():
+        pytest.skip("needs the source repository (this is not a git checkout)")
+    clone = tmp_path / "clone"
+    out = subprocess.run(
+        ["git", "clone", "-q", "-c", "core.autocrlf=true", str(root), str(clone)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 0, out.stderr
+    tokenizer._verify(clone / "resources" / "tokenizers")  # raises when a file was rewritten
+    for script in (".ci/run", "packaging/linux/install.sh", "packaging/build_linux.sh"):
+        assert b"\r\n" not in (clone / script).read_bytes(), script
