@@ -55,6 +55,20 @@ class HistoryWriteError(GitFailed):
         self.strerror = f"{self.strerror}; nothing was changed"
 
 
+class GitMissing(GitFailed):
+    """The chosen git executable could not be started (uninstalled, moved, or not
+    executable since the memory was opened); GitPython's GitCommandNotFound is no
+    GitCommandError, so without this it escaped every handler."""
+
+    def __init__(self, executable: str) -> None:
+        StoreError.__init__(
+            self,
+            2,  # ENOENT
+            f"git could not be started ({executable}). Install git "
+            "(https://git-scm.com/downloads) or set its path in Settings, then try again",
+        )
+
+
 XCODE_SELECT = "/usr/bin/xcode-select"
 
 
@@ -190,7 +204,10 @@ class MemoryRepo:
         # fails on a full disk and races with the user's own git.
         base = {"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"}
         pinned = git_environment(self.root)
-        return self._runner.execute(command, env={**pinned, **base, **env}, istream=stdin)
+        try:
+            return self._runner.execute(command, env={**pinned, **base, **env}, istream=stdin)
+        except self._git.GitCommandNotFound as exc:
+            raise GitMissing(self.executable) from exc
 
     def _author(self) -> dict[str, str]:
         """The app's identity for commits, when the user has configured none (asked once)."""

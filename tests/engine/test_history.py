@@ -204,6 +204,28 @@ def test_a_configured_git_is_used_for_every_call(
     assert subprocess.run(status, capture_output=True, text=True, check=True).stdout == ""
 
 
+def test_git_gone_since_the_memory_opened_fails_clearly_and_loses_nothing(
+    make_workflow, memory_dir: Path, tmp_path: Path
+) -> None:
+    """The chosen git is uninstalled while the app runs: the next operation says so with
+    advice and leaves the memory as it was, instead of an uncaught GitCommandNotFound."""
+    import shutil
+
+    from gam_desktop.engine.gitrepo import GitMissing
+
+    private = tmp_path / "tools" / "git"
+    private.parent.mkdir()
+    private.symlink_to(shutil.which("git"))
+    workflow = make_workflow(min_tokens=20, max_tokens=200, git_path=str(private))
+    workflow.add(text=topic_document({"python": 3}))
+    before = {p: p.read_bytes() for p in memory_dir.rglob("*.md")}
+    private.unlink()
+    with pytest.raises(GitMissing, match=r"git could not be started .*Settings"):
+        workflow.add(text=topic_document({"rust": 3}))
+    assert {p: p.read_bytes() for p in memory_dir.rglob("*.md")} == before
+    assert workflow.interrupted() is None  # nothing half-done for the next start to mend
+
+
 def test_gam_add_runs_with_no_git_on_path(llm_server, tmp_path: Path) -> None:
     empty_bin = tmp_path / "bin"
     empty_bin.mkdir()
