@@ -114,6 +114,15 @@ SAFE_CONFIG = (
     "core.fsmonitor=false",
     "-c",
     f"core.hooksPath={os.devnull}",  # not a folder: no hook is ever found
+    "-c",
+    "commit.gpgSign=false",  # a signing program named by someone's config never runs
+    # Files are written with LF and must come back byte for byte after a rollback (the
+    # Windows default autocrlf=true would rewrite every restored file, and the watcher
+    # would see outside edits); long paths work on Windows' git.
+    "-c",
+    "core.autocrlf=false",
+    "-c",
+    "core.longpaths=true",
 )
 
 
@@ -153,6 +162,27 @@ def git_environment(root: Path) -> dict[str, str]:
     return {**caller, **pinned}
 
 
+NO_DRIVERS = "* !filter !merge !diff"  # attributes back to unspecified: git's built-ins
+
+
+def _append_missing(path: Path, lines: tuple[str, ...], last: bool = False) -> None:
+    """Append the `lines` a rules file lacks (all of them again when `last` and they are
+    not its final lines); what the user keeps there stays. Never written through a link:
+    git would then read the link's target, which is not ours to change."""
+    if path.is_symlink() or path.parent.is_symlink():
+        return
+    text = path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
+    present = [line.strip() for line in text.splitlines() if line.strip()]
+    if last:
+        missing = list(lines) if present[-len(lines) :] != list(lines) else []
+    else:
+        missing = [line for line in lines if line not in present]
+    if missing:
+        prefix = "" if not text or text.endswith("\n") else "\n"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text + prefix + "\n".join(missing) + "\n", encoding="utf-8")
+
+
 class MemoryRepo:
     def __init__(self, root: Path, executable: str, gitmodule: Any) -> None:
         self.root = root
@@ -177,29 +207,37 @@ class MemoryRepo:
                 memory._run(("init", "-q"), {})
             except gitmodule.GitCommandError as exc:
                 raise GitFailed(exc, "could not start the memory's history") from exc
-        memory._ensure_excluded()
+        memory._ensure_private_rules()
         return memory
 
-    def _ensure_excluded(self) -> None:
-        """Keep the app's private files (.gam/cache, the lock, the journal) out of git
-        through the repository's own exclude file: the user's .gitignore is theirs (it may
-        be a link git refuses to read, or lack these lines) and is never written."""
-        exclude = Path(git_environment(self.root)["GIT_COMMON_DIR"]) / "info" / "exclude"
-        if exclude.is_symlink() or exclude.parent.is_symlink():
-            return  # never written through a link; git status will show the files instead
-        text = exclude.read_text(encoding="utf-8", errors="replace") if exclude.exists() else ""
-        missing = [line for line in UNTRACKED if line not in text.splitlines()]
-        if missing:  # append: what the user keeps there stays
-            prefix = "" if not text or text.endswith("\n") else "\n"
-            exclude.parent.mkdir(parents=True, exist_ok=True)
-            exclude.write_text(text + prefix + "\n".join(missing) + "\n", encoding="utf-8")
+    def _ensure_private_rules(self) -> None:
+        """Rules in the repository's own info/ folder (the user's .gitignore and
+        .gitattributes are theirs, and never written):
+        - exclude: the app's private files (.gam/cache, the lock, the journal) stay out of git;
+        - attributes: no filter, merge or diff driver named by the memory's .gitattributes
+          runs (their commands come from the memory's .git/config, which is untrusted like
+          the rest of a folder that arrives as a zip). info/attributes is read last and its
+          last line wins, so the rule must be the file's last line."""
+        info = Path(git_environment(self.root)["GIT_COMMON_DIR"]) / "info"
+        _append_missing(info / "exclude", UNTRACKED)
+        attributes = info / "attributes"
+        if attributes.is_symlink() or info.is_symlink():  # its target is not ours to write
+            raise GitUnavailable(
+                f"History is off for this memory: {attributes} is a link, so the app cannot "
+                "keep the commands it may name from running. Make it a plain file to turn "
+                "history on; building and asking questions work without it."
+            )
+        _append_missing(attributes, (NO_DRIVERS,), last=True)
 
     # -- running git -------------------------------------------------------------------
 
     def _run(self, args: tuple[str, ...], env: dict[str, str], stdin: Any = None) -> str:
         # A memory is untrusted ground (it may arrive as a zip or through a synced folder):
         # its .git/config must not run commands (fsmonitor) nor its hooks run at all.
-        command = [self.executable, "-C", str(self.root), *SAFE_CONFIG, *args]
+        # safe.directory: exFAT and network shares report another owner and git would
+        # refuse the memory ("dubious ownership"); its config is neutralized above anyway.
+        trusted = ("-c", f"safe.directory={self.root}")
+        command = [self.executable, "-C", str(self.root), *SAFE_CONFIG, *trusted, *args]
         # GIT_OPTIONAL_LOCKS=0: `git status` would refresh and rewrite the index, which
         # fails on a full disk and races with the user's own git.
         base = {"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"}

@@ -100,6 +100,49 @@ def test_a_memory_from_elsewhere_runs_no_commands_from_its_git_config(
     assert not marker_hook.exists(), "a hook from the memory's .git/hooks ran"
 
 
+def test_drivers_named_by_the_memorys_gitattributes_never_run(
+    make_workflow, memory_dir: Path, tmp_path: Path
+) -> None:
+    """A memory's .gitattributes can name a filter (run by `git add`, `status`, `checkout`),
+    a merge driver (run by the revert behind a rollback) and a diff driver, whose commands
+    come from its .git/config: a crafted memory would run them with the user's rights."""
+    workflow = make_workflow()
+    workflow.add(text=topic_document({"python": 3}))
+    ran = {kind: tmp_path / f"ran_{kind}" for kind in ("clean", "smudge", "merge", "diff")}
+    git(memory_dir, "config", "filter.evil.clean", f"touch {ran['clean']}; cat")
+    git(memory_dir, "config", "filter.evil.smudge", f"touch {ran['smudge']}; cat")
+    git(memory_dir, "config", "merge.evil.driver", f"touch {ran['merge']}; false")
+    git(memory_dir, "config", "diff.evil.command", f"touch {ran['diff']}")
+    (memory_dir / ".gitattributes").write_text("* filter=evil merge=evil diff=evil\n")
+    (memory_dir / ".git" / "info" / "attributes").write_text("* filter=evil\n")
+    workflow = make_workflow()
+    workflow.add(text=topic_document({"rust": 3}))
+    workflow.add(text=topic_document({"python": 2, "rust": 2}))
+    first_add = workflow.history.operations()[-2]
+    workflow.rollback(first_add.sha)
+    for op in workflow.history.operations():
+        for change in workflow.history.changes(op.sha):
+            workflow.history.diff(op.sha, change.path)
+    assert not [kind for kind, marker in ran.items() if marker.exists()]
+    lines = (memory_dir / ".git" / "info" / "attributes").read_text().splitlines()
+    assert lines[0] == "* filter=evil" and lines[-1] == "* !filter !merge !diff"  # theirs stays
+
+
+def test_a_linked_info_attributes_turns_history_off_rather_than_run_drivers(
+    make_workflow, memory_dir: Path, tmp_path: Path
+) -> None:
+    make_workflow().add(text=topic_document({"python": 3}))
+    theirs = tmp_path / "attributes"
+    theirs.write_text("* filter=evil\n")
+    (memory_dir / ".git" / "info" / "attributes").unlink()
+    (memory_dir / ".git" / "info" / "attributes").symlink_to(theirs)
+    git(memory_dir, "config", "filter.evil.clean", f"touch {tmp_path / 'ran'}; cat")
+    workflow = make_workflow()
+    workflow.add(text=topic_document({"rust": 3}))  # builds; history is off, and says why
+    assert "is a link" in (workflow.history_message or "")
+    assert not (tmp_path / "ran").exists() and theirs.read_text() == "* filter=evil\n"
+
+
 # -- recovery after a crash ----------------------------------------------------------------
 
 

@@ -1,0 +1,70 @@
+"""Git as Windows and macOS machines configure it (issue 17): the memory's history must not
+depend on the user's global git settings nor on who the file system says owns the folder."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.documents import topic_document
+from tests.repos import git
+
+
+@pytest.fixture
+def global_config(tmp_path: Path, monkeypatch) -> Path:
+    config = tmp_path / "global.gitconfig"
+    config.write_text("")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
+    return config
+
+
+def test_a_global_autocrlf_does_not_rewrite_restored_files(
+    make_workflow, memory_dir: Path, global_config: Path
+) -> None:
+    """Windows' git defaults to core.autocrlf=true: a rollback would write every restored
+    file with CRLF, unlike the app's own LF files."""
+    global_config.write_text("[core]\n\tautocrlf = true\n")
+    workflow = make_workflow(min_tokens=20, max_tokens=200)
+    workflow.add(text=topic_document({"python": 3}))
+    workflow.add(text=topic_document({"rust": 3}))
+    workflow.rollback(workflow.history.operations()[0].sha)
+    restored = [p for p in memory_dir.rglob("*.md") if ".git" not in p.parts]
+    assert restored and not [p for p in restored if b"\r\n" in p.read_bytes()]
+    assert git(memory_dir, "status", "--porcelain") == ""
+
+
+def test_a_signing_setting_never_runs_a_signing_program(
+    make_workflow, memory_dir: Path, global_config: Path, tmp_path: Path
+) -> None:
+    marker = tmp_path / "signed"
+    program = tmp_path / "fake-gpg"
+    program.write_text(f"#!/bin/sh\ntouch {marker}\nexit 1\n")
+    program.chmod(0o755)
+    global_config.write_text(f"[commit]\n\tgpgSign = true\n[gpg]\n\tprogram = {program}\n")
+    workflow = make_workflow(min_tokens=20, max_tokens=200)
+    workflow.add(text=topic_document({"python": 3}))
+    assert [op.kind for op in workflow.history.operations()] == ["build"]
+    assert not marker.exists()
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() != 0 or shutil.which("chown") is None,
+    reason="needs root to give the folder another owner (as exFAT and network shares appear)",
+)
+def test_a_memory_the_file_system_says_someone_else_owns_keeps_its_history(
+    make_workflow, memory_dir: Path
+) -> None:
+    workflow = make_workflow(min_tokens=20, max_tokens=200)
+    workflow.add(text=topic_document({"python": 3}))
+    subprocess.run(["chown", "-R", "65534:65534", str(memory_dir)], check=True, timeout=60)
+    refused = subprocess.run(
+        ["git", "status"], cwd=memory_dir, capture_output=True, text=True, timeout=60
+    )
+    assert "dubious ownership" in refused.stderr  # what plain git says of such a folder
+    workflow = make_workflow(min_tokens=20, max_tokens=200)
+    workflow.add(text=topic_document({"rust": 3}))
+    assert [op.kind for op in workflow.history.operations()] == ["add", "build"]
