@@ -17,7 +17,7 @@ from gam_desktop.engine.markdown import (
     render_readme,
 )
 from gam_desktop.engine.models import META_FILE, ChunkConfig, GamMeta, MemorizedChunk, utc_now
-from gam_desktop.engine.naming import memory_file_stem, unique_name
+from gam_desktop.engine.naming import fit_stem, memory_file_stem, unique_name
 
 _FRONT_ORDER = ("source", "source_hash", "span", "pages", "tokens", "hash", "created", "fallback")
 
@@ -57,7 +57,8 @@ def memory_front(memory: MemorizedChunk) -> dict:
 
 
 def place_memory(changes: ChangeSet, directory: DirView, memory: MemorizedChunk) -> str:
-    name = unique_name(memory_file_stem(memory.title), [*directory.files], ".md")
+    stem = fit_stem(memory_file_stem(memory.title), directory.path)
+    name = unique_name(stem, [*directory.files], ".md")
     directory.files[name] = memory.tldr
     path = directory.child_path(name)
     changes.writes[path] = render_memory(memory_front(memory), memory.memory)

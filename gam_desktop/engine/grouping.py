@@ -34,7 +34,7 @@ from gam_desktop.engine.describing import (
     is_generic_name,
 )
 from gam_desktop.engine.models import DirectoryNode, MemorizedChunk
-from gam_desktop.engine.naming import sanitize_name, unique_name
+from gam_desktop.engine.naming import sanitize_folder_name, unique_name
 from gam_desktop.engine.prompts import MAX_DEPTH
 from gam_desktop.engine.textutil import STOPWORDS, WORD
 
@@ -197,7 +197,7 @@ def folder_name(cluster: Sequence[Unit], terms: Sequence[str], corpus: Corpus) -
     (pieces of one long text read in order), else their most frequent word: never a
     name that says nothing ("notes")."""
     if len(cluster) == 1 and cluster[0].source:
-        name = sanitize_name(cluster[0].source, fallback="")
+        name = sanitize_folder_name(cluster[0].source, fallback="")
         if name and not is_generic_name(_stem(cluster[0].source)):
             return name
     members = [m for unit in cluster for m in unit.members]
@@ -206,7 +206,7 @@ def folder_name(cluster: Sequence[Unit], terms: Sequence[str], corpus: Corpus) -
     candidates = ["_".join(t.lower() for t in terms[:NAME_TERMS])]
     candidates += [m.title for m in members] + frequent[:1]
     for candidate in candidates:
-        name = sanitize_name(candidate, fallback="")
+        name = sanitize_folder_name(candidate, fallback="")
         if name and not is_generic_name(name):
             return name
     return "unnamed_group"

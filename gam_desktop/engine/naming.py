@@ -14,6 +14,13 @@ from collections.abc import Iterable
 MAX_NAME_CHARS = 64
 # 255 bytes is the usual limit; room is left for "_12.md" and the temp file's ".x.tmp" parts.
 MAX_NAME_BYTES = 120
+# Windows fails past 260 characters of a whole path (Python cannot open the file, git says
+# "Filename too long"), and a memory often sits under C:\Users\<name>\OneDrive\Documents\...
+# (about 100): a memory's path inside the folder stays within 120, three folder levels of
+# at most 28 characters leaving room for a file name.
+MAX_PATH_CHARS = 120
+MAX_FOLDER_CHARS = 28
+MIN_STEM_CHARS = 12
 _WINDOWS_RESERVED = {
     "con",
     "prn",
@@ -28,14 +35,14 @@ _SEPARATORS = re.compile(r"[\s\-\.]+")
 _RESERVED_FILE_STEMS = {"readme"}
 
 
-def sanitize_name(raw: str, fallback: str = "untitled") -> str:
+def sanitize_name(raw: str, fallback: str = "untitled", max_chars: int = MAX_NAME_CHARS) -> str:
     """A lowercase snake_case name valid on every OS; `fallback` when nothing is left."""
     name = unicodedata.normalize("NFKC", str(raw)).strip().lower()
     name = _FORBIDDEN.sub("_", name)
     name = _SEPARATORS.sub("_", name)
     name = re.sub(r"_+", "_", name).strip("_.")
-    if len(name) > MAX_NAME_CHARS:
-        name = name[:MAX_NAME_CHARS].rstrip("_.")
+    if len(name) > max_chars:
+        name = name[:max_chars].rstrip("_.")
     while len(name.encode("utf-8")) > MAX_NAME_BYTES:  # file systems count bytes, not chars
         name = name[:-1].rstrip("_.")
     if not name:
@@ -43,6 +50,18 @@ def sanitize_name(raw: str, fallback: str = "untitled") -> str:
     if name.split(".")[0] in _WINDOWS_RESERVED:
         name = f"{name}_"
     return name
+
+
+def sanitize_folder_name(raw: str, fallback: str = "topic") -> str:
+    return sanitize_name(raw, fallback, MAX_FOLDER_CHARS)
+
+
+def fit_stem(stem: str, folder: str) -> str:
+    """`stem` shortened so that `folder/stem_NN.md` stays within MAX_PATH_CHARS."""
+    room = MAX_PATH_CHARS - (len(folder) + 1 if folder else 0) - len("_99.md")
+    if len(stem) <= room:
+        return stem
+    return stem[: max(room, MIN_STEM_CHARS)].rstrip("_.") or stem[:MIN_STEM_CHARS]
 
 
 def memory_file_stem(title: str) -> str:

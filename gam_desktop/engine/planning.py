@@ -18,7 +18,7 @@ from gam_desktop.engine.grouping import group_memories
 from gam_desktop.engine.llm import LLMCallFailed, LLMClient
 from gam_desktop.engine.markdown import humanize
 from gam_desktop.engine.models import DirectoryNode, MemorizedChunk
-from gam_desktop.engine.naming import sanitize_name
+from gam_desktop.engine.naming import sanitize_folder_name
 from gam_desktop.engine.prompts import (
     DescriptionBatch,
     PlacementPlan,
@@ -147,7 +147,7 @@ def place_memories(
 def normalize_dir_path(raw: str) -> str:
     """An LLM-given path made safe: sanitized components, no '..', no leading '/'."""
     parts = [p for p in re.split(r"[/\\]+", raw or "") if p and p not in (".", "..")]
-    return "/".join(sanitize_name(p, fallback="topic") for p in parts[:3])
+    return "/".join(sanitize_folder_name(p) for p in parts[:3])
 
 
 def _words(text: str) -> set[str]:
@@ -165,7 +165,7 @@ def best_leaf_by_words(view: DirView, memory: MemorizedChunk) -> str:
             best, best_score = node.path, score
     if best:
         return best
-    return sanitize_name(memory.metadata.get("source", "").rsplit(".", 1)[0], fallback="inbox")
+    return sanitize_folder_name(memory.metadata.get("source", "").rsplit(".", 1)[0], "inbox")
 
 
 def _informative(description: str, path: str) -> str:

@@ -14,7 +14,7 @@ from gam_desktop.engine.folder import DirView, MemoryFolder
 from gam_desktop.engine.llm import LLMClient
 from gam_desktop.engine.markdown import parse_memory
 from gam_desktop.engine.models import DirectoryNode, MemorizedChunk, ReorganizeOperation
-from gam_desktop.engine.naming import unique_name
+from gam_desktop.engine.naming import fit_stem, unique_name
 from gam_desktop.engine.planning import plan_taxonomy
 
 
@@ -98,7 +98,8 @@ def plan_reorganization(
             if target is directory:
                 continue
             old_name = names[i]
-            new_name = unique_name(old_name.removesuffix(".md"), [*target.files], ".md")
+            stem = fit_stem(old_name.removesuffix(".md"), target.path)
+            new_name = unique_name(stem, [*target.files], ".md")
             target.files[new_name] = directory.files.pop(old_name)
             operation.moved_files.append(
                 (directory.child_path(old_name), target.child_path(new_name))

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from gam_desktop.engine.describing import is_empty_description, is_generic_name
 from gam_desktop.engine.models import DirectoryNode
-from gam_desktop.engine.naming import sanitize_name
+from gam_desktop.engine.naming import sanitize_folder_name
 from gam_desktop.engine.prompts import MAX_DEPTH
 
 CROWDED_MIN = 8  # up to 7 chunks make one good folder (the prompt asks for 3-7)
@@ -43,7 +43,7 @@ def _check_nodes(node: DirectoryNode, depth: int, max_depth: int, errors: list[s
     if depth > max_depth:
         errors.append(f"directory '{node.name}' is deeper than {max_depth} levels")
         return
-    names = [sanitize_name(c.name, fallback="") for c in node.children]
+    names = [sanitize_folder_name(c.name, fallback="") for c in node.children]
     if "" in names:
         errors.append(f"a subdirectory of '{node.name}' has an empty or invalid name")
     clashes = sorted(n for n, k in Counter(names).items() if n and k > 1)
@@ -59,7 +59,7 @@ def normalize_plan(plan: DirectoryNode, base: str = "") -> DirectoryNode:
     describes the folder from its memories instead."""
     children = []
     for child in plan.children:
-        name = sanitize_name(child.name, fallback="topic")
+        name = sanitize_folder_name(child.name)
         path = f"{base}/{name}" if base else name
         normalized = normalize_plan(child.model_copy(update={"name": name}), path)
         if normalized.children or normalized.chunk_indices:

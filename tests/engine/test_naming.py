@@ -37,3 +37,24 @@ def test_unique_name_is_case_insensitive() -> None:
     assert unique_name("notes", ["Notes.md"], ".md") == "notes_2.md"
     assert unique_name("notes", ["notes.md", "NOTES_2.md"], ".md") == "notes_3.md"
     assert unique_name("other", ["notes.md"], ".md") == "other.md"
+
+
+def test_a_memory_path_fits_windows_under_a_long_documents_folder() -> None:
+    """Three 64-character folder levels and a 64-character title used to make a 200-character
+    path inside the memory: under C:\\Users\\...\\OneDrive\\Documents it passed Windows' 260."""
+    from gam_desktop.engine.naming import (
+        MAX_PATH_CHARS,
+        fit_stem,
+        memory_file_stem,
+        sanitize_folder_name,
+    )
+    from gam_desktop.engine.planning import normalize_dir_path
+
+    long_words = "quarterly operational resilience review of the northern logistics hub"
+    folder = normalize_dir_path("/".join([long_words] * 3))
+    assert all(len(part) <= 28 for part in folder.split("/")) and folder.count("/") == 2
+    stem = fit_stem(memory_file_stem(long_words * 3), folder)
+    assert len(f"{folder}/{stem}_99.md") <= MAX_PATH_CHARS
+    assert stem.startswith("quarterly_operational")  # shortened, still saying what it is
+    assert fit_stem("short_title", folder) == "short_title"
+    assert sanitize_folder_name(long_words) == "quarterly_operational_resili"
