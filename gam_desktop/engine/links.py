@@ -29,6 +29,31 @@ def resolve_within(root: Path, path: Path) -> Path | None:
     return resolved if resolved == root or root in resolved.parents else None
 
 
+def is_private_name(name: str) -> bool:
+    """`.git` or `.gam` as a case-insensitive file system (APFS, NTFS) reads the name:
+    any case, and on Windows with trailing dots or spaces (".GIT", ".git.")."""
+    return name.casefold().rstrip(". ") in PRIVATE or name.casefold() in PRIVATE
+
+
+def is_private(root: Path, path: Path) -> bool:
+    """Whether `path` (resolved, inside `root`) is .git/.gam or inside them: by name in
+    any case, and by identity (a Windows short name such as GIT~1, a mount of it)."""
+    parts = path.relative_to(root).parts
+    if not parts:
+        return False
+    if any(is_private_name(part) for part in parts):
+        return True
+    top = root / parts[0]
+    return any(_same_file(top, root / name) for name in PRIVATE)
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # b does not exist (no .gam yet), or a vanished meanwhile
+        return False
+
+
 def is_absent(root: Path, entry: os.DirEntry | Path) -> bool:
     """Whether a scanned entry must be treated as not there: a link that leaves the
     memory (or loops, or dangles, or leads into .git/ or .gam/). Links that stay inside
@@ -39,7 +64,7 @@ def is_absent(root: Path, entry: os.DirEntry | Path) -> bool:
     target = resolve_within(root, Path(entry.path if isinstance(entry, os.DirEntry) else entry))
     # Inside, but into the repository or the app's files (`notes.md -> .git/config` would
     # send a remote's token to the LLM): as absent as a link out.
-    return target is None or bool(PRIVATE & set(target.relative_to(root).parts[:1]))
+    return target is None or is_private(root, target)
 
 
 def is_real_dir(entry: os.DirEntry | Path) -> bool:

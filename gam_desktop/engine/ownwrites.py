@@ -9,11 +9,19 @@ from __future__ import annotations
 import hashlib
 import threading
 import time
+import unicodedata
 from pathlib import Path
 
 _DELETED = "deleted"
 _DIRECTORY = "directory"
 _KEEP_SECONDS = 300.0
+
+
+def path_key(path: str | Path) -> str:
+    """A path as case-insensitive, normalization-insensitive file systems (APFS, NTFS)
+    compare it: macOS reports events in NFD and in the case on disk, while the app holds
+    the NFC path the person typed."""
+    return unicodedata.normalize("NFC", str(path)).casefold()
 
 
 class OwnWrites:
@@ -33,7 +41,7 @@ class OwnWrites:
     def _put(self, path: Path, value: str) -> None:
         now = time.monotonic()
         with self._lock:
-            self._entries[str(path)] = (value, now)
+            self._entries[path_key(path)] = (value, now)
             if len(self._entries) > 50_000:  # forget old entries, keep memory bounded
                 self._entries = {
                     k: v for k, v in self._entries.items() if now - v[1] < _KEEP_SECONDS
@@ -42,7 +50,7 @@ class OwnWrites:
     def is_own(self, path: Path) -> bool:
         """Whether the file is exactly as the app left it (or gone, as the app left it)."""
         with self._lock:
-            entry = self._entries.get(str(path))
+            entry = self._entries.get(path_key(path))
         if entry is None:
             return False
         if entry[0] == _DIRECTORY:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path, PurePosixPath
 
-from gam_desktop.engine.links import PRIVATE, is_absent, resolve_within
+from gam_desktop.engine.links import PRIVATE, is_absent, is_private, is_private_name, resolve_within
 
 HIDDEN_PARTS = PRIVATE
 
@@ -35,16 +35,16 @@ class Sandbox:
         rel = PurePosixPath(text.lstrip("/"))
         if any(part == ".." for part in rel.parts):
             raise ToolError(f"'{raw}' leaves the memory folder; '..' is not allowed")
-        if any(part in HIDDEN_PARTS for part in rel.parts):
+        if any(is_private_name(part) for part in rel.parts):
             raise ToolError(f"'{raw}' is private to the app and cannot be read")
         path = resolve_within(self.root, self.root / rel)
         if path is None:
             if not os.path.lexists(self.root / rel):
                 raise ToolError(f"'{raw}' does not exist")
             raise ToolError(f"'{raw}' points outside the memory folder (a link?)")
-        inside = path.relative_to(self.root).as_posix()
-        if any(part in HIDDEN_PARTS for part in PurePosixPath(inside).parts):
+        if is_private(self.root, path):
             raise ToolError(f"'{raw}' is private to the app and cannot be read")
+        inside = path.relative_to(self.root).as_posix()
         if want_dir is True and not path.is_dir():
             raise ToolError(f"'{raw}' is a file, not a directory")
         if want_dir is False and not path.is_file():

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import unicodedata
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -18,7 +19,7 @@ from pathlib import Path
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
-from gam_desktop.engine.ownwrites import OWN_WRITES, OwnWrites
+from gam_desktop.engine.ownwrites import OWN_WRITES, OwnWrites, path_key
 from gam_desktop.engine.sandbox import HIDDEN_PARTS
 
 log = logging.getLogger(__name__)
@@ -28,12 +29,21 @@ warnings.filterwarnings("ignore", message="Callback with id", category=RuntimeWa
 _TEMP_SUFFIXES = ("~", ".tmp", ".swp", ".swx", ".part", ".crdownload")
 
 
+def relative_parts(root: Path, path: Path) -> tuple[str, ...] | None:
+    """`path`'s parts below `root` (NFC), compared as APFS and NTFS compare names: an
+    event path in NFD or in another case than the one the folder was opened with is still
+    inside. None when it is not below `root`."""
+    above, parts = root.parts, path.parts
+    if len(parts) <= len(above):
+        return None
+    if [path_key(p) for p in parts[: len(above)]] != [path_key(p) for p in above]:
+        return None
+    return tuple(unicodedata.normalize("NFC", p) for p in parts[len(above) :])
+
+
 def is_interesting(root: Path, raw: str | bytes) -> bool:
     path = Path(raw.decode() if isinstance(raw, bytes) else raw)
-    try:
-        parts = path.relative_to(root).parts
-    except ValueError:
-        return False
+    parts = relative_parts(root, path)
     if not parts or any(p in HIDDEN_PARTS or p.startswith(".") for p in parts):
         return False
     name = parts[-1]
@@ -109,7 +119,11 @@ class FolderWatcher:
         with self._lock:
             pending, self._pending, self._timer = self._pending, set(), None
         changed = sorted(
-            {p.relative_to(self.root).as_posix() for p in pending if not self.own_writes.is_own(p)}
+            {
+                "/".join(parts)
+                for p in pending
+                if not self.own_writes.is_own(p) and (parts := relative_parts(self.root, p))
+            }
         )
         if changed:
             try:

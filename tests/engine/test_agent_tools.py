@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -160,3 +161,34 @@ def test_cjk_queries_match_japanese_text(memory: Path) -> None:
     assert tokenize("勾配降下") == ["勾配", "配降", "降下"]
     result = MemoryTools(memory).bm25_search("勾配降下法")
     assert result.matched[0] == "ja.md"
+
+
+@pytest.mark.parametrize("alias", [".GIT", ".Git", ".git.", ".gam "])
+def test_private_folders_are_refused_under_any_case_or_windows_alias(
+    memory: Path, alias: str
+) -> None:
+    """On APFS and NTFS `.GIT/config` and `.git./config` open `.git/config`. Here (a
+    case-sensitive file system) the alias is made a real folder holding the secret: the
+    name alone must refuse it."""
+    (memory / alias).mkdir()
+    (memory / alias / "config").write_text("[core] TOPSECRET\n")
+    tools = MemoryTools(memory)
+    result = tools.run("cat", {"file": f"{alias}/config"})
+    assert result.error and "private" in result.text and "TOPSECRET" not in result.text
+
+
+def test_a_private_folder_reached_under_another_name_is_refused(memory: Path) -> None:
+    """Windows' short name GIT~1 (or a mount) reaches `.git` under a name that says
+    nothing: refused by identity. Simulated with a bind mount (root on Linux only)."""
+    alias = memory / "GIT~1"
+    alias.mkdir()
+    mounted = subprocess.run(
+        ["mount", "--bind", str(memory / ".git"), str(alias)], capture_output=True, timeout=30
+    )
+    if mounted.returncode != 0:
+        pytest.skip("needs a bind mount (root on Linux) to give .git a second name")
+    try:
+        result = MemoryTools(memory).run("cat", {"file": "GIT~1/config"})
+        assert result.error and "private" in result.text and "[core]" not in result.text
+    finally:
+        subprocess.run(["umount", str(alias)], capture_output=True, timeout=30)

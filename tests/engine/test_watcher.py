@@ -142,3 +142,38 @@ def test_watcher_starts_and_stops_cleanly(tmp_path: Path) -> None:
     watcher.stop()
     assert not watcher.running
     assert wait_for(lambda: threading.active_count() <= threads_before, 5)
+
+
+def test_events_in_nfd_or_another_case_are_still_the_memorys(tmp_path: Path) -> None:
+    """macOS reports event paths in NFD and in the case on disk; the folder was opened
+    with the NFC name the person typed. Before, such an edit fell outside the root and
+    was ignored, and the app's own writes were taken for a person's."""
+    import unicodedata
+
+    from gam_desktop.engine.ownwrites import OwnWrites
+    from gam_desktop.engine.watcher import is_interesting, relative_parts
+
+    root = tmp_path / unicodedata.normalize("NFC", "Mémoire")
+    event = (
+        tmp_path
+        / unicodedata.normalize("NFD", "MÉMOIRE")
+        / unicodedata.normalize("NFD", "café/crème.md")
+    )
+    assert is_interesting(root, str(event))
+    assert relative_parts(root, event) == ("café", "crème.md")  # reported in NFC
+    assert relative_parts(root, tmp_path / "elsewhere" / "a.md") is None
+    own = OwnWrites()  # the app deleted a file (NFC); the event names it in NFD, upper case
+    own.note_deleted(root / unicodedata.normalize("NFC", "crème.md"))
+    assert own.is_own(event.parent.parent / unicodedata.normalize("NFD", "CRÈME.md"))
+
+
+def test_a_flushed_batch_names_each_file_once_in_nfc(tmp_path: Path) -> None:
+    import unicodedata
+
+    seen: list[list[str]] = []
+    watcher = FolderWatcher(tmp_path, seen.append, delay=60)
+    for form in ("NFC", "NFD"):
+        watcher.touch(tmp_path / unicodedata.normalize(form, "crème.md"))
+    watcher._flush()
+    watcher.stop()
+    assert seen == [[unicodedata.normalize("NFC", "crème.md")]]
