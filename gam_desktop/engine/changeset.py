@@ -12,9 +12,11 @@ import contextlib
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from gam_desktop.engine import faults
 from gam_desktop.engine.folder import APP_DIR
@@ -22,6 +24,21 @@ from gam_desktop.engine.links import check_writable_path
 from gam_desktop.engine.markdown import README
 from gam_desktop.engine.models import META_FILE
 from gam_desktop.engine.ownwrites import OWN_WRITES
+
+T = TypeVar("T")
+# Windows refuses to replace, delete or move a file while any program holds it open (the
+# app's watcher or search, the indexer, Defender, OneDrive) with a PermissionError; such
+# holds last milliseconds, so the step is retried briefly instead of undoing the operation.
+SHARING_RETRIES: tuple[float, ...] = (0.02, 0.05, 0.1, 0.2, 0.4, 0.8) if os.name == "nt" else ()
+
+
+def retry_sharing(action: Callable[[], T]) -> T:
+    for pause in SHARING_RETRIES:
+        try:
+            return action()
+        except PermissionError:
+            time.sleep(pause)
+    return action()
 
 
 def _current_umask() -> int:
@@ -59,7 +76,7 @@ def atomic_write(path: Path, data: str | bytes) -> None:
             handle.write(payload)
             handle.flush()
             os.fsync(handle.fileno())
-        os.replace(tmp, path)
+        retry_sharing(lambda: os.replace(tmp, path))
         OWN_WRITES.note(path.resolve(), payload)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -150,7 +167,7 @@ def _write(root: Path, rel: str, data: str | bytes, undo: list[Callable[[], None
     atomic_write(target, data)
     faults.reached("write")
     if previous is None:
-        undo.append(lambda: target.unlink())
+        undo.append(lambda: retry_sharing(target.unlink))
     else:
         undo.append(lambda: atomic_write(target, previous))
 
@@ -160,7 +177,7 @@ def _move(root: Path, old: str, new: str, undo: list[Callable[[], None]]) -> Non
     if target.exists():
         raise FileExistsError(17, "target exists", str(target))
     _make_dirs(root, Path(new).parent, undo)
-    shutil.move(source, target)
+    retry_sharing(lambda: shutil.move(source, target))
     OWN_WRITES.note_deleted(source.resolve())
     OWN_WRITES.note(target.resolve(), target.read_bytes())
     undo.append(lambda: _move_back(target, source))
@@ -169,7 +186,7 @@ def _move(root: Path, old: str, new: str, undo: list[Callable[[], None]]) -> Non
 
 def _move_back(target: Path, source: Path) -> None:
     source.parent.mkdir(parents=True, exist_ok=True)  # pruned meanwhile, maybe
-    shutil.move(target, source)
+    retry_sharing(lambda: shutil.move(target, source))
 
 
 def _delete(root: Path, rel: str, undo: list[Callable[[], None]]) -> None:
@@ -177,7 +194,7 @@ def _delete(root: Path, rel: str, undo: list[Callable[[], None]]) -> None:
     if not target.is_file():
         return
     previous = target.read_bytes()
-    target.unlink()
+    retry_sharing(target.unlink)
     OWN_WRITES.note_deleted(target.resolve())
     undo.append(lambda: atomic_write(target, previous))
 
@@ -196,7 +213,7 @@ def _prune_empty_dirs(root: Path, vacated: set[str], undo: list[Callable[[], Non
             for child in folder.iterdir():
                 _delete(root, child.relative_to(root).as_posix(), undo)
                 removed.add(child.relative_to(root).as_posix())
-            folder.rmdir()
+            retry_sharing(folder.rmdir)
             OWN_WRITES.note_deleted(folder.resolve())
             undo.append(lambda f=folder: f.mkdir(parents=True, exist_ok=True))
             folder = folder.parent
