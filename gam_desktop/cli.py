@@ -7,6 +7,7 @@ a tqdm progress bar, a one-line reason and a non-zero exit code on failure.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import math
 import shlex
@@ -52,6 +53,16 @@ _EXPECTED_ERRORS = (
     OSError,  # a folder that cannot be created or written, StoreError
     ValueError,
 )
+def _utf8_output() -> None:
+    """Windows pipes default to the ANSI code page (cp1252): an answer holding '→' or CJK
+    raised UnicodeEncodeError. Output is UTF-8, a character it cannot take replaced."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)  # None in a windowed app
+        if reconfigure is not None:
+            with contextlib.suppress(ValueError, OSError):
+                reconfigure(encoding="utf-8", errors="replace")
+
+
 NO_TEXT = "no text found"  # engine/workflow.py read_documents: "<name>: no text found; skipped"
 
 
@@ -185,6 +196,7 @@ def _without_text(files: Sequence[Path], report: BuildReport) -> list[str]:
 
 
 def add_main(argv: Sequence[str] | None = None) -> int:
+    _utf8_output()
     parser = add_parser()
     args = parser.parse_args(argv)
     if args.min_tokens is not None and args.min_tokens > args.max_tokens:
@@ -257,6 +269,7 @@ def request_parser() -> argparse.ArgumentParser:
 
 
 def request_main(argv: Sequence[str] | None = None) -> int:
+    _utf8_output()
     args = request_parser().parse_args(argv)
     logging.basicConfig(level=logging.ERROR, format="%(levelname)s %(name)s: %(message)s")
 
@@ -338,6 +351,7 @@ def _print_operation(workflow: Workflow, sha: str, diff: str | None) -> None:
 
 
 def history_main(argv: Sequence[str] | None = None) -> int:
+    _utf8_output()
     args = history_parser().parse_args(argv)
     try:
         if args.command == "recover":  # also where a first build died: not a memory yet
@@ -374,6 +388,7 @@ def rollback_parser() -> argparse.ArgumentParser:
 
 
 def rollback_main(argv: Sequence[str] | None = None) -> int:
+    _utf8_output()
     args = rollback_parser().parse_args(argv)
     try:
         workflow = _history_workflow(args.gam_dir)

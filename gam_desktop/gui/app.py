@@ -9,7 +9,7 @@ import os
 import sys
 from pathlib import Path
 
-from PySide6.QtCore import QSettings, QStandardPaths, QTimer
+from PySide6.QtCore import QCoreApplication, QSettings, QStandardPaths, QTimer
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
 
@@ -20,6 +20,14 @@ from gam_desktop.gui.settings import load
 from gam_desktop.gui.workers import call_in_daemon
 
 log = logging.getLogger("gam_desktop")
+
+
+def set_identity() -> None:
+    """The names QSettings and QStandardPaths build their paths from: set before either is
+    asked (the log folder used to be found before, and landed in a shared `logs`)."""
+    QCoreApplication.setApplicationName("GAM Desktop")
+    QCoreApplication.setOrganizationName("GAM Desktop")
+    QCoreApplication.setApplicationVersion(__version__)
 
 
 def log_folder() -> Path:
@@ -56,10 +64,8 @@ def make_app(argv: list[str]) -> QApplication:
     # Hand the GIL over more often than the default 5 ms: worker threads parsing, chunking
     # and importing then starve the GUI thread less (shorter stalls while building).
     sys.setswitchinterval(0.001)
+    set_identity()
     app = QApplication.instance() or QApplication(argv)
-    app.setApplicationName("GAM Desktop")
-    app.setOrganizationName("GAM Desktop")
-    app.setApplicationVersion(__version__)
     icon = resources_dir() / "icons" / "gam-desktop-256.png"
     if icon.is_file():
         app.setWindowIcon(QIcon(str(icon)))
@@ -83,6 +89,7 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv if argv is not None else sys.argv[1:])
+    set_identity()
     if args.self_test:
         from gam_desktop.gui.selftest import run
 

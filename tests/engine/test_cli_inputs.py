@@ -223,3 +223,23 @@ def test_a_first_build_killed_mid_write_is_recovered_from_the_cli(
     )
     assert again.returncode == 0, again.stderr
     assert invariants.problems(memory) == []
+
+
+def test_output_into_a_windows_pipe_is_utf8(llm_server, tmp_path: Path) -> None:
+    """Windows pipes take the ANSI code page (cp1252, simulated with PYTHONIOENCODING): an
+    answer holding CJK or '→' raised UnicodeEncodeError before."""
+    memory = tmp_path / "memory"
+    text = "# 東京 → 大阪\n\n" + "東京 → 大阪 の新幹線は 2 時間 30 分かかります。\n\n" * 4
+    built = run_cli(["--gam-dir", str(memory), "--text", text, "-q"], llm_server.base_url)
+    assert built.returncode == 0, built.stderr
+    windows_pipe = {"PYTHONIOENCODING": "cp1252"}
+    asked = run_cli(
+        ["--gam-dir", str(memory), "-Q", "東京 → 大阪 の新幹線は?"],
+        llm_server.base_url,
+        entry="request_main",
+        env=windows_pipe,
+    )
+    assert asked.returncode == 0, asked.stderr
+    assert "東京" in asked.stdout  # decoded as UTF-8 by the test
+    listed = run_cli(["--gam-dir", str(memory)], "", entry="history_main", env=windows_pipe)
+    assert listed.returncode == 0, listed.stderr

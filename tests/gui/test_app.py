@@ -33,6 +33,7 @@ def test_the_app_starts_opens_a_memory_and_logs(
     assert "window shown" in out.stdout
     logs = list(home.rglob("gam-desktop.log"))
     assert len(logs) == 1 and "GAM Desktop 0.1.0 starting" in logs[0].read_text()
+    assert logs[0].parent.parent.name == "GAM Desktop"  # the app's own folder, not a shared one
     everything = "".join(p.read_text(errors="ignore") for p in home.rglob("*") if p.is_file())
     assert "sk-never-logged" not in everything  # not in logs, not in settings
     settings = next(home.rglob("GAM Desktop.conf")).read_text()
@@ -47,3 +48,16 @@ def test_version_and_help() -> None:
         timeout=60,
     )
     assert out.stdout.strip() == "0.1.0"
+
+
+def test_a_windowed_build_without_stdout_runs_its_self_test(tmp_path: Path) -> None:
+    """A windowed PyInstaller exe on Windows has sys.stdout and sys.stderr set to None:
+    nothing may write to them unguarded."""
+    code = (
+        "import sys; sys.stdout = None; sys.stderr = None\n"
+        "from gam_desktop.gui.app import main\n"
+        "sys.exit(main(['--self-test']))\n"
+    )
+    env = {"HOME": str(tmp_path), "PATH": os.environ["PATH"], "QT_QPA_PLATFORM": "offscreen"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, timeout=120)
+    assert out.returncode == 0, out.stderr.decode(errors="replace")[-2000:]
