@@ -53,6 +53,8 @@ _EXPECTED_ERRORS = (
     OSError,  # a folder that cannot be created or written, StoreError
     ValueError,
 )
+
+
 def _utf8_output() -> None:
     """Windows pipes default to the ANSI code page (cp1252): an answer holding '→' or CJK
     raised UnicodeEncodeError. Output is UTF-8, a character it cannot take replaced."""
