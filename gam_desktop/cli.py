@@ -19,19 +19,19 @@ from pathlib import Path
 from pydantic import ValidationError
 from tqdm import tqdm
 
-from gam_desktop.engine import journal
-from gam_desktop.engine.builder import BuildOptions, BuildReport
-from gam_desktop.engine.control import OperationCancelled, ProgressEvent
-from gam_desktop.engine.documents import DocumentError, files_in
-from gam_desktop.engine.folder import MemoryFolder, NotAMemoryError
-from gam_desktop.engine.gitrepo import GitUnavailable
-from gam_desktop.engine.history import RollbackConflict
+from gam_desktop.engine.build.builder import BuildOptions, BuildReport
+from gam_desktop.engine.build.documents import DocumentError, files_in
+from gam_desktop.engine.history import journal
+from gam_desktop.engine.history.gitrepo import GitUnavailable
+from gam_desktop.engine.history.log import RollbackConflict
+from gam_desktop.engine.history.versioned import InterruptedOperationError
 from gam_desktop.engine.llm import LLMError, LLMSettings
 from gam_desktop.engine.llm.settings import Role
-from gam_desktop.engine.lock import FolderBusyError
+from gam_desktop.engine.llm.tokenizer import TokenizerError
 from gam_desktop.engine.models import ChunkConfig
-from gam_desktop.engine.tokenizer import TokenizerError
-from gam_desktop.engine.versioned import InterruptedOperationError
+from gam_desktop.engine.progress import OperationCancelled, ProgressEvent
+from gam_desktop.engine.store.folder import MemoryFolder, NotAMemoryError
+from gam_desktop.engine.store.lock import FolderBusyError
 from gam_desktop.engine.workflow import Workflow
 
 _HISTORY_ERRORS = (

@@ -15,10 +15,10 @@ import tempfile
 from contextlib import ExitStack
 from pathlib import Path
 
-from gam_desktop.engine.builder import BuildOptions
+from gam_desktop.engine.build.builder import BuildOptions
 from gam_desktop.engine.llm import LLMSettings
+from gam_desktop.engine.llm.tokenizer import resources_dir
 from gam_desktop.engine.models import ChunkConfig
-from gam_desktop.engine.tokenizer import resources_dir
 from gam_desktop.engine.workflow import Workflow
 from gam_desktop.scripted_llm import RunningServer
 

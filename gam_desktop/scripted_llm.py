@@ -26,8 +26,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from gam_desktop import scripted_agent
+from gam_desktop.engine.llm.tokenizer import count_tokens
 from gam_desktop.engine.textutil import keywords
-from gam_desktop.engine.tokenizer import count_tokens
 
 SENTENCE = re.compile(r"(?<=[.!?。！？])\s*")
 TASKS = {

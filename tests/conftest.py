@@ -20,7 +20,7 @@ for _var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "GAM_AGENT_MOD
     os.environ.pop(_var, None)
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from gam_desktop.engine.builder import BuildOptions  # noqa: E402
+from gam_desktop.engine.build.builder import BuildOptions  # noqa: E402
 from gam_desktop.engine.llm import LLMSettings, capabilities  # noqa: E402
 from gam_desktop.engine.models import ChunkConfig  # noqa: E402
 from gam_desktop.engine.workflow import Workflow  # noqa: E402

@@ -11,8 +11,8 @@ import json
 import subprocess
 from pathlib import Path
 
-from gam_desktop.engine.folder import MemoryFolder
-from gam_desktop.engine.markdown import README, parse_readme
+from gam_desktop.engine.store.folder import MemoryFolder
+from gam_desktop.engine.store.markdown import README, parse_readme
 
 
 def problems(root: Path, git: bool = True) -> list[str]:

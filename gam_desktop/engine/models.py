@@ -6,7 +6,6 @@ Pydantic models only: no I/O here, so every other module can import this one.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -17,23 +16,6 @@ META_SCHEMA_VERSION = 1
 
 def utc_now() -> datetime:
     return datetime.now(UTC).replace(microsecond=0)
-
-
-class NodeType(StrEnum):
-    FILE = "file"
-    DIRECTORY = "directory"
-
-
-class FSNode(BaseModel):
-    """One node of the read-only tree view (spec 2.1)."""
-
-    name: str
-    node_type: NodeType
-    content: str | None = None
-    children: dict[str, FSNode] = Field(default_factory=dict)
-    meta: dict[str, Any] = Field(default_factory=dict)
-    created_at: datetime = Field(default_factory=utc_now)
-    updated_at: datetime = Field(default_factory=utc_now)
 
 
 class MemorizedChunk(BaseModel):

@@ -12,21 +12,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gam_desktop.engine import journal
-from gam_desktop.engine.agent import ChatAgent, StepCallback
-from gam_desktop.engine.agent_tools import MemoryTools
-from gam_desktop.engine.builder import BuildOptions, BuildReport, MemoryBuilder
-from gam_desktop.engine.changeset import ChangeSet
-from gam_desktop.engine.control import CancelToken, ProgressCallback, ProgressEvent, no_progress
-from gam_desktop.engine.conversation import Conversation
-from gam_desktop.engine.documents import DocumentError, SourceDocument, load_file, load_text
-from gam_desktop.engine.estimate import Estimate, estimate
-from gam_desktop.engine.folder import MemoryFolder, NotAMemoryError
-from gam_desktop.engine.history import History
-from gam_desktop.engine.journal import Interrupted
+from gam_desktop.engine.ask.agent import ChatAgent, StepCallback
+from gam_desktop.engine.ask.conversation import Conversation
+from gam_desktop.engine.ask.tools import MemoryTools
+from gam_desktop.engine.build.builder import BuildOptions, BuildReport, MemoryBuilder
+from gam_desktop.engine.build.documents import DocumentError, SourceDocument, load_file, load_text
+from gam_desktop.engine.build.estimate import Estimate, estimate
+from gam_desktop.engine.history import journal
+from gam_desktop.engine.history.journal import Interrupted
+from gam_desktop.engine.history.log import History
+from gam_desktop.engine.history.versioned import VersionedFolder
 from gam_desktop.engine.llm import LLMClient, LLMSettings
-from gam_desktop.engine.lock import FolderBusyError, writer_lock
-from gam_desktop.engine.markdown import parse_memory
 from gam_desktop.engine.models import (
     META_FILE,
     ChatResult,
@@ -34,8 +30,12 @@ from gam_desktop.engine.models import (
     GamMeta,
     ReorganizeOperation,
 )
-from gam_desktop.engine.versioned import VersionedFolder
-from gam_desktop.engine.watcher import FolderWatcher
+from gam_desktop.engine.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
+from gam_desktop.engine.store.changeset import ChangeSet
+from gam_desktop.engine.store.folder import MemoryFolder, NotAMemoryError
+from gam_desktop.engine.store.lock import FolderBusyError, writer_lock
+from gam_desktop.engine.store.markdown import parse_memory
+from gam_desktop.engine.store.watcher import FolderWatcher
 
 
 @dataclass

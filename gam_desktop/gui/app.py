@@ -14,7 +14,7 @@ from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
 
 from gam_desktop import __version__, keystore
-from gam_desktop.engine.tokenizer import resources_dir
+from gam_desktop.engine.llm.tokenizer import resources_dir
 from gam_desktop.gui.main_window import MainWindow
 from gam_desktop.gui.settings import load
 from gam_desktop.gui.workers import call_in_daemon
@@ -54,7 +54,7 @@ def warm_up() -> None:
     """Import the LLM SDK and load the tokenizer early, on a worker thread while the person
     looks at the window, so the first build does not pay for it on its critical path."""
     from gam_desktop.engine.llm.client import sdk
-    from gam_desktop.engine.tokenizer import count_tokens
+    from gam_desktop.engine.llm.tokenizer import count_tokens
 
     sdk()
     count_tokens("warm up")

@@ -7,7 +7,7 @@ would change is read on a worker before asking.
 
 from __future__ import annotations
 
-from gam_desktop.engine.history import FileChange, Operation
+from gam_desktop.engine.history.log import FileChange, Operation
 
 
 class HistoryActions:

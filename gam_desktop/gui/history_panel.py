@@ -27,8 +27,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gam_desktop.engine.gitrepo import MemoryRepo
-from gam_desktop.engine.history import FileChange, History, Operation
+from gam_desktop.engine.history.gitrepo import MemoryRepo
+from gam_desktop.engine.history.log import FileChange, History, Operation
 from gam_desktop.gui.workers import TaskRunner
 
 PAGE = 50

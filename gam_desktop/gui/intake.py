@@ -11,8 +11,8 @@ from pathlib import Path
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QFileDialog
 
-from gam_desktop.engine.control import ProgressEvent
-from gam_desktop.engine.documents import files_in, is_supported
+from gam_desktop.engine.build.documents import files_in, is_supported
+from gam_desktop.engine.progress import ProgressEvent
 
 
 def collect_files(paths: list[Path]) -> tuple[list[Path], list[Path]]:

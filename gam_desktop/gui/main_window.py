@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QTabWidget,
 )
 
-from gam_desktop.engine.conversation import Conversation
+from gam_desktop.engine.ask.conversation import Conversation
 from gam_desktop.engine.llm import LLMClient
 from gam_desktop.engine.workflow import OutsideEdit, Workflow
 from gam_desktop.gui import messages
@@ -142,7 +142,7 @@ class MainWindow(MemoryOpening, DocumentIntake, HistoryActions, QMainWindow):
         """A Workflow of its own for one task: GitPython repositories and cancel tokens are
         not shared between threads; only the thread-safe search tools are."""
         if self.workflow._tools is None:
-            from gam_desktop.engine.agent_tools import MemoryTools
+            from gam_desktop.engine.ask.tools import MemoryTools
 
             self.workflow._tools = MemoryTools(self.workflow.folder.root)
         kwargs = {"progress": progress} if progress else {}

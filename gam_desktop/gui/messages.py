@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gam_desktop.engine.changeset import StoreError
-from gam_desktop.engine.documents import DocumentError
-from gam_desktop.engine.folder import NotAMemoryError
-from gam_desktop.engine.gitrepo import GitUnavailable
-from gam_desktop.engine.history import RollbackConflict
+from gam_desktop.engine.build.documents import DocumentError
+from gam_desktop.engine.history.gitrepo import GitUnavailable
+from gam_desktop.engine.history.log import RollbackConflict
+from gam_desktop.engine.history.versioned import InterruptedOperationError
 from gam_desktop.engine.llm import LLMAuthError, LLMCallFailed, LLMUnreachable
-from gam_desktop.engine.lock import FolderBusyError
-from gam_desktop.engine.versioned import InterruptedOperationError
+from gam_desktop.engine.store.changeset import StoreError
+from gam_desktop.engine.store.folder import NotAMemoryError
+from gam_desktop.engine.store.lock import FolderBusyError
 from gam_desktop.keystore import KeychainUnavailable
 
 

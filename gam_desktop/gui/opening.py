@@ -13,9 +13,9 @@ from pathlib import Path
 from filelock import FileLock, Timeout
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
-from gam_desktop.engine.conversation import Conversation
-from gam_desktop.engine.folder import APP_DIR, APP_LOCK_FILE, MemoryFolder
+from gam_desktop.engine.ask.conversation import Conversation
 from gam_desktop.engine.llm import LLMClient
+from gam_desktop.engine.store.folder import APP_DIR, APP_LOCK_FILE, MemoryFolder
 from gam_desktop.engine.workflow import Workflow, foreign_content
 from gam_desktop.gui.settings import save
 

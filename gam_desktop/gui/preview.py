@@ -15,8 +15,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gam_desktop.engine.folder import MemoryFolder
-from gam_desktop.engine.markdown import parse_memory
+from gam_desktop.engine.store.folder import MemoryFolder
+from gam_desktop.engine.store.markdown import parse_memory
 
 _FIELDS = (("tldr", "Summary"), ("source", "Source"), ("tokens", "Tokens"), ("created", "Created"))
 

@@ -28,7 +28,7 @@ def run() -> int:
     from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
 
-    from gam_desktop.engine.tokenizer import resources_dir
+    from gam_desktop.engine.llm.tokenizer import resources_dir
     from gam_desktop.gui.app import make_app
     from gam_desktop.gui.main_window import MainWindow
     from gam_desktop.gui.settings import Preferences

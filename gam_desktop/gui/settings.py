@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 
 from PySide6.QtCore import QSettings
 
-from gam_desktop.engine.builder import BuildOptions
+from gam_desktop.engine.build.builder import BuildOptions
 from gam_desktop.engine.llm import LLMSettings
 from gam_desktop.engine.models import ChunkConfig
 

@@ -6,8 +6,8 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QStyle, QTreeWidget, QTreeWidgetItem
 
-from gam_desktop.engine.folder import DirView, MemoryFolder
-from gam_desktop.engine.markdown import README
+from gam_desktop.engine.store.folder import DirView, MemoryFolder
+from gam_desktop.engine.store.markdown import README
 
 PATH_ROLE = Qt.ItemDataRole.UserRole
 IS_DIR_ROLE = Qt.ItemDataRole.UserRole + 1

@@ -24,13 +24,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from gam_desktop.engine.builder import BuildOptions, BuildReport
-from gam_desktop.engine.context import NUMBER
-from gam_desktop.engine.folder import MemoryFolder
+from gam_desktop.engine.build.builder import BuildOptions, BuildReport
+from gam_desktop.engine.build.context import NUMBER
 from gam_desktop.engine.llm import LLMSettings
-from gam_desktop.engine.markdown import parse_memory
+from gam_desktop.engine.llm.tokenizer import count_tokens
 from gam_desktop.engine.models import ChunkConfig
-from gam_desktop.engine.tokenizer import count_tokens
+from gam_desktop.engine.store.folder import MemoryFolder
+from gam_desktop.engine.store.markdown import parse_memory
 from gam_desktop.engine.workflow import Workflow
 
 TOPICS = [

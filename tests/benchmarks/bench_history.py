@@ -20,9 +20,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from gam_desktop.engine.builder import BuildOptions
+from gam_desktop.engine.build.builder import BuildOptions
 from gam_desktop.engine.llm import LLMSettings
-from gam_desktop.engine.markdown import render_memory
+from gam_desktop.engine.store.markdown import render_memory
 from gam_desktop.engine.workflow import Workflow
 from gam_desktop.scripted_llm import RunningServer
 from tests.benchmarks.bench_retrieval import generate

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from gam_desktop import scripted_llm
-from gam_desktop.engine import faults
-from gam_desktop.engine.control import ProgressEvent
-from gam_desktop.engine.folder import JOURNAL_FILE
+from gam_desktop.engine.progress import ProgressEvent
+from gam_desktop.engine.store import faults
+from gam_desktop.engine.store.folder import JOURNAL_FILE
 from tests import invariants
 from tests.documents import topic_document
 from tests.engine.test_cli import run_cli

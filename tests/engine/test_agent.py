@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from gam_desktop.engine.agent import AgentStep
-from gam_desktop.engine.control import CancelToken, OperationCancelled
-from gam_desktop.engine.conversation import Conversation
-from gam_desktop.engine.folder import NotAMemoryError
+from gam_desktop.engine.ask.agent import AgentStep
+from gam_desktop.engine.ask.conversation import Conversation
 from gam_desktop.engine.llm import LLMClient
-from gam_desktop.engine.markdown import ReadmeEntry, render_memory, render_readme
 from gam_desktop.engine.models import ChatResult, GamMeta
+from gam_desktop.engine.progress import CancelToken, OperationCancelled
+from gam_desktop.engine.store.folder import NotAMemoryError
+from gam_desktop.engine.store.markdown import ReadmeEntry, render_memory, render_readme
 from gam_desktop.engine.workflow import Workflow
 
 MEMORIES = {
@@ -196,8 +196,8 @@ def test_untrusted_memory_cannot_reach_outside(memory: Path, tmp_path: Path, set
 
 
 def test_sources_are_only_files_read_that_exist(workflow: Workflow, memory: Path) -> None:
-    from gam_desktop.engine.agent import ChatAgent, _Trail
-    from gam_desktop.engine.agent_tools import MemoryTools
+    from gam_desktop.engine.ask.agent import ChatAgent, _Trail
+    from gam_desktop.engine.ask.tools import MemoryTools
 
     agent = ChatAgent(MemoryTools(memory), LLMClient(workflow.chat_settings))
     trail = _Trail(read=["web/react_hooks.md"], matched=["nlp/bert_encoder.md"])
@@ -214,8 +214,8 @@ def test_sources_are_only_files_read_that_exist(workflow: Workflow, memory: Path
 
 def test_plain_text_answer_cites_what_was_found(workflow: Workflow, memory: Path) -> None:
     """Small models often answer in prose instead of calling answer()."""
-    from gam_desktop.engine.agent import ChatAgent, _Trail
-    from gam_desktop.engine.agent_tools import MemoryTools
+    from gam_desktop.engine.ask.agent import ChatAgent, _Trail
+    from gam_desktop.engine.ask.tools import MemoryTools
 
     agent = ChatAgent(MemoryTools(memory), LLMClient(workflow.chat_settings))
     only_readme = _Trail(read=[], matched=["README.md", "nlp/README.md"])
@@ -256,7 +256,7 @@ def test_request_on_a_folder_that_is_not_a_memory(tmp_path: Path, settings) -> N
 
 
 def test_built_memory_answers_end_to_end(make_workflow, memory_dir: Path) -> None:
-    from gam_desktop.engine.tokenizer import resources_dir
+    from gam_desktop.engine.llm.tokenizer import resources_dir
 
     workflow = make_workflow(min_tokens=40, max_tokens=200)
     workflow.add(files=sorted((resources_dir() / "samples").iterdir()))
@@ -336,8 +336,8 @@ def test_a_model_stuck_on_a_made_up_path_is_stopped(workflow: Workflow, llm_serv
 
 
 def test_an_answer_from_excerpts_alone_claims_less(workflow: Workflow, memory: Path) -> None:
-    from gam_desktop.engine.agent import ChatAgent, _Trail
-    from gam_desktop.engine.agent_tools import MemoryTools
+    from gam_desktop.engine.ask.agent import ChatAgent, _Trail
+    from gam_desktop.engine.ask.tools import MemoryTools
 
     agent = ChatAgent(MemoryTools(memory), LLMClient(workflow.chat_settings))
     matched = _Trail(read=["README.md"], matched=["nlp/bert_encoder.md"])

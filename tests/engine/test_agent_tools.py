@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from gam_desktop.engine.agent_tools import GREP_LIMIT, MemoryTools
-from gam_desktop.engine.search import index_size, tokenize
+from gam_desktop.engine.ask.search import index_size, tokenize
+from gam_desktop.engine.ask.tools import GREP_LIMIT, MemoryTools
 
 
 @pytest.fixture

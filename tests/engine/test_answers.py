@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from gam_desktop.engine.agent import PASSAGES_MARKER
-from gam_desktop.engine.agent_tools import MemoryTools
-from gam_desktop.engine.context import NUMBER, document_context, number_coverage
-from gam_desktop.engine.documents import load_text
-from gam_desktop.engine.evidence import clean_ending, is_scaffolding, qualifiers
-from gam_desktop.engine.folder import MemoryFolder
-from gam_desktop.engine.markdown import parse_memory
+from gam_desktop.engine.ask.agent import PASSAGES_MARKER
+from gam_desktop.engine.ask.evidence import clean_ending, is_scaffolding, qualifiers
+from gam_desktop.engine.ask.tools import MemoryTools
+from gam_desktop.engine.build.context import NUMBER, document_context, number_coverage
+from gam_desktop.engine.build.documents import load_text
+from gam_desktop.engine.store.folder import MemoryFolder
+from gam_desktop.engine.store.markdown import parse_memory
 from gam_desktop.scripted_llm import Fault
 
 COMPANIES = {

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from gam_desktop.engine.changeset import StoreError
-from gam_desktop.engine.control import CancelToken, OperationCancelled
-from gam_desktop.engine.folder import MemoryFolder, NotAMemoryError
 from gam_desktop.engine.llm import LLMSettings, LLMUnreachable
-from gam_desktop.engine.markdown import README, parse_memory
+from gam_desktop.engine.progress import CancelToken, OperationCancelled
+from gam_desktop.engine.store.changeset import StoreError
+from gam_desktop.engine.store.folder import MemoryFolder, NotAMemoryError
+from gam_desktop.engine.store.markdown import README, parse_memory
 from gam_desktop.scripted_llm import Fault
 from tests.documents import topic_document, words_document
 
@@ -378,7 +378,7 @@ def test_failed_write_leaves_the_folder_unchanged(
 ) -> None:
     import errno
 
-    from gam_desktop.engine import changeset
+    from gam_desktop.engine.store import changeset
 
     workflow = make_workflow(min_tokens=20, max_tokens=200)
     workflow.add(text=topic_document({"python": 3}))

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from gam_desktop.engine import changeset
-from gam_desktop.engine.changeset import ChangeSet, StoreError
+from gam_desktop.engine.store import changeset
+from gam_desktop.engine.store.changeset import ChangeSet, StoreError
 
 
 def snapshot(root: Path) -> dict[str, bytes]:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from gam_desktop.engine.chunking import Chunker
-from gam_desktop.engine.control import CancelToken
-from gam_desktop.engine.documents import load_text
+from gam_desktop.engine.build.chunking import Chunker
+from gam_desktop.engine.build.documents import load_text
+from gam_desktop.engine.build.memorize import llm_split_advisor
 from gam_desktop.engine.llm import LLMClient
-from gam_desktop.engine.memorize import llm_split_advisor
 from gam_desktop.engine.models import ChunkConfig
+from gam_desktop.engine.progress import CancelToken
 from tests.documents import topic_document, words_document
 
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from gam_desktop.engine.control import ProgressEvent
-from gam_desktop.engine.markdown import parse_readme
-from gam_desktop.engine.versioned import ConcurrentEditError
+from gam_desktop.engine.history.versioned import ConcurrentEditError
+from gam_desktop.engine.progress import ProgressEvent
+from gam_desktop.engine.store.markdown import parse_readme
 from gam_desktop.engine.workflow import OutsideEdit
 from tests import invariants
 from tests.documents import topic_document

@@ -9,8 +9,8 @@ from pypdf import PdfReader, PdfWriter
 from reportlab.lib.pagesizes import A4
 from reportlab.pdfgen import canvas
 
-from gam_desktop.engine import documents
-from gam_desktop.engine.documents import DocumentError, load_file, load_text
+from gam_desktop.engine.build import documents
+from gam_desktop.engine.build.documents import DocumentError, load_file, load_text
 
 
 def make_pdf(path: Path, pages: list[str], image: Path | None = None) -> Path:

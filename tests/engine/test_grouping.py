@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 import time
 
-from gam_desktop.engine.describing import is_generic_name
-from gam_desktop.engine.grouping import MAX_FOLDER, group_memories
+from gam_desktop.engine.build.grouping import MAX_FOLDER, group_memories
+from gam_desktop.engine.build.prompts import MAX_DEPTH
+from gam_desktop.engine.build.taxonomy import degenerate_problems, validate_plan
 from gam_desktop.engine.models import DirectoryNode, MemorizedChunk
-from gam_desktop.engine.prompts import MAX_DEPTH
-from gam_desktop.engine.taxonomy import degenerate_problems, validate_plan
+from gam_desktop.engine.store.describing import is_generic_name
 from gam_desktop.scripted_llm import memorize
 from tests.documents import topic_document
 from tests.engine.lookalike_docs import family_of, lookalike_documents
@@ -104,6 +104,6 @@ def test_hundreds_of_memories_are_grouped_quickly() -> None:
 
 
 def _with_paths(plan: DirectoryNode) -> DirectoryNode:
-    from gam_desktop.engine.taxonomy import normalize_plan
+    from gam_desktop.engine.build.taxonomy import normalize_plan
 
     return normalize_plan(plan)

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from gam_desktop.engine.folder import NotAMemoryError
-from gam_desktop.engine.gitrepo import APP_AUTHOR
-from gam_desktop.engine.history import RollbackConflict
-from gam_desktop.engine.versioned import InterruptedOperationError
+from gam_desktop.engine.history.gitrepo import APP_AUTHOR
+from gam_desktop.engine.history.log import RollbackConflict
+from gam_desktop.engine.history.versioned import InterruptedOperationError
+from gam_desktop.engine.store.folder import NotAMemoryError
 from tests import invariants
 from tests.crash import crash_mid_add
 from tests.documents import topic_document
@@ -211,7 +211,7 @@ def test_git_gone_since_the_memory_opened_fails_clearly_and_loses_nothing(
     advice and leaves the memory as it was, instead of an uncaught GitCommandNotFound."""
     import shutil
 
-    from gam_desktop.engine.gitrepo import GitMissing
+    from gam_desktop.engine.history.gitrepo import GitMissing
 
     private = tmp_path / "tools" / "git"
     private.parent.mkdir()
@@ -316,7 +316,7 @@ def test_a_crash_with_the_whole_document_written_keeps_it(
 
 def test_macos_git_shim_is_not_run_without_developer_tools(tmp_path: Path, monkeypatch) -> None:
     """On macOS /usr/bin/git opens an install dialog when the tools are missing."""
-    from gam_desktop.engine import gitrepo
+    from gam_desktop.engine.history import gitrepo
 
     if not Path("/usr/bin/git").is_file():
         pytest.fail("this check needs /usr/bin/git (apt-get install git)")
@@ -335,7 +335,7 @@ def test_macos_git_shim_is_not_run_without_developer_tools(tmp_path: Path, monke
 
 
 def test_a_bundled_git_is_preferred(tmp_path: Path, monkeypatch) -> None:
-    from gam_desktop.engine import gitrepo
+    from gam_desktop.engine.history import gitrepo
 
     bundled = tmp_path / "git" / "bin" / "git"
     bundled.parent.mkdir(parents=True)

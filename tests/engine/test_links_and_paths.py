@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from gam_desktop.engine.agent_tools import MemoryTools
-from gam_desktop.engine.changeset import StoreError
-from gam_desktop.engine.folder import MemoryFolder, NotAMemoryError
+from gam_desktop.engine.ask.tools import MemoryTools
+from gam_desktop.engine.store.changeset import StoreError
+from gam_desktop.engine.store.folder import MemoryFolder, NotAMemoryError
 from tests.documents import topic_document
 from tests.engine.test_cli import run_cli
 

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from gam_desktop.engine.control import CancelToken, OperationCancelled
+from gam_desktop.engine.build.prompts import MemoryDraft, memorize_messages
 from gam_desktop.engine.llm import (
     LLMAuthError,
     LLMCallFailed,
@@ -17,7 +17,7 @@ from gam_desktop.engine.llm import (
     LLMUnreachable,
     StructuredOutputError,
 )
-from gam_desktop.engine.prompts import MemoryDraft, memorize_messages
+from gam_desktop.engine.progress import CancelToken, OperationCancelled
 from gam_desktop.scripted_llm import Fault
 
 GIL = "Python's GIL prevents true multi-threading. Threads still help with I/O."

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from gam_desktop.engine.folder import MemoryFolder
-from gam_desktop.engine.lock import FolderBusyError, writer_lock
+from gam_desktop.engine.store.folder import MemoryFolder
+from gam_desktop.engine.store.lock import FolderBusyError, writer_lock
 
 HOLD = """
 import sys, time
-from gam_desktop.engine.folder import MemoryFolder
-from gam_desktop.engine.lock import writer_lock
+from gam_desktop.engine.store.folder import MemoryFolder
+from gam_desktop.engine.store.lock import writer_lock
 with writer_lock(MemoryFolder(sys.argv[1])):
     print("locked", flush=True)
     time.sleep(float(sys.argv[2]))

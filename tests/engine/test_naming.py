@@ -2,7 +2,12 @@ from __future__ import annotations
 
 import pytest
 
-from gam_desktop.engine.naming import MAX_NAME_CHARS, memory_file_stem, sanitize_name, unique_name
+from gam_desktop.engine.store.naming import (
+    MAX_NAME_CHARS,
+    memory_file_stem,
+    sanitize_name,
+    unique_name,
+)
 
 
 @pytest.mark.parametrize(
@@ -42,13 +47,13 @@ def test_unique_name_is_case_insensitive() -> None:
 def test_a_memory_path_fits_windows_under_a_long_documents_folder() -> None:
     """Three 64-character folder levels and a 64-character title used to make a 200-character
     path inside the memory: under C:\\Users\\...\\OneDrive\\Documents it passed Windows' 260."""
-    from gam_desktop.engine.naming import (
+    from gam_desktop.engine.build.planning import normalize_dir_path
+    from gam_desktop.engine.store.naming import (
         MAX_PATH_CHARS,
         fit_stem,
         memory_file_stem,
         sanitize_folder_name,
     )
-    from gam_desktop.engine.planning import normalize_dir_path
 
     long_words = "quarterly operational resilience review of the northern logistics hub"
     folder = normalize_dir_path("/".join([long_words] * 3))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gam_desktop.engine import tokenizer
+from gam_desktop.engine.llm import tokenizer
 
 
 def test_counts_tokens_offline_in_a_fresh_process() -> None:
@@ -17,7 +17,7 @@ import socket
 def refuse(*a, **k): raise OSError("network disabled in this test")
 socket.socket.connect = refuse
 socket.create_connection = refuse
-from gam_desktop.engine.tokenizer import count_tokens, get_encoding
+from gam_desktop.engine.llm.tokenizer import count_tokens, get_encoding
 print(count_tokens("hello world"), len(get_encoding("o200k_base").encode("hello world")))
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from gam_desktop.engine.markdown import render_memory
-from gam_desktop.engine.watcher import FolderWatcher
+from gam_desktop.engine.store.markdown import render_memory
+from gam_desktop.engine.store.watcher import FolderWatcher
 from gam_desktop.engine.workflow import OutsideEdit
 from tests.documents import topic_document
 
@@ -150,8 +150,8 @@ def test_events_in_nfd_or_another_case_are_still_the_memorys(tmp_path: Path) -> 
     was ignored, and the app's own writes were taken for a person's."""
     import unicodedata
 
-    from gam_desktop.engine.ownwrites import OwnWrites
-    from gam_desktop.engine.watcher import is_interesting, relative_parts
+    from gam_desktop.engine.store.ownwrites import OwnWrites
+    from gam_desktop.engine.store.watcher import is_interesting, relative_parts
 
     root = tmp_path / unicodedata.normalize("NFC", "Mémoire")
     event = (

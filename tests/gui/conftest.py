@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QSettings
 
-from gam_desktop.engine.gitrepo import MemoryRepo
+from gam_desktop.engine.history.gitrepo import MemoryRepo
 from gam_desktop.gui.app import make_app
 from gam_desktop.gui.main_window import MainWindow
 from gam_desktop.gui.settings import Preferences

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from gam_desktop.engine.gitrepo import MemoryRepo
-from gam_desktop.engine.history import TRAILER_KIND, FileChange
+from gam_desktop.engine.history.gitrepo import MemoryRepo
+from gam_desktop.engine.history.log import TRAILER_KIND, FileChange
 from gam_desktop.gui import history_panel
 from gam_desktop.gui.app import make_app
 from gam_desktop.gui.history_panel import HistoryPanel, HistorySource

@@ -9,10 +9,10 @@ import pytest
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 
-from gam_desktop.engine.history import Operation
+from gam_desktop.engine.history.log import Operation
 from gam_desktop.engine.llm import LLMAuthError, LLMCallFailed, LLMUnreachable
-from gam_desktop.engine.markdown import render_memory
-from gam_desktop.engine.tokenizer import resources_dir
+from gam_desktop.engine.llm.tokenizer import resources_dir
+from gam_desktop.engine.store.markdown import render_memory
 from gam_desktop.gui import messages
 from gam_desktop.scripted_llm import Fault
 from tests.crash import crash_mid_add
@@ -364,7 +364,7 @@ def test_a_first_build_that_died_is_offered_recovery_not_consent(
 def test_read_only_memory_folder_is_a_clear_error(
     qtbot, window, recorder, tmp_path, monkeypatch
 ) -> None:
-    from gam_desktop.engine import folder as folder_module
+    from gam_desktop.engine.store import folder as folder_module
 
     assert window.open_memory(tmp_path / "memory")
 

@@ -26,7 +26,6 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from gam_desktop.engine.control import CancelToken
 from gam_desktop.engine.llm import capabilities
 from gam_desktop.engine.llm.errors import (
     LLMAuthError,
@@ -36,8 +35,9 @@ from gam_desktop.engine.llm.errors import (
 )
 from gam_desktop.engine.llm.settings import LLMSettings
 from gam_desktop.engine.llm.structured import ParseProblem, parse_model, schema_instruction
+from gam_desktop.engine.llm.tokenizer import count_tokens
 from gam_desktop.engine.llm.usage import UsageMeter
-from gam_desktop.engine.tokenizer import count_tokens
+from gam_desktop.engine.progress import CancelToken
 
 log = logging.getLogger(__name__)
 T = TypeVar("T", bound=BaseModel)

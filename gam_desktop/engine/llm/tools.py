@@ -15,10 +15,10 @@ from typing import Any
 
 import json_repair
 
-from gam_desktop.engine.control import CancelToken
 from gam_desktop.engine.llm import capabilities
 from gam_desktop.engine.llm.client import LLMClient, Messages, _append_to_system, sdk
 from gam_desktop.engine.llm.errors import LLMCallFailed
+from gam_desktop.engine.progress import CancelToken
 
 
 @dataclass(frozen=True)

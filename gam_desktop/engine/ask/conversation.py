@@ -1,0 +1,95 @@
+"""A conversation's working memory (seed 001, section 4.1).
+
+Recent turns are kept verbatim within a token budget; older turns are folded into
+a running summary by the LLM (or, when it fails, by keeping each answer's first
+sentence), and the summary itself is capped, so a 100-turn conversation never
+outgrows the context window.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from gam_desktop.engine.llm import LLMCallFailed, LLMClient
+from gam_desktop.engine.llm.tokenizer import count_tokens
+from gam_desktop.engine.progress import CancelToken
+from gam_desktop.engine.textutil import first_sentence
+
+log = logging.getLogger(__name__)
+
+SUMMARIZE_SYSTEM = """You are a conversation summarizer. Fold the new exchange into the \
+running summary of a conversation about a knowledge base. Keep the topics, entities and \
+conclusions that later questions may refer to. Reply with the new summary only, at most \
+150 words."""
+
+
+class Conversation:
+    def __init__(self, llm: LLMClient | None = None, budget_tokens: int = 1500) -> None:
+        self.llm = llm
+        self.budget_tokens = budget_tokens
+        self.turns: list[tuple[str, str]] = []  # (question, answer), oldest first
+        self.summary = ""
+        self.total_turns = 0
+
+    def last_question(self) -> str | None:
+        return self.turns[-1][0] if self.turns else None
+
+    def context_messages(self) -> list[dict]:
+        messages: list[dict] = []
+        if self.summary:
+            messages += [
+                {"role": "user", "content": "Summary of the earlier conversation: " + self.summary},
+                {"role": "assistant", "content": "Noted."},
+            ]
+        for question, answer in self.turns:
+            messages += [
+                {"role": "user", "content": f"Question: {question}"},
+                {"role": "assistant", "content": answer},
+            ]
+        return messages
+
+    def tokens(self) -> int:
+        return sum(count_tokens(m["content"]) for m in self.context_messages())
+
+    def add(self, question: str, answer: str, cancel: CancelToken | None = None) -> None:
+        self.turns.append((question, answer))
+        self.total_turns += 1
+        while len(self.turns) > 1 and self.tokens() > self.budget_tokens:
+            self._fold(self.turns.pop(0), cancel)
+
+    def _fold(self, turn: tuple[str, str], cancel: CancelToken | None) -> None:
+        question, answer = turn
+        exchange = f"Q: {question}\nA: {answer}"
+        summary = None
+        if self.llm is not None:
+            user = f"Running summary:\n{self.summary or '(empty)'}\n\nNew exchange:\n{exchange}"
+            try:
+                summary = self.llm.text(
+                    [
+                        {"role": "system", "content": SUMMARIZE_SYSTEM},
+                        {"role": "user", "content": user},
+                    ],
+                    stage="summarize",
+                    max_tokens=400,
+                    cancel=cancel,
+                )
+            except LLMCallFailed as exc:
+                log.info("summary without the LLM: %s", exc)
+        if not summary or not summary.strip():
+            summary = f"{self.summary} Q: {question} A: {first_sentence(answer)}".strip()
+        self.summary = _cap(summary.strip(), self.budget_tokens // 3)
+
+    def clear(self) -> None:
+        self.turns.clear()
+        self.summary = ""
+        self.total_turns = 0
+
+
+def _cap(text: str, tokens: int) -> str:
+    """Keep the end of `text` (the most recent topics) within `tokens`."""
+    if count_tokens(text) <= tokens:
+        return text
+    words = text.split()
+    while words and count_tokens(" ".join(words)) > tokens:
+        words = words[len(words) // 8 + 1 :]
+    return "… " + " ".join(words)

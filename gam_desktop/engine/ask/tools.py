@@ -1,0 +1,212 @@
+"""The chat agent's tools (spec 6.3): ls, cat, grep, bm25_search.
+
+Pure Python over the memory folder: no shell, every path through the Sandbox.
+Each call returns the text the agent sees plus what it touched, so that a
+ChatResult can list exactly the files read, matched and the folders explored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gam_desktop.engine.ask.corpus import Corpus, is_original, memory_of
+from gam_desktop.engine.ask.sandbox import Sandbox, ToolError
+from gam_desktop.engine.ask.search import SearchIndex
+from gam_desktop.engine.llm.tools import Tool
+from gam_desktop.engine.store.folder import MemoryFolder
+from gam_desktop.engine.store.markdown import parse_memory
+
+GREP_LIMIT = 40
+CAT_LIMIT = 60_000  # characters; a memory is far smaller, a pasted book is not
+
+
+@dataclass
+class ToolResult:
+    text: str
+    read: list[str] = field(default_factory=list)  # files whose content the agent saw
+    matched: list[str] = field(default_factory=list)  # files named by grep or search
+    explored: list[str] = field(default_factory=list)  # directories listed
+    error: bool = False
+
+
+TOOLS = [
+    Tool(
+        "ls",
+        "List contents of a directory (names, types, sizes)",
+        {
+            "type": "object",
+            "required": ["path"],
+            "properties": {
+                "path": {"type": "string", "description": "Directory path relative to GAM root"}
+            },
+        },
+    ),
+    Tool(
+        "cat",
+        "Read the contents of a file; with original=true, the original wording a memory "
+        "was written from (every fact of the source passage)",
+        {
+            "type": "object",
+            "required": ["file"],
+            "properties": {
+                "file": {"type": "string", "description": "File path relative to GAM root"},
+                "original": {
+                    "type": "boolean",
+                    "description": "Read the memory's original source text instead",
+                },
+            },
+        },
+    ),
+    Tool(
+        "grep",
+        "Search for a pattern in files (case-insensitive substring)",
+        {
+            "type": "object",
+            "required": ["pattern"],
+            "properties": {
+                "pattern": {"type": "string", "description": "Search pattern"},
+                "path": {"type": "string", "description": "Directory to search in (default: root)"},
+            },
+        },
+    ),
+    Tool(
+        "bm25_search",
+        "Search all memory files using BM25 full-text search",
+        {
+            "type": "object",
+            "required": ["query"],
+            "properties": {
+                "query": {"type": "string", "description": "Search query"},
+                "top_k": {"type": "integer", "description": "Number of results (default 5)"},
+            },
+        },
+    ),
+    Tool(
+        "answer",
+        "Provide the final answer to the user's question",
+        {
+            "type": "object",
+            "required": ["text"],
+            "properties": {
+                "text": {"type": "string", "description": "The answer"},
+                "confidence": {"type": "number", "description": "Confidence 0.0-1.0"},
+                "sources": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "description": "File paths that informed the answer",
+                },
+            },
+        },
+    ),
+]
+
+
+class MemoryTools:
+    def __init__(
+        self, root: str | Path, corpus: Corpus | None = None, index: SearchIndex | None = None
+    ) -> None:
+        self.sandbox = Sandbox(root)
+        self.folder = MemoryFolder(self.sandbox.root)
+        self.corpus = corpus or Corpus(self.sandbox.root)
+        self.index = index or SearchIndex(self.corpus)
+
+    def run(self, name: str, arguments: dict) -> ToolResult:
+        """Run one tool call; refusals and bad arguments come back as error results."""
+        handlers = {
+            "ls": self.ls,
+            "cat": self.cat,
+            "grep": self.grep,
+            "bm25_search": self.bm25_search,
+        }
+        if name not in handlers:
+            return ToolResult(f"error: unknown tool '{name}'", error=True)
+        try:
+            return handlers[name](**{k: v for k, v in arguments.items() if v is not None})
+        except ToolError as exc:
+            return ToolResult(f"error: {exc}", error=True)
+        except TypeError as exc:
+            return ToolResult(f"error: bad arguments for {name}: {exc}", error=True)
+        except OSError as exc:
+            return ToolResult(f"error: {exc.strerror or exc}", error=True)
+
+    def ls(self, path: str = "/") -> ToolResult:
+        folder, rel = self.sandbox.resolve(path, want_dir=True)
+        lines = []
+        for child in sorted(folder.iterdir(), key=lambda p: (not p.is_dir(), p.name)):
+            if not self.sandbox.visible(child):
+                continue
+            if child.is_dir():
+                count = sum(1 for c in child.iterdir() if self.sandbox.visible(c))
+                lines.append(f"dir\t{child.name}/\t{count} items")
+            else:
+                lines.append(f"file\t{child.name}\t{child.stat().st_size} bytes")
+        return ToolResult("\n".join(lines) or "(empty directory)", explored=[rel or "/"])
+
+    def cat(self, file: str, original: bool = False) -> ToolResult:
+        path, rel = self.sandbox.resolve(file, want_dir=False)
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if original in (True, "true", "True", 1):
+            text = self._original(rel, text)
+        if len(text) > CAT_LIMIT:
+            text = (
+                text[:CAT_LIMIT] + f"\n[truncated: the file has {len(text)} characters; "
+                f"the first {CAT_LIMIT} are shown]"
+            )
+        return ToolResult(text, read=[rel])
+
+    def _original(self, rel: str, memory_text: str) -> str:
+        front = parse_memory(memory_text).front
+        original = self.folder.original_text(front)
+        if original is None:
+            raise ToolError(
+                f"'{rel}' has no original text (it is not a memory, or its source is gone)"
+            )
+        where = f"{front.get('source', 'its source')}"
+        pages = front.get("pages")
+        if isinstance(pages, list) and pages:
+            where += f", page{'s' if pages[0] != pages[-1] else ''} " + "-".join(
+                str(p) for p in dict.fromkeys([pages[0], pages[-1]])
+            )
+        return f"Original text of {rel} (from {where}):\n\n{original}"
+
+    def grep(self, pattern: str, path: str = "/") -> ToolResult:
+        if not pattern.strip():
+            raise ToolError("grep needs a non-empty pattern")
+        _, scope = self.sandbox.resolve(path, want_dir=True)
+        self.corpus.refresh_if_stale()
+        needle = pattern.lower()
+        hits: list[str] = []
+        files: dict[str, None] = {}  # matching memories, in order (a dict: 10k matches)
+        for key, file in self.corpus.under(scope):
+            if needle not in file.lower:
+                continue
+            rel = memory_of(key)
+            files[rel] = None
+            if len(hits) >= GREP_LIMIT:
+                continue  # past the cap, only count matching files: no line splitting
+            shown = f"{rel} (original text)" if is_original(key) else rel
+            for number, line in enumerate(file.text.splitlines(), start=1):
+                if needle in line.lower() and len(hits) < GREP_LIMIT:
+                    hits.append(f"{shown}:{number}: {line.strip()[:200]}")
+        if not hits:
+            return ToolResult(f"no matches for '{pattern}'")
+        if len(hits) >= GREP_LIMIT:
+            hits.append(
+                f"(showing the first {GREP_LIMIT} matching lines; {len(files)} files "
+                "match in all; narrow the pattern or the path)"
+            )
+        return ToolResult("\n".join(hits), matched=list(files))
+
+    def bm25_search(self, query: str, top_k: int = 5) -> ToolResult:
+        self.corpus.refresh_if_stale()
+        hits = self.index.search(query, max(1, min(int(top_k), 20)))
+        if not hits:
+            return ToolResult(f"no results for '{query}'")
+        lines = [
+            f"{memory_of(h.path)}{' (original text)' if is_original(h.path) else ''} "
+            f"(score {h.score:.2f}): {h.snippet}"
+            for h in hits
+        ]
+        matched = list(dict.fromkeys(memory_of(h.path) for h in hits))
+        return ToolResult("\n".join(lines), matched=matched)

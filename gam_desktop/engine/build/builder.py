@@ -1,0 +1,273 @@
+"""Building a memory folder: full build, incremental add, reorganization (spec 5).
+
+Every operation first asks the LLM everything it needs, then writes the result
+as one ChangeSet. Cancel or fail before the write and the folder is untouched;
+fail during the write and the ChangeSet undoes itself.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from gam_desktop.engine.store.changeset import ChangeSet
+from gam_desktop.engine.build.chunking import Chunker
+from gam_desktop.engine.build.compose import place_memory, stage_sources
+from gam_desktop.engine.store.readmes import ancestors, ensure_dir, find_dir, listing, stage_meta, stage_readmes
+from gam_desktop.engine.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
+from gam_desktop.engine.build.documents import SourceDocument
+from gam_desktop.engine.store.folder import DirView, MemoryFolder
+from gam_desktop.engine.llm import LLMClient, UsageMeter
+from gam_desktop.engine.build.memorize import llm_split_advisor, memorize_chunks
+from gam_desktop.engine.models import ChunkConfig, MemorizedChunk, ReorganizeOperation
+from gam_desktop.engine.build.planning import describe_directories, place_memories, plan_taxonomy
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class BuildOptions:
+    chunk: ChunkConfig = field(default_factory=ChunkConfig)
+    reorganize_threshold: int = 10  # a directory with more memories than this is re-planned
+    auto_reorganize: bool = True
+
+
+@dataclass
+class BuildReport:
+    operation: str  # "build", "add" or "reorganize"
+    documents: list[str] = field(default_factory=list)
+    chunks: int = 0
+    memories: list[str] = field(default_factory=list)
+    new_directories: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    unreadable: list[str] = field(default_factory=list)  # one message per file not read
+    fallbacks: int = 0
+    usage: UsageMeter = field(default_factory=UsageMeter)
+    reorganizations: list[ReorganizeOperation] = field(default_factory=list)
+
+    def summary(self) -> str:
+        docs, memories = len(self.documents), len(self.memories)
+        verb = "Built" if self.operation == "build" else "Added"
+        text = (
+            f"{verb} {docs} document{'s' * (docs != 1)} "
+            f"({memories} memor{'y' if memories == 1 else 'ies'})"
+        )
+        for op in self.reorganizations:
+            text += f"; reorganized {op.directory or '/'} into {len(op.new_directories)} folders"
+        return text
+
+
+def reorganize_summary(operation: ReorganizeOperation) -> str:
+    """ "Reorganized ml/ into 3 folders": counting the folders made directly inside it."""
+    base = operation.directory
+    direct = [
+        d for d in operation.new_directories if (d.rsplit("/", 1)[0] if "/" in d else "") == base
+    ]
+    name = f"{base}/" if base else "the root"
+    return f"Reorganized {name} into {len(direct)} folder{'s' * (len(direct) != 1)}"
+
+
+class MemoryBuilder:
+    def __init__(
+        self,
+        folder: MemoryFolder,
+        llm: LLMClient,
+        options: BuildOptions | None = None,
+        progress: ProgressCallback = no_progress,
+        cancel: CancelToken | None = None,
+    ):
+        self.folder = folder
+        self.llm = llm
+        self.options = options or BuildOptions()
+        self.progress = progress
+        self.cancel = cancel or CancelToken()
+        # Writes one operation's change set as (changes, summary, trailers): a versioned
+        # folder's Transaction.write applies and commits it; alone, it is only applied.
+        self.write_changes: Callable[[ChangeSet, str, dict[str, str]], None] = (
+            lambda changes, _s, _t: changes.apply(self.folder.root) and None
+        )
+
+    def _report(self, stage: str, done: int, total: int, message: str = "") -> None:
+        self.progress(ProgressEvent(stage, done, total, message))
+
+    # -- shared first half: chunks and memories ---------------------------------------
+
+    def _memorize(
+        self, docs: Sequence[SourceDocument], first_index: int, report: BuildReport
+    ) -> list[MemorizedChunk]:
+        self._report("chunk", 0, len(docs), "Cutting documents into chunks")
+        chunker = Chunker(self.options.chunk, llm_split_advisor(self.llm, self.cancel))
+        chunks = chunker.chunk_documents(
+            docs, lambda fn, items: self.llm.parallel_map(fn, items, cancel=self.cancel)
+        )
+        report.chunks = len(chunks)
+        total = len(chunks)
+        self._report("memorize", 0, total, f"Writing memories for {total} chunks")
+        memories = memorize_chunks(
+            self.llm,
+            chunks,
+            first_index=first_index,
+            cancel=self.cancel,
+            on_done=lambda n: self._report("memorize", n, total, f"Memory {n} of {total}"),
+        )
+        report.fallbacks = sum(1 for m in memories if m.metadata.get("fallback"))
+        if report.fallbacks:
+            report.warnings.append(
+                f"{report.fallbacks} of {total} memories were written without "
+                "the LLM (it kept failing); they are marked fallback: true"
+            )
+        return memories
+
+    def _write(self, changes: ChangeSet, kind: str, summary: str, **trailers: object) -> None:
+        """Apply all of one operation's writes, then report it as one operation (a commit)."""
+        self.cancel.raise_if_cancelled()  # last chance: after this the write is all or nothing
+        self._report("write", 0, 1, f"Writing {len(changes.writes)} files")
+        details = {
+            "Gam-Operation": kind,
+            **{f"Gam-{k.title()}": v for k, v in trailers.items()},
+            "Gam-Model": self.llm.settings.model,
+            "Gam-Tokens": self.llm.usage.prompt_tokens + self.llm.usage.completion_tokens,
+        }
+        clean = {k: " ".join(str(v).split()) for k, v in details.items()}
+        self.write_changes(changes, summary, clean)
+        self._report("write", 1, 1, "Written")
+
+    def build(self, docs: Sequence[SourceDocument]) -> BuildReport:
+        """A new memory from scratch (spec 5.1)."""
+        report = BuildReport("build", documents=[d.name for d in docs], usage=self.llm.usage)
+        memories = self._memorize(docs, 0, report)
+        if not memories:
+            return report
+        self._report("organize", 0, 1, "Planning folders")
+        plan, warnings = plan_taxonomy(self.llm, memories, self.cancel)
+        report.warnings += warnings
+        root = DirView(
+            "",
+            title=self.folder.root.name.replace("_", " ").title() or "Memory",
+            description=plan.description,
+        )
+        changes = ChangeSet()
+        by_index = {m.index: m for m in memories}
+        for node in plan.walk()[1:]:
+            directory, _ = ensure_dir(root, node.path)
+            directory.description = node.description
+            report.new_directories.append(node.path)
+        for leaf in plan.leaves():
+            directory, _ = ensure_dir(root, leaf.path)
+            report.memories += [
+                place_memory(changes, directory, by_index[i]) for i in leaf.chunk_indices
+            ]
+        stage_readmes(changes, root, [d.path for d in root.walk()])
+        stage_sources(changes, docs)
+        stage_meta(
+            changes,
+            self.folder.read_meta(),
+            root,
+            report.documents,
+            self.llm.settings.model,
+            self.options.chunk,
+        )
+        self._write_report(changes, report)
+        if self.options.auto_reorganize:  # a plan can leave a folder overfull, as an add can
+            self._reorganize_overfull(report)
+        return report
+
+    def add(self, docs: Sequence[SourceDocument]) -> BuildReport:
+        """New documents placed into the existing taxonomy (spec 5.3)."""
+        report = BuildReport("add", documents=[d.name for d in docs], usage=self.llm.usage)
+        meta = self.folder.read_meta()
+        memories = self._memorize(docs, meta.total_chunks if meta else 0, report)
+        if not memories:
+            return report
+        root = self.folder.load_view()
+        self._report("place", 0, len(memories), "Choosing folders for the new memories")
+        placements = place_memories(self.llm, root, memories, self.cancel)
+        changes, changed = ChangeSet(), set()
+        for memory in memories:
+            path, description = placements[memory.index]
+            directory, created = ensure_dir(root, path)
+            for new_path in created:
+                report.new_directories.append(new_path)
+                new_dir = find_dir(root, new_path)
+                new_dir.description = description if new_path == directory.path else ""
+            report.memories.append(place_memory(changes, directory, memory))
+            changed.update(ancestors(directory.path))
+        self._describe(root, changed)
+        stage_readmes(changes, root, changed)
+        stage_sources(changes, docs)
+        stage_meta(
+            changes, meta, root, report.documents, self.llm.settings.model, self.options.chunk
+        )
+        self._write_report(changes, report)
+        if self.options.auto_reorganize:
+            self._reorganize_overfull(report)
+        return report
+
+    def _write_report(self, changes: ChangeSet, report: BuildReport) -> None:
+        self._write(
+            changes,
+            report.operation,
+            report.summary(),
+            sources=", ".join(report.documents),
+            memories=len(report.memories),
+        )
+
+    def _describe(self, root: DirView, paths: set[str]) -> None:
+        """Refresh titles and descriptions of changed directories with one batched call."""
+        listings = {}
+        for path in sorted(paths):
+            node = find_dir(root, path)
+            self.folder.read_fronts(node, unread_only=True)  # new files are not on disk yet
+            listings[path] = listing(node)
+        self._report("describe", 0, len(listings), "Updating README files")
+        for path, (title, description) in describe_directories(
+            self.llm, listings, self.cancel
+        ).items():
+            node = find_dir(root, path)
+            node.title, node.description = title, description
+        self._report("describe", len(listings), len(listings), "README files updated")
+
+    def _reorganize_overfull(self, report: BuildReport) -> None:
+        """Re-plan every directory holding more memories than the threshold, each as its
+        own operation; a folder a reorganization leaves overfull gets its turn too, but
+        no directory is re-planned twice."""
+        limit = self.options.reorganize_threshold
+        tried: set[str] = set()
+        while True:
+            overfull = [
+                d.path
+                for d in self.folder.load_view().walk()
+                if len(d.files) > limit and d.path not in tried
+            ]
+            if not overfull:
+                return
+            tried.add(overfull[0])
+            operation = self.reorganize(overfull[0])
+            if operation.moved_files:
+                report.reorganizations.append(operation)
+
+    def reorganize(self, path: str, dry_run: bool = False) -> ReorganizeOperation:
+        """Re-plan one directory's memories into subdirectories (spec 5.3 step 5, 5.4)."""
+        from gam_desktop.engine.build.reorganize import plan_reorganization
+
+        self._report("reorganize", 0, 1, f"Re-planning {path or '/'}")
+        operation, changes, root = plan_reorganization(self.folder, self.llm, path, self.cancel)
+        if not dry_run and operation.moved_files:
+            stage_meta(
+                changes,
+                self.folder.read_meta(),
+                root,
+                [],
+                self.llm.settings.model,
+                self.options.chunk,
+            )
+            self._write(
+                changes,
+                "reorganize",
+                reorganize_summary(operation),
+                directory=path or "/",
+                moved=len(operation.moved_files),
+            )
+        self._report("reorganize", 1, 1, f"{len(operation.moved_files)} memories moved")
+        return operation

@@ -1,0 +1,41 @@
+"""Placing memorized chunks in the folder: their files (front matter and text) and the
+documents' extracted text, staged into a ChangeSet."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from gam_desktop.engine.build.documents import SourceDocument
+from gam_desktop.engine.models import MemorizedChunk
+from gam_desktop.engine.store.changeset import ChangeSet
+from gam_desktop.engine.store.folder import SOURCES_DIR, DirView
+from gam_desktop.engine.store.markdown import render_memory
+from gam_desktop.engine.store.naming import fit_stem, memory_file_stem, unique_name
+
+_FRONT_ORDER = ("source", "source_hash", "span", "pages", "tokens", "hash", "created", "fallback")
+
+
+def memory_front(memory: MemorizedChunk) -> dict:
+    front = {"title": memory.title, "index": memory.index, "tldr": memory.tldr}
+    front.update({k: memory.metadata[k] for k in _FRONT_ORDER if k in memory.metadata})
+    return front
+
+
+def place_memory(changes: ChangeSet, directory: DirView, memory: MemorizedChunk) -> str:
+    stem = fit_stem(memory_file_stem(memory.title), directory.path)
+    name = unique_name(stem, [*directory.files], ".md")
+    directory.files[name] = memory.tldr
+    path = directory.child_path(name)
+    changes.writes[path] = render_memory(memory_front(memory), memory.memory)
+    if memory.metadata.get("source_hash"):
+        source = (str(memory.metadata["source_hash"]), str(memory.metadata.get("source", "")))
+        changes.memory_sources[path] = source
+    return path
+
+
+def stage_sources(changes: ChangeSet, docs: Iterable[SourceDocument]) -> None:
+    """Keep each document's extracted text: a memory's original wording is text[span]."""
+    for doc in docs:
+        changes.writes[f"{SOURCES_DIR}/{doc.content_hash}.txt"] = doc.text
+
+

@@ -1,0 +1,140 @@
+"""Memory generation (spec 5.1 step 3) and LLM split points (spec 5.2), with fallbacks.
+
+A call that keeps failing (LLMCallFailed) is replaced by an extractive fallback
+so one bad chunk does not sink a build of hundreds; the memory is marked
+`fallback: true` and the report says how many were made that way. Fatal errors
+(unreachable server, refused key, cancel) propagate and abort the operation.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+
+from gam_desktop.engine.build.chunking import Chunk, SplitAdvisor
+from gam_desktop.engine.build.context import (
+    DocumentContext,
+    distinguish,
+    document_context,
+    missing_facts,
+    with_subject_text,
+    with_subject_title,
+)
+from gam_desktop.engine.progress import CancelToken
+from gam_desktop.engine.build.documents import sha256_hex
+from gam_desktop.engine.llm import LLMCallFailed, LLMClient
+from gam_desktop.engine.models import MemorizedChunk, utc_now
+from gam_desktop.engine.store.naming import sanitize_name
+from gam_desktop.engine.build.prompts import MemoryDraft, SplitPlan, memorize_messages, split_messages
+from gam_desktop.engine.textutil import STOPWORDS, WORD, first_sentence
+
+log = logging.getLogger(__name__)
+
+
+def keyword_title(text: str, words: int = 4) -> str:
+    """A snake_case title from the text's first significant words (no LLM)."""
+    picked = [w.lower() for w in WORD.findall(text) if w.lower() not in STOPWORDS][:words]
+    return sanitize_name("_".join(picked), fallback="memory")
+
+
+def fallback_draft(text: str) -> MemoryDraft:
+    flat = " ".join(text.split())
+    memory = flat if len(flat) <= 1200 else flat[:1199].rstrip() + "…"
+    return MemoryDraft(title=keyword_title(text), memory=memory, tldr=first_sentence(text))
+
+
+def memorize_chunks(
+    llm: LLMClient,
+    chunks: Sequence[Chunk],
+    *,
+    first_index: int,
+    cancel: CancelToken,
+    on_done: Callable[[int], None],
+) -> list[MemorizedChunk]:
+    contexts: dict[str, DocumentContext] = {}
+    for chunk in chunks:
+        if chunk.source.content_hash not in contexts:
+            contexts[chunk.source.content_hash] = document_context(chunk.source)
+
+    def one(chunk: Chunk) -> MemorizedChunk:
+        fallback = False
+        context = contexts[chunk.source.content_hash]
+        try:
+            draft = llm.structured(
+                memorize_messages(chunk.text, context.describe(chunk.source.name)),
+                MemoryDraft,
+                stage="memorize",
+                cancel=cancel,
+                max_tokens=900,
+            )
+            if not draft.memory.strip():
+                raise LLMCallFailed("empty memory")
+        except LLMCallFailed as exc:
+            log.warning("memory for chunk %d written without the LLM: %s", chunk.index, exc)
+            draft, fallback = fallback_draft(chunk.text), True
+        return _memorized(
+            chunk, in_context(draft, chunk, context), first_index + chunk.index, fallback
+        )
+
+    memories = llm.parallel_map(one, chunks, cancel=cancel, on_done=on_done)
+    titles = distinguish([m.title for m in memories], [c.text for c in chunks])
+    for memory, title in zip(memories, titles, strict=True):
+        memory.title = title
+    return memories
+
+
+def in_context(draft: MemoryDraft, chunk: Chunk, context: DocumentContext) -> MemoryDraft:
+    """The draft checked without the LLM: it names its document's subject in title, tldr and
+    text, and keeps every number of the chunk (lost ones come back as original sentences)."""
+    memory = with_subject_text(draft.memory.strip(), context)
+    facts = missing_facts(memory, chunk.text)
+    if facts:
+        memory += f"\n\nDetails from the original: {facts}"
+    title = sanitize_name(draft.title, fallback=keyword_title(chunk.text))
+    return MemoryDraft(
+        title=with_subject_title(title, context),
+        memory=memory,
+        tldr=with_subject_text(" ".join(draft.tldr.split()) or first_sentence(memory), context),
+    )
+
+
+def _memorized(chunk: Chunk, draft: MemoryDraft, index: int, fallback: bool) -> MemorizedChunk:
+    source = chunk.source
+    metadata: dict = {
+        "source": source.name,
+        "source_hash": source.content_hash,
+        "span": [chunk.start, chunk.end],
+        "tokens": chunk.tokens,
+        "hash": sha256_hex(chunk.text.encode("utf-8")),
+        "created": utc_now().isoformat(),
+    }
+    pages = source.pages_for(chunk.start, chunk.end)
+    if pages:
+        metadata["pages"] = [pages[0], pages[-1]]
+    if fallback:
+        metadata["fallback"] = True
+    title = sanitize_name(draft.title, fallback=keyword_title(chunk.text))
+    tldr = " ".join(draft.tldr.split()) or first_sentence(draft.memory)
+    return MemorizedChunk(
+        index=index, title=title, memory=draft.memory.strip(), tldr=tldr, metadata=metadata
+    )
+
+
+def llm_split_advisor(llm: LLMClient, cancel: CancelToken) -> SplitAdvisor:
+    def advise(
+        sentences: Sequence[str], counts: Sequence[int], max_tokens: int
+    ) -> list[int] | None:
+        try:
+            plan = llm.structured(
+                split_messages(sentences, counts, max_tokens),
+                SplitPlan,
+                stage="split",
+                max_tokens=200,
+                cancel=cancel,
+            )
+        except LLMCallFailed as exc:
+            log.info("split points from sentence boundaries instead: %s", exc)
+            return None
+        return plan.split_before
+
+    return advise

@@ -1,0 +1,159 @@
+"""The memory's history: one git commit per operation, listed, inspected, undone.
+
+A rollback is `git revert` as a new commit, never a rewrite, so it can itself be
+rolled back. When later operations changed the same READMEs (every add rewrites
+the root README), those derived files are regenerated from the tree instead of
+failing; a conflict on a memory itself is reported with the operations that
+caused it, and the caller may restore the whole folder to before the operation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from gam_desktop.engine.history.gitrepo import MemoryRepo
+from gam_desktop.engine.store import faults
+
+TRAILER_KIND = "Gam-Operation"
+_RECORD, _FIELD = "\x1e", "\x1f"
+DERIVED_NAMES = ("README.md", ".gam_meta.json")
+
+
+@dataclass
+class Operation:
+    sha: str
+    time: int
+    summary: str
+    trailers: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def kind(self) -> str:
+        return self.trailers.get(TRAILER_KIND, "other")
+
+    @property
+    def tokens(self) -> int:
+        try:
+            return int(self.trailers.get("Gam-Tokens", "0"))
+        except ValueError:
+            return 0
+
+
+@dataclass
+class FileChange:
+    status: str  # "added", "modified", "deleted", "moved"
+    path: str
+    old_path: str | None = None
+
+
+class RollbackConflict(RuntimeError):
+    """Later operations changed what the rollback would undo."""
+
+    def __init__(self, operation: Operation, paths: list[str], later: list[Operation]) -> None:
+        names = ", ".join(f"'{op.summary}'" for op in later) or "later edits"
+        super().__init__(
+            f"'{operation.summary}' cannot be undone on its own: {names} changed "
+            f"{len(paths)} of the same files. Restore the whole memory to before "
+            "it instead (later operations are then undone too)."
+        )
+        self.operation = operation
+        self.paths = paths
+        self.later = later
+
+
+def _is_derived(path: str) -> bool:
+    return path.rsplit("/", 1)[-1] in DERIVED_NAMES
+
+
+class History:
+    def __init__(self, repo: MemoryRepo) -> None:
+        self.repo = repo
+
+    # -- reading -------------------------------------------------------------------
+
+    def count(self) -> int:
+        if self.repo.head() is None:
+            return 0
+        return int(self.repo.git("rev-list", "--count", "HEAD").strip())
+
+    def operations(self, offset: int = 0, limit: int = 50, revs: str = "HEAD") -> list[Operation]:
+        """Newest first."""
+        if self.repo.head() is None:
+            return []
+        fmt = f"%H{_FIELD}%at{_FIELD}%s{_FIELD}%(trailers:unfold,only){_RECORD}"
+        out = self.repo.git("log", f"--format={fmt}", f"--skip={offset}", f"-n{limit}", revs)
+        return [self._parse(record) for record in out.split(_RECORD) if record.strip()]
+
+    @staticmethod
+    def _parse(record: str) -> Operation:
+        sha, time, summary, trailers = record.strip("\n").split(_FIELD)
+        pairs = dict(line.split(": ", 1) for line in trailers.splitlines() if ": " in line)
+        return Operation(sha, int(time), summary, pairs)
+
+    def get(self, sha: str) -> Operation:
+        resolved = self.repo.git(
+            "rev-parse", "--verify", "-q", f"{sha}^{{commit}}", check=False
+        ).strip()
+        if not resolved or sha.startswith("-"):
+            raise ValueError(f"no operation '{sha}' in this memory's history")
+        return self.operations(limit=1, revs=resolved)[0]
+
+    def changes(self, sha: str) -> list[FileChange]:
+        """The files one operation added, modified, deleted and moved (renames detected)."""
+        out = self.repo.git(
+            "diff-tree", "-r", "-M", "--root", "--no-commit-id", "--name-status", "-z", sha
+        )
+        parts = [p for p in out.split("\0") if p]
+        changes, i = [], 0
+        while i < len(parts):
+            status = parts[i]
+            if status.startswith(("R", "C")):
+                changes.append(FileChange("moved", parts[i + 2], parts[i + 1]))
+                i += 3
+                continue
+            kind = {"A": "added", "D": "deleted"}.get(status[0], "modified")
+            changes.append(FileChange(kind, parts[i + 1]))
+            i += 2
+        return changes
+
+    def diff(self, sha: str, path: str) -> str:
+        """The patch of one file in one operation (both names of a moved file)."""
+        paths = [path] + [c.old_path for c in self.changes(sha) if c.path == path and c.old_path]
+        return self.repo.git("diff-tree", "-p", "-M", "--root", "--no-commit-id", sha, "--", *paths)
+
+    # -- undoing -------------------------------------------------------------------
+
+    def rollback(self, sha: str, regenerate: Callable[[list[str]], None]) -> str:
+        """Undo one operation as a new commit. `regenerate(paths)` rewrites derived files
+        (READMEs, .gam_meta.json) from the tree where later operations also changed them."""
+        operation = self.get(sha)  # pending edits were committed when the operation began
+        self.repo.git("revert", "--no-commit", sha, check=False)
+        faults.reached("reverted")
+        conflicted = self.repo.git("diff", "--name-only", "--diff-filter=U").split()
+        real = [p for p in conflicted if not _is_derived(p)]
+        if real:
+            self.repo.git("revert", "--abort", check=False)
+            self.repo.git("reset", "-q", "--hard", "HEAD")
+            later = self.operations(limit=100, revs=f"{sha}..HEAD")
+            touching = set(self.repo.git("log", "--format=%H", f"{sha}..HEAD", "--", *real).split())
+            raise RollbackConflict(operation, real, [op for op in later if op.sha in touching])
+        if conflicted:
+            self.repo.git("checkout", "--ours", "--", *conflicted)
+            regenerate(conflicted)
+        undoing = operation.kind == "rollback"
+        summary = (
+            f"Undid rollback: {operation.summary.removeprefix('Rolled back: ')}"
+            if undoing
+            else f"Rolled back: {operation.summary}"
+        )
+        self.repo.git("revert", "--quit", check=False)
+        new = self.repo.commit_all(summary, {TRAILER_KIND: "rollback", "Gam-Reverts": sha})
+        if new is None:
+            raise RuntimeError("nothing to roll back: the operation changed nothing")
+        return new
+
+    def restore(self, sha: str, summary: str) -> str | None:
+        """Make the whole folder as it was at `sha`, as a new commit."""
+        self.repo.git("restore", f"--source={sha}", "--staged", "--worktree", "--", ".")
+        faults.reached("restored")
+        return self.repo.commit_all(summary, {TRAILER_KIND: "restore", "Gam-Restores": sha})

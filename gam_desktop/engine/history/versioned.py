@@ -1,0 +1,281 @@
+"""Operations on a memory folder that are locked, journaled and committed.
+
+Every writing operation runs under the writer lock and inside the journal; pending
+manual edits are committed first so that each commit holds exactly one operation.
+A change set and its commit succeed together or not at all: when git cannot record
+it (a full disk), the files are put back. Files another program changed while the
+operation ran are never overwritten. Without git everything still works,
+uncommitted, and `history_message` says why.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from gam_desktop.engine.history import journal
+from gam_desktop.engine.history.gitrepo import GitUnavailable, MemoryRepo
+from gam_desktop.engine.history.log import TRAILER_KIND, History
+from gam_desktop.engine.history.recovery import clear_git_leftovers, keep_files, restore_last_saved
+from gam_desktop.engine.models import META_FILE, utc_now
+from gam_desktop.engine.store.changeset import ChangeSet, StoreError
+from gam_desktop.engine.store.derived import regenerate
+from gam_desktop.engine.store.folder import APP_DIR, MemoryFolder, stat_files
+from gam_desktop.engine.store.lock import writer_lock
+from gam_desktop.engine.store.markdown import README, merge_readme
+
+
+class InterruptedOperationError(RuntimeError):
+    """A previous operation died half-way; the user must choose how to recover first."""
+
+
+class ConcurrentEditError(StoreError):
+    """Another program changed a file this operation was about to replace."""
+
+
+StatKey = tuple[int, int, int]
+
+
+def _stat_key(path: Path) -> StatKey | None:
+    try:
+        return _key(path.stat(follow_symlinks=False))
+    except OSError:
+        return None
+
+
+def _key(stat: os.stat_result) -> StatKey:
+    return (stat.st_mtime_ns, stat.st_size, stat.st_ino)
+
+
+class Transaction:
+    """What a running operation writes through: each change set is checked against
+    outside edits, journaled, applied and committed, or (on failure) undone."""
+
+    def __init__(
+        self, folder: MemoryFolder, repo: MemoryRepo | None, recording: journal.Recording
+    ) -> None:
+        self.folder = folder
+        self.repo = repo
+        self.recording = recording
+        # What the folder looked like when the operation started: a file whose stat
+        # differs later was changed by someone else while the LLM was thinking.
+        self.baseline = {rel: _key(stat) for rel, stat in stat_files(folder.root).items()}
+        self.baseline[META_FILE] = _stat_key(folder.meta_path)
+
+    def write(self, changes: ChangeSet, summary: str, trailers: dict[str, str]) -> None:
+        self._keep_outside_edits(changes)
+        moved_by_others = self._structure_changed(changes)
+        self.recording.plan(changes)
+        applied = [changes.apply(self.folder.root)]
+        try:
+            if moved_by_others:  # memories added or deleted meanwhile: listings follow them
+                applied.append(regenerate(self.folder, _readmes_above(moved_by_others)))
+            if self.repo is not None:
+                paths = set().union(*(a.paths for a in applied))
+                self.repo.commit_all(summary, trailers, paths=paths)
+        except StoreError:
+            for done in reversed(applied):
+                done.undo()
+            if self.repo is not None:
+                self.repo.unstage_all()
+            raise
+        self.recording.done()
+        for rel in set().union(*(a.paths for a in applied)):  # the app's own writes
+            self.baseline[rel] = _stat_key(self.folder.root / rel)  # type: ignore[assignment]
+
+    def _structure_changed(self, changes: ChangeSet) -> set[str]:
+        """Memories someone else added or deleted since the operation started."""
+        now = set(stat_files(self.folder.root))
+        before = {rel for rel, key in self.baseline.items() if key is not None}
+        ours = changes.targets()
+        return {p for p in (now ^ before) - ours if not p.endswith(f"/{README}") and p != README}
+
+    def _keep_outside_edits(self, changes: ChangeSet) -> None:
+        """Commit edits made meanwhile as their own operation; a README edited meanwhile
+        keeps the person's title and description; any other file edited meanwhile that
+        this change set would replace stops the operation before it writes anything."""
+        root = self.folder.root
+        changed = sorted(
+            rel
+            for rel in {*changes.writes, *changes.deletes}
+            if not rel.startswith(f"{APP_DIR}/") and _stat_key(root / rel) != self.baseline.get(rel)
+        )
+        readmes = [
+            rel for rel in changed if rel.rsplit("/", 1)[-1] == README and rel in changes.writes
+        ]
+        others = [rel for rel in changed if rel not in readmes]
+        if others:
+            raise ConcurrentEditError(
+                16,
+                f"'{others[0]}' was changed by another program while this operation ran; "
+                "nothing was written, so nothing of yours was lost. Try again.",
+            )
+        if self.repo is not None:
+            _commit_pending(self.repo)
+        for rel in readmes:
+            theirs = (root / rel).read_text(encoding="utf-8", errors="replace")
+            ours = changes.writes[rel]
+            changes.writes[rel] = merge_readme(
+                ours if isinstance(ours, str) else ours.decode(), theirs
+            )
+
+
+def _readmes_above(paths: set[str]) -> list[str]:
+    """The README of every folder holding one of `paths`, and of every folder above it
+    (their counts change), plus the meta file."""
+    readmes = {README}
+    for path in paths:
+        parts = path.split("/")[:-1]
+        readmes |= {"/".join([*parts[:i], README]) for i in range(1, len(parts) + 1)}
+    return [*sorted(readmes), META_FILE]
+
+
+def _commit_pending(repo: MemoryRepo) -> None:
+    # Anything dirty is the user's and is committed first, on its own.
+    dirty = repo.dirty_paths()
+    if dirty and repo.head() is None:
+        repo.commit_all("Started keeping history", {TRAILER_KIND: "snapshot"})
+    elif dirty:
+        repo.commit_all("Manual edits", {TRAILER_KIND: "manual-edit"})
+
+
+class VersionedFolder:
+    def __init__(
+        self,
+        folder: MemoryFolder,
+        git_path: str | None = None,
+        lock_timeout: float = 600.0,
+        on_wait: Callable[[], None] | None = None,
+    ) -> None:
+        self.folder = folder
+        self.git_path = git_path
+        self.lock_timeout = lock_timeout
+        self.on_wait = on_wait
+        self._repo: MemoryRepo | None = None
+        self.history_message: str | None = None  # why history is off, when it is
+
+    @property
+    def repo(self) -> MemoryRepo | None:
+        if self._repo is not None and not (self.folder.root / ".git").exists():
+            self._repo = None  # removed (undoing a first build, or by hand): make it anew
+        if self._repo is None and self.history_message is None:
+            try:
+                self._repo = MemoryRepo.open(self.folder.root, self.git_path)
+            except GitUnavailable as exc:
+                self.history_message = str(exc)
+        return self._repo
+
+    @property
+    def history(self) -> History | None:
+        return History(self.repo) if self.repo is not None else None
+
+    def _lock(self) -> contextlib.AbstractContextManager[None]:
+        return writer_lock(self.folder, self.lock_timeout, on_wait=self.on_wait)
+
+    @contextlib.contextmanager
+    def operation(self, kind: str) -> Iterator[Transaction]:
+        """Lock, refuse while an interrupted operation awaits recovery, commit pending
+        edits, journal; yields the Transaction the operation writes through."""
+        with self._lock():
+            interrupted = journal.read(self.folder)
+            if interrupted is not None:
+                raise InterruptedOperationError(
+                    f"a previous {interrupted.operation} was interrupted (started "
+                    f"{interrupted.started}); recover first: restore the last saved state or "
+                    "keep the files as they are (gam-history recover)"
+                )
+            # Before the repository is opened (which may `git init`): undoing a first
+            # build removes the repository only if the build made it.
+            new_repository = not (self.folder.root / ".git").exists()
+            repo = self.repo
+            if repo is not None:
+                _commit_pending(repo)
+            head = repo.head() if repo is not None else None
+            started = utc_now().isoformat()
+            with journal.recording(self.folder, kind, head, started, new_repository) as recording:
+                yield Transaction(self.folder, repo, recording)
+
+    # -- history operations --------------------------------------------------------------
+
+    def _require_history(self) -> History:
+        history = self.history
+        if history is None:
+            raise GitUnavailable(self.history_message or "history is unavailable")
+        return history
+
+    def rollback(self, sha: str) -> str:
+        history = self._require_history()
+        with self.operation("rollback"), self._reset_on_failure(history.repo):
+            return history.rollback(sha, lambda paths: regenerate(self.folder, paths))
+
+    def restore(self, sha: str, summary: str) -> str | None:
+        history = self._require_history()
+        with self.operation("restore"), self._reset_on_failure(history.repo):
+            return history.restore(sha, summary)
+
+    @staticmethod
+    @contextlib.contextmanager
+    def _reset_on_failure(repo: MemoryRepo) -> Iterator[None]:
+        """A rollback or restore that could not be committed leaves the last commit."""
+        try:
+            yield
+        except StoreError:
+            repo.git("revert", "--quit", check=False)
+            repo.git("reset", "-q", "--hard", "HEAD", check=False)
+            raise
+
+    def commit_manual_edits(
+        self, paths: list[str], timeout: float = 30.0
+    ) -> tuple[str | None, list[str]]:
+        """Commit edits made outside the app (the watcher calls this with the paths it saw).
+        Returns the commit and which of `paths` really were outside edits: paths already
+        committed were written by the app (this process or another, a rollback too).
+        If an operation holds the folder past `timeout`, it commits pending edits itself."""
+        if not self.folder.is_memory():  # (a restored first build): no repository to make
+            return None, paths
+        repo = self.repo
+        if repo is None:
+            return None, paths
+        with writer_lock(self.folder, timeout=timeout):
+            if journal.read(self.folder) is not None:
+                return None, []  # an interrupted operation's files: recovery decides
+            dirty = set(repo.dirty_paths())
+            outside = [p for p in paths if p in dirty or any(d.startswith(f"{p}/") for d in dirty)]
+            if not dirty:
+                return None, outside
+            noun = "file" if len(dirty) == 1 else "files"
+            sha = repo.commit_all(
+                f"Edited {len(dirty)} {noun} outside the app", {TRAILER_KIND: "manual-edit"}
+            )
+            return sha, outside
+
+    # -- crash recovery ------------------------------------------------------------------
+
+    def interrupted(self) -> journal.Interrupted | None:
+        """The operation a crash left half-done, if any (never one running right now)."""
+        try:
+            with writer_lock(self.folder, timeout=0):
+                return journal.read(self.folder)
+        except Exception:  # busy: an operation is running, so nothing was interrupted
+            return None
+
+    def recover(self, restore: bool) -> str:
+        """Restore the last commit (dropping the half-done writes) or keep the files,
+        made consistent (READMEs and counts recomputed, half-written documents dropped)."""
+        with self._lock():
+            interrupted = journal.read(self.folder)
+            if interrupted is None:
+                return "nothing to recover"
+            repo = self.repo
+            if repo is not None:
+                clear_git_leftovers(repo)
+            if restore:
+                if repo is None and interrupted.head is not None:
+                    raise GitUnavailable(self.history_message or "history is unavailable")
+                message = restore_last_saved(self.folder, repo, interrupted)
+            else:
+                message = keep_files(self.folder, repo, interrupted)
+            journal.clear(self.folder)
+            return message

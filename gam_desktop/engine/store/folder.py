@@ -1,0 +1,173 @@
+"""The memory folder on disk: its layout, its metadata and a cheap view of its tree.
+
+Layout (see README "The memory folder"):
+  .gam_meta.json          counts, sources, model, chunk config, schema version
+  .gam/sources/<sha>.txt  the extracted text of every source document: the original
+                          wording of each memory is text[span] of its source
+  .gam/cache/             rebuildable indexes (ignored by git)
+  README.md, <dir>/README.md, <dir>/<title>.md
+
+The view reads names and READMEs only; front matter is read per directory when a
+stage needs it, so opening a 10k-memory folder stays cheap.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from gam_desktop.engine.models import META_FILE, GamMeta
+from gam_desktop.engine.store.links import is_absent, is_real_dir, resolve_within
+from gam_desktop.engine.store.markdown import README, parse_memory, parse_readme
+
+APP_DIR = ".gam"  # the app's own files: the one place their layout is defined
+SOURCES_DIR = f"{APP_DIR}/sources"
+CACHE_DIR = f"{APP_DIR}/cache"
+LOCK_FILE = f"{APP_DIR}/lock"  # one writer per folder, per operation
+APP_LOCK_FILE = f"{APP_DIR}/app.lock"  # one window per memory, while it is open
+JOURNAL_FILE = f"{APP_DIR}/journal.json"  # present only while an operation runs
+UNTRACKED = (f"{CACHE_DIR}/", LOCK_FILE, APP_LOCK_FILE, JOURNAL_FILE)  # kept out of git
+
+
+class NotAMemoryError(ValueError):
+    """The folder is not a GAM memory (no .gam_meta.json) and was not made one."""
+
+
+@dataclass
+class DirView:
+    path: str  # "" for the root, "a/b" below it
+    title: str = ""
+    description: str = ""
+    subdirs: dict[str, DirView] = field(default_factory=dict)
+    files: dict[str, str | None] = field(default_factory=dict)  # memory file -> tldr, if read
+
+    def child_path(self, name: str) -> str:
+        return f"{self.path}/{name}" if self.path else name
+
+    def walk(self) -> list[DirView]:
+        return [self, *(d for sub in self.subdirs.values() for d in sub.walk())]
+
+    def memory_count(self) -> int:
+        return len(self.files) + sum(s.memory_count() for s in self.subdirs.values())
+
+
+def stat_files(root: Path) -> dict[str, os.stat_result]:
+    """Every visible Markdown file below `root` (links out, hidden names and linked
+    folders left out), by POSIX path relative to it, with its stat."""
+    seen: dict[str, os.stat_result] = {}
+    _walk_markdown(root, root, "", seen)
+    return seen
+
+
+def _walk_markdown(root: Path, folder: Path, rel: str, seen: dict[str, os.stat_result]) -> None:
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        if entry.name.startswith(".") or is_absent(root, entry):
+            continue
+        child = f"{rel}/{entry.name}" if rel else entry.name
+        if is_real_dir(entry):
+            _walk_markdown(root, Path(entry.path), child, seen)
+        elif entry.name.endswith(".md") and entry.is_file():
+            seen[child] = entry.stat()
+
+
+class MemoryFolder:
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root).resolve()
+
+    @property
+    def meta_path(self) -> Path:
+        return self.root / META_FILE
+
+    def is_memory(self) -> bool:
+        return self.readable(self.meta_path)
+
+    def read_meta(self) -> GamMeta | None:
+        if not self.is_memory():
+            return None
+        return GamMeta.model_validate_json(self.meta_path.read_text(encoding="utf-8"))
+
+    def check_writable(self) -> None:
+        """Fail before any LLM call when the folder cannot be written."""
+        if (self.root / APP_DIR).is_symlink():  # its lock, journal and cache would land there
+            raise PermissionError(
+                1,
+                f"{self.root / APP_DIR} is a link; the app's own folder is never used through "
+                "a link (replace it with a folder)",
+            )
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            (self.root / APP_DIR).mkdir(exist_ok=True)
+            with tempfile.TemporaryFile(dir=self.root / APP_DIR):
+                pass
+        except OSError as exc:
+            raise PermissionError(
+                exc.errno,
+                f"the memory folder {self.root} cannot be written "
+                f"({exc.strerror}); check its permissions",
+            ) from exc
+
+    def source_path(self, content_hash: str) -> Path:
+        return self.root / SOURCES_DIR / f"{content_hash}.txt"
+
+    def readable(self, path: Path) -> bool:
+        """A regular file inside the memory (a link out of it counts as absent)."""
+        return resolve_within(self.root, path) is not None and path.is_file()
+
+    def known_sources(self) -> set[str]:
+        folder = self.root / SOURCES_DIR
+        return {p.stem for p in folder.glob("*.txt")} if folder.is_dir() else set()
+
+    def original_text(self, front: dict) -> str | None:
+        """The exact source wording a memory was written from."""
+        path = self.source_path(str(front.get("source_hash", "")))
+        span = front.get("span")
+        if not self.readable(path) or not isinstance(span, list) or len(span) != 2:
+            return None
+        return path.read_text(encoding="utf-8")[span[0] : span[1]]
+
+    def load_view(self) -> DirView:
+        return self._scan(self.root, "")
+
+    def _scan(self, folder: Path, rel: str) -> DirView:
+        view = DirView(path=rel)
+        readme_found = False
+        with os.scandir(folder) as entries:
+            for entry in sorted(entries, key=lambda e: e.name):
+                if entry.name.startswith(".") or is_absent(self.root, entry):
+                    continue
+                if is_real_dir(entry):
+                    view.subdirs[entry.name] = self._scan(
+                        Path(entry.path), view.child_path(entry.name)
+                    )
+                elif entry.name == README:
+                    readme_found = entry.is_file()
+                elif entry.name.endswith(".md") and entry.is_file():
+                    view.files[entry.name] = None
+        if readme_found:
+            text = (folder / README).read_text(encoding="utf-8", errors="replace")
+            parsed = parse_readme(text)
+            view.title, view.description = parsed.title, parsed.description
+        return view
+
+    def read_fronts(self, view: DirView, unread_only: bool = False) -> dict[str, dict]:
+        """Front matter of the memories directly in `view` (only those whose tldr is not
+        known yet, with `unread_only`); fills in their tldrs."""
+        fronts = {}
+        for name in [n for n, tldr in view.files.items() if not (unread_only and tldr is not None)]:
+            path = self.root / view.path / name
+            if not self.readable(path):  # turned into a link out since the scan
+                continue
+            text = path.read_text(encoding="utf-8", errors="replace")
+            parsed = parse_memory(text)
+            front = dict(parsed.front)
+            front.setdefault("title", name.removesuffix(".md"))
+            front.setdefault("tldr", parsed.body.strip().split("\n")[0][:200])
+            fronts[name] = front
+            view.files[name] = str(front["tldr"])
+        return fronts

@@ -1,0 +1,109 @@
+"""The derived files of a memory folder: every folder's README.md (title, description,
+contents list) and `.gam_meta.json`, staged into a ChangeSet from the folder's view."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from gam_desktop.engine.models import META_FILE, ChunkConfig, GamMeta, utc_now
+from gam_desktop.engine.store.changeset import ChangeSet
+from gam_desktop.engine.store.describing import describe_contents
+from gam_desktop.engine.store.folder import DirView
+from gam_desktop.engine.store.markdown import (
+    README,
+    ReadmeEntry,
+    humanize,
+    render_entries,
+    render_readme,
+)
+
+
+def find_dir(root: DirView, path: str) -> DirView | None:
+    node = root
+    for part in path.split("/") if path else []:
+        node = node.subdirs.get(part)  # type: ignore[assignment]
+        if node is None:
+            return None
+    return node
+
+
+def ensure_dir(root: DirView, path: str) -> tuple[DirView, list[str]]:
+    """The directory at `path`, created in the view if missing (case-insensitively reused)."""
+    node, created = root, []
+    for part in path.split("/") if path else []:
+        existing = next((n for n in node.subdirs if n.casefold() == part.casefold()), None)
+        if existing is None:
+            node.subdirs[part] = DirView(node.child_path(part), title=humanize(part))
+            created.append(node.child_path(part))
+            existing = part
+        node = node.subdirs[existing]
+    return node, created
+
+
+def ancestors(path: str) -> list[str]:
+    """`path` and every directory above it, the root ("") included."""
+    parts = path.split("/") if path else []
+    return ["/".join(parts[:i]) for i in range(len(parts), -1, -1)]
+
+
+def readme_entries(directory: DirView) -> list[ReadmeEntry]:
+    entries = [
+        ReadmeEntry(name, True, sub.description or humanize(name), sub.memory_count())
+        for name, sub in directory.subdirs.items()
+    ]
+    entries += [
+        ReadmeEntry(name.removesuffix(".md"), False, tldr or "")
+        for name, tldr in directory.files.items()
+    ]
+    return entries
+
+
+def listing(directory: DirView) -> str:
+    """What a directory holds, as the describe prompt and the README both show it."""
+    return render_entries(readme_entries(directory))
+
+
+def contents_description(directory: DirView) -> str:
+    """What a directory holds, from its memories' titles and tldrs and its subfolders:
+    the README's description when no LLM wrote one."""
+    folders = [(name, sub.memory_count()) for name, sub in directory.subdirs.items()]
+    titles = [name.removesuffix(".md") for name in directory.files]
+    return describe_contents(folders, titles, [t for t in directory.files.values() if t])
+
+
+def _said_nothing(description: str) -> bool:
+    """No description, or the one earlier versions wrote ("Memories about <name>."),
+    which a person reading the README learns nothing from."""
+    text = description.strip().lower()
+    return not text or text.startswith(("memories about ", "memories from "))
+
+
+def stage_readmes(changes: ChangeSet, root: DirView, paths: Iterable[str]) -> None:
+    for path in sorted(set(paths)):
+        node = find_dir(root, path)
+        if node is None:
+            continue
+        title = node.title or humanize(path.rsplit("/", 1)[-1] if path else "memory")
+        description = node.description
+        if _said_nothing(description):
+            description = contents_description(node)
+        target = f"{path}/{README}" if path else README
+        changes.writes[target] = render_readme(title, description, readme_entries(node))
+
+
+def stage_meta(
+    changes: ChangeSet,
+    previous: GamMeta | None,
+    root: DirView,
+    sources: Iterable[str],
+    model: str,
+    chunk: ChunkConfig,
+) -> GamMeta:
+    meta = previous.model_copy() if previous else GamMeta(chunk_config=chunk)
+    meta.updated_at = utc_now()
+    meta.total_chunks = root.memory_count()
+    meta.total_directories = len(root.walk()) - 1
+    meta.source_files = list(dict.fromkeys([*meta.source_files, *sources]))
+    meta.model_used = model or meta.model_used
+    changes.writes[META_FILE] = meta.model_dump_json(indent=2) + "\n"
+    return meta
