@@ -1,4 +1,4 @@
-"""Command-line entry points: `gam-add`, `gam-request` (spec 9.2), `gam-history`, `gam-rollback`.
+"""Command-line entry points: `gam-add`, `gam-request`, `gam-history`, `gam-rollback`.
 
 Wires the engine and nothing else: settings from flags and the environment,
 a tqdm progress bar, a one-line reason and a non-zero exit code on failure.

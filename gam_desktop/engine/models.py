@@ -1,4 +1,4 @@
-"""The engine's data model (spec sections 2, 5.4 and 10.2).
+"""The engine's data model: memories, taxonomy plans, answers, chunking settings, the meta file.
 
 Pydantic models only: no I/O here, so every other module can import this one.
 """
@@ -19,7 +19,7 @@ def utc_now() -> datetime:
 
 
 class MemorizedChunk(BaseModel):
-    """One memory: the LLM's summary of one chunk (spec 2.2)."""
+    """One memory: the LLM's summary of one chunk."""
 
     index: int
     title: str
@@ -29,7 +29,7 @@ class MemorizedChunk(BaseModel):
 
 
 class DirectoryNode(BaseModel):
-    """A planned directory of the taxonomy (spec 2.3).
+    """A planned directory of the taxonomy.
 
     Every chunk index appears in exactly one leaf; parents hold only children.
     """
@@ -76,7 +76,7 @@ class Citation(BaseModel):
 
 
 class ChatResult(BaseModel):
-    """The answer to one question (spec 2.5)."""
+    """The answer to one question."""
 
     question: str
     answer: str
@@ -90,7 +90,7 @@ class ChatResult(BaseModel):
 
 
 class ReorganizeOperation(BaseModel):
-    """The file moves that carry out a re-planned directory (spec 5.4).
+    """The file moves that carry out a re-planned directory.
 
     Paths are relative to the memory root, with "/" separators.
     """
@@ -102,7 +102,7 @@ class ReorganizeOperation(BaseModel):
 
 
 class ChunkConfig(BaseModel):
-    """How documents are cut into chunks (spec 10.2)."""
+    """How documents are cut into chunks."""
 
     min_tokens: int = Field(default=100, ge=1)
     max_tokens: int = Field(default=1000, ge=16)
@@ -111,7 +111,7 @@ class ChunkConfig(BaseModel):
 
 
 class GamMeta(BaseModel):
-    """The `.gam_meta.json` file at the memory root (spec 2.4, plus a schema version)."""
+    """The `.gam_meta.json` file at the memory root."""
 
     schema_version: int = META_SCHEMA_VERSION
     version: str = "1.0"

@@ -1,4 +1,4 @@
-"""The public API of the engine (spec section 9.1): `Workflow.add()` and friends.
+"""The public API of the engine: `Workflow.add()` and friends.
 
 Entry points (the CLI, the GUI) build a Workflow from settings; the Workflow
 reads documents, takes the folder's writer lock and runs the builder.
@@ -89,7 +89,7 @@ def _has_history(git_dir: Path) -> bool:
 
 
 class Workflow:
-    """The engine's public API (spec 9.1). `settings` are the builder's LLM settings;
+    """The engine's public API. `settings` are the builder's LLM settings;
     `chat_settings` the chat agent's (defaulting to `settings`, else the environment)."""
 
     def __init__(
@@ -310,7 +310,7 @@ class Workflow:
         on_step: StepCallback | None = None,
         explore: bool = False,
     ) -> ChatResult:
-        """Answer a question from the memory's best passages, exploring it (spec 6) when
+        """Answer a question from the memory's best passages, exploring it when
         they do not settle it, or always with `explore`; a follow-up question is understood
         in the context of `conversation`, which the answer is added to."""
         if not self.folder.is_memory():

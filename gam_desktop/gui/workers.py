@@ -5,7 +5,7 @@ signals (progress, step, succeeded, failed, cancelled); the TaskRunner, which li
 on the GUI thread, receives them (queued, so on the GUI thread) and calls the
 task's callbacks there. Ownership is single: the runner keeps the Python references
 and drops them once the thread has finished — no deleteLater on the worker, which
-under PySide6 6.12 segfaulted when combined with a Python reference (DESIGN.md).
+under PySide6 6.12 segfaulted when combined with a Python reference.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The chat agent (spec section 6): explore the memory with tools, then answer.
+"""The chat agent: explore the memory with tools, then answer.
 
 Evidence comes first: one grounded call answers from the question's best passages, and
 that answer stands when it cites passages about what the question names. Exploring is for

@@ -1,4 +1,4 @@
-"""A conversation's working memory (seed 001, section 4.1).
+"""A conversation's working memory.
 
 Recent turns are kept verbatim within a token budget; older turns are folded into
 a running summary by the LLM (or, when it fails, by keeping each answer's first

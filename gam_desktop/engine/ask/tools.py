@@ -1,4 +1,4 @@
-"""The chat agent's tools (spec 6.3): ls, cat, grep, bm25_search.
+"""The chat agent's tools: ls, cat, grep, bm25_search.
 
 Pure Python over the memory folder: no shell, every path through the Sandbox.
 Each call returns the text the agent sees plus what it touched, so that a

@@ -1,4 +1,4 @@
-"""Building a memory folder: full build, incremental add, reorganization (spec 5).
+"""Building a memory folder: full build, incremental add, reorganization.
 
 Every operation first asks the LLM everything it needs, then writes the result
 as one ChangeSet. Cancel or fail before the write and the folder is untouched;
@@ -134,7 +134,7 @@ class MemoryBuilder:
         self._report("write", 1, 1, "Written")
 
     def build(self, docs: Sequence[SourceDocument]) -> BuildReport:
-        """A new memory from scratch (spec 5.1)."""
+        """A new memory from scratch."""
         report = BuildReport("build", documents=[d.name for d in docs], usage=self.llm.usage)
         memories = self._memorize(docs, 0, report)
         if not memories:
@@ -174,7 +174,7 @@ class MemoryBuilder:
         return report
 
     def add(self, docs: Sequence[SourceDocument]) -> BuildReport:
-        """New documents placed into the existing taxonomy (spec 5.3)."""
+        """New documents placed into the existing taxonomy."""
         report = BuildReport("add", documents=[d.name for d in docs], usage=self.llm.usage)
         meta = self.folder.read_meta()
         memories = self._memorize(docs, meta.total_chunks if meta else 0, report)
@@ -248,7 +248,7 @@ class MemoryBuilder:
                 report.reorganizations.append(operation)
 
     def reorganize(self, path: str, dry_run: bool = False) -> ReorganizeOperation:
-        """Re-plan one directory's memories into subdirectories (spec 5.3 step 5, 5.4)."""
+        """Re-plan one directory's memories into subdirectories."""
         from gam_desktop.engine.build.reorganize import plan_reorganization
 
         self._report("reorganize", 0, 1, f"Re-planning {path or '/'}")

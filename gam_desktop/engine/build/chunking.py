@@ -1,4 +1,4 @@
-"""Cutting documents into chunks (spec section 5.2).
+"""Cutting documents into chunks.
 
 Sections start at Markdown headers; a section over `max_tokens` is cut at
 paragraphs, and a paragraph still over the limit goes to the LLM for split points

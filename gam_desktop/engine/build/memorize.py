@@ -1,4 +1,4 @@
-"""Memory generation (spec 5.1 step 3) and LLM split points (spec 5.2), with fallbacks.
+"""Memory generation and LLM split points, with fallbacks.
 
 A call that keeps failing (LLMCallFailed) is replaced by an extractive fallback
 so one bad chunk does not sink a build of hundreds; the memory is marked

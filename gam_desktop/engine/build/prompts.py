@@ -1,7 +1,7 @@
 """Prompt templates for the building stages and the shapes their replies must take.
 
 Document text is untrusted: it is fenced and the model is told it is data. The
-first sentence of each system prompt names the task (spec section 4.3); the test
+first sentence of each system prompt names the task; the test
 server recognises tasks by it, as a model would.
 """
 

@@ -1,4 +1,4 @@
-"""Planning the reorganization of one directory into subdirectories (spec 5.4).
+"""Planning the reorganization of one directory into subdirectories.
 
 The directory's memories (title and tldr from their front matter) are re-planned
 by the LLM like a small build; the plan becomes a ReorganizeOperation of moves,

@@ -1,4 +1,4 @@
-"""Validating and normalising the LLM's taxonomy plans (spec section 14).
+"""Validating and normalising the LLM's taxonomy plans.
 
 A plan is checked for missing, duplicate and unknown chunk indices, parents that
 hold chunks, names that are not usable folder names, sibling collisions and

@@ -1,6 +1,6 @@
 """LLM settings for one role (builder or chat), from a settings object or the environment.
 
-The environment variables are those of spec section 10.1. The API key is a
+The environment variables are OPENAI_*/GAM_* as the README lists them. The API key is a
 SecretStr so that it never shows up in a repr, a log line or an error message.
 """
 
@@ -38,7 +38,7 @@ class LLMSettings(BaseModel):
     def from_env(
         cls, role: Role = "builder", env: Mapping[str, str] | None = None, **overrides: object
     ) -> LLMSettings:
-        """Settings for `role` from spec 10.1's variables; keyword overrides win."""
+        """Settings for `role` from the environment variables; keyword overrides win."""
         env = os.environ if env is None else env
         model_var, temp_var, default_temp = _ROLE_ENV[role]
         values: dict[str, object] = {
