@@ -854,33 +854,59 @@ def run_questions(
     cite_check,  # (sources, question) -> citations dict
     echo: bool = True,
 ) -> list[Outcome]:
-    proxy.phase = name
-    outcomes = []
-    if echo:
-        print_header(name)
-    for q in questions:
-        before = proxy.snapshot()
-        start = time.perf_counter()
-        result = ask(q["question"])
-        seconds = time.perf_counter() - start
-        usage = proxy.snapshot() - before
-        out = Outcome(q["id"], q["kind"], q["question"], seconds=seconds, usage=usage)
-        if result.get("error"):
-            out.error = result["error"]
-        out.answer = str(result.get("answer") or "")
-        conf = result.get("confidence")
-        out.confidence = float(conf) if isinstance(conf, int | float) else None
-        out.sources = [str(s) for s in result.get("sources") or []]
-        judge(out, q, cite_check)
-        out.extra = {
-            k: result[k]
-            for k in ("notes", "files_read", "trajectory", "retrieved", "raw")
-            if k in result
-        }
-        outcomes.append(out)
+    return run_systems([(name, ask, cite_check)], questions, proxy, echo)[name]
+
+
+def run_systems(
+    systems: list[tuple[str, Any, Any]],  # (name, ask, cite_check)
+    questions: list[dict],
+    proxy: CountingProxy,
+    echo: bool = True,
+    interleave: bool = False,
+) -> dict[str, list[Outcome]]:
+    """Every question of every system: system by system, or (`interleave`) question by
+    question, each asked of every system in turn, so that both meet the same load on a
+    shared machine and their times compare."""
+    outcomes: dict[str, list[Outcome]] = {name: [] for name, _, _ in systems}
+    order = (
+        [(q, system) for q in questions for system in systems]
+        if interleave
+        else [(q, system) for system in systems for q in questions]
+    )
+    shown = None
+    for q, (name, ask, cite_check) in order:
+        first = shown is None if interleave else shown != name
+        if echo and first:
+            print_header(" + ".join(n for n, _, _ in systems) if interleave else name)
+        shown = name
+        proxy.phase = name
+        out = ask_one(q, ask, proxy, cite_check)
+        outcomes[name].append(out)
         if echo:
-            print(line_for(out), flush=True)
+            print(line_for(out) + (f"  [{name}]" if interleave else ""), flush=True)
     return outcomes
+
+
+def ask_one(q: dict, ask, proxy: CountingProxy, cite_check) -> Outcome:
+    before = proxy.snapshot()
+    start = time.perf_counter()
+    result = ask(q["question"])
+    seconds = time.perf_counter() - start
+    usage = proxy.snapshot() - before
+    out = Outcome(q["id"], q["kind"], q["question"], seconds=seconds, usage=usage)
+    if result.get("error"):
+        out.error = result["error"]
+    out.answer = str(result.get("answer") or "")
+    conf = result.get("confidence")
+    out.confidence = float(conf) if isinstance(conf, int | float) else None
+    out.sources = [str(s) for s in result.get("sources") or []]
+    judge(out, q, cite_check)
+    out.extra = {
+        k: result[k]
+        for k in ("notes", "files_read", "trajectory", "retrieved", "raw")
+        if k in result
+    }
+    return out
 
 
 def print_header(name: str) -> None:
@@ -1120,6 +1146,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--no-baseline", action="store_true")
     parser.add_argument("--no-project", action="store_true")
+    parser.add_argument(
+        "--interleave",
+        action="store_true",
+        help="ask each question of the project, then of the baseline (fair times when busy)",
+    )
     parser.add_argument("--json-out", type=Path, help="write every answer and figure here")
     parser.add_argument(
         "--rescore", type=Path, metavar="REPORT", help="judge a saved --json-out report again"
@@ -1175,6 +1206,7 @@ def evaluate(args: argparse.Namespace, echo: bool = True) -> dict[str, Any]:
             print(f"server {upstream}  model {model}  memory {memory}")
             print(f"engine: {report['engine']}")
             print(f"questions: {len(questions)}  documents: {len(list(Path(args.docs).iterdir()))}")
+        systems: list[tuple[str, Any, Any]] = []
         if not args.no_project:
             if args.skip_build:
                 if not (memory / ".gam_meta.json").is_file():
@@ -1218,38 +1250,39 @@ def evaluate(args: argparse.Namespace, echo: bool = True) -> dict[str, Any]:
             if echo:
                 print_quality(quality)
             index = MemoryIndex(memory)
-            outcomes = run_questions(
-                "project",
-                questions,
-                lambda text: ask_project(
-                    memory, text, server, args.max_iterations, args.isolate, args.question_timeout
-                ),
-                proxy,
-                lambda sources, q: check_citations(sources, q, index),
-                echo,
+            systems.append(
+                (
+                    "project",
+                    lambda text: ask_project(
+                        memory,
+                        text,
+                        server,
+                        args.max_iterations,
+                        args.isolate,
+                        args.question_timeout,
+                    ),
+                    lambda sources, q: check_citations(sources, q, index),
+                )
             )
-            report["project"] = {
-                "summary": summarize(outcomes),
-                "outcomes": [o.as_dict() for o in outcomes],
-            }
         if not args.no_baseline:
             from gam_desktop.engine.llm import LLMSettings
 
             temperature = LLMSettings.from_env("chat").temperature  # what gam-request uses
             baseline = Baseline(args.docs, server)
-            outcomes = run_questions(
-                "baseline",
-                questions,
-                lambda text: baseline.ask(text, temperature),
-                proxy,
-                lambda sources, q: check_citations(sources, q, None, args.docs),
-                echo,
+            systems.append(
+                (
+                    "baseline",
+                    lambda text: baseline.ask(text, temperature),
+                    lambda sources, q: check_citations(sources, q, None, args.docs),
+                )
             )
-            report["baseline"] = {
+            report["baseline"] = {"temperature": temperature, "passages": len(baseline.passages)}
+        answered = run_systems(systems, questions, proxy, echo, args.interleave)
+        for name, outcomes in answered.items():
+            report[name] = {
+                **report.get(name, {}),
                 "summary": summarize(outcomes),
                 "outcomes": [o.as_dict() for o in outcomes],
-                "temperature": temperature,
-                "passages": len(baseline.passages),
             }
         summaries = {n: report[n]["summary"] for n in ("project", "baseline") if n in report}
         if echo and summaries:
