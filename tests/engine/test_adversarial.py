@@ -11,7 +11,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -22,8 +21,8 @@ from gam_desktop.engine.progress import ProgressEvent
 from gam_desktop.engine.store import faults
 from gam_desktop.engine.store.folder import JOURNAL_FILE
 from tests import invariants
+from tests.clirun import cli_command, run_cli
 from tests.documents import topic_document
-from tests.engine.test_cli import run_cli
 
 
 def git(root: Path, *args: str) -> str:
@@ -190,9 +189,8 @@ def test_recover_restore_keeps_a_note_saved_while_the_operation_ran(
         "OPENAI_MODEL": "scripted",
         "OPENAI_API_KEY": "test-key",
     }
-    code = "import sys; from gam_desktop.cli import add_main; sys.exit(add_main())"
     args = ["--gam-dir", str(memory_dir), "--text", topic_document({"rust": 3}), "-q"]
-    process = subprocess.Popen([sys.executable, "-c", code, *args], env=env)
+    process = subprocess.Popen(cli_command("add_main", *args), env=env)
     try:
         deadline = time.monotonic() + 10
         while not (memory_dir / JOURNAL_FILE).exists() and time.monotonic() < deadline:

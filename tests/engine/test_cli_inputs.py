@@ -12,9 +12,9 @@ import pytest
 
 from gam_desktop.cli import add_main, history_main, request_main
 from tests import invariants
+from tests.clirun import run_cli
 from tests.crash import crash_mid_add
 from tests.documents import topic_document
-from tests.engine.test_cli import run_cli
 
 
 def run_main(main: str, args: list[str], base_url: str) -> subprocess.CompletedProcess:

@@ -16,8 +16,8 @@ from gam_desktop.engine.progress import ProgressEvent
 from gam_desktop.engine.store.markdown import parse_readme
 from gam_desktop.engine.workflow import OutsideEdit
 from tests import invariants
+from tests.clirun import run_cli
 from tests.documents import topic_document
-from tests.engine.test_cli import run_cli
 from tests.engine.test_watcher import wait_for
 
 USER_README = (

@@ -21,6 +21,7 @@ import pytest
 from gam_desktop.engine.workflow import Workflow
 from gam_desktop.scripted_llm import RunningServer
 from tests import invariants
+from tests.clirun import cli_command
 from tests.documents import topic_document
 from tests.engine.test_history import git, tree
 
@@ -29,11 +30,6 @@ REORGANIZE = (
     "import sys; from gam_desktop.engine.workflow import Workflow; "
     "Workflow(gam_dir=sys.argv[1]).reorganize('python')"
 )
-
-
-def command(entry: str, *args: str) -> list[str]:
-    code = f"import sys; from gam_desktop.cli import {entry}; sys.exit({entry}())"
-    return [sys.executable, "-c", code, *args]
 
 
 def run_until_killed(cmd: list[str], base_url: str, fault: str | None, server) -> None:
@@ -101,7 +97,7 @@ def test_crash_and_recover(cell: str, mode: str, tmp_path: Path, settings, slow_
         base_memory(memory, settings)
     saved = tree(memory)
     cmd = {
-        "first": command(
+        "first": cli_command(
             "add_main",
             "--gam-dir",
             str(memory),
@@ -110,7 +106,7 @@ def test_crash_and_recover(cell: str, mode: str, tmp_path: Path, settings, slow_
             "-q",
             *CHUNKS,
         ),
-        "add": command(
+        "add": cli_command(
             "add_main",
             "--gam-dir",
             str(memory),
@@ -120,8 +116,10 @@ def test_crash_and_recover(cell: str, mode: str, tmp_path: Path, settings, slow_
             *CHUNKS,
         ),
         "reorganize": [sys.executable, "-c", REORGANIZE, str(memory)],
-        "rollback": command("rollback_main", "--gam-dir", str(memory), "HEAD~1"),
-        "restore": command("rollback_main", "--gam-dir", str(memory), "HEAD", "--restore-before"),
+        "rollback": cli_command("rollback_main", "--gam-dir", str(memory), "HEAD~1"),
+        "restore": cli_command(
+            "rollback_main", "--gam-dir", str(memory), "HEAD", "--restore-before"
+        ),
     }[kind]
     run_until_killed(cmd, base_url, fault, slow_server)
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.clirun import run_cli
 from tests.documents import topic_document
-from tests.engine.test_cli import run_cli
 
 # Runs as root inside `unshare -m`: mounts a small tmpfs, puts `target` on it (a copy,
 # bind-mounted over the original), fills it, runs gam-add, frees the space, runs it again,

@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
+from tests.clirun import cli_command
 from tests.crash import crash_mid_add
 from tests.documents import topic_document
 
 
 def run(main: str, args: list[str], env: dict | None = None) -> subprocess.CompletedProcess:
-    code = f"import sys; from gam_desktop.cli import {main}; sys.exit({main}())"
     return subprocess.run(
-        [sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=60, env=env
+        cli_command(main, *args), capture_output=True, text=True, timeout=60, env=env
     )
 
 

@@ -18,8 +18,8 @@ import pytest
 from gam_desktop.engine.ask.tools import MemoryTools
 from gam_desktop.engine.store.changeset import StoreError
 from gam_desktop.engine.store.folder import MemoryFolder, NotAMemoryError
+from tests.clirun import run_cli
 from tests.documents import topic_document
-from tests.engine.test_cli import run_cli
 
 SECRET = "root:x:0:0:TOP-SECRET-LINE"
 
