@@ -9,10 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
-from PySide6.QtWidgets import QFileDialog
 
 from gam_desktop.engine.build.documents import files_in, is_supported
 from gam_desktop.engine.progress import ProgressEvent
+from gam_desktop.gui import dialogs
 
 
 def collect_files(paths: list[Path]) -> tuple[list[Path], list[Path]]:
@@ -48,10 +48,7 @@ class DocumentIntake:
         self.add_paths(paths)
 
     def choose_documents(self) -> None:
-        files, _ = QFileDialog.getOpenFileNames(
-            self, "Add documents", "", "Documents (*.pdf *.txt *.md *.markdown)"
-        )
-        self.add_paths([Path(f) for f in files])
+        self.add_paths(dialogs.choose_documents(self))
 
     def add_paths(self, paths: list[Path]) -> None:
         if self.workflow is None:

@@ -9,6 +9,7 @@ which tests replace.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
 from filelock import FileLock
@@ -17,7 +18,6 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QLabel,
     QMainWindow,
-    QMessageBox,
     QProgressBar,
     QPushButton,
     QSplitter,
@@ -29,6 +29,7 @@ from gam_desktop.engine.llm import LLMClient
 from gam_desktop.engine.workflow import OutsideEdit, Workflow
 from gam_desktop.gui import messages
 from gam_desktop.gui.chat_panel import ChatPanel
+from gam_desktop.gui.dialogs import MessageBoxes
 from gam_desktop.gui.history_actions import HistoryActions
 from gam_desktop.gui.history_panel import HistoryPanel, HistorySource
 from gam_desktop.gui.intake import DocumentIntake
@@ -50,6 +51,11 @@ class Bridge(QObject):
 class MainWindow(MemoryOpening, DocumentIntake, HistoryActions, QMainWindow):
     def __init__(self, prefs: Preferences, store: QSettings, api_key: str | None = None) -> None:
         super().__init__()
+        # How the controllers talk to the person; tests and the self-test replace these.
+        boxes = MessageBoxes(self)
+        self.confirm: Callable[[str, str], bool] = boxes.confirm
+        self.tell: Callable[[str, str], None] = boxes.tell
+        self.show_error: Callable[[BaseException], None] = boxes.show_error
         self.prefs = prefs
         self.store = store
         self.api_key = api_key
@@ -296,7 +302,7 @@ class MainWindow(MemoryOpening, DocumentIntake, HistoryActions, QMainWindow):
             self.queue.clear()
             self.status_label.setText("Cancelling…")
 
-    # -- talking to the person (tests replace these) --------------------------------------
+    # -- settings -------------------------------------------------------------------------
 
     def set_api_key(self, key: str | None) -> None:
         """The key arrived from the keychain (read off the GUI thread at start-up)."""
@@ -305,18 +311,6 @@ class MainWindow(MemoryOpening, DocumentIntake, HistoryActions, QMainWindow):
             if self.workflow is not None:
                 self.workflow.settings = self.prefs.llm("builder", key)
                 self.workflow.chat_settings = self.prefs.llm("chat", key)
-
-    def confirm(self, title: str, text: str) -> bool:
-        answer = QMessageBox.question(self, title, text)
-        return answer == QMessageBox.StandardButton.Yes
-
-    def tell(self, title: str, text: str) -> None:
-        QMessageBox.information(self, title, text)
-
-    def show_error(self, error: BaseException) -> None:
-        message = messages.describe(error)
-        log.warning("%s: %s", message.title, error)
-        QMessageBox.warning(self, message.title, message.full())
 
     # -- closing --------------------------------------------------------------------------
 

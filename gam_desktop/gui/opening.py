@@ -7,16 +7,15 @@ its panels, confirm, tell, show_error and _run).
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from filelock import FileLock, Timeout
-from PySide6.QtWidgets import QFileDialog, QMessageBox
 
 from gam_desktop.engine.ask.conversation import Conversation
 from gam_desktop.engine.llm import LLMClient
 from gam_desktop.engine.store.folder import APP_DIR, APP_LOCK_FILE, MemoryFolder
 from gam_desktop.engine.workflow import Workflow, foreign_content
+from gam_desktop.gui import dialogs
 from gam_desktop.gui.settings import save
 
 
@@ -24,44 +23,24 @@ class FolderInUse(RuntimeError):
     """The memory is open in another GAM Desktop window."""
 
 
-def default_memory_dir() -> Path:
-    return Path(os.path.expanduser("~")) / "GAM Memory"
-
-
 class MemoryOpening:
     """Welcome, open, lock, close, recover."""
 
     def welcome(self) -> None:
         """The first run: say what the app does and ask where the memory should live."""
-        self.preview.show_message(
-            "Welcome to GAM Desktop",
-            "GAM Desktop turns a folder into a memory organized by an LLM.\n\n"
-            "1. Open or create a memory folder (File ▸ Open memory).\n"
-            "2. Drag PDF, TXT or Markdown files onto this window.\n"
-            "3. Ask questions in the Chat tab; every change is in the History tab and can "
-            "be rolled back.\n\nSet your LLM endpoint and key in File ▸ Settings.",
-        )
-        box = QMessageBox(self)
-        box.setWindowTitle("Welcome to GAM Desktop")
-        box.setText("Where should your memory live?")
-        create = box.addButton("Create a new memory…", QMessageBox.ButtonRole.AcceptRole)
-        existing = box.addButton("Open an existing memory…", QMessageBox.ButtonRole.ActionRole)
-        box.addButton("Later", QMessageBox.ButtonRole.RejectRole)
-        box.exec()
-        if box.clickedButton() is create:
-            default_memory_dir().mkdir(parents=True, exist_ok=True)
-            folder = QFileDialog.getExistingDirectory(
-                self, "Create the memory in", str(default_memory_dir())
-            )
+        self.preview.show_message(dialogs.WELCOME_TITLE, dialogs.WELCOME_TEXT)
+        choice = dialogs.ask_where_memory_lives(self)
+        if choice is dialogs.Welcome.CREATE:
+            folder = dialogs.choose_new_memory_folder(self)
             if folder:
-                self.open_memory(Path(folder))
-        elif box.clickedButton() is existing:
+                self.open_memory(folder)
+        elif choice is dialogs.Welcome.OPEN_EXISTING:
             self.choose_folder()
 
     def choose_folder(self) -> None:
-        folder = QFileDialog.getExistingDirectory(self, "Choose or create a memory folder")
+        folder = dialogs.choose_memory_folder(self)
         if folder:
-            self.open_memory(Path(folder))
+            self.open_memory(folder)
 
     def open_memory(self, root: Path) -> bool:
         """Open (or start) a memory; False when the user declined or it is in use."""
