@@ -23,12 +23,7 @@ from gam_desktop.engine.store.folder import JOURNAL_FILE
 from tests import invariants
 from tests.clirun import cli_command, run_cli
 from tests.documents import topic_document
-
-
-def git(root: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=root, capture_output=True, text=True, check=True
-    ).stdout
+from tests.repos import git, user_repo
 
 
 def edit_during(stage: str, edit):
@@ -46,13 +41,7 @@ def edit_during(stage: str, edit):
 @pytest.fixture
 def victim_repo(tmp_path: Path) -> Path:
     """Another project of the user's, with its own history."""
-    victim = tmp_path / "project"
-    victim.mkdir()
-    git(victim, "init", "-q")
-    (victim / "code.py").write_text("print('mine')\n")
-    git(victim, "add", "-A")
-    git(victim, "-c", "user.name=Me", "-c", "user.email=me@x", "commit", "-qm", "mine")
-    return victim
+    return user_repo(tmp_path / "project", {"code.py": "print('mine')\n"})
 
 
 # -- git's environment and configuration ---------------------------------------------------

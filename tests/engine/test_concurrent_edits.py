@@ -6,7 +6,6 @@ the LLM would be thinking), as another editor saving a file would.
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -19,16 +18,11 @@ from tests import invariants
 from tests.clirun import run_cli
 from tests.documents import topic_document
 from tests.engine.test_watcher import wait_for
+from tests.repos import git
 
 USER_README = (
     "# My languages\n\nHand-written notes about the languages I use.\n\n## Contents\n\n- x\n"
 )
-
-
-def git(root: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=root, capture_output=True, text=True, check=True
-    ).stdout
 
 
 def edit_during(stage: str, edit):

@@ -17,6 +17,7 @@ from gam_desktop.engine.store.folder import NotAMemoryError
 from tests import invariants
 from tests.crash import crash_mid_add
 from tests.documents import topic_document
+from tests.repos import git, user_repo
 
 
 def tree(root: Path) -> dict[str, bytes]:
@@ -28,12 +29,6 @@ def tree(root: Path) -> dict[str, bytes]:
         and ".git" not in p.relative_to(root).parts
         and not p.relative_to(root).as_posix().startswith((".gam/cache", ".gam/lock"))
     }
-
-
-def git(root: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=root, capture_output=True, text=True, check=True
-    ).stdout
 
 
 @pytest.fixture
@@ -56,11 +51,7 @@ def test_every_operation_is_one_commit_with_trailers(workflow, memory_dir: Path)
 
 
 def test_gitignore_and_an_existing_repository_are_respected(make_workflow, memory_dir) -> None:
-    memory_dir.mkdir()
-    git(memory_dir, "init", "-q")
-    (memory_dir / ".gitignore").write_text("*.bak\n")
-    git(memory_dir, "add", "-A")
-    git(memory_dir, "-c", "user.name=Me", "-c", "user.email=me@x", "commit", "-qm", "mine")
+    user_repo(memory_dir, {".gitignore": "*.bak\n"})
     workflow = make_workflow(min_tokens=20, max_tokens=200)
     with pytest.raises(NotAMemoryError, match=r"holds \.git, \.gitignore"):
         workflow.add(text=topic_document({"python": 2}))  # the user's repository: ask first

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import stat
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -20,14 +19,9 @@ from gam_desktop.engine.store.changeset import StoreError
 from gam_desktop.engine.store.folder import MemoryFolder, NotAMemoryError
 from tests.clirun import run_cli
 from tests.documents import topic_document
+from tests.repos import git, user_repo
 
 SECRET = "root:x:0:0:TOP-SECRET-LINE"
-
-
-def git(root: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=root, capture_output=True, text=True, check=True
-    ).stdout
 
 
 @pytest.fixture
@@ -121,12 +115,7 @@ def test_a_symlink_loop_is_skipped(make_workflow, memory_dir: Path, llm_server) 
 def test_dollar_variables_in_the_path_are_not_expanded(
     llm_server, tmp_path: Path, monkeypatch
 ) -> None:
-    victim = tmp_path / "victim"
-    victim.mkdir()
-    git(victim, "init", "-q")
-    (victim / "keep.txt").write_text("mine\n")
-    git(victim, "add", "-A")
-    git(victim, "-c", "user.name=Me", "-c", "user.email=me@x", "commit", "-qm", "mine")
+    victim = user_repo(tmp_path / "victim", {"keep.txt": "mine\n"})
     victim_head = git(victim, "rev-parse", "HEAD")
     env = {"GAM_VICTIM": "victim"}
     for name in ("$GAM_VICTIM", "notes $HOME"):
@@ -161,12 +150,10 @@ def test_a_folder_with_anything_of_the_users_is_not_taken_over(
 ) -> None:
     memory_dir.mkdir()
     for name in names:
-        if name.startswith(".git-"):
+        if name == ".git-with-history":
+            user_repo(memory_dir, {".gitignore": "*.bak\n"})
+        elif name == ".git-empty":
             git(memory_dir, "init", "-q")
-            if name == ".git-with-history":
-                (memory_dir / ".gitignore").write_text("*.bak\n")
-                git(memory_dir, "add", "-A")
-                git(memory_dir, "-c", "user.name=M", "-c", "user.email=m@x", "commit", "-qm", "m")
         else:
             (memory_dir / name).write_text("SECRET_TOKEN=abc\n")
     workflow = make_workflow()
