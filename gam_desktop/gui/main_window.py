@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from filelock import FileLock
 from PySide6.QtCore import QObject, QSettings, Qt, Signal
@@ -34,6 +35,7 @@ from gam_desktop.gui.history_actions import HistoryActions
 from gam_desktop.gui.history_panel import HistoryPanel, HistorySource
 from gam_desktop.gui.intake import DocumentIntake
 from gam_desktop.gui.opening import MemoryOpening
+from gam_desktop.gui.operations import Job, Operations
 from gam_desktop.gui.preview import PreviewPane
 from gam_desktop.gui.settings import Preferences, save
 from gam_desktop.gui.tree_panel import MemoryTree
@@ -65,11 +67,16 @@ class MainWindow(MemoryOpening, DocumentIntake, HistoryActions, QMainWindow):
         self.app_lock: FileLock | None = None
         self.queue: list[Path] = []
         self.tasks = TaskRunner(self)
+        self.operations = Operations(self.tasks, self, self)
         self.bridge = Bridge()
         self.bridge.outside_edit.connect(self._outside_edit)
         self.setWindowTitle("GAM Desktop")
         self.setAcceptDrops(True)
         self._build_ui()
+        self.operations.busy.connect(self._show_busy)
+        self.operations.settled.connect(self._settled)
+        self.operations.status.connect(self.status_label.setText)
+        self.operations.stopped.connect(self._next_in_queue)
         self._restore_layout()
 
     # -- layout -----------------------------------------------------------------------------
@@ -259,48 +266,31 @@ class MainWindow(MemoryOpening, DocumentIntake, HistoryActions, QMainWindow):
     # -- running tasks --------------------------------------------------------------------
 
     def _run(
-        self, name: str, job, busy: str, on_success, on_progress=None, cancellable: bool = False
+        self,
+        name: str,
+        job: Job,
+        busy: str,
+        on_success: Callable[[Any], None],
+        on_progress: Callable[[Any], None] | None = None,
+        cancellable: bool = False,
     ) -> None:
-        self.status_label.setText(busy)
+        self.operations.run(name, job, busy, on_success, on_progress, cancellable)
+
+    def _cancel(self, name: str) -> None:
+        self.operations.cancel(name)
+        if name == "build":
+            self.queue.clear()
+            self.status_label.setText("Cancelling…")
+
+    def _show_busy(self, text: str, cancellable: bool) -> None:
+        self.status_label.setText(text)
         self.progress.setRange(0, 0)
         self.progress.show()
         self.cancel_button.setVisible(cancellable)
 
-        def finish() -> None:
-            if not self.tasks.running("build"):
-                self.progress.hide()
-                self.cancel_button.hide()
-
-        def succeeded(result) -> None:
-            finish()
-            on_success(result)
-
-        def failed(error: Exception) -> None:
-            finish()
-            self.status_label.setText("Failed")
-            self.show_error(error)
-            self._next_in_queue()
-
-        def cancelled() -> None:
-            finish()
-            self.status_label.setText("Cancelled; the memory was not changed")
-            self._next_in_queue()
-
-        self.tasks.start(
-            name,
-            job,
-            on_success=succeeded,
-            on_failure=failed,
-            on_cancel=cancelled,
-            on_progress=on_progress,
-        )
-
-    def _cancel(self, name: str) -> None:
-        for task in self.tasks.running(name):
-            task.cancel.cancel()
-        if name == "build":
-            self.queue.clear()
-            self.status_label.setText("Cancelling…")
+    def _settled(self) -> None:
+        self.progress.hide()
+        self.cancel_button.hide()
 
     # -- settings -------------------------------------------------------------------------
 

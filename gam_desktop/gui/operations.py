@@ -1,0 +1,79 @@
+"""The operations the status bar shows (estimate, build, recovery, rollback, reorganization):
+each runs as a TaskRunner task while the bar says what is going on; a failure is shown to
+the person. The window draws the bar from this object's signals."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+
+from gam_desktop.engine.progress import CancelToken
+from gam_desktop.gui.prompts import Prompter
+from gam_desktop.gui.workers import Task, TaskRunner, Worker
+
+Job = Callable[[Worker, CancelToken], Any]
+
+
+class Operations(QObject):
+    """Signals: busy(text, cancellable) when one starts; settled() when one ended and no
+    build is running; status(text); stopped() when one failed or was cancelled."""
+
+    busy = Signal(str, bool)
+    settled = Signal()
+    status = Signal(str)
+    stopped = Signal()
+
+    def __init__(
+        self, tasks: TaskRunner, prompter: Prompter, parent: QObject | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.tasks = tasks
+        self.prompter = prompter
+
+    def run(
+        self,
+        name: str,
+        job: Job,
+        busy: str,
+        on_success: Callable[[Any], None],
+        on_progress: Callable[[Any], None] | None = None,
+        cancellable: bool = False,
+    ) -> None:
+        self.busy.emit(busy, cancellable)
+
+        def finish() -> None:
+            if not self.tasks.running("build"):
+                self.settled.emit()
+
+        def succeeded(result: Any) -> None:
+            finish()
+            on_success(result)
+
+        def failed(error: Exception) -> None:
+            finish()
+            self.status.emit("Failed")
+            self.prompter.show_error(error)
+            self.stopped.emit()
+
+        def cancelled() -> None:
+            finish()
+            self.status.emit("Cancelled; the memory was not changed")
+            self.stopped.emit()
+
+        self.tasks.start(
+            name,
+            job,
+            on_success=succeeded,
+            on_failure=failed,
+            on_cancel=cancelled,
+            on_progress=on_progress,
+        )
+
+    def running(self, name: str) -> list[Task]:
+        return self.tasks.running(name)
+
+    def cancel(self, name: str) -> None:
+        for task in self.tasks.running(name):
+            task.cancel.cancel()

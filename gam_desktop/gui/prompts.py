@@ -1,0 +1,15 @@
+"""How a controller talks to the person: ask a yes-or-no question, tell something, show an
+error. The main window is the one controllers are given; the real answers are message boxes
+(`dialogs.MessageBoxes`), which tests and the self-test replace on the window."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+
+class Prompter(Protocol):
+    def confirm(self, title: str, text: str) -> bool: ...
+
+    def tell(self, title: str, text: str) -> None: ...
+
+    def show_error(self, error: BaseException) -> None: ...
