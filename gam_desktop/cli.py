@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import logging
 import math
 import shlex
 import sys
+import traceback
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -20,39 +22,48 @@ from pydantic import ValidationError
 from tqdm import tqdm
 
 from gam_desktop.engine.build.builder import BuildOptions, BuildReport
-from gam_desktop.engine.build.documents import DocumentError, files_in
+from gam_desktop.engine.build.documents import files_in
+from gam_desktop.engine.errors import GamError
 from gam_desktop.engine.history import journal
 from gam_desktop.engine.history.gitrepo import GitUnavailable
 from gam_desktop.engine.history.log import RollbackConflict
 from gam_desktop.engine.history.versioned import InterruptedOperationError
-from gam_desktop.engine.llm import LLMError, LLMSettings
+from gam_desktop.engine.llm import LLMSettings
 from gam_desktop.engine.llm.settings import Role
-from gam_desktop.engine.llm.tokenizer import TokenizerError
 from gam_desktop.engine.models import ChunkConfig
 from gam_desktop.engine.progress import OperationCancelled, ProgressEvent
 from gam_desktop.engine.store.folder import MemoryFolder, NotAMemoryError
-from gam_desktop.engine.store.lock import FolderBusyError
 from gam_desktop.engine.workflow import Workflow
 
-_HISTORY_ERRORS = (
-    NotAMemoryError,
-    GitUnavailable,
-    FolderBusyError,
-    ValueError,
-    IndexError,
-    RuntimeError,
-    OSError,
-)
-_EXPECTED_ERRORS = (
-    LLMError,
-    DocumentError,
-    NotAMemoryError,
-    FolderBusyError,
-    GitUnavailable,
-    TokenizerError,
-    OSError,  # a folder that cannot be created or written, StoreError
-    ValueError,
-)
+# What a person can act on: the engine's errors (with advice), the environment's (a
+# folder that cannot be written, a full disk) and a bad setting. Anything else is a bug.
+_EXPECTED_ERRORS = (GamError, OSError, ValidationError)
+_HISTORY_ERRORS = _EXPECTED_ERRORS
+EX_SOFTWARE = 70  # sysexits.h: an internal error
+
+
+def _entry_point(name: str) -> Callable[[Callable[..., int]], Callable[..., int]]:
+    """A command's main: output in UTF-8, and an unexpected error (a bug) reported as one,
+    its traceback on stderr, exit status 70."""
+
+    def wrap(main: Callable[..., int]) -> Callable[..., int]:
+        @functools.wraps(main)
+        def run(argv: Sequence[str] | None = None) -> int:
+            _utf8_output()
+            try:
+                return main(argv)
+            except Exception as exc:  # the expected ones were handled inside
+                traceback.print_exc()
+                print(
+                    f"{name}: unexpected error (a bug; the traceback is above): "
+                    f"{type(exc).__name__}: {exc}",
+                    file=sys.stderr,
+                )
+                return EX_SOFTWARE
+
+        return run
+
+    return wrap
 
 
 def _utf8_output() -> None:
@@ -197,8 +208,8 @@ def _without_text(files: Sequence[Path], report: BuildReport) -> list[str]:
     return [w for w in report.warnings if NO_TEXT in w] + list(dict.fromkeys(silent))
 
 
+@_entry_point("gam-add")
 def add_main(argv: Sequence[str] | None = None) -> int:
-    _utf8_output()
     parser = add_parser()
     args = parser.parse_args(argv)
     if args.min_tokens is not None and args.min_tokens > args.max_tokens:
@@ -270,8 +281,8 @@ def request_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@_entry_point("gam-request")
 def request_main(argv: Sequence[str] | None = None) -> int:
-    _utf8_output()
     args = request_parser().parse_args(argv)
     logging.basicConfig(level=logging.ERROR, format="%(levelname)s %(name)s: %(message)s")
 
@@ -352,8 +363,8 @@ def _print_operation(workflow: Workflow, sha: str, diff: str | None) -> None:
         print(f"  {change.status:<9}{moved}{change.path}")
 
 
+@_entry_point("gam-history")
 def history_main(argv: Sequence[str] | None = None) -> int:
-    _utf8_output()
     args = history_parser().parse_args(argv)
     try:
         if args.command == "recover":  # also where a first build died: not a memory yet
@@ -389,8 +400,8 @@ def rollback_parser() -> argparse.ArgumentParser:
     return parser
 
 
+@_entry_point("gam-rollback")
 def rollback_main(argv: Sequence[str] | None = None) -> int:
-    _utf8_output()
     args = rollback_parser().parse_args(argv)
     try:
         workflow = _history_workflow(args.gam_dir)

@@ -14,6 +14,8 @@ import keyring
 import keyring.errors
 from keyring.backends import fail
 
+from gam_desktop.engine.errors import GamError
+
 SERVICE = "gam-desktop"
 NO_KEYCHAIN = (
     "No keychain is available on this system, so the API key cannot be saved. "
@@ -21,8 +23,10 @@ NO_KEYCHAIN = (
 )
 
 
-class KeychainUnavailable(RuntimeError):
+class KeychainUnavailable(GamError, RuntimeError):
     """No usable keychain backend; str() says what to do."""
+
+    title = "The key was not saved"
 
 
 def backend_name() -> str:

@@ -20,7 +20,7 @@ from gam_desktop.engine.build.documents import DocumentError, SourceDocument, lo
 from gam_desktop.engine.build.estimate import Estimate, estimate
 from gam_desktop.engine.history import journal
 from gam_desktop.engine.history.journal import Interrupted
-from gam_desktop.engine.history.log import History
+from gam_desktop.engine.history.log import History, NothingToUndo
 from gam_desktop.engine.history.versioned import VersionedFolder
 from gam_desktop.engine.llm import LLMClient, LLMSettings
 from gam_desktop.engine.models import (
@@ -260,7 +260,7 @@ class Workflow:
         operation = history.get(sha)
         parent = history.repo.git("rev-parse", "--verify", "-q", f"{sha}^", check=False).strip()
         if not parent:
-            raise ValueError(f"'{operation.summary}' is the first operation; nothing before it")
+            raise NothingToUndo(f"'{operation.summary}' is the first operation; nothing before it")
         new = self.versioned.restore(parent, f"Restored the memory to before: {operation.summary}")
         self._changed()
         return new

@@ -11,17 +11,24 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from gam_desktop.engine.store.changeset import ChangeSet
 from gam_desktop.engine.build.chunking import Chunker
 from gam_desktop.engine.build.compose import place_memory, stage_sources
-from gam_desktop.engine.store.readmes import ancestors, ensure_dir, find_dir, listing, stage_meta, stage_readmes
-from gam_desktop.engine.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
 from gam_desktop.engine.build.documents import SourceDocument
-from gam_desktop.engine.store.folder import DirView, MemoryFolder
-from gam_desktop.engine.llm import LLMClient, UsageMeter
 from gam_desktop.engine.build.memorize import llm_split_advisor, memorize_chunks
-from gam_desktop.engine.models import ChunkConfig, MemorizedChunk, ReorganizeOperation
 from gam_desktop.engine.build.planning import describe_directories, place_memories, plan_taxonomy
+from gam_desktop.engine.llm import LLMClient, UsageMeter
+from gam_desktop.engine.models import ChunkConfig, MemorizedChunk, ReorganizeOperation
+from gam_desktop.engine.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
+from gam_desktop.engine.store.changeset import ChangeSet
+from gam_desktop.engine.store.folder import DirView, MemoryFolder
+from gam_desktop.engine.store.readmes import (
+    ancestors,
+    ensure_dir,
+    find_dir,
+    listing,
+    stage_meta,
+    stage_readmes,
+)
 
 log = logging.getLogger(__name__)
 

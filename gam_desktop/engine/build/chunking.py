@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from gam_desktop.engine.build.documents import SourceDocument
-from gam_desktop.engine.models import ChunkConfig
 from gam_desktop.engine.llm.tokenizer import count_tokens
+from gam_desktop.engine.models import ChunkConfig
 
 _HEADER = re.compile(r"^#{1,6}[ \t]+\S", re.MULTILINE)
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")

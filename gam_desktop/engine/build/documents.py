@@ -15,6 +15,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gam_desktop.engine.errors import GamError
 from gam_desktop.engine.store.links import resolve_within
 
 log = logging.getLogger(__name__)
@@ -30,8 +31,11 @@ _BOMS = (
 )
 
 
-class DocumentError(ValueError):
+class DocumentError(GamError, ValueError):
     """A document that cannot be read; the message names the file and says why."""
+
+    title = "A document could not be read"
+    advice = "Save an unprotected or repaired copy of the file and drop that instead."
 
 
 @dataclass(frozen=True)

@@ -28,14 +28,14 @@ from gam_desktop.engine.build.clustering import (
     cut,
     kmeans,
 )
+from gam_desktop.engine.build.prompts import MAX_DEPTH
+from gam_desktop.engine.models import DirectoryNode, MemorizedChunk
 from gam_desktop.engine.store.describing import (
     GENERIC_WORDS,
     describe_contents,
     is_generic_name,
 )
-from gam_desktop.engine.models import DirectoryNode, MemorizedChunk
 from gam_desktop.engine.store.naming import sanitize_folder_name, unique_name
-from gam_desktop.engine.build.prompts import MAX_DEPTH
 from gam_desktop.engine.textutil import STOPWORDS, WORD
 
 MAX_UNITS = 120  # average linkage above this would take seconds

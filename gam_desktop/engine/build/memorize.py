@@ -20,12 +20,17 @@ from gam_desktop.engine.build.context import (
     with_subject_text,
     with_subject_title,
 )
-from gam_desktop.engine.progress import CancelToken
 from gam_desktop.engine.build.documents import sha256_hex
+from gam_desktop.engine.build.prompts import (
+    MemoryDraft,
+    SplitPlan,
+    memorize_messages,
+    split_messages,
+)
 from gam_desktop.engine.llm import LLMCallFailed, LLMClient
 from gam_desktop.engine.models import MemorizedChunk, utc_now
+from gam_desktop.engine.progress import CancelToken
 from gam_desktop.engine.store.naming import sanitize_name
-from gam_desktop.engine.build.prompts import MemoryDraft, SplitPlan, memorize_messages, split_messages
 from gam_desktop.engine.textutil import STOPWORDS, WORD, first_sentence
 
 log = logging.getLogger(__name__)

@@ -11,14 +11,7 @@ import logging
 import re
 from collections.abc import Sequence
 
-from gam_desktop.engine.progress import CancelToken
-from gam_desktop.engine.store.describing import is_empty_description
-from gam_desktop.engine.store.folder import DirView
 from gam_desktop.engine.build.grouping import group_memories
-from gam_desktop.engine.llm import LLMCallFailed, LLMClient
-from gam_desktop.engine.store.markdown import humanize
-from gam_desktop.engine.models import DirectoryNode, MemorizedChunk
-from gam_desktop.engine.store.naming import sanitize_folder_name
 from gam_desktop.engine.build.prompts import (
     DescriptionBatch,
     PlacementPlan,
@@ -34,6 +27,13 @@ from gam_desktop.engine.build.taxonomy import (
     plan_with_retries,
     repair_plan,
 )
+from gam_desktop.engine.llm import LLMCallFailed, LLMClient
+from gam_desktop.engine.models import DirectoryNode, MemorizedChunk
+from gam_desktop.engine.progress import CancelToken
+from gam_desktop.engine.store.describing import is_empty_description
+from gam_desktop.engine.store.folder import DirView
+from gam_desktop.engine.store.markdown import humanize
+from gam_desktop.engine.store.naming import sanitize_folder_name
 from gam_desktop.engine.textutil import WORD
 
 log = logging.getLogger(__name__)

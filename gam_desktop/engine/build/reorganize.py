@@ -7,19 +7,20 @@ plus README updates for every directory whose contents change.
 
 from __future__ import annotations
 
-from gam_desktop.engine.store.changeset import ChangeSet
-from gam_desktop.engine.store.readmes import ensure_dir, find_dir, stage_readmes
-from gam_desktop.engine.progress import CancelToken
-from gam_desktop.engine.store.folder import DirView, MemoryFolder
-from gam_desktop.engine.llm import LLMClient
-from gam_desktop.engine.store.markdown import parse_memory
-from gam_desktop.engine.models import DirectoryNode, MemorizedChunk, ReorganizeOperation
-from gam_desktop.engine.store.naming import fit_stem, unique_name
 from gam_desktop.engine.build.planning import plan_taxonomy
+from gam_desktop.engine.errors import GamError
+from gam_desktop.engine.llm import LLMClient
+from gam_desktop.engine.models import DirectoryNode, MemorizedChunk, ReorganizeOperation
+from gam_desktop.engine.progress import CancelToken
+from gam_desktop.engine.store.changeset import ChangeSet
+from gam_desktop.engine.store.folder import DirView, MemoryFolder
+from gam_desktop.engine.store.markdown import parse_memory
+from gam_desktop.engine.store.naming import fit_stem, unique_name
+from gam_desktop.engine.store.readmes import ensure_dir, find_dir, stage_readmes
 
 
-class ReorganizeError(ValueError):
-    pass
+class ReorganizeError(GamError, ValueError):
+    title = "The folder could not be reorganized"
 
 
 def hoist(node: DirectoryNode) -> DirectoryNode:

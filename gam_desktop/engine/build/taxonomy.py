@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 
-from gam_desktop.engine.store.describing import is_empty_description, is_generic_name
-from gam_desktop.engine.models import DirectoryNode
-from gam_desktop.engine.store.naming import sanitize_folder_name
 from gam_desktop.engine.build.prompts import MAX_DEPTH
+from gam_desktop.engine.models import DirectoryNode
+from gam_desktop.engine.store.describing import is_empty_description, is_generic_name
+from gam_desktop.engine.store.naming import sanitize_folder_name
 
 CROWDED_MIN = 8  # up to 7 chunks make one good folder (the prompt asks for 3-7)
 CROWDED_SHARE = 0.6  # a folder holding more than this share of the chunks organizes nothing

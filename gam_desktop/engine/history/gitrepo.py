@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from gam_desktop.engine.errors import GamError
 from gam_desktop.engine.store import faults
 from gam_desktop.engine.store.changeset import StoreError
 from gam_desktop.engine.store.folder import CACHE_DIR, UNTRACKED
@@ -31,8 +32,11 @@ NO_GIT_MESSAGE = (
 )
 
 
-class GitUnavailable(RuntimeError):
+class GitUnavailable(GamError, RuntimeError):
     """No usable git executable; str() says what to do."""
+
+    title = "History is unavailable"
+    advice = "Install git, or set its path in Settings. Everything else keeps working."
 
 
 class GitFailed(StoreError):

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from gam_desktop.engine.errors import GamError
 from gam_desktop.engine.history.gitrepo import MemoryRepo
 from gam_desktop.engine.store import faults
 
@@ -46,8 +47,20 @@ class FileChange:
     old_path: str | None = None
 
 
-class RollbackConflict(RuntimeError):
+class UnknownOperation(GamError, ValueError):
+    title = "No such operation"
+    advice = "gam-history lists the operations of this memory."
+
+
+class NothingToUndo(GamError, ValueError):
+    title = "Nothing to undo"
+
+
+class RollbackConflict(GamError, RuntimeError):
     """Later operations changed what the rollback would undo."""
+
+    title = "This operation cannot be undone on its own"
+    advice = "Use “Restore to before this” to go back to the state before it."
 
     def __init__(self, operation: Operation, paths: list[str], later: list[Operation]) -> None:
         names = ", ".join(f"'{op.summary}'" for op in later) or "later edits"
@@ -95,7 +108,7 @@ class History:
             "rev-parse", "--verify", "-q", f"{sha}^{{commit}}", check=False
         ).strip()
         if not resolved or sha.startswith("-"):
-            raise ValueError(f"no operation '{sha}' in this memory's history")
+            raise UnknownOperation(f"no operation '{sha}' in this memory's history")
         return self.operations(limit=1, revs=resolved)[0]
 
     def changes(self, sha: str) -> list[FileChange]:
@@ -149,7 +162,7 @@ class History:
         self.repo.git("revert", "--quit", check=False)
         new = self.repo.commit_all(summary, {TRAILER_KIND: "rollback", "Gam-Reverts": sha})
         if new is None:
-            raise RuntimeError("nothing to roll back: the operation changed nothing")
+            raise NothingToUndo("nothing to roll back: the operation changed nothing")
         return new
 
     def restore(self, sha: str, summary: str) -> str | None:

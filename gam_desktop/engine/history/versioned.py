@@ -15,6 +15,7 @@ import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from gam_desktop.engine.errors import GamError
 from gam_desktop.engine.history import journal
 from gam_desktop.engine.history.gitrepo import GitUnavailable, MemoryRepo
 from gam_desktop.engine.history.log import TRAILER_KIND, History
@@ -27,8 +28,11 @@ from gam_desktop.engine.store.lock import writer_lock
 from gam_desktop.engine.store.markdown import README, merge_readme
 
 
-class InterruptedOperationError(RuntimeError):
+class InterruptedOperationError(GamError, RuntimeError):
     """A previous operation died half-way; the user must choose how to recover first."""
+
+    title = "An earlier operation was interrupted"
+    advice = "Choose whether to restore the last saved state or keep the files as they are."
 
 
 class ConcurrentEditError(StoreError):

@@ -5,23 +5,42 @@ LLMCallFailed covers one call that kept failing, which the caller may replace
 with its deterministic fallback.
 """
 
+from gam_desktop.engine.errors import GamError
 
-class LLMError(RuntimeError):
+
+class LLMError(GamError, RuntimeError):
     """Any failure talking to the LLM."""
+
+    title = "The LLM failed"
 
 
 class LLMUnreachable(LLMError):
     """The server could not be reached (connection refused, DNS, no route) on a call's first
     attempt, or stopped accepting connections and was still refusing after every retry."""
 
+    title = "The LLM server cannot be reached"
+    advice = (
+        "Check that the server is running and the address in Settings is right "
+        "(Settings ▸ Test connection)."
+    )
+
 
 class LLMAuthError(LLMError):
     """The server refused the API key (401/403)."""
+
+    title = "The API key was refused"
+    advice = "Open Settings, check the key for this endpoint and save it again."
 
 
 class LLMCallFailed(LLMError):
     """One call failed after every retry (5xx, 429, timeout, a dropped connection, a reply
     cut short or not JSON), or the server rejected the request."""
+
+    title = "The LLM server kept failing"
+    advice = (
+        "It may be overloaded or rate-limiting; wait a minute and try again, or lower the "
+        "number of parallel calls in Settings."
+    )
 
 
 class StructuredOutputError(LLMCallFailed):

@@ -17,10 +17,15 @@ from pathlib import Path
 
 import tiktoken
 
+from gam_desktop.engine.errors import GamError
+
 DEFAULT_ENCODING = "cl100k_base"
 
 
-class TokenizerError(RuntimeError):
+class TokenizerError(GamError, RuntimeError):
+    title = "The tokenizer files are damaged"
+    advice = "Reinstall GAM Desktop."
+
     pass
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
+from gam_desktop.engine.errors import GamError
 from gam_desktop.engine.models import META_FILE
 from gam_desktop.engine.store import faults
 from gam_desktop.engine.store.folder import APP_DIR
@@ -60,8 +61,11 @@ def _file_mode(path: Path) -> int:
         return 0o666 & ~_UMASK
 
 
-class StoreError(OSError):
+class StoreError(GamError, OSError):
     """Writing the memory folder failed; the folder was restored to how it was."""
+
+    title = "The memory folder could not be written"
+    advice = "Nothing was changed. Check the free disk space and the folder's permissions."
 
 
 def atomic_write(path: Path, data: str | bytes) -> None:

@@ -18,6 +18,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gam_desktop.engine.errors import GamError
 from gam_desktop.engine.models import META_FILE, GamMeta
 from gam_desktop.engine.store.links import is_absent, is_real_dir, resolve_within
 from gam_desktop.engine.store.markdown import README, parse_memory, parse_readme
@@ -31,8 +32,11 @@ JOURNAL_FILE = f"{APP_DIR}/journal.json"  # present only while an operation runs
 UNTRACKED = (f"{CACHE_DIR}/", LOCK_FILE, APP_LOCK_FILE, JOURNAL_FILE)  # kept out of git
 
 
-class NotAMemoryError(ValueError):
+class NotAMemoryError(GamError, ValueError):
     """The folder is not a GAM memory (no .gam_meta.json) and was not made one."""
+
+    title = "This folder is not a memory"
+    advice = "Choose an empty folder or an existing memory."
 
 
 @dataclass

@@ -12,11 +12,16 @@ from __future__ import annotations
 import os
 from pathlib import Path, PurePosixPath
 
+from gam_desktop.engine.errors import GamError
+
 PRIVATE = frozenset({".git", ".gam"})  # never reached through a link
 
 
-class LinkedPathError(OSError):
+class LinkedPathError(GamError, OSError):
     """A write would have gone through a link; nothing was written."""
+
+    title = "Nothing is written through links"
+    advice = "Remove or rename the link in the memory folder, then try again."
 
 
 def resolve_within(root: Path, path: Path) -> Path | None:

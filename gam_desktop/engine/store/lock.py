@@ -13,11 +13,15 @@ from collections.abc import Callable, Iterator
 
 from filelock import FileLock, Timeout
 
+from gam_desktop.engine.errors import GamError
 from gam_desktop.engine.store.folder import LOCK_FILE, MemoryFolder
 
 
-class FolderBusyError(RuntimeError):
+class FolderBusyError(GamError, RuntimeError):
     """Another operation holds the memory folder."""
+
+    title = "The memory is busy"
+    advice = "Another operation is still writing it; try again when it has finished."
 
 
 @contextlib.contextmanager
