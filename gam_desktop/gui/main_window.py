@@ -8,14 +8,12 @@ which tests replace.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock
-from PySide6.QtCore import QObject, QSettings, Qt, Signal
-from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QResizeEvent
 from PySide6.QtWidgets import (
     QLabel,
     QMainWindow,
@@ -26,31 +24,24 @@ from PySide6.QtWidgets import (
 )
 
 from gam_desktop.engine.ask.conversation import Conversation
-from gam_desktop.engine.llm import LLMClient
-from gam_desktop.engine.workflow import OutsideEdit, Workflow
-from gam_desktop.gui import messages
+from gam_desktop.engine.progress import CancelToken, ProgressCallback
+from gam_desktop.engine.store.folder import MemoryFolder
+from gam_desktop.engine.workflow import Workflow
+from gam_desktop.gui import dialogs, messages
 from gam_desktop.gui.chat_panel import ChatPanel
 from gam_desktop.gui.dialogs import MessageBoxes
 from gam_desktop.gui.history_actions import HistoryActions
 from gam_desktop.gui.history_panel import HistoryPanel, HistorySource
 from gam_desktop.gui.intake import DocumentIntake
-from gam_desktop.gui.opening import MemoryOpening
 from gam_desktop.gui.operations import Job, Operations
 from gam_desktop.gui.preview import PreviewPane
-from gam_desktop.gui.settings import Preferences, save
+from gam_desktop.gui.session import MemorySession
+from gam_desktop.gui.settings import Preferences
 from gam_desktop.gui.tree_panel import MemoryTree
 from gam_desktop.gui.workers import TaskRunner
 
-log = logging.getLogger(__name__)
 
-
-class Bridge(QObject):
-    """Carries watcher callbacks (a background thread) to the GUI thread."""
-
-    outside_edit = Signal(object)
-
-
-class MainWindow(MemoryOpening, DocumentIntake, HistoryActions, QMainWindow):
+class MainWindow(DocumentIntake, HistoryActions, QMainWindow):
     def __init__(self, prefs: Preferences, store: QSettings, api_key: str | None = None) -> None:
         super().__init__()
         # How the controllers talk to the person; tests and the self-test replace these.
@@ -58,18 +49,11 @@ class MainWindow(MemoryOpening, DocumentIntake, HistoryActions, QMainWindow):
         self.confirm: Callable[[str, str], bool] = boxes.confirm
         self.tell: Callable[[str, str], None] = boxes.tell
         self.show_error: Callable[[BaseException], None] = boxes.show_error
-        self.prefs = prefs
         self.store = store
-        self.api_key = api_key
-        self.workflow: Workflow | None = None
-        self.conversation: Conversation | None = None
-        self.watcher = None
-        self.app_lock: FileLock | None = None
         self.queue: list[Path] = []
         self.tasks = TaskRunner(self)
         self.operations = Operations(self.tasks, self, self)
-        self.bridge = Bridge()
-        self.bridge.outside_edit.connect(self._outside_edit)
+        self.session = MemorySession(prefs, store, api_key, self.operations, self, self)
         self.setWindowTitle("GAM Desktop")
         self.setAcceptDrops(True)
         self._build_ui()
@@ -77,7 +61,37 @@ class MainWindow(MemoryOpening, DocumentIntake, HistoryActions, QMainWindow):
         self.operations.settled.connect(self._settled)
         self.operations.status.connect(self.status_label.setText)
         self.operations.stopped.connect(self._next_in_queue)
+        self.session.opened.connect(self._show_memory)
+        self.session.changed.connect(self._after_change)
+        self.session.edited_outside.connect(self._edited_outside)
+        self.session.status.connect(self.status_label.setText)
         self._restore_layout()
+
+    # -- the open memory ------------------------------------------------------------------
+
+    @property
+    def workflow(self) -> Workflow | None:
+        return self.session.workflow
+
+    @property
+    def conversation(self) -> Conversation | None:
+        return self.session.conversation
+
+    @property
+    def prefs(self) -> Preferences:
+        return self.session.prefs
+
+    @property
+    def api_key(self) -> str | None:
+        return self.session.api_key
+
+    def task_workflow(
+        self, cancel: CancelToken, progress: ProgressCallback | None = None
+    ) -> Workflow:
+        return self.session.task_workflow(cancel, progress)
+
+    def history_source(self) -> HistorySource | None:
+        return self.session.history_source()
 
     # -- layout -----------------------------------------------------------------------------
 
@@ -89,7 +103,7 @@ class MainWindow(MemoryOpening, DocumentIntake, HistoryActions, QMainWindow):
         self.chat = ChatPanel()
         self.chat.asked.connect(self.ask)
         self.chat.cancel_requested.connect(lambda: self._cancel("chat"))
-        self.chat.new_conversation.connect(self._new_conversation)
+        self.chat.new_conversation.connect(self.session.new_conversation)
         self.chat.source_clicked.connect(self.open_file)
         self.history = HistoryPanel()
         self.history.rollback_requested.connect(self.roll_back)
@@ -147,28 +161,50 @@ class MainWindow(MemoryOpening, DocumentIntake, HistoryActions, QMainWindow):
         if state:
             self.split.restoreState(state)
 
-    def resizeEvent(self, event) -> None:  # keep the drop hint over the whole window
+    def resizeEvent(self, event: QResizeEvent) -> None:  # the drop hint covers the window
         super().resizeEvent(event)
         self.drop_hint.setGeometry(self.rect().adjusted(40, 60, -40, -40))
 
-    def task_workflow(self, cancel, progress=None) -> Workflow:
-        """A Workflow of its own for one task: GitPython repositories and cancel tokens are
-        not shared between threads; only the thread-safe search tools are."""
-        if self.workflow._tools is None:
-            from gam_desktop.engine.ask.tools import MemoryTools
+    # -- opening a memory -----------------------------------------------------------------
 
-            self.workflow._tools = MemoryTools(self.workflow.folder.root)
-        kwargs = {"progress": progress} if progress else {}
-        return Workflow(
-            gam_dir=self.workflow.folder.root,
-            settings=self.workflow.settings,
-            chat_settings=self.workflow.chat_settings,
-            options=self.workflow.options,
-            cancel=cancel,
-            git_path=self.prefs.git_path or None,
-            tools=self.workflow._tools,
-            **kwargs,
+    def welcome(self) -> None:
+        """The first run: say what the app does and ask where the memory should live."""
+        self.preview.show_message(dialogs.WELCOME_TITLE, dialogs.WELCOME_TEXT)
+        choice = dialogs.ask_where_memory_lives(self)
+        if choice is dialogs.Welcome.CREATE:
+            folder = dialogs.choose_new_memory_folder(self)
+            if folder:
+                self.open_memory(folder)
+        elif choice is dialogs.Welcome.OPEN_EXISTING:
+            self.choose_folder()
+
+    def choose_folder(self) -> None:
+        folder = dialogs.choose_memory_folder(self)
+        if folder:
+            self.open_memory(folder)
+
+    def open_memory(self, root: Path) -> bool:
+        """Open (or start) a memory; False when the user declined or it is in use."""
+        if not self.session.open(root):
+            return False
+        self.status_label.setText(
+            f"Opened {root} — {self.tree.memory_count()} memories"
+            + (" — history is off: git was not found" if self.session.history_off else "")
         )
+        return True
+
+    def _show_memory(self, root: Path, folder: MemoryFolder) -> None:
+        self.setWindowTitle(f"{root.name} — GAM Desktop")
+        self.tree.show_folder(folder)
+        self.preview.clear()
+        if self.tree.memory_count() == 0:
+            self.preview.show_message(
+                "This memory is empty",
+                "Drag PDF, TXT or Markdown files (or folders of them) onto this window, or "
+                "use File ▸ Add documents. You will see an estimate before anything is sent "
+                "to the LLM.",
+            )
+        self.refresh_history()
 
     # -- chat -----------------------------------------------------------------------------
 
@@ -193,15 +229,11 @@ class MainWindow(MemoryOpening, DocumentIntake, HistoryActions, QMainWindow):
             on_step=lambda step: self.chat.add_step(step.describe()),
         )
 
-    def _new_conversation(self) -> None:
-        if self.workflow is not None:
-            self.conversation = Conversation(LLMClient(self.workflow.chat_settings))
-
     def open_file(self, path: str) -> None:
         if self.workflow is not None:
             self.preview.show_file(self.workflow.folder, path)
 
-    # -- history and reorganization -------------------------------------------------------
+    # -- history and changes --------------------------------------------------------------
 
     def refresh_history(self) -> None:
         """Reload the history panel now if it is in front, else when it is next shown (no
@@ -212,14 +244,7 @@ class MainWindow(MemoryOpening, DocumentIntake, HistoryActions, QMainWindow):
             self._history_stale = True
             return
         self._history_stale = False
-        self.history.set_history(self.history_source(), self.workflow.history_message)
-
-    def history_source(self) -> HistorySource | None:
-        """None when history is off (no git). Loads open their own repository from it: the
-        window's repository is opened on the GUI thread and used by the watcher's thread."""
-        if self.workflow is None or self.workflow.history is None:
-            return None
-        return HistorySource(self.workflow.folder.root, self.prefs.git_path or None)
+        self.history.set_history(self.session.history_source(), self.workflow.history_message)
 
     def _tab_changed(self, _index: int) -> None:
         if self.tabs.currentWidget() is self.history and self._history_stale:
@@ -228,42 +253,32 @@ class MainWindow(MemoryOpening, DocumentIntake, HistoryActions, QMainWindow):
     def _after_change(self, message: str) -> None:
         self.tree.refresh()
         self.refresh_history()
-        if self.preview.path:
+        if self.preview.path and self.workflow is not None:
             self.preview.show_file(self.workflow.folder, self.preview.path)
         self.status_label.setText(message)
 
-    def _outside_edit(self, edit: OutsideEdit) -> None:
+    def _edited_outside(self) -> None:
         self.tree.refresh()
         self.refresh_history()
-        if not edit.paths:  # written by the app itself (another window, gam-add, a rollback)
-            return
-        noun = "file" if len(edit.paths) == 1 else "files"
-        self.status_label.setText(
-            f"{len(edit.paths)} {noun} changed outside the app"
-            + (" (recorded in the history)" if edit.commit else "")
-        )
-        if edit.problems:
-            self.tell(
-                "A memory's front matter is broken",
-                "These files are still shown and searched, but their fields could not "
-                "be read:\n" + "\n".join(f"• {p}" for p in edit.problems),
-            )
 
     # -- settings -------------------------------------------------------------------------
 
     def open_settings(self) -> None:
         from gam_desktop.gui.settings_dialog import SettingsDialog
 
-        dialog = SettingsDialog(self.prefs, self.api_key, self)
+        dialog = SettingsDialog(self.session.prefs, self.session.api_key, self)
         if dialog.exec():
-            self.prefs, self.api_key = dialog.result_preferences(), dialog.result_key()
-            save(self.store, self.prefs)
+            self.session.set_preferences(dialog.result_preferences(), dialog.result_key())
             if dialog.keychain_message:
                 self.tell("The key was not saved", dialog.keychain_message)
             if self.workflow is not None:
                 self.open_memory(self.workflow.folder.root)
 
-    # -- running tasks --------------------------------------------------------------------
+    def set_api_key(self, key: str | None) -> None:
+        """The key arrived from the keychain (read off the GUI thread at start-up)."""
+        self.session.set_api_key(key)
+
+    # -- the status bar -------------------------------------------------------------------
 
     def _run(
         self,
@@ -292,26 +307,14 @@ class MainWindow(MemoryOpening, DocumentIntake, HistoryActions, QMainWindow):
         self.progress.hide()
         self.cancel_button.hide()
 
-    # -- settings -------------------------------------------------------------------------
-
-    def set_api_key(self, key: str | None) -> None:
-        """The key arrived from the keychain (read off the GUI thread at start-up)."""
-        if key and key != self.api_key:
-            self.api_key = key
-            if self.workflow is not None:
-                self.workflow.settings = self.prefs.llm("builder", key)
-                self.workflow.chat_settings = self.prefs.llm("chat", key)
-
     # -- closing --------------------------------------------------------------------------
 
-    def closeEvent(self, event) -> None:
+    def closeEvent(self, event: QCloseEvent) -> None:
         self.store.setValue("window/geometry", self.saveGeometry())
         self.store.setValue("window/splitter", self.split.saveState())
         self.store.sync()
         self.tasks.cancel_all()
         self.tasks.wait_all()
         self.history.shutdown()
-        self._close_memory()
-        if self.app_lock is not None:
-            self.app_lock.release()
+        self.session.close()
         super().closeEvent(event)
