@@ -17,25 +17,13 @@ from pathlib import Path
 import pytest
 
 from gam_desktop import scripted_llm
-from gam_desktop.engine.progress import ProgressEvent
 from gam_desktop.engine.store import faults
 from gam_desktop.engine.store.folder import JOURNAL_FILE
 from tests import invariants
 from tests.clirun import cli_command, run_cli
 from tests.documents import topic_document
+from tests.engine.helpers import edit_during
 from tests.repos import git, user_repo
-
-
-def edit_during(stage: str, edit):
-    """A progress callback that runs `edit` once, when the operation reaches `stage`."""
-    done: list[bool] = []
-
-    def progress(event: ProgressEvent) -> None:
-        if event.stage == stage and not done:
-            done.append(True)
-            edit()
-
-    return progress
 
 
 @pytest.fixture

@@ -11,30 +11,17 @@ from pathlib import Path
 import pytest
 
 from gam_desktop.engine.history.versioned import ConcurrentEditError
-from gam_desktop.engine.progress import ProgressEvent
 from gam_desktop.engine.store.markdown import parse_readme
 from gam_desktop.engine.workflow import OutsideEdit
 from tests import invariants
 from tests.clirun import run_cli
 from tests.documents import topic_document
-from tests.engine.test_watcher import wait_for
+from tests.engine.helpers import edit_during, wait_for
 from tests.repos import git
 
 USER_README = (
     "# My languages\n\nHand-written notes about the languages I use.\n\n## Contents\n\n- x\n"
 )
-
-
-def edit_during(stage: str, edit):
-    """A progress callback that runs `edit` once, when the operation reaches `stage`."""
-    done = []
-
-    def progress(event: ProgressEvent) -> None:
-        if event.stage == stage and not done:
-            done.append(True)
-            edit()
-
-    return progress
 
 
 def test_a_readme_edited_during_an_add_keeps_the_persons_words(

@@ -23,7 +23,7 @@ from gam_desktop.scripted_llm import RunningServer
 from tests import invariants
 from tests.clirun import cli_command
 from tests.documents import topic_document
-from tests.engine.test_history import tree
+from tests.engine.helpers import tree
 from tests.repos import git
 
 CHUNKS = ["--min-tokens", "20", "--max-tokens", "200"]

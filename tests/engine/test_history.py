@@ -17,18 +17,8 @@ from gam_desktop.engine.store.folder import NotAMemoryError
 from tests import invariants
 from tests.crash import crash_mid_add
 from tests.documents import topic_document
+from tests.engine.helpers import tree
 from tests.repos import git, user_repo
-
-
-def tree(root: Path) -> dict[str, bytes]:
-    """Everything a person sees in the folder (not .git, not the rebuildable cache)."""
-    return {
-        p.relative_to(root).as_posix(): p.read_bytes()
-        for p in root.rglob("*")
-        if p.is_file()
-        and ".git" not in p.relative_to(root).parts
-        and not p.relative_to(root).as_posix().startswith((".gam/cache", ".gam/lock"))
-    }
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -14,15 +13,7 @@ from gam_desktop.engine.store.markdown import render_memory
 from gam_desktop.engine.store.watcher import FolderWatcher
 from gam_desktop.engine.workflow import OutsideEdit
 from tests.documents import topic_document
-
-
-def wait_for(condition: Callable[[], bool], seconds: float = 10.0) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.05)
-    return condition()
+from tests.engine.helpers import wait_for
 
 
 @pytest.fixture
