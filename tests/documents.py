@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 TOPIC_FACTS = {
     "python": "Python is an interpreted programming language. The Python GIL prevents true "
     "multi-threading in CPython. Python code uses indentation for blocks.",
@@ -42,3 +44,22 @@ def words_document(words: int) -> str:
     per_paragraph = 8
     paragraphs = max(1, words // (len(sentence.split()) * per_paragraph))
     return "\n\n".join(f"Paragraph {i}. " + sentence * per_paragraph for i in range(paragraphs))
+
+
+def make_pdf(path: Path, pages: list[str], image: Path | None = None) -> Path:
+    """A PDF at `path` with one page per text of `pages` (its lines drawn as text), each
+    page also showing `image` when given."""
+    from reportlab.lib.pagesizes import A4
+    from reportlab.pdfgen import canvas
+
+    pdf = canvas.Canvas(str(path), pagesize=A4)
+    for text in pages:
+        if image is not None:
+            pdf.drawImage(str(image), 50, 400, width=300, height=300)
+        y = 780
+        for line in text.splitlines():
+            pdf.drawString(50, y, line)
+            y -= 14
+        pdf.showPage()
+    pdf.save()
+    return path

@@ -15,7 +15,7 @@ from gam_desktop.engine.store.changeset import StoreError
 from gam_desktop.engine.store.folder import MemoryFolder, NotAMemoryError
 from gam_desktop.engine.store.markdown import README, parse_memory
 from gam_desktop.scripted_llm import Fault
-from tests.documents import topic_document, words_document
+from tests.documents import make_pdf, topic_document, words_document
 
 SNAKE = re.compile(r"^[^\W_A-Z]+(_[^\W_A-Z]+)*$")
 
@@ -287,8 +287,6 @@ def test_japanese_document(make_workflow, memory_dir: Path) -> None:
 
 def test_pdf_with_images(make_workflow, memory_dir: Path, tmp_path: Path) -> None:
     from PIL import Image
-
-    from tests.engine.test_documents import make_pdf
 
     image = tmp_path / "fig.png"
     Image.new("RGB", (100, 100), (0, 0, 255)).save(image)

@@ -6,25 +6,10 @@ from pathlib import Path
 import pytest
 from PIL import Image
 from pypdf import PdfReader, PdfWriter
-from reportlab.lib.pagesizes import A4
-from reportlab.pdfgen import canvas
 
 from gam_desktop.engine.build import documents
 from gam_desktop.engine.build.documents import DocumentError, load_file, load_text
-
-
-def make_pdf(path: Path, pages: list[str], image: Path | None = None) -> Path:
-    pdf = canvas.Canvas(str(path), pagesize=A4)
-    for text in pages:
-        if image is not None:
-            pdf.drawImage(str(image), 50, 400, width=300, height=300)
-        y = 780
-        for line in text.splitlines():
-            pdf.drawString(50, y, line)
-            y -= 14
-        pdf.showPage()
-    pdf.save()
-    return path
+from tests.documents import make_pdf
 
 
 @pytest.fixture
