@@ -1,18 +1,20 @@
-"""Adding documents to the open memory: drops, the estimate, the build, the queue.
-
-A mixin of MainWindow (it uses the window's workflow, tasks, status bar, confirm, tell and
-_run); kept apart so that the window module stays about its layout.
-"""
+"""Adding documents to the open memory: what was dropped or chosen, the estimate, the build,
+and the queue of files that arrive while one runs."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtGui import QDragEnterEvent, QDropEvent
+from PySide6.QtCore import QObject, Signal
 
+from gam_desktop.engine.build.builder import BuildReport
 from gam_desktop.engine.build.documents import files_in, is_supported
-from gam_desktop.engine.progress import ProgressEvent
-from gam_desktop.gui import dialogs
+from gam_desktop.engine.build.estimate import Estimate
+from gam_desktop.engine.progress import CancelToken, ProgressEvent
+from gam_desktop.gui.operations import Operations
+from gam_desktop.gui.prompts import Prompter
+from gam_desktop.gui.session import MemorySession
+from gam_desktop.gui.workers import Worker
 
 
 def collect_files(paths: list[Path]) -> tuple[list[Path], list[Path]]:
@@ -29,69 +31,79 @@ def collect_files(paths: list[Path]) -> tuple[list[Path], list[Path]]:
     return supported, unsupported
 
 
-class DocumentIntake:
-    """Drag and drop, File ▸ Add documents, the estimate, the build and its queue."""
+class DocumentIntake(QObject):
+    """Drops and File ▸ Add documents: estimate, confirm, build, then the next queued files.
+    Signals: status(text), progressed(done, maximum)."""
 
-    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
-        if event.mimeData().hasUrls() and self.workflow is not None:
-            event.acceptProposedAction()
-            self.drop_hint.show()
-            self.drop_hint.raise_()
+    status = Signal(str)
+    progressed = Signal(int, int)
 
-    def dragLeaveEvent(self, event) -> None:
-        self.drop_hint.hide()
+    def __init__(
+        self,
+        session: MemorySession,
+        operations: Operations,
+        prompter: Prompter,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.operations = operations
+        self.prompter = prompter
+        self.queue: list[Path] = []
+        # Whatever operation failed or was cancelled, the files waiting meanwhile go next.
+        operations.stopped.connect(self._next_in_queue)
 
-    def dropEvent(self, event: QDropEvent) -> None:
-        self.drop_hint.hide()
-        paths = [Path(url.toLocalFile()) for url in event.mimeData().urls() if url.isLocalFile()]
-        event.acceptProposedAction()
-        self.add_paths(paths)
-
-    def choose_documents(self) -> None:
-        self.add_paths(dialogs.choose_documents(self))
+    def accepts_drops(self) -> bool:
+        return self.session.workflow is not None
 
     def add_paths(self, paths: list[Path]) -> None:
-        if self.workflow is None:
+        if self.session.workflow is None:
             return
         supported, unsupported = collect_files(paths)
         if unsupported:
             names = "\n".join(f"• {p.name}" for p in unsupported[:20])
             more = f"\n… and {len(unsupported) - 20} more" if len(unsupported) > 20 else ""
-            self.tell(
+            self.prompter.tell(
                 "Some files were not added",
                 f"GAM Desktop reads PDF, TXT and Markdown. These were left out:\n{names}{more}",
             )
         if not supported:
             return
-        if self.tasks.running("build") or self.tasks.running("estimate"):
+        if self.operations.running("build") or self.operations.running("estimate"):
             self.queue += supported
-            self.status_label.setText(f"{len(self.queue)} files queued for the next build")
+            self.status.emit(f"{len(self.queue)} files queued for the next build")
             return
         self._estimate(supported)
 
+    def cancel_build(self) -> None:
+        """Stop the build and forget the files queued after it."""
+        self.operations.cancel("build")
+        self.queue.clear()
+        self.status.emit("Cancelling…")
+
     def _estimate(self, files: list[Path]) -> None:
-        self._run(
+        self.operations.run(
             "estimate",
-            lambda w, c: self.task_workflow(c).estimate(files),
+            lambda w, c: self.session.task_workflow(c).estimate(files),
             f"Reading {len(files)} files…",
-            lambda est: self._confirm_build(files, est),
+            lambda estimate: self._confirm_build(files, estimate),
         )
 
-    def _confirm_build(self, files: list[Path], estimate) -> None:
+    def _confirm_build(self, files: list[Path], estimate: Estimate) -> None:
         notes = [*estimate.unreadable, *estimate.skipped]
         detail = ("\n\n" + "\n".join(f"• {n}" for n in notes[:10])) if notes else ""
         if estimate.documents == 0:
-            self.tell("Nothing to add", "None of the files had new text to add." + detail)
+            self.prompter.tell("Nothing to add", "None of the files had new text to add." + detail)
             return self._next_in_queue()
-        if not self.confirm("Add these documents?", f"{estimate.summary()}.{detail}"):
+        if not self.prompter.confirm("Add these documents?", f"{estimate.summary()}.{detail}"):
             return self._next_in_queue()
         self._build(files)
 
     def _build(self, files: list[Path]) -> None:
-        def job(worker, cancel):
-            return self.task_workflow(cancel, worker.report_progress).add(files=files)
+        def job(worker: Worker, cancel: CancelToken) -> BuildReport:
+            return self.session.task_workflow(cancel, worker.report_progress).add(files=files)
 
-        self._run(
+        self.operations.run(
             "build",
             job,
             f"Adding {len(files)} documents…",
@@ -100,11 +112,11 @@ class DocumentIntake:
             cancellable=True,
         )
 
-    def _built(self, report) -> None:
+    def _built(self, report: BuildReport) -> None:
         problems = report.unreadable + report.warnings
-        self._after_change(report.summary())
+        self.session.report_change(report.summary())
         if problems:
-            self.tell("Added, with remarks", "\n".join(f"• {p}" for p in problems[:15]))
+            self.prompter.tell("Added, with remarks", "\n".join(f"• {p}" for p in problems[:15]))
         self._next_in_queue()
 
     def _next_in_queue(self) -> None:
@@ -113,6 +125,5 @@ class DocumentIntake:
             self._estimate(files)
 
     def _progress(self, event: ProgressEvent) -> None:
-        self.progress.setMaximum(max(event.total, 1))
-        self.progress.setValue(event.done)
-        self.status_label.setText(event.message or event.stage.capitalize())
+        self.progressed.emit(event.done, max(event.total, 1))
+        self.status.emit(event.message or event.stage.capitalize())

@@ -13,7 +13,15 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QSettings, Qt
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QResizeEvent
+from PySide6.QtGui import (
+    QAction,
+    QCloseEvent,
+    QDragEnterEvent,
+    QDragLeaveEvent,
+    QDropEvent,
+    QKeySequence,
+    QResizeEvent,
+)
 from PySide6.QtWidgets import (
     QLabel,
     QMainWindow,
@@ -41,7 +49,7 @@ from gam_desktop.gui.tree_panel import MemoryTree
 from gam_desktop.gui.workers import TaskRunner
 
 
-class MainWindow(DocumentIntake, HistoryActions, QMainWindow):
+class MainWindow(HistoryActions, QMainWindow):
     def __init__(self, prefs: Preferences, store: QSettings, api_key: str | None = None) -> None:
         super().__init__()
         # How the controllers talk to the person; tests and the self-test replace these.
@@ -50,21 +58,22 @@ class MainWindow(DocumentIntake, HistoryActions, QMainWindow):
         self.tell: Callable[[str, str], None] = boxes.tell
         self.show_error: Callable[[BaseException], None] = boxes.show_error
         self.store = store
-        self.queue: list[Path] = []
         self.tasks = TaskRunner(self)
         self.operations = Operations(self.tasks, self, self)
         self.session = MemorySession(prefs, store, api_key, self.operations, self, self)
+        self.intake = DocumentIntake(self.session, self.operations, self, self)
         self.setWindowTitle("GAM Desktop")
         self.setAcceptDrops(True)
         self._build_ui()
         self.operations.busy.connect(self._show_busy)
         self.operations.settled.connect(self._settled)
         self.operations.status.connect(self.status_label.setText)
-        self.operations.stopped.connect(self._next_in_queue)
         self.session.opened.connect(self._show_memory)
         self.session.changed.connect(self._after_change)
         self.session.edited_outside.connect(self._edited_outside)
         self.session.status.connect(self.status_label.setText)
+        self.intake.status.connect(self.status_label.setText)
+        self.intake.progressed.connect(self._show_progress)
         self._restore_layout()
 
     # -- the open memory ------------------------------------------------------------------
@@ -129,7 +138,7 @@ class MainWindow(DocumentIntake, HistoryActions, QMainWindow):
         self.progress.setMaximumWidth(240)
         self.progress.hide()
         self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.clicked.connect(lambda: self._cancel("build"))
+        self.cancel_button.clicked.connect(self.intake.cancel_build)
         self.cancel_button.hide()
         bar = self.statusBar()
         bar.addWidget(self.status_label, 1)
@@ -205,6 +214,29 @@ class MainWindow(DocumentIntake, HistoryActions, QMainWindow):
                 "to the LLM.",
             )
         self.refresh_history()
+
+    # -- adding documents -----------------------------------------------------------------
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if event.mimeData().hasUrls() and self.intake.accepts_drops():
+            event.acceptProposedAction()
+            self.drop_hint.show()
+            self.drop_hint.raise_()
+
+    def dragLeaveEvent(self, event: QDragLeaveEvent) -> None:
+        self.drop_hint.hide()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        self.drop_hint.hide()
+        paths = [Path(url.toLocalFile()) for url in event.mimeData().urls() if url.isLocalFile()]
+        event.acceptProposedAction()
+        self.intake.add_paths(paths)
+
+    def choose_documents(self) -> None:
+        self.intake.add_paths(dialogs.choose_documents(self))
+
+    def add_paths(self, paths: list[Path]) -> None:
+        self.intake.add_paths(paths)
 
     # -- chat -----------------------------------------------------------------------------
 
@@ -293,9 +325,6 @@ class MainWindow(DocumentIntake, HistoryActions, QMainWindow):
 
     def _cancel(self, name: str) -> None:
         self.operations.cancel(name)
-        if name == "build":
-            self.queue.clear()
-            self.status_label.setText("Cancelling…")
 
     def _show_busy(self, text: str, cancellable: bool) -> None:
         self.status_label.setText(text)
@@ -306,6 +335,10 @@ class MainWindow(DocumentIntake, HistoryActions, QMainWindow):
     def _settled(self) -> None:
         self.progress.hide()
         self.cancel_button.hide()
+
+    def _show_progress(self, done: int, maximum: int) -> None:
+        self.progress.setMaximum(maximum)
+        self.progress.setValue(done)
 
     # -- closing --------------------------------------------------------------------------
 
