@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,70 +10,12 @@ import pytest
 from gam_desktop.engine.ask.agent import AgentStep
 from gam_desktop.engine.ask.conversation import Conversation
 from gam_desktop.engine.llm import LLMClient
-from gam_desktop.engine.models import ChatResult, GamMeta
+from gam_desktop.engine.models import ChatResult
 from gam_desktop.engine.progress import CancelToken, OperationCancelled
 from gam_desktop.engine.store.folder import NotAMemoryError
-from gam_desktop.engine.store.markdown import ReadmeEntry, render_memory, render_readme
+from gam_desktop.engine.store.markdown import render_memory
 from gam_desktop.engine.workflow import Workflow
-
-MEMORIES = {
-    "foundations/vision/convolutional_networks.md": (
-        "Convolutional neural networks (CNNs) share weights across image positions. "
-        "CNNs are efficient for vision."
-    ),
-    "foundations/sequences/recurrent_networks.md": (
-        "Recurrent neural networks (RNNs) process sequences step by step with a hidden state. "
-        "LSTM cells help RNNs keep long-range information."
-    ),
-    "nlp/transformer_attention.md": (
-        "Transformer attention compares queries with keys and weights the values. "
-        "Multi-head attention runs several attention functions in parallel."
-    ),
-    "nlp/bert_encoder.md": (
-        "BERT is a bidirectional transformer encoder released by Google in 2018. "
-        "It is pre-trained by masking 15 percent of the input tokens."
-    ),
-    "web/react_hooks.md": (
-        "React hooks let function components use state. The useState hook returns a value "
-        "and a setter. The useEffect hook runs side effects after render."
-    ),
-}
-FOLDERS = {
-    "": ("Memory", "Notes on machine learning and web development."),
-    "foundations": (
-        "Foundations",
-        "Neural network architectures: convolutional and recurrent networks.",
-    ),
-    "foundations/vision": ("Vision", "Convolutional networks for images."),
-    "foundations/sequences": ("Sequences", "Recurrent networks for sequences."),
-    "nlp": ("NLP", "Language models: transformer attention and the BERT encoder."),
-    "web": ("Web", "Web development with React hooks."),
-}
-
-
-def write_memory(root: Path) -> Path:
-    for path, body in MEMORIES.items():
-        file = root / path
-        file.parent.mkdir(parents=True, exist_ok=True)
-        title = file.stem
-        file.write_text(render_memory({"title": title, "tldr": body.split(". ")[0] + "."}, body))
-    for folder, (title, description) in FOLDERS.items():
-        directory = root / folder
-        entries = [
-            ReadmeEntry(c.name, True, FOLDERS[c.relative_to(root).as_posix()][1])
-            for c in sorted(directory.iterdir())
-            if c.is_dir()
-        ]
-        entries += [
-            ReadmeEntry(
-                f.stem, False, MEMORIES[f.relative_to(root).as_posix()].split(". ")[0] + "."
-            )
-            for f in sorted(directory.glob("*.md"))
-            if f.name != "README.md"
-        ]
-        (directory / "README.md").write_text(render_readme(title, description, entries))
-    (root / ".gam_meta.json").write_text(GamMeta(total_chunks=len(MEMORIES)).model_dump_json())
-    return root
+from tests.memories import FOLDERS, MEMORIES, write_memory
 
 
 @pytest.fixture
@@ -263,48 +202,6 @@ def test_built_memory_answers_end_to_end(make_workflow, memory_dir: Path) -> Non
     result = workflow.request("What is BERT?", explore=True)
     assert "2018" in result.answer and result.confidence > 0.5
     assert all((memory_dir / s).is_file() for s in result.sources)
-
-
-def run_request(args: list[str], base_url: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "OPENAI_BASE_URL": base_url, "OPENAI_MODEL": "scripted"}
-    code = "import sys; from gam_desktop.cli import request_main; sys.exit(request_main())"
-    # These tests are about the exploration loop and its trajectory: always explore.
-    return subprocess.run(
-        [sys.executable, "-c", code, *args, "--explore"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-
-
-def test_gam_request_prints_answer_sources_confidence(memory: Path, llm_server) -> None:
-    out = run_request(
-        ["--gam-dir", str(memory), "--query", "What is BERT?", "--trajectory"], llm_server.base_url
-    )
-    assert out.returncode == 0, out.stderr
-    assert "2018" in out.stdout and "Sources: nlp/bert_encoder.md" in out.stdout
-    assert "Confidence: 0.80" in out.stdout and 'grep("BERT")' in out.stdout
-    assert "reading README.md" in out.stderr  # live steps
-
-
-def test_gam_request_json(memory: Path, llm_server) -> None:
-    out = run_request(
-        ["--gam-dir", str(memory), "-Q", "How do React hooks work?", "--json"], llm_server.base_url
-    )
-    result = ChatResult.model_validate(json.loads(out.stdout))
-    assert result.sources == ["web/react_hooks.md"] and result.files_read
-
-
-@pytest.mark.parametrize("case", ["not_a_memory", "unreachable"])
-def test_gam_request_errors_are_one_line(
-    case: str, memory: Path, tmp_path: Path, llm_server
-) -> None:
-    folder = tmp_path if case == "not_a_memory" else memory
-    url = llm_server.base_url if case == "not_a_memory" else "http://127.0.0.1:9/v1"
-    out = run_request(["--gam-dir", str(folder), "-Q", "What?", "-q"], url)
-    assert out.returncode == 1 and out.stderr.count("\n") == 1
-    assert ("not a GAM memory" if case == "not_a_memory" else "cannot reach") in out.stderr
 
 
 def test_the_root_readme_comes_with_the_question(workflow: Workflow, llm_server) -> None:
