@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import (
@@ -32,6 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from gam_desktop.engine.ask.conversation import Conversation
+from gam_desktop.engine.history.log import Operation
 from gam_desktop.engine.progress import CancelToken, ProgressCallback
 from gam_desktop.engine.store.folder import MemoryFolder
 from gam_desktop.engine.workflow import Workflow
@@ -39,9 +39,9 @@ from gam_desktop.gui import dialogs, messages
 from gam_desktop.gui.chat_panel import ChatPanel
 from gam_desktop.gui.dialogs import MessageBoxes
 from gam_desktop.gui.history_actions import HistoryActions
-from gam_desktop.gui.history_panel import HistoryPanel, HistorySource
+from gam_desktop.gui.history_panel import HistoryPanel
 from gam_desktop.gui.intake import DocumentIntake
-from gam_desktop.gui.operations import Job, Operations
+from gam_desktop.gui.operations import Operations
 from gam_desktop.gui.preview import PreviewPane
 from gam_desktop.gui.session import MemorySession
 from gam_desktop.gui.settings import Preferences
@@ -49,7 +49,7 @@ from gam_desktop.gui.tree_panel import MemoryTree
 from gam_desktop.gui.workers import TaskRunner
 
 
-class MainWindow(HistoryActions, QMainWindow):
+class MainWindow(QMainWindow):
     def __init__(self, prefs: Preferences, store: QSettings, api_key: str | None = None) -> None:
         super().__init__()
         # How the controllers talk to the person; tests and the self-test replace these.
@@ -62,6 +62,7 @@ class MainWindow(HistoryActions, QMainWindow):
         self.operations = Operations(self.tasks, self, self)
         self.session = MemorySession(prefs, store, api_key, self.operations, self, self)
         self.intake = DocumentIntake(self.session, self.operations, self, self)
+        self.history_actions = HistoryActions(self.session, self.operations, self.tasks, self)
         self.setWindowTitle("GAM Desktop")
         self.setAcceptDrops(True)
         self._build_ui()
@@ -99,15 +100,12 @@ class MainWindow(HistoryActions, QMainWindow):
     ) -> Workflow:
         return self.session.task_workflow(cancel, progress)
 
-    def history_source(self) -> HistorySource | None:
-        return self.session.history_source()
-
     # -- layout -----------------------------------------------------------------------------
 
     def _build_ui(self) -> None:
         self.tree = MemoryTree()
         self.tree.opened.connect(self.open_file)
-        self.tree.reorganize_requested.connect(self.plan_reorganization)
+        self.tree.reorganize_requested.connect(self.history_actions.plan_reorganization)
         self.preview = PreviewPane()
         self.chat = ChatPanel()
         self.chat.asked.connect(self.ask)
@@ -115,8 +113,8 @@ class MainWindow(HistoryActions, QMainWindow):
         self.chat.new_conversation.connect(self.session.new_conversation)
         self.chat.source_clicked.connect(self.open_file)
         self.history = HistoryPanel()
-        self.history.rollback_requested.connect(self.roll_back)
-        self.history.restore_requested.connect(self.restore_before)
+        self.history.rollback_requested.connect(self.history_actions.roll_back)
+        self.history.restore_requested.connect(self.history_actions.restore_before)
         self.tabs = QTabWidget()
         self.tabs.addTab(self.chat, "Chat")
         self.tabs.addTab(self.history, "History")
@@ -293,6 +291,15 @@ class MainWindow(HistoryActions, QMainWindow):
         self.tree.refresh()
         self.refresh_history()
 
+    def roll_back(self, operation: Operation) -> None:
+        self.history_actions.roll_back(operation)
+
+    def restore_before(self, operation: Operation) -> None:
+        self.history_actions.restore_before(operation)
+
+    def plan_reorganization(self, path: str) -> None:
+        self.history_actions.plan_reorganization(path)
+
     # -- settings -------------------------------------------------------------------------
 
     def open_settings(self) -> None:
@@ -311,17 +318,6 @@ class MainWindow(HistoryActions, QMainWindow):
         self.session.set_api_key(key)
 
     # -- the status bar -------------------------------------------------------------------
-
-    def _run(
-        self,
-        name: str,
-        job: Job,
-        busy: str,
-        on_success: Callable[[Any], None],
-        on_progress: Callable[[Any], None] | None = None,
-        cancellable: bool = False,
-    ) -> None:
-        self.operations.run(name, job, busy, on_success, on_progress, cancellable)
 
     def _cancel(self, name: str) -> None:
         self.operations.cancel(name)
