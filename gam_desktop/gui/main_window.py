@@ -1,9 +1,10 @@
 """The main window: the memory tree, the preview, chat and history, and a status bar.
 
-It wires panels to the engine's Workflow through the TaskRunner; every long call
-(build, add, question, rollback, reorganization) runs on a worker thread, so the
-window never freezes. Confirmations and messages go through `confirm` and `tell`,
-which tests replace.
+It lays the panels out and wires them to the controllers, which act: the session (the open
+memory), the intake (adding documents), the history actions (rollback, restore, reorganize),
+the chat controller (questions) and the operations shown in the status bar. Every long call
+runs on a worker thread, so the window never freezes. The controllers talk to the person
+through the window's `confirm`, `tell` and `show_error`, which tests replace.
 """
 
 from __future__ import annotations
@@ -35,7 +36,8 @@ from gam_desktop.engine.history.log import Operation
 from gam_desktop.engine.progress import CancelToken, ProgressCallback
 from gam_desktop.engine.store.folder import MemoryFolder
 from gam_desktop.engine.workflow import Workflow
-from gam_desktop.gui import dialogs, messages
+from gam_desktop.gui import dialogs
+from gam_desktop.gui.chat_controller import ChatController
 from gam_desktop.gui.chat_panel import ChatPanel
 from gam_desktop.gui.dialogs import MessageBoxes
 from gam_desktop.gui.history_actions import HistoryActions
@@ -63,6 +65,7 @@ class MainWindow(QMainWindow):
         self.session = MemorySession(prefs, store, api_key, self.operations, self, self)
         self.intake = DocumentIntake(self.session, self.operations, self, self)
         self.history_actions = HistoryActions(self.session, self.operations, self.tasks, self)
+        self.questions = ChatController(self.session, self.tasks, self)
         self.setWindowTitle("GAM Desktop")
         self.setAcceptDrops(True)
         self._build_ui()
@@ -108,8 +111,12 @@ class MainWindow(QMainWindow):
         self.tree.reorganize_requested.connect(self.history_actions.plan_reorganization)
         self.preview = PreviewPane()
         self.chat = ChatPanel()
-        self.chat.asked.connect(self.ask)
-        self.chat.cancel_requested.connect(lambda: self._cancel("chat"))
+        self.chat.asked.connect(self.questions.ask)
+        self.chat.cancel_requested.connect(self.questions.cancel)
+        # Looked up on each call, as tests wrap the panel's methods after the window is made.
+        self.questions.answered.connect(lambda result: self.chat.show_result(result))
+        self.questions.failed.connect(lambda text: self.chat.show_error(text))
+        self.questions.step.connect(lambda text: self.chat.add_step(text))
         self.chat.new_conversation.connect(self.session.new_conversation)
         self.chat.source_clicked.connect(self.open_file)
         self.history = HistoryPanel()
@@ -236,28 +243,7 @@ class MainWindow(QMainWindow):
     def add_paths(self, paths: list[Path]) -> None:
         self.intake.add_paths(paths)
 
-    # -- chat -----------------------------------------------------------------------------
-
-    def ask(self, question: str) -> None:
-        if self.workflow is None:
-            self.chat.show_error("Open a memory first (File ▸ Open memory).")
-            return
-
-        conversation = self.conversation
-
-        def job(worker, cancel):
-            return self.task_workflow(cancel).request(
-                question, conversation=conversation, on_step=worker.report_step
-            )
-
-        self.tasks.start(
-            "chat",
-            job,
-            on_success=self.chat.show_result,
-            on_failure=lambda exc: self.chat.show_error(messages.describe(exc).full()),
-            on_cancel=lambda: self.chat.show_error("Stopped."),
-            on_step=lambda step: self.chat.add_step(step.describe()),
-        )
+    # -- the preview ----------------------------------------------------------------------
 
     def open_file(self, path: str) -> None:
         if self.workflow is not None:
@@ -318,9 +304,6 @@ class MainWindow(QMainWindow):
         self.session.set_api_key(key)
 
     # -- the status bar -------------------------------------------------------------------
-
-    def _cancel(self, name: str) -> None:
-        self.operations.cancel(name)
 
     def _show_busy(self, text: str, cancellable: bool) -> None:
         self.status_label.setText(text)
