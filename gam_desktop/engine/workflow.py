@@ -162,7 +162,7 @@ class Workflow:
         if text and text.strip():
             docs.append(load_text(text))
         known = self.folder.known_sources()
-        fresh = []
+        fresh: list[SourceDocument] = []
         for doc in docs:
             if doc.content_hash in known or doc.content_hash in {d.content_hash for d in fresh}:
                 skipped.append(f"{doc.name}: already in this memory; skipped")

@@ -16,6 +16,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from gam_desktop.engine.ask.conversation import Conversation
 from gam_desktop.engine.ask.corpus import ORIGINAL
@@ -81,7 +82,7 @@ class AgentStep:
 
     number: int
     tool: str
-    arguments: dict
+    arguments: dict[str, Any]
     summary: str
     error: bool = False
 
@@ -192,7 +193,7 @@ class ChatAgent:
         query: str,
         text: str,
         confidence: object,
-        cited: list | None,
+        cited: list[Any] | None,
         trail: _Trail,
         note: str | None = None,
     ) -> ChatResult:
@@ -275,7 +276,9 @@ class ChatAgent:
         text = result.text
         return text if len(text) <= README_LIMIT else text[:README_LIMIT] + "\n[…]"
 
-    def _run_calls(self, reply: ToolReply, messages: list[dict], trail: _Trail, steps: int) -> int:
+    def _run_calls(
+        self, reply: ToolReply, messages: list[dict[str, Any]], trail: _Trail, steps: int
+    ) -> int:
         results: list[tuple[ToolCall, ToolResult]] = []
         for call in reply.calls:
             self.cancel.raise_if_cancelled()
@@ -307,7 +310,9 @@ class ChatAgent:
         ]
         return f"The top-level folders are: {', '.join(folders)}." if folders else ""
 
-    def _synthesize(self, query: str, messages: list[dict], trail: _Trail, note: str) -> ChatResult:
+    def _synthesize(
+        self, query: str, messages: list[dict[str, Any]], trail: _Trail, note: str
+    ) -> ChatResult:
         try:
             text = self.llm.text(
                 [*messages, {"role": "user", "content": SYNTHESIZE}],
@@ -328,7 +333,7 @@ class ChatAgent:
         query: str,
         text: str,
         confidence: object,
-        cited: list | None,
+        cited: list[Any] | None,
         trail: _Trail,
         note: str | None = None,
     ) -> ChatResult:
@@ -382,7 +387,7 @@ def _default_sources(trail: _Trail, root: Path) -> list[str]:
     return existing(read_memories) or existing(memories) or existing(trail.read + trail.matched)
 
 
-def _call_key(name: str, arguments: dict) -> str:
+def _call_key(name: str, arguments: dict[str, Any]) -> str:
     return f"{name}:{json.dumps(arguments, sort_keys=True, ensure_ascii=False)}"
 
 
@@ -400,11 +405,11 @@ def _short(text: str) -> str:
     return first[:80] + (f" (+{lines - 1} lines)" if lines > 1 else "")
 
 
-def _args(arguments: dict) -> str:
+def _args(arguments: dict[str, Any]) -> str:
     return ", ".join(f"{json.dumps(v, ensure_ascii=False)}" for v in arguments.values())
 
 
-def _followup(reply: ToolReply, results: list[tuple[ToolCall, ToolResult]]) -> list[dict]:
+def _followup(reply: ToolReply, results: list[tuple[ToolCall, ToolResult]]) -> list[dict[str, Any]]:
     """The assistant's calls and their results, in the form the server understands."""
     if reply.native:
         calls = [
@@ -415,7 +420,7 @@ def _followup(reply: ToolReply, results: list[tuple[ToolCall, ToolResult]]) -> l
             }
             for i, (c, _) in enumerate(results)
         ]
-        out: list[dict] = [
+        out: list[dict[str, Any]] = [
             {"role": "assistant", "content": reply.text or None, "tool_calls": calls}
         ]
         out += [

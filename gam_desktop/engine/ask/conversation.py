@@ -34,8 +34,8 @@ class Conversation:
     def last_question(self) -> str | None:
         return self.turns[-1][0] if self.turns else None
 
-    def context_messages(self) -> list[dict]:
-        messages: list[dict] = []
+    def context_messages(self) -> list[dict[str, str]]:
+        messages: list[dict[str, str]] = []
         if self.summary:
             messages += [
                 {"role": "user", "content": "Summary of the earlier conversation: " + self.summary},

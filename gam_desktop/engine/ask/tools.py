@@ -7,8 +7,10 @@ ChatResult can list exactly the files read, matched and the folders explored.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from gam_desktop.engine.ask.corpus import Corpus, is_original, memory_of
 from gam_desktop.engine.ask.sandbox import Sandbox, ToolError
@@ -111,9 +113,9 @@ class MemoryTools:
         self.corpus = corpus or Corpus(self.sandbox.root)
         self.index = index or SearchIndex(self.corpus)
 
-    def run(self, name: str, arguments: dict) -> ToolResult:
+    def run(self, name: str, arguments: dict[str, Any]) -> ToolResult:
         """Run one tool call; refusals and bad arguments come back as error results."""
-        handlers = {
+        handlers: dict[str, Callable[..., ToolResult]] = {
             "ls": self.ls,
             "cat": self.cat,
             "grep": self.grep,

@@ -22,6 +22,7 @@ from gam_desktop.engine.progress import CancelToken, ProgressCallback, ProgressE
 from gam_desktop.engine.store.changeset import ChangeSet
 from gam_desktop.engine.store.folder import DirView, MemoryFolder
 from gam_desktop.engine.store.readmes import (
+    dir_at,
     ancestors,
     ensure_dir,
     find_dir,
@@ -91,8 +92,8 @@ class MemoryBuilder:
         self.cancel = cancel or CancelToken()
         # Writes one operation's change set as (changes, summary, trailers): a versioned
         # folder's Transaction.write applies and commits it; alone, it is only applied.
-        self.write_changes: Callable[[ChangeSet, str, dict[str, str]], None] = (
-            lambda changes, _s, _t: changes.apply(self.folder.root) and None
+        self.write_changes: Callable[[ChangeSet, str, dict[str, str]], object] = (
+            lambda changes, _s, _t: changes.apply(self.folder.root)
         )
 
     def _report(self, stage: str, done: int, total: int, message: str = "") -> None:
@@ -196,7 +197,7 @@ class MemoryBuilder:
             directory, created = ensure_dir(root, path)
             for new_path in created:
                 report.new_directories.append(new_path)
-                new_dir = find_dir(root, new_path)
+                new_dir = dir_at(root, new_path)
                 new_dir.description = description if new_path == directory.path else ""
             report.memories.append(place_memory(changes, directory, memory))
             changed.update(ancestors(directory.path))
@@ -224,14 +225,14 @@ class MemoryBuilder:
         """Refresh titles and descriptions of changed directories with one batched call."""
         listings = {}
         for path in sorted(paths):
-            node = find_dir(root, path)
+            node = dir_at(root, path)
             self.folder.read_fronts(node, unread_only=True)  # new files are not on disk yet
             listings[path] = listing(node)
         self._report("describe", 0, len(listings), "Updating README files")
         for path, (title, description) in describe_directories(
             self.llm, listings, self.cancel
         ).items():
-            node = find_dir(root, path)
+            node = dir_at(root, path)
             node.title, node.description = title, description
         self._report("describe", len(listings), len(listings), "README files updated")
 

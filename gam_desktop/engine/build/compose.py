@@ -4,6 +4,7 @@ documents' extracted text, staged into a ChangeSet."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from gam_desktop.engine.build.documents import SourceDocument
 from gam_desktop.engine.models import MemorizedChunk
@@ -15,8 +16,8 @@ from gam_desktop.engine.store.naming import fit_stem, memory_file_stem, unique_n
 _FRONT_ORDER = ("source", "source_hash", "span", "pages", "tokens", "hash", "created", "fallback")
 
 
-def memory_front(memory: MemorizedChunk) -> dict:
-    front = {"title": memory.title, "index": memory.index, "tldr": memory.tldr}
+def memory_front(memory: MemorizedChunk) -> dict[str, Any]:
+    front: dict[str, Any] = {"title": memory.title, "index": memory.index, "tldr": memory.tldr}
     front.update({k: memory.metadata[k] for k in _FRONT_ORDER if k in memory.metadata})
     return front
 

@@ -8,6 +8,8 @@ problems that still leave usable text become warnings on the document.
 
 from __future__ import annotations
 
+from typing import Any
+
 import codecs
 import hashlib
 import logging
@@ -141,7 +143,7 @@ def _load_plain(path: Path, data: bytes) -> SourceDocument:
     )
 
 
-def _open_pdf(path: Path):
+def _open_pdf(path: Path) -> Any:  # a pypdf PdfReader (imported lazily)
     from pypdf import PdfReader
     from pypdf.errors import FileNotDecryptedError, PdfReadError
 

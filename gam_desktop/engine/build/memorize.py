@@ -8,6 +8,8 @@ so one bad chunk does not sink a build of hundreds; the memory is marked
 
 from __future__ import annotations
 
+from typing import Any
+
 import logging
 from collections.abc import Callable, Sequence
 
@@ -105,7 +107,7 @@ def in_context(draft: MemoryDraft, chunk: Chunk, context: DocumentContext) -> Me
 
 def _memorized(chunk: Chunk, draft: MemoryDraft, index: int, fallback: bool) -> MemorizedChunk:
     source = chunk.source
-    metadata: dict = {
+    metadata: dict[str, Any] = {
         "source": source.name,
         "source_hash": source.content_hash,
         "span": [chunk.start, chunk.end],

@@ -143,7 +143,9 @@ def memorize_messages(text: str, context: str = "") -> list[dict[str, Any]]:
     return _messages(MEMORIZE_SYSTEM, f"{fenced}<document>\n{text}\n</document>")
 
 
-def split_messages(sentences: Sequence[str], counts: Sequence[int], max_tokens: int):
+def split_messages(
+    sentences: Sequence[str], counts: Sequence[int], max_tokens: int
+) -> list[dict[str, Any]]:
     lines = [
         f"[{i}] ({n} tokens) {s}" for i, (s, n) in enumerate(zip(sentences, counts, strict=True))
     ]
@@ -159,7 +161,7 @@ def chunk_lines(chunks: Iterable[tuple[int, str, str]]) -> str:
 
 def organize_messages(
     chunks: Iterable[tuple[int, str, str]], error: str | None = None, scope: str | None = None
-):
+) -> list[dict[str, Any]]:
     user = ""
     if scope:
         user += f"Re-plan the directory '{scope}', which has grown too full.\n"
@@ -169,11 +171,13 @@ def organize_messages(
     return _messages(ORGANIZE_SYSTEM, user)
 
 
-def place_messages(structure: str, chunks: Iterable[tuple[int, str, str]]):
+def place_messages(
+    structure: str, chunks: Iterable[tuple[int, str, str]]
+) -> list[dict[str, Any]]:
     user = f"Existing directories:\n{structure}\n\nNew chunks:\n{chunk_lines(chunks)}"
     return _messages(PLACE_SYSTEM, user)
 
 
-def describe_messages(listings: dict[str, str]):
+def describe_messages(listings: dict[str, str]) -> list[dict[str, Any]]:
     blocks = [f"## {path or '/'}\n{listing}" for path, listing in listings.items()]
     return _messages(DESCRIBE_SYSTEM, "\n\n".join(blocks))

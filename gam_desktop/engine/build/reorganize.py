@@ -16,7 +16,7 @@ from gam_desktop.engine.store.changeset import ChangeSet
 from gam_desktop.engine.store.folder import DirView, MemoryFolder
 from gam_desktop.engine.store.markdown import parse_memory
 from gam_desktop.engine.store.naming import fit_stem, unique_name
-from gam_desktop.engine.store.readmes import ensure_dir, find_dir, stage_readmes
+from gam_desktop.engine.store.readmes import dir_at, ensure_dir, find_dir, stage_readmes
 
 
 class ReorganizeError(GamError, ValueError):
@@ -94,7 +94,7 @@ def plan_reorganization(
             sub.description = node.description
         changed.add(sub_path)
     for leaf in plan.leaves():
-        target = find_dir(root, directory.child_path(leaf.path)) if leaf.path else directory
+        target = dir_at(root, directory.child_path(leaf.path)) if leaf.path else directory
         for i in leaf.chunk_indices:
             if target is directory:
                 continue

@@ -247,7 +247,8 @@ class MemoryRepo:
         base = {"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"}
         pinned = git_environment(self.root)
         try:
-            return self._runner.execute(command, env={**pinned, **base, **env}, istream=stdin)
+            out = self._runner.execute(command, env={**pinned, **base, **env}, istream=stdin)
+            return str(out)
         except self._git.GitCommandNotFound as exc:
             raise GitMissing(self.executable) from exc
 
@@ -355,7 +356,8 @@ class MemoryRepo:
                 message += "\n\n" + "\n".join(f"{k}: {v}" for k, v in trailers.items())
             self.git("commit", "-q", "--no-verify", "--allow-empty", "-m", message)
         except GitFailed as exc:
-            raise HistoryWriteError(exc.__cause__ or exc) from exc
+            cause = exc.__cause__ if isinstance(exc.__cause__, Exception) else exc
+            raise HistoryWriteError(cause) from exc
         return self.head()
 
     def unstage_all(self) -> None:

@@ -136,7 +136,7 @@ class History:
 
     # -- undoing -------------------------------------------------------------------
 
-    def rollback(self, sha: str, regenerate: Callable[[list[str]], None]) -> str:
+    def rollback(self, sha: str, regenerate: Callable[[list[str]], object]) -> str:
         """Undo one operation as a new commit. `regenerate(paths)` rewrites derived files
         (READMEs, .gam_meta.json) from the tree where later operations also changed them."""
         operation = self.get(sha)  # pending edits were committed when the operation began

@@ -65,7 +65,9 @@ class Transaction:
         self.recording = recording
         # What the folder looked like when the operation started: a file whose stat
         # differs later was changed by someone else while the LLM was thinking.
-        self.baseline = {rel: _key(stat) for rel, stat in stat_files(folder.root).items()}
+        self.baseline: dict[str, StatKey | None] = {
+            rel: _key(stat) for rel, stat in stat_files(folder.root).items()
+        }
         self.baseline[META_FILE] = _stat_key(folder.meta_path)
 
     def write(self, changes: ChangeSet, summary: str, trailers: dict[str, str]) -> None:
@@ -87,7 +89,7 @@ class Transaction:
             raise
         self.recording.done()
         for rel in set().union(*(a.paths for a in applied)):  # the app's own writes
-            self.baseline[rel] = _stat_key(self.folder.root / rel)  # type: ignore[assignment]
+            self.baseline[rel] = _stat_key(self.folder.root / rel)
 
     def _structure_changed(self, changes: ChangeSet) -> set[str]:
         """Memories someone else added or deleted since the operation started."""

@@ -9,6 +9,7 @@ already taken is undone, so a failed operation leaves the folder as it was.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import shutil
 import tempfile
@@ -161,7 +162,7 @@ def _make_dirs(root: Path, rel_dir: Path, undo: list[Callable[[], None]]) -> Non
     for folder in reversed(missing):
         folder.mkdir()
         OWN_WRITES.note_directory(folder.resolve())
-        undo.append(lambda f=folder: f.rmdir())
+        undo.append(folder.rmdir)
 
 
 def _write(root: Path, rel: str, data: str | bytes, undo: list[Callable[[], None]]) -> None:
@@ -219,6 +220,6 @@ def _prune_empty_dirs(root: Path, vacated: set[str], undo: list[Callable[[], Non
                 removed.add(child.relative_to(root).as_posix())
             retry_sharing(folder.rmdir)
             OWN_WRITES.note_deleted(folder.resolve())
-            undo.append(lambda f=folder: f.mkdir(parents=True, exist_ok=True))
+            undo.append(functools.partial(folder.mkdir, parents=True, exist_ok=True))
             folder = folder.parent
     return removed

@@ -17,6 +17,7 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from gam_desktop.engine.errors import GamError
 from gam_desktop.engine.models import META_FILE, GamMeta
@@ -127,7 +128,7 @@ class MemoryFolder:
         folder = self.root / SOURCES_DIR
         return {p.stem for p in folder.glob("*.txt")} if folder.is_dir() else set()
 
-    def original_text(self, front: dict) -> str | None:
+    def original_text(self, front: dict[str, Any]) -> str | None:
         """The exact source wording a memory was written from."""
         path = self.source_path(str(front.get("source_hash", "")))
         span = front.get("span")
@@ -159,7 +160,7 @@ class MemoryFolder:
             view.title, view.description = parsed.title, parsed.description
         return view
 
-    def read_fronts(self, view: DirView, unread_only: bool = False) -> dict[str, dict]:
+    def read_fronts(self, view: DirView, unread_only: bool = False) -> dict[str, dict[str, Any]]:
         """Front matter of the memories directly in `view` (only those whose tldr is not
         known yet, with `unread_only`); fills in their tldrs."""
         fronts = {}

@@ -59,7 +59,7 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
-def is_absent(root: Path, entry: os.DirEntry | Path) -> bool:
+def is_absent(root: Path, entry: os.DirEntry[str] | Path) -> bool:
     """Whether a scanned entry must be treated as not there: a link that leaves the
     memory (or loops, or dangles, or leads into .git/ or .gam/). Links that stay inside
     are kept for reading, but callers never descend into a linked folder (the real folder
@@ -72,7 +72,7 @@ def is_absent(root: Path, entry: os.DirEntry | Path) -> bool:
     return target is None or is_private(root, target)
 
 
-def is_real_dir(entry: os.DirEntry | Path) -> bool:
+def is_real_dir(entry: os.DirEntry[str] | Path) -> bool:
     """A folder to descend into: a real directory, never a link to one."""
     if isinstance(entry, os.DirEntry):
         return entry.is_dir(follow_symlinks=False)

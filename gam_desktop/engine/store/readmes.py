@@ -27,6 +27,14 @@ def find_dir(root: DirView, path: str) -> DirView | None:
     return node
 
 
+def dir_at(root: DirView, path: str) -> DirView:
+    """The directory at `path`, which the caller has just made or seen in the view."""
+    node = find_dir(root, path)
+    if node is None:
+        raise LookupError(f"no directory '{path}' in the view")
+    return node
+
+
 def ensure_dir(root: DirView, path: str) -> tuple[DirView, list[str]]:
     """The directory at `path`, created in the view if missing (case-insensitively reused)."""
     node, created = root, []

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
+from watchdog.observers.api import BaseObserver
 
 from gam_desktop.engine.store.links import PRIVATE
 from gam_desktop.engine.store.ownwrites import OWN_WRITES, OwnWrites, path_key
@@ -81,7 +82,7 @@ class FolderWatcher:
         self._pending: set[Path] = set()
         self._lock = threading.Lock()
         self._timer: threading.Timer | None = None
-        self._observer: Observer | None = None
+        self._observer: BaseObserver | None = None
 
     def start(self) -> None:
         if self._observer is not None:
