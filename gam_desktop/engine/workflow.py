@@ -17,7 +17,8 @@ from gam_desktop.engine.ask.conversation import Conversation
 from gam_desktop.engine.ask.tools import MemoryTools
 from gam_desktop.engine.build.builder import BuildOptions, BuildReport, MemoryBuilder
 from gam_desktop.engine.build.documents import DocumentError, SourceDocument, load_file, load_text
-from gam_desktop.engine.build.estimate import Estimate, estimate
+from gam_desktop.engine.build.estimate import Estimate
+from gam_desktop.engine.build.estimate import estimate as size_of
 from gam_desktop.engine.history import journal
 from gam_desktop.engine.history.journal import Interrupted
 from gam_desktop.engine.history.log import History, NothingToUndo
@@ -152,17 +153,27 @@ class Workflow:
         text: str | None = None,
     ) -> tuple[list[SourceDocument], list[str], list[str]]:
         """Readable new documents, files that could not be read, and files skipped."""
-        docs, unreadable, skipped = [], [], []
+        docs, unreadable = self._parse(files)
+        if text and text.strip():
+            docs.append(load_text(text))
+        fresh, skipped = self._new_only(docs)
+        return fresh, unreadable, skipped
+
+    def _parse(self, files: Sequence[str | Path]) -> tuple[list[SourceDocument], list[str]]:
+        docs, unreadable = [], []
         for i, path in enumerate(files):
             self.progress(ProgressEvent("read", i, len(files), f"Reading {Path(path).name}"))
             try:
                 docs.append(load_file(path))
             except DocumentError as exc:
                 unreadable.append(str(exc))
-        if text and text.strip():
-            docs.append(load_text(text))
+        return docs, unreadable
+
+    def _new_only(self, docs: list[SourceDocument]) -> tuple[list[SourceDocument], list[str]]:
+        """The documents with text that this memory does not hold yet; why others are not."""
         known = self.folder.known_sources()
         fresh: list[SourceDocument] = []
+        skipped: list[str] = []
         for doc in docs:
             if doc.content_hash in known or doc.content_hash in {d.content_hash for d in fresh}:
                 skipped.append(f"{doc.name}: already in this memory; skipped")
@@ -170,7 +181,7 @@ class Workflow:
                 fresh.append(doc)
             else:
                 skipped.append(f"{doc.name}: no text found; skipped")
-        return fresh, unreadable, skipped
+        return fresh, skipped
 
     def add(
         self,
@@ -178,8 +189,11 @@ class Workflow:
         text: str | None = None,
         use_chunking: bool = True,
         chunk_config: dict[str, Any] | None = None,
+        estimate: Estimate | None = None,
     ) -> BuildReport:
-        """Add documents: a full build into an empty memory, else an incremental add."""
+        """Add documents: a full build into an empty memory, else an incremental add.
+        With the `estimate` made of the same files, what it read is used again (a file
+        changed since is read anew)."""
         if chunk_config:
             self.options.chunk = ChunkConfig.model_validate(
                 {**self.options.chunk.model_dump(), **chunk_config}
@@ -187,7 +201,13 @@ class Workflow:
         if not use_chunking:
             self.options.chunk = self.options.chunk.model_copy(update={"max_tokens": 10**9})
         self.check_folder()
-        docs, unreadable, skipped = self.read_documents(files or (), text)
+        if estimate is not None and estimate.stamps == file_stamps(files or ()):
+            parsed, unreadable = list(estimate.parsed), list(estimate.unreadable)
+        else:
+            parsed, unreadable = self._parse(files or ())
+        if text and text.strip():
+            parsed.append(load_text(text))
+        docs, skipped = self._new_only(parsed)
         if not docs:  # nothing to write: no lock, no journal, no repository made
             report = BuildReport("add" if self.folder.is_memory() else "build")
         else:
@@ -206,9 +226,12 @@ class Workflow:
 
     def estimate(self, files: Sequence[str | Path]) -> Estimate:
         """The size of adding `files` (chunks, LLM calls, tokens), without the LLM."""
-        docs, unreadable, skipped = self.read_documents(files)
-        result = estimate(docs, self.options.chunk)
+        stamps = file_stamps(files)
+        parsed, unreadable = self._parse(files)
+        docs, skipped = self._new_only(parsed)
+        result = size_of(docs, self.options.chunk)
         result.unreadable, result.skipped = unreadable, skipped
+        result.parsed, result.stamps = parsed, stamps
         return result
 
     def initialize(self) -> None:
@@ -329,3 +352,16 @@ class Workflow:
         self.progress(
             ProgressEvent("lock", 0, 1, "Waiting for another operation on this memory to finish")
         )
+
+
+def file_stamps(files: Sequence[str | Path]) -> dict[str, tuple[int, int] | None]:
+    """Each file's (mtime, size), None if it cannot be read: equal stamps, same content."""
+    stamps: dict[str, tuple[int, int] | None] = {}
+    for path in files:
+        try:
+            stat = Path(path).stat()
+        except OSError:
+            stamps[str(path)] = None
+        else:
+            stamps[str(path)] = (stat.st_mtime_ns, stat.st_size)
+    return stamps

@@ -97,11 +97,12 @@ class DocumentIntake(QObject):
             return self._next_in_queue()
         if not self.prompter.confirm("Add these documents?", f"{estimate.summary()}.{detail}"):
             return self._next_in_queue()
-        self._build(files)
+        self._build(files, estimate)
 
-    def _build(self, files: list[Path]) -> None:
+    def _build(self, files: list[Path], estimate: Estimate | None = None) -> None:
         def job(worker: Worker, cancel: CancelToken) -> BuildReport:
-            return self.session.task_workflow(cancel, worker.report_progress).add(files=files)
+            workflow = self.session.task_workflow(cancel, worker.report_progress)
+            return workflow.add(files=files, estimate=estimate)  # parsed once, for both
 
         self.operations.run(
             "build",

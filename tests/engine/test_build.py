@@ -439,3 +439,29 @@ def test_a_model_that_keeps_making_single_folders_is_not_asked_forever(
     )
     assert llm_server.state.tasks().count("organize") == 2  # one re-ask, then accepted
     assert report.warnings == [] and len(memory_files(memory_dir)) == 8
+
+
+def test_the_estimates_reading_goes_on_to_the_build(make_workflow, tmp_path, monkeypatch) -> None:
+    """Each dropped document is parsed once: the estimate's reading is the build's, unless
+    the file changed in between."""
+    from gam_desktop.engine import workflow as workflow_module
+
+    files = []
+    for name, topics in (("a.md", {"python": 3}), ("b.md", {"rust": 3})):
+        (tmp_path / name).write_text(topic_document(topics))
+        files.append(tmp_path / name)
+    reads: list[str] = []
+    real_load = workflow_module.load_file
+    monkeypatch.setattr(
+        workflow_module, "load_file", lambda path: reads.append(Path(path).name) or real_load(path)
+    )
+    workflow = make_workflow(min_tokens=20, max_tokens=200)
+    estimate = workflow.estimate(files)
+    assert reads == ["a.md", "b.md"]
+    report = workflow.add(files=files, estimate=estimate)
+    assert reads == ["a.md", "b.md"] and len(report.documents) == 2
+    (tmp_path / "c.md").write_text(topic_document({"docker": 3}))
+    later = workflow.estimate([tmp_path / "c.md"])
+    (tmp_path / "c.md").write_text(topic_document({"docker": 3, "git": 3}))  # edited meanwhile
+    report = workflow.add(files=[tmp_path / "c.md"], estimate=later)
+    assert reads[-2:] == ["c.md", "c.md"] and len(report.documents) == 1

@@ -28,6 +28,10 @@ class Estimate:
     prompt_tokens: int = 0
     unreadable: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    # What was read to make the estimate, so that the build does not parse it again: every
+    # readable document (new or not), and each file's (mtime, size) when it was read.
+    parsed: list[SourceDocument] = field(default_factory=list, repr=False)
+    stamps: dict[str, tuple[int, int] | None] = field(default_factory=dict, repr=False)
 
     def summary(self) -> str:
         return (
