@@ -1166,6 +1166,72 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def _upstream(args: argparse.Namespace, stack: contextlib.ExitStack) -> tuple[str, str]:
+    """The server to evaluate (the scripted one, in-process, with --scripted) and its model."""
+    if args.scripted:
+        from gam_desktop.scripted_llm import RunningServer
+
+        return stack.enter_context(RunningServer()).base_url, args.model or "scripted"
+    upstream = args.base_url or os.environ.get("OPENAI_BASE_URL")
+    model = args.model or os.environ.get("OPENAI_MODEL")
+    if not upstream or not model:
+        raise SystemExit("give --base-url and --model (or --scripted)")
+    return upstream, model
+
+
+def _build_phase(
+    args: argparse.Namespace, memory: Path, proxy: CountingProxy, server: Server, echo: bool
+) -> dict[str, Any]:
+    """gam-add into an empty `memory`, with the LLM usage it caused."""
+    if memory.exists() and any(memory.iterdir()):
+        raise SystemExit(
+            f"{memory} is not empty: use --skip-build to reuse it, or another --memory"
+        )
+    proxy.phase = "build"
+    before = proxy.snapshot()
+    build = build_memory(memory, args.docs, server, args.workers, args.min_tokens, args.max_tokens)
+    usage = proxy.snapshot() - before
+    build["calls"], build["prompt_tokens"], build["completion_tokens"] = (
+        usage.calls,
+        usage.prompt_tokens,
+        usage.completion_tokens,
+    )
+    build["failed_calls"], build["abandoned_calls"] = usage.failed, usage.abandoned
+    if echo:
+        print("\n== build ==")
+        print(f"  {' '.join(build['argv'])}")
+        print(
+            f"  exit {build['exit_code']} in {build['seconds']:.1f} s;"
+            f" {usage.calls} LLM calls ({usage.failed} failed,"
+            f" {usage.abandoned} abandoned by a client timeout),"
+            f" {usage.prompt_tokens} prompt"
+            f" + {usage.completion_tokens} completion tokens"
+        )
+        if build["stdout"]:
+            print(f"  gam-add: {build['stdout']}")
+        for line in build["stderr"].splitlines()[-8:]:
+            print(f"  gam-add stderr: {line}")
+    if build["exit_code"] != 0 and not (memory / ".gam_meta.json").is_file():
+        raise SystemExit("the build failed; nothing to ask")
+    return build
+
+
+def _baseline_system(
+    args: argparse.Namespace, server: Server
+) -> tuple[tuple[str, Any, Any], dict[str, Any]]:
+    """The one-call BM25 baseline as a system to ask, and what the report says of it."""
+    from gam_desktop.engine.llm import LLMSettings
+
+    temperature = LLMSettings.from_env("chat").temperature  # what gam-request uses
+    baseline = Baseline(args.docs, server)
+    system = (
+        "baseline",
+        lambda text: baseline.ask(text, temperature),
+        lambda sources, q: check_citations(sources, q, None, args.docs),
+    )
+    return system, {"temperature": temperature, "passages": len(baseline.passages)}
+
+
 def evaluate(args: argparse.Namespace, echo: bool = True) -> dict[str, Any]:
     """The whole evaluation; returns the report (what it printed, as data)."""
     if args.api_key:
@@ -1175,18 +1241,7 @@ def evaluate(args: argparse.Namespace, echo: bool = True) -> dict[str, Any]:
     questions = pick(load_questions(args.questions_file), args.questions, args.limit)
     documents = load_documents(args.documents_file)
     with contextlib.ExitStack() as stack:
-        if args.scripted:
-            from gam_desktop.scripted_llm import RunningServer
-
-            upstream, model = (
-                stack.enter_context(RunningServer()).base_url,
-                args.model or "scripted",
-            )
-        else:
-            upstream = args.base_url or os.environ.get("OPENAI_BASE_URL")
-            model = args.model or os.environ.get("OPENAI_MODEL")
-            if not upstream or not model:
-                raise SystemExit("give --base-url and --model (or --scripted)")
+        upstream, model = _upstream(args, stack)
         proxy = stack.enter_context(CountingProxy(upstream))
         server = Server(
             proxy.base_url, model, args.timeout, args.api_key or os.environ.get("OPENAI_API_KEY")
@@ -1212,39 +1267,7 @@ def evaluate(args: argparse.Namespace, echo: bool = True) -> dict[str, Any]:
                 if not (memory / ".gam_meta.json").is_file():
                     raise SystemExit(f"--skip-build: {memory} is not a built memory")
             else:
-                if memory.exists() and any(memory.iterdir()):
-                    raise SystemExit(
-                        f"{memory} is not empty: use --skip-build to reuse it, or another --memory"
-                    )
-                proxy.phase = "build"
-                before = proxy.snapshot()
-                build = build_memory(
-                    memory, args.docs, server, args.workers, args.min_tokens, args.max_tokens
-                )
-                usage = proxy.snapshot() - before
-                build["calls"], build["prompt_tokens"], build["completion_tokens"] = (
-                    usage.calls,
-                    usage.prompt_tokens,
-                    usage.completion_tokens,
-                )
-                build["failed_calls"], build["abandoned_calls"] = usage.failed, usage.abandoned
-                report["build"] = build
-                if echo:
-                    print("\n== build ==")
-                    print(f"  {' '.join(build['argv'])}")
-                    print(
-                        f"  exit {build['exit_code']} in {build['seconds']:.1f} s;"
-                        f" {usage.calls} LLM calls ({usage.failed} failed,"
-                        f" {usage.abandoned} abandoned by a client timeout),"
-                        f" {usage.prompt_tokens} prompt"
-                        f" + {usage.completion_tokens} completion tokens"
-                    )
-                    if build["stdout"]:
-                        print(f"  gam-add: {build['stdout']}")
-                    for line in build["stderr"].splitlines()[-8:]:
-                        print(f"  gam-add stderr: {line}")
-                if build["exit_code"] != 0 and not (memory / ".gam_meta.json").is_file():
-                    raise SystemExit("the build failed; nothing to ask")
+                report["build"] = _build_phase(args, memory, proxy, server, echo)
             quality = memory_quality(memory, documents)
             report["memory_quality"] = quality
             if echo:
@@ -1265,18 +1288,8 @@ def evaluate(args: argparse.Namespace, echo: bool = True) -> dict[str, Any]:
                 )
             )
         if not args.no_baseline:
-            from gam_desktop.engine.llm import LLMSettings
-
-            temperature = LLMSettings.from_env("chat").temperature  # what gam-request uses
-            baseline = Baseline(args.docs, server)
-            systems.append(
-                (
-                    "baseline",
-                    lambda text: baseline.ask(text, temperature),
-                    lambda sources, q: check_citations(sources, q, None, args.docs),
-                )
-            )
-            report["baseline"] = {"temperature": temperature, "passages": len(baseline.passages)}
+            system, report["baseline"] = _baseline_system(args, server)
+            systems.append(system)
         answered = run_systems(systems, questions, proxy, echo, args.interleave)
         for name, outcomes in answered.items():
             report[name] = {

@@ -147,10 +147,26 @@ class ChatAgent:
     ) -> ChatResult:
         self.tools.corpus.refresh()
         self._first_try = None
+        trail = _Trail()
+        messages, steps = self._first_messages(query, system_prompt, conversation, trail)
+        if self.evidence_first and self.passages:
+            settled = self._answer_from_passages(query, trail)
+            if settled is not None:
+                return settled
+        return self._explore(query, messages, trail, steps, max_iterations)
+
+    def _first_messages(
+        self,
+        query: str,
+        system_prompt: str | None,
+        conversation: Conversation | None,
+        trail: _Trail,
+    ) -> tuple[list[dict[str, Any]], int]:
+        """The system prompt, the conversation so far, and the question with its best
+        passages and the root README; the steps already taken (reading that README)."""
         messages = [{"role": "system", "content": system_prompt or EXPLORE_SYSTEM}]
         if conversation is not None:
             messages += conversation.context_messages()
-        trail, steps = _Trail(), 0
         # Plain retrieval is the floor: the best passages come with the question.
         self.passages = gather(self.tools, _with_context(query, conversation))
         trail.matched.extend(dict.fromkeys(p.memory for p in self.passages))
@@ -158,14 +174,22 @@ class ChatAgent:
         if self.passages:
             question += f"\n\n{PASSAGES_MARKER}\n{render(self.passages)}"
         readme = self._read_root_readme(trail)
+        steps = 0
         if readme is not None:  # step 1, done for the model: small ones guess paths without it
             question += f"\n\n{README_MARKER}\n{readme}"
             steps = 1
         messages.append({"role": "user", "content": question})
-        if self.evidence_first and self.passages:
-            settled = self._answer_from_passages(query, trail)
-            if settled is not None:
-                return settled
+        return messages, steps
+
+    def _explore(
+        self,
+        query: str,
+        messages: list[dict[str, Any]],
+        trail: _Trail,
+        steps: int,
+        max_iterations: int,
+    ) -> ChatResult:
+        """The tool loop: run the model's calls until it answers or the steps run out."""
         for _ in range(max_iterations):
             self.cancel.raise_if_cancelled()
             if trail.errors_in_a_row >= MAX_ERRORS_IN_A_ROW:
@@ -173,16 +197,13 @@ class ChatAgent:
             reply = chat_with_tools(self.llm, messages, TOOLS, stage="chat", cancel=self.cancel)
             if not reply.calls:
                 return self._checked(query, reply.text, None, None, trail, "answered in plain text")
-            for call in reply.calls:
-                if call.name == "answer":
-                    args = call.arguments
-                    return self._checked(
-                        query,
-                        str(args.get("text", "")),
-                        args.get("confidence"),
-                        args.get("sources"),
-                        trail,
-                    )
+            answer = next((call for call in reply.calls if call.name == "answer"), None)
+            if answer is not None:
+                args = answer.arguments
+                text = str(args.get("text", ""))
+                return self._checked(
+                    query, text, args.get("confidence"), args.get("sources"), trail
+                )
             steps = self._run_calls(reply, messages, trail, steps)
         return self._synthesize(
             query, messages, trail, "stopped at the iteration limit; answer synthesized"
