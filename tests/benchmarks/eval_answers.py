@@ -1216,6 +1216,18 @@ def _build_phase(
     return build
 
 
+def _project_system(args: argparse.Namespace, memory: Path, server: Server) -> tuple[str, Any, Any]:
+    """gam-request over the built memory, as a system to ask."""
+    index = MemoryIndex(memory)
+    return (
+        "project",
+        lambda text: ask_project(
+            memory, text, server, args.max_iterations, args.isolate, args.question_timeout
+        ),
+        lambda sources, q: check_citations(sources, q, index),
+    )
+
+
 def _baseline_system(
     args: argparse.Namespace, server: Server
 ) -> tuple[tuple[str, Any, Any], dict[str, Any]]:
@@ -1272,21 +1284,7 @@ def evaluate(args: argparse.Namespace, echo: bool = True) -> dict[str, Any]:
             report["memory_quality"] = quality
             if echo:
                 print_quality(quality)
-            index = MemoryIndex(memory)
-            systems.append(
-                (
-                    "project",
-                    lambda text: ask_project(
-                        memory,
-                        text,
-                        server,
-                        args.max_iterations,
-                        args.isolate,
-                        args.question_timeout,
-                    ),
-                    lambda sources, q: check_citations(sources, q, index),
-                )
-            )
+            systems.append(_project_system(args, memory, server))
         if not args.no_baseline:
             system, report["baseline"] = _baseline_system(args, server)
             systems.append(system)
