@@ -1216,6 +1216,13 @@ def _build_phase(
     return build
 
 
+def _quality(memory: Path, documents: dict[str, Any], echo: bool) -> dict[str, Any]:
+    quality = memory_quality(memory, documents)
+    if echo:
+        print_quality(quality)
+    return quality
+
+
 def _project_system(args: argparse.Namespace, memory: Path, server: Server) -> tuple[str, Any, Any]:
     """gam-request over the built memory, as a system to ask."""
     index = MemoryIndex(memory)
@@ -1275,15 +1282,11 @@ def evaluate(args: argparse.Namespace, echo: bool = True) -> dict[str, Any]:
             print(f"questions: {len(questions)}  documents: {len(list(Path(args.docs).iterdir()))}")
         systems: list[tuple[str, Any, Any]] = []
         if not args.no_project:
-            if args.skip_build:
-                if not (memory / ".gam_meta.json").is_file():
-                    raise SystemExit(f"--skip-build: {memory} is not a built memory")
-            else:
+            if not args.skip_build:
                 report["build"] = _build_phase(args, memory, proxy, server, echo)
-            quality = memory_quality(memory, documents)
-            report["memory_quality"] = quality
-            if echo:
-                print_quality(quality)
+            elif not (memory / ".gam_meta.json").is_file():
+                raise SystemExit(f"--skip-build: {memory} is not a built memory")
+            report["memory_quality"] = _quality(memory, documents, echo)
             systems.append(_project_system(args, memory, server))
         if not args.no_baseline:
             system, report["baseline"] = _baseline_system(args, server)
