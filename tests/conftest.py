@@ -7,6 +7,7 @@ temporary directory for the whole session, before anything reads them.
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +20,11 @@ for _var in ("HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_
 for _var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "GAM_AGENT_MODEL"):
     os.environ.pop(_var, None)
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+if sys.platform != "linux":
+    # HOME does not isolate Windows' Credential Manager or the macOS Keychain: the tests
+    # (and the processes they start) get a keychain that stores nothing. The real Secret
+    # Service is tested on Linux.
+    os.environ["PYTHON_KEYRING_BACKEND"] = "keyring.backends.null.Keyring"
 
 from gam_desktop.engine.build.builder import BuildOptions  # noqa: E402
 from gam_desktop.engine.llm import LLMSettings, capabilities  # noqa: E402
@@ -70,3 +76,34 @@ def make_workflow(settings: LLMSettings, memory_dir: Path):
         return Workflow(options=options, **kwargs)
 
     return make
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests that need Linux (root, mount namespaces, D-Bus, /usr/bin/git) or POSIX
+    (symbolic links without privileges, permission bits, shell scripts) are skipped
+    elsewhere, each with the marker's reason."""
+    for item in items:
+        for name, wanted in (
+            ("linux_only", sys.platform == "linux"),
+            ("posix_only", os.name == "posix"),
+        ):
+            marker = item.get_closest_marker(name)
+            if marker is not None and not wanted:
+                reason = marker.args[0] if marker.args else f"{name}: not this system"
+                item.add_marker(pytest.mark.skip(reason=reason))
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_settings(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """QSettings in an INI file under the test home on every system (on Windows and macOS
+    HOME does not move the registry or ~/Library/Preferences)."""
+    if sys.platform == "linux":
+        return
+    from PySide6.QtCore import QSettings
+
+    QSettings.setDefaultFormat(QSettings.Format.IniFormat)
+    QSettings.setPath(
+        QSettings.Format.IniFormat,
+        QSettings.Scope.UserScope,
+        str(tmp_path_factory.mktemp("settings")),
+    )

@@ -79,6 +79,9 @@ def test_gam_add_encrypted_pdf_names_the_file(llm_server, tmp_path: Path) -> Non
     assert "(1 memory)" in out.stdout  # the readable file was still added
 
 
+@pytest.mark.linux_only(
+    "a read-only bind mount in a private mount namespace, or POSIX permission bits"
+)
 def test_gam_add_read_only_memory_folder(llm_server, tmp_path: Path) -> None:
     memory = tmp_path / "memory"
     first = run_cli(

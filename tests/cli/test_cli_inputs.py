@@ -126,6 +126,7 @@ def test_blank_text_is_nothing_to_add(capsys, tmp_path: Path) -> None:
     assert "nothing to add" in capsys.readouterr().err
 
 
+@pytest.mark.linux_only("a read-only bind mount in a private mount namespace")
 def test_memory_folder_that_cannot_be_created(llm_server, tmp_path: Path) -> None:
     a_file = tmp_path / "file.txt"
     a_file.write_text("not a folder")

@@ -15,6 +15,8 @@ import pytest
 from tests.clirun import run_cli
 from tests.documents import topic_document
 
+pytestmark = pytest.mark.linux_only("a tiny tmpfs in a private mount namespace (root)")
+
 # Runs as root inside `unshare -m`: mounts a small tmpfs, puts `target` on it (a copy,
 # bind-mounted over the original), fills it, runs gam-add, frees the space, runs it again,
 # and prints what it saw as JSON. Mounts vanish with the namespace.

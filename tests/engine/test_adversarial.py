@@ -25,6 +25,10 @@ from tests.documents import topic_document
 from tests.engine.helpers import edit_during
 from tests.repos import git, user_repo
 
+pytestmark = pytest.mark.posix_only(
+    "most attacks are built with symbolic links, shell-script hooks and POSIX permissions"
+)
+
 
 @pytest.fixture
 def victim_repo(tmp_path: Path) -> Path:

@@ -37,6 +37,7 @@ def test_a_global_autocrlf_does_not_rewrite_restored_files(
     assert git(memory_dir, "status", "--porcelain") == ""
 
 
+@pytest.mark.posix_only("the stand-in signing program is a shell script")
 def test_a_signing_setting_never_runs_a_signing_program(
     make_workflow, memory_dir: Path, global_config: Path, tmp_path: Path
 ) -> None:

@@ -162,6 +162,9 @@ def test_without_git_building_and_answering_still_work(
         workflow.rollback("HEAD")
 
 
+@pytest.mark.posix_only(
+    "builds its case with symbolic links, which Windows allows only with privileges"
+)
 def test_a_configured_git_is_used_for_every_call(
     make_workflow, memory_dir: Path, tmp_path: Path, monkeypatch
 ) -> None:
@@ -185,6 +188,9 @@ def test_a_configured_git_is_used_for_every_call(
     assert subprocess.run(status, capture_output=True, text=True, check=True).stdout == ""
 
 
+@pytest.mark.posix_only(
+    "builds its case with symbolic links, which Windows allows only with privileges"
+)
 def test_git_gone_since_the_memory_opened_fails_clearly_and_loses_nothing(
     make_workflow, memory_dir: Path, tmp_path: Path
 ) -> None:
@@ -295,6 +301,7 @@ def test_a_crash_with_the_whole_document_written_keeps_it(
     assert again.memories == [] and "already in this memory" in again.warnings[0]
 
 
+@pytest.mark.linux_only("stands shell scripts in for /usr/bin/git and xcode-select")
 def test_macos_git_shim_is_not_run_without_developer_tools(tmp_path: Path, monkeypatch) -> None:
     """On macOS /usr/bin/git opens an install dialog when the tools are missing."""
     from gam_desktop.engine.history import gitrepo
@@ -315,6 +322,9 @@ def test_macos_git_shim_is_not_run_without_developer_tools(tmp_path: Path, monke
     assert gitrepo.find_git() == "/usr/bin/git"
 
 
+@pytest.mark.posix_only(
+    "builds its case with symbolic links, which Windows allows only with privileges"
+)
 def test_a_bundled_git_is_preferred(tmp_path: Path, monkeypatch) -> None:
     from gam_desktop.engine.history import gitrepo
 

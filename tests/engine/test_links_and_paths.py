@@ -21,6 +21,11 @@ from tests.clirun import run_cli
 from tests.documents import topic_document
 from tests.repos import git, user_repo
 
+pytestmark = pytest.mark.posix_only(
+    "builds its case with symbolic links, which Windows allows only with privileges"
+)
+
+
 SECRET = "root:x:0:0:TOP-SECRET-LINE"
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -98,6 +99,8 @@ def window(make_window, prefs) -> MainWindow:
 @pytest.fixture(scope="session")
 def secret_service(tmp_path_factory) -> Iterator[None]:
     """A private D-Bus session bus with gnome-keyring unlocked on it; keyring uses it."""
+    if sys.platform != "linux":
+        pytest.skip("the Secret Service (D-Bus, gnome-keyring) is Linux's keychain")
     for tool in ("dbus-daemon", "gnome-keyring-daemon"):
         if shutil.which(tool) is None:
             pytest.fail(

@@ -7,9 +7,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.documents import topic_document
 
 
+@pytest.mark.linux_only(
+    "reads the settings file Qt writes under HOME on Linux; elsewhere QSettings ignores HOME"
+)
 def test_the_app_starts_opens_a_memory_and_logs(
     make_workflow, memory_dir: Path, tmp_path: Path
 ) -> None:

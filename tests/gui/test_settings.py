@@ -104,6 +104,7 @@ def test_probe_with_everything_supported(llm_server) -> None:
     assert report.reachable and report.structured == "json_schema" and report.tools
 
 
+@pytest.mark.linux_only("runs with PATH=/usr/bin:/bin")
 def test_self_test_passes_in_a_fresh_process(tmp_path) -> None:
     out = subprocess.run(
         [sys.executable, "-m", "gam_desktop", "--self-test"],

@@ -15,7 +15,12 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-pytestmark = [pytest.mark.slow, pytest.mark.packaging, pytest.mark.timeout(900)]
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.packaging,
+    pytest.mark.timeout(900),
+    pytest.mark.linux_only("builds and runs the Linux bundle"),
+]
 
 
 @pytest.fixture(scope="module")
