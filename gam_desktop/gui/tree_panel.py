@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QStyle, QTreeWidget, QTreeWidgetItem
@@ -54,36 +56,34 @@ class MemoryTree(QTreeWidget):
     def memory_count(self) -> int:
         return self.view.memory_count() if self.view else 0
 
-    def find(self, path: str) -> QTreeWidgetItem | None:
+    # Shadows the static QWidget.find(WId), which nothing calls on a tree; the name stays
+    # while tests/gui/test_main_window.py calls tree.find(path).
+    def find(self, path: str) -> QTreeWidgetItem | None:  # type: ignore[override]
         item = self.invisibleRootItem()
         for part in path.split("/"):
-            if item.childCount() == 1 and item.child(0).text(0) == _PLACEHOLDER:
+            if _unpopulated(item):
                 self._populate(item)
-            item = next(
-                (
-                    item.child(i)
-                    for i in range(item.childCount())
-                    if item.child(i).data(0, PATH_ROLE).rsplit("/", 1)[-1] == part
-                ),
+            found = next(
+                (c for c in _children(item) if c.data(0, PATH_ROLE).rsplit("/", 1)[-1] == part),
                 None,
             )
-            if item is None:
+            if found is None:
                 return None
+            item = found
         return item
 
     def _expanded_paths(self) -> list[str]:
         paths, stack = [], [self.invisibleRootItem()]
         while stack:
             item = stack.pop()
-            for i in range(item.childCount()):
-                child = item.child(i)
+            for child in _children(item):
                 if child.isExpanded():
                     paths.append(child.data(0, PATH_ROLE))
                     stack.append(child)
         return paths
 
     def _fill(self, parent: QTreeWidgetItem, node: DirView, top: bool = False) -> None:
-        if top and (self.folder.root / README).is_file():
+        if top and (self._shown().root / README).is_file():
             self._file_item(parent, README, "Overview (README)")
         for name, sub in node.subdirs.items():
             item = QTreeWidgetItem(parent, [f"{name}  ({sub.memory_count()})"])
@@ -93,7 +93,7 @@ class MemoryTree(QTreeWidget):
             item.setToolTip(0, sub.description or sub.path)
             QTreeWidgetItem(item, [_PLACEHOLDER])
         if node.files:
-            fronts = self.folder.read_fronts(node)
+            fronts = self._shown().read_fronts(node)
             for name in node.files:
                 title = str(fronts.get(name, {}).get("title") or name.removesuffix(".md"))
                 item = self._file_item(parent, node.child_path(name), title.replace("_", " "))
@@ -107,15 +107,21 @@ class MemoryTree(QTreeWidget):
         return item
 
     def _populate(self, item: QTreeWidgetItem) -> None:
-        if not (item.childCount() == 1 and item.child(0).text(0) == _PLACEHOLDER):
+        if not _unpopulated(item):
             return
         item.takeChild(0)
         node = self._node(item.data(0, PATH_ROLE))
         if node is not None:
             readme = f"{node.path}/{README}"
-            if (self.folder.root / readme).is_file():
+            if (self._shown().root / readme).is_file():
                 self._file_item(item, readme, "Overview (README)")
             self._fill(item, node)
+
+    def _shown(self) -> MemoryFolder:
+        """The folder on show: there is one whenever the tree has items."""
+        if self.folder is None:
+            raise LookupError("no memory folder is shown in the tree")
+        return self.folder
 
     def _node(self, path: str) -> DirView | None:
         node = self.view
@@ -139,3 +145,17 @@ class MemoryTree(QTreeWidget):
         action.triggered.connect(lambda: self.reorganize_requested.emit(path))
         menu.addAction(action)
         menu.exec(self.viewport().mapToGlobal(position))
+
+
+def _children(item: QTreeWidgetItem) -> Iterator[QTreeWidgetItem]:
+    """The item's children (child(i) is None only out of range)."""
+    for i in range(item.childCount()):
+        child = item.child(i)
+        if child is not None:
+            yield child
+
+
+def _unpopulated(item: QTreeWidgetItem) -> bool:
+    """A folder item that still holds only its placeholder (filled when first expanded)."""
+    first = item.child(0)
+    return item.childCount() == 1 and first is not None and first.text(0) == _PLACEHOLDER
