@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, Signal, SignalInstance
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -183,8 +183,9 @@ class HistoryPanel(QWidget):
         self.more.setEnabled(True)
         for column in (0, 1, 3):
             self.list.resizeColumnToContents(column)
-        if self.list.currentItem() is None and self.list.topLevelItemCount():
-            self.list.setCurrentItem(self.list.topLevelItem(0))
+        first = self.list.topLevelItem(0)  # None when the list is empty
+        if self.list.currentItem() is None and first is not None:
+            self.list.setCurrentItem(first)
 
     def _failed(self, error: Exception) -> None:
         self.more.setEnabled(True)
@@ -198,7 +199,7 @@ class HistoryPanel(QWidget):
     def select(self, sha: str) -> None:
         for i in range(self.list.topLevelItemCount()):
             item = self.list.topLevelItem(i)
-            if item.data(0, Qt.ItemDataRole.UserRole).sha == sha:
+            if item is not None and item.data(0, Qt.ItemDataRole.UserRole).sha == sha:
                 self.list.setCurrentItem(item)
 
     def _selected(self, item: QTreeWidgetItem | None, _previous: object) -> None:
@@ -237,8 +238,9 @@ class HistoryPanel(QWidget):
                     row.setForeground(column, QColor("#8a8f98"))
             self.files.addTopLevelItem(row)
         self.files.resizeColumnToContents(0)
-        if self.files.topLevelItemCount():
-            self.files.setCurrentItem(self.files.topLevelItem(0))
+        first = self.files.topLevelItem(0)  # None when the operation changed no file
+        if first is not None:
+            self.files.setCurrentItem(first)
 
     def _current_file(self) -> str | None:
         item = self.files.currentItem()
@@ -254,6 +256,8 @@ class HistoryPanel(QWidget):
             self.diff.setHtml(diff_html(self._patches[key]))
             return
         source = self.source
+        if source is None:
+            return  # no history shown (the list is empty then: nothing is selected)
         self.tasks.start(
             "history-diff",
             lambda w, c: source.open().diff(*key),
@@ -269,7 +273,7 @@ class HistoryPanel(QWidget):
         if (operation.sha, self._current_file()) == key:
             self.diff.setHtml(diff_html(patch))
 
-    def _request(self, signal: Signal) -> None:
+    def _request(self, signal: SignalInstance) -> None:
         operation = self.current()
         if operation is not None:
             signal.emit(operation)
