@@ -8,6 +8,7 @@ import logging.handlers
 import os
 import sys
 from pathlib import Path
+from typing import cast
 
 from PySide6.QtCore import QCoreApplication, QSettings, QStandardPaths, QTimer
 from PySide6.QtGui import QIcon
@@ -65,7 +66,8 @@ def make_app(argv: list[str]) -> QApplication:
     # and importing then starve the GUI thread less (shorter stalls while building).
     sys.setswitchinterval(0.001)
     set_identity()
-    app = QApplication.instance() or QApplication(argv)
+    # Only QApplications are made in this process (the tests' qapp is one too).
+    app = cast(QApplication | None, QApplication.instance()) or QApplication(argv)
     icon = resources_dir() / "icons" / "gam-desktop-256.png"
     if icon.is_file():
         app.setWindowIcon(QIcon(str(icon)))

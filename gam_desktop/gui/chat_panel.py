@@ -112,12 +112,12 @@ class ChatPanel(QWidget):
     def show_result(self, result: ChatResult) -> None:
         self.turns[-1].result = result
         self.set_busy(False)
-        self.render()
+        self._render()
 
     def show_error(self, text: str) -> None:
         self.turns[-1].error = text
         self.set_busy(False)
-        self.render()
+        self._render()
 
     def copy_answer(self) -> None:
         answers = [t.result.answer for t in self.turns if t.result]
@@ -134,12 +134,12 @@ class ChatPanel(QWidget):
         self.turns.append(Turn(question))
         self.set_busy(True)
         self.live.setText("… thinking")
-        self.render()
+        self._render()
         self.asked.emit(question)
 
     def _new(self) -> None:
         self.turns.clear()
-        self.render()
+        self._render()
         self.new_conversation.emit()
 
     def _link(self, url: QUrl) -> None:
@@ -148,9 +148,9 @@ class ChatPanel(QWidget):
         elif url.scheme() == "steps":
             turn = self.turns[int(url.path())]
             turn.show_steps = not turn.show_steps
-            self.render()
+            self._render()
 
-    def render(self) -> None:
+    def _render(self) -> None:
         parts = [self._turn_html(i, turn) for i, turn in enumerate(self.turns)]
         self.transcript.setHtml("".join(parts))
         bar = self.transcript.verticalScrollBar()

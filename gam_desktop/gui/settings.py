@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from pydantic import SecretStr
 from PySide6.QtCore import QSettings
 
 from gam_desktop.engine.build.builder import BuildOptions
@@ -47,7 +48,7 @@ class Preferences:
             base_url=self.base_url,
             model=model,
             temperature=temperature,
-            api_key=api_key or None,
+            api_key=SecretStr(api_key) if api_key else None,
             workers=self.workers,
             timeout=self.timeout,
         )
@@ -74,11 +75,19 @@ def load(store: QSettings) -> Preferences:
         elif isinstance(default, bool):
             value = str(value).lower() in ("1", "true")
         elif isinstance(default, int):
-            value = int(value)
+            value = int(_number(value))
         elif isinstance(default, float):
-            value = float(value)
+            value = float(_number(value))
         setattr(prefs, name, value)
     return prefs
+
+
+def _number(value: object) -> str | int | float:
+    """A stored number as QSettings gives it back: the text read from the settings file,
+    or the number itself when it was set in this session."""
+    if isinstance(value, str | int | float):
+        return value
+    raise TypeError(f"a setting that should be a number is {type(value).__name__}")
 
 
 def save(store: QSettings, prefs: Preferences) -> None:
