@@ -26,7 +26,7 @@ from gam_desktop.engine.build.documents import files_in
 from gam_desktop.engine.errors import GamError
 from gam_desktop.engine.history import journal
 from gam_desktop.engine.history.gitrepo import GitUnavailable
-from gam_desktop.engine.history.log import RollbackConflict
+from gam_desktop.engine.history.log import History, RollbackConflict
 from gam_desktop.engine.history.versioned import InterruptedOperationError
 from gam_desktop.engine.llm import LLMSettings
 from gam_desktop.engine.llm.settings import Role
@@ -340,8 +340,7 @@ def history_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _print_operations(workflow: Workflow, limit: int, offset: int) -> None:
-    history = workflow.history
+def _print_operations(history: History, limit: int, offset: int) -> None:
     for op in history.operations(offset, limit):
         when = datetime.fromtimestamp(op.time).strftime("%Y-%m-%d %H:%M")
         tokens = f"  ({op.tokens} tokens)" if op.tokens else ""
@@ -351,8 +350,7 @@ def _print_operations(workflow: Workflow, limit: int, offset: int) -> None:
         print(f"… {history.count() - shown} older (--offset {shown})")
 
 
-def _print_operation(workflow: Workflow, sha: str, diff: str | None) -> None:
-    history = workflow.history
+def _print_operation(history: History, sha: str, diff: str | None) -> None:
     op = history.get(sha)
     if diff:
         print(history.diff(op.sha, diff), end="")
@@ -370,13 +368,13 @@ def history_main(argv: Sequence[str] | None = None) -> int:
         if args.command == "recover":  # also where a first build died: not a memory yet
             print(_recovery_workflow(args.gam_dir).recover(restore=args.restore))
             return 0
-        workflow = _history_workflow(args.gam_dir)
+        workflow, history = _history_workflow(args.gam_dir)
         if workflow.interrupted() is not None:
             print(f"gam-history: warning: {_recover_hint(args.gam_dir)}", file=sys.stderr)
         if args.command == "show":
-            _print_operation(workflow, args.sha, args.diff)
+            _print_operation(history, args.sha, args.diff)
         else:
-            _print_operations(workflow, getattr(args, "limit", 30), getattr(args, "offset", 0))
+            _print_operations(history, getattr(args, "limit", 30), getattr(args, "offset", 0))
     except KeyboardInterrupt:
         return 130
     except _HISTORY_ERRORS as exc:
@@ -404,8 +402,8 @@ def rollback_parser() -> argparse.ArgumentParser:
 def rollback_main(argv: Sequence[str] | None = None) -> int:
     args = rollback_parser().parse_args(argv)
     try:
-        workflow = _history_workflow(args.gam_dir)
-        operation = workflow.history.get(args.sha)
+        workflow, history = _history_workflow(args.gam_dir)
+        operation = history.get(args.sha)
         if args.restore_before:
             workflow.restore_before(operation.sha)
             print(f"Restored the memory to before: {operation.summary}")
@@ -427,13 +425,15 @@ def rollback_main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _history_workflow(gam_dir: str) -> Workflow:
+def _history_workflow(gam_dir: str) -> tuple[Workflow, History]:
+    """The memory's workflow and its history (GitUnavailable when there is none)."""
     workflow = Workflow(gam_dir=gam_dir, settings=LLMSettings())
     if not workflow.folder.is_memory():
         raise NotAMemoryError(f"{workflow.folder.root} is not a GAM memory")
-    if workflow.history is None:
+    history = workflow.history
+    if history is None:
         raise GitUnavailable(workflow.history_message or "history is unavailable")
-    return workflow
+    return workflow, history
 
 
 def _recovery_workflow(gam_dir: str) -> Workflow:
