@@ -103,7 +103,10 @@ def memorize(user: str) -> dict[str, Any]:
 
 
 def split(user: str) -> dict[str, Any]:
-    limit = int(re.search(r"Token limit per part: (\d+)", user).group(1))
+    stated = re.search(r"Token limit per part: (\d+)", user)
+    if stated is None:
+        raise ValueError("the split prompt states no token limit")
+    limit = int(stated.group(1))
     starts, total = [], 0
     for match in re.finditer(r"^\[(\d+)\] \((\d+) tokens\)", user, re.MULTILINE):
         index, tokens = int(match.group(1)), int(match.group(2))
@@ -181,9 +184,13 @@ def organize(user: str) -> dict[str, Any]:
             for n, i in enumerate(range(0, len(indices), 5))
         }
     by_index = {item["index"]: item for item in items}
-    children = []
+    children: list[dict[str, Any]] = []
     for topic, indices in groups.items():
-        node = {"name": topic, "description": summary(by_index, indices), "chunk_indices": []}
+        node: dict[str, Any] = {
+            "name": topic,
+            "description": summary(by_index, indices),
+            "chunk_indices": [],
+        }
         if len(indices) > 7:
             parts = [indices[i : i + 5] for i in range(0, len(indices), 5)]
             node["children"] = [
