@@ -242,7 +242,7 @@ def test_no_usable_taxonomy_falls_back_to_folders_per_source(
     report = make_workflow(min_tokens=20, max_tokens=200).add(files=[first, second])
     assert any("grouped by source" in w for w in report.warnings)
     folders_ = {Path(p).parent.name for p in memory_files(memory_dir)}
-    assert folders_ == {"first_notes_md", "second_md"}
+    assert folders_ == {"first_notes", "second"}
 
 
 def test_memorize_failures_fall_back_and_are_reported(

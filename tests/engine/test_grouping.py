@@ -80,7 +80,7 @@ def test_a_few_documents_keep_a_folder_each() -> None:
         "second.md": topic_document({"rust": 2}),
     }
     plan = group_memories(memories_of(docs, heading="# "))
-    assert [c.name for c in plan.children] == ["first_notes_md", "second_md"]
+    assert [c.name for c in plan.children] == ["first_notes", "second"]
 
 
 def test_memories_without_structure_get_even_folders_within_the_depth_limit() -> None:

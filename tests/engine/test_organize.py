@@ -111,11 +111,28 @@ def test_reorganization_plans_follow_the_same_rules(
     make_workflow, memory_dir: Path, llm_server, tmp_path: Path, fault: str, calls: int
 ) -> None:
     """A re-plan that puts everything in one folder "topic", or that can only be mended into
-    one folder, gives way to the grouping by document."""
+    one folder, gives way to the grouping by text similarity."""
     llm_server.state.faults += [
         Fault("invalid_taxonomy", times=3, task="organize"),  # the build: one folder "all"
         Fault(fault, times=calls, task="organize"),  # its reorganization
     ]
+    report = make_workflow(min_tokens=20, max_tokens=200, threshold=5).add(
+        text=topic_document({"python": 5, "rust": 5})  # one document: the mended folder stays
+    )
+    prompts = organize_prompts(llm_server)
+    assert len(prompts) == 3 + calls and "Re-plan the directory 'all'" in prompts[3]
+    assert fault != "one_folder_taxonomy" or "['topic'] say nothing" in prompts[4]
+    assert report.reorganizations  # grouped by text similarity instead
+    folders = Counter(str(Path(p).parent) for p in memory_sources(memory_dir))
+    assert len(folders) >= 2 and all(f.startswith("all/") for f in folders), folders
+
+
+def test_memories_of_several_documents_mended_into_one_folder_are_grouped(
+    make_workflow, memory_dir: Path, llm_server, tmp_path: Path
+) -> None:
+    """A small model's plan mended into one folder for everything ("on_call_policy/" for
+    fourteen documents) organizes nothing: the grouping by document replaces it at once."""
+    llm_server.state.faults.append(Fault("invalid_taxonomy", times=3, task="organize"))
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "python.md").write_text(topic_document({"python": 3}), encoding="utf-8")
@@ -123,12 +140,9 @@ def test_reorganization_plans_follow_the_same_rules(
     report = make_workflow(min_tokens=20, max_tokens=200, threshold=5).add(
         files=sorted(docs.iterdir())
     )
-    prompts = organize_prompts(llm_server)
-    assert len(prompts) == 3 + calls and "Re-plan the directory 'all'" in prompts[3]
-    assert fault != "one_folder_taxonomy" or "['topic'] say nothing" in prompts[4]
-    assert report.reorganizations  # grouped by document instead
-    folders = {str(Path(p).parent): s for p, s in memory_sources(memory_dir).items()}
-    assert set(folders) == {"all/python_md", "all/rust_md"}
+    assert any("grouped by source document" in w for w in report.warnings)
+    folders = {str(Path(p).parent) for p in memory_sources(memory_dir)}
+    assert folders == {"python", "rust"}
 
 
 def test_readmes_describe_their_folders_from_the_memories(

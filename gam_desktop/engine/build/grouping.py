@@ -197,7 +197,7 @@ def folder_name(cluster: Sequence[Unit], terms: Sequence[str], corpus: Corpus) -
     (pieces of one long text read in order), else their most frequent word: never a
     name that says nothing ("notes")."""
     if len(cluster) == 1 and cluster[0].source:
-        name = sanitize_folder_name(cluster[0].source, fallback="")
+        name = sanitize_folder_name(_stem(cluster[0].source), fallback="")  # no "_md"
         if name and not is_generic_name(_stem(cluster[0].source)):
             return name
     members = [m for unit in cluster for m in unit.members]

@@ -74,10 +74,14 @@ def plan_taxonomy(
     repaired = last_invalid and repair_plan(
         last_invalid, expected, lambda i, leaves: best_leaf_for(by_index[i], leaves)
     )
-    # A mended plan keeps the model's folders even when they are few: the threshold
-    # reorganization re-plans an overfull one. A re-plan mended into one folder again
-    # would move nothing, so there the grouping takes over.
-    if repaired and not (scope and _moves_nothing(repaired, expected)):
+    # A mended plan keeps the model's folders, unless mending left one folder holding most
+    # memories: for a re-plan that moves nothing; for memories of several documents (a
+    # small model's "everything in on_call_policy/") the grouping by document and text
+    # does better. One document's memories in one folder are re-planned by the threshold
+    # reorganization instead.
+    several_documents = len({m.metadata.get("source") for m in memories}) > 1
+    mended_into_nothing = repaired and _moves_nothing(repaired, expected)
+    if repaired and not (mended_into_nothing and (scope or several_documents)):
         warning = (
             "the LLM's taxonomy needed repairs after 3 tries "
             f"({problems[-1]}); its folders were kept"

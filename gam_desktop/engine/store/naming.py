@@ -30,19 +30,19 @@ _WINDOWS_RESERVED = {
     *(f"com{i}" for i in range(10)),
     *(f"lpt{i}" for i in range(10)),
 }
-_FORBIDDEN = re.compile(r'[<>:"/\\|?*\x00-\x1f\x7f]+')
-_SEPARATORS = re.compile(r"[\s\-\.]+")
+# Anything but letters, digits and "_" (in any script) separates words: slashes and
+# reserved characters, but also the commas, dashes and ampersands of document titles.
+_NOT_WORD = re.compile(r"[^\w]+")
 _RESERVED_FILE_STEMS = {"readme"}
 
 
 def sanitize_name(raw: str, fallback: str = "untitled", max_chars: int = MAX_NAME_CHARS) -> str:
     """A lowercase snake_case name valid on every OS; `fallback` when nothing is left."""
     name = unicodedata.normalize("NFKC", str(raw)).strip().lower()
-    name = _FORBIDDEN.sub("_", name)
-    name = _SEPARATORS.sub("_", name)
-    name = re.sub(r"_+", "_", name).strip("_.")
+    name = _NOT_WORD.sub("_", name)
+    name = re.sub(r"_+", "_", name).strip("_")
     if len(name) > max_chars:
-        name = name[:max_chars].rstrip("_.")
+        name = _cut(name, max_chars)
     while len(name.encode("utf-8")) > MAX_NAME_BYTES:  # file systems count bytes, not chars
         name = name[:-1].rstrip("_.")
     if not name:
@@ -52,16 +52,28 @@ def sanitize_name(raw: str, fallback: str = "untitled", max_chars: int = MAX_NAM
     return name
 
 
+def _cut(name: str, limit: int) -> str:
+    """`name` within `limit` characters. A name starts with its subject and ends with what
+    distinguishes it (a year, a version, a word of its own): whole words from both ends
+    stay and words from the middle go ("field_report_lind_2022")."""
+    words = name.split("_")
+    head: list[str] = []
+    tail: list[str] = []
+    while words and len("_".join(head + words[:1])) <= limit // 2:
+        head.append(words.pop(0))
+    while words and len("_".join(head + words[-1:] + tail)) <= limit:
+        tail.insert(0, words.pop())
+    return "_".join(head + tail) or name[:limit]
+
+
 def sanitize_folder_name(raw: str, fallback: str = "topic") -> str:
     return sanitize_name(raw, fallback, MAX_FOLDER_CHARS)
 
 
 def fit_stem(stem: str, folder: str) -> str:
     """`stem` shortened so that `folder/stem_NN.md` stays within MAX_PATH_CHARS."""
-    room = MAX_PATH_CHARS - (len(folder) + 1 if folder else 0) - len("_99.md")
-    if len(stem) <= room:
-        return stem
-    return stem[: max(room, MIN_STEM_CHARS)].rstrip("_.") or stem[:MIN_STEM_CHARS]
+    room = max(MAX_PATH_CHARS - (len(folder) + 1 if folder else 0) - len("_99.md"), MIN_STEM_CHARS)
+    return stem if len(stem) <= room else _cut(stem, room)
 
 
 def memory_file_stem(title: str) -> str:
