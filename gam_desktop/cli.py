@@ -210,12 +210,7 @@ def _without_text(files: Sequence[Path], report: BuildReport) -> list[str]:
 
 @_entry_point("gam-add")
 def add_main(argv: Sequence[str] | None = None) -> int:
-    parser = add_parser()
-    args = parser.parse_args(argv)
-    if args.min_tokens is not None and args.min_tokens > args.max_tokens:
-        parser.error(
-            f"--min-tokens {args.min_tokens} is larger than --max-tokens {args.max_tokens}"
-        )
+    args = _add_arguments(argv)
     logging.basicConfig(level=logging.ERROR, format="%(levelname)s %(name)s: %(message)s")
     text = args.text if args.text and args.text.strip() else None
     if not args.files and not text:
@@ -253,7 +248,11 @@ def add_main(argv: Sequence[str] | None = None) -> int:
         print(f"gam-add: {_reason(exc)}", file=sys.stderr)
         return 1
     bar.close()
-    problems += report.unreadable + _without_text(files, report)
+    return _report_add(report, problems + report.unreadable + _without_text(files, report))
+
+
+def _report_add(report: BuildReport, problems: list[str]) -> int:
+    """What an add did, its problems (exit 1) and warnings."""
     for problem in problems:
         print(f"error: {problem}", file=sys.stderr)
     for warning in report.warnings:
@@ -262,6 +261,16 @@ def add_main(argv: Sequence[str] | None = None) -> int:
     if report.documents or not problems:
         print(f"{report.summary()} — {report.usage.summary()}")
     return 1 if problems else 0
+
+
+def _add_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = add_parser()
+    args = parser.parse_args(argv)
+    if args.min_tokens is not None and args.min_tokens > args.max_tokens:
+        parser.error(
+            f"--min-tokens {args.min_tokens} is larger than --max-tokens {args.max_tokens}"
+        )
+    return args
 
 
 def request_parser() -> argparse.ArgumentParser:

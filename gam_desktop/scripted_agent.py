@@ -56,18 +56,13 @@ def terms_of(text: str) -> set[str]:
 
 
 def parse_history(messages: list[dict[str, Any]]) -> History:
+    """What the agent asked and the tools answered so far, from either protocol."""
     history = History()
-    pending: list[tuple[str, dict]] = []
+    pending: list[tuple[str, dict[str, Any]]] = []
     for message in messages:
         role, content = message.get("role"), message.get("content") or ""
-        if role == "assistant" and message.get("tool_calls"):
-            pending = [
-                (c["function"]["name"], json.loads(c["function"]["arguments"] or "{}"))
-                for c in message["tool_calls"]
-            ]
-        elif role == "assistant" and content.startswith("{"):
-            action = json.loads(content)
-            pending = [(action.get("tool", ""), action.get("arguments", {}))]
+        if role == "assistant":
+            pending = _calls_of(message, content) or pending
         elif role == "tool" and pending:
             name, args = pending.pop(0)
             history.done.append((name, args, content))
@@ -75,19 +70,38 @@ def parse_history(messages: list[dict[str, Any]]) -> History:
             for (name, args), block in zip(pending, content.split("\n\nResult of "), strict=False):
                 history.done.append((name, args, block.split(":\n", 1)[-1]))
             pending = []
-        elif role == "user" and content.startswith("Question: "):
-            if history.question:
-                history.earlier.append(history.question)
-            question, _, readme = content.removeprefix("Question: ").partition(
-                "\n\nThe memory's root README.md"
-            )
-            # Passages found by the app's search come first; this agent explores on its own.
-            history.question = question.partition("\n\nPassages found by searching")[0]
-            if readme:  # the app read the root README for us
-                history.done.append(("cat", {"file": "README.md"}, readme.split("\n", 1)[-1]))
-        elif role == "user" and content.startswith("Summary of the earlier conversation"):
-            history.earlier.append(content)
+        elif role == "user":
+            _read_user_turn(history, content)
     return history
+
+
+def _calls_of(message: dict[str, Any], content: str) -> list[tuple[str, dict[str, Any]]]:
+    """The tool calls of an assistant turn: native tool_calls or a JSON action."""
+    if message.get("tool_calls"):
+        return [
+            (c["function"]["name"], json.loads(c["function"]["arguments"] or "{}"))
+            for c in message["tool_calls"]
+        ]
+    if content.startswith("{"):
+        action = json.loads(content)
+        return [(action.get("tool", ""), action.get("arguments", {}))]
+    return []
+
+
+def _read_user_turn(history: History, content: str) -> None:
+    """A question (with the root README the app read for us) or the conversation summary."""
+    if content.startswith("Question: "):
+        if history.question:
+            history.earlier.append(history.question)
+        question, _, readme = content.removeprefix("Question: ").partition(
+            "\n\nThe memory's root README.md"
+        )
+        # Passages found by the app's search come first; this agent explores on its own.
+        history.question = question.partition("\n\nPassages found by searching")[0]
+        if readme:  # the app read the root README for us
+            history.done.append(("cat", {"file": "README.md"}, readme.split("\n", 1)[-1]))
+    elif content.startswith("Summary of the earlier conversation"):
+        history.earlier.append(content)
 
 
 def question_terms(history: History) -> tuple[set[str], list[str]]:
@@ -99,24 +113,39 @@ def question_terms(history: History) -> tuple[set[str], list[str]]:
 
 
 def next_action(history: History) -> tuple[str, dict[str, Any]]:
+    """A plausible next step: obey injected instructions (the gullible part a careful
+    engine must contain), read the root README, grep acronyms, read what matched,
+    follow READMEs, search, read the best hits, then answer."""
     terms, acronyms = question_terms(history)
-    read = history.read
-    for text in read.values():  # the gullible part
+    step = (
+        _injected_read(history)
+        or _first_reads(history, acronyms)
+        or (None if acronyms else follow_readmes(history, terms))
+        or _search_step(history, terms)
+    )
+    return step or ("answer", compose_answer(history, terms))
+
+
+def _injected_read(history: History) -> tuple[str, dict[str, Any]] | None:
+    for text in history.read.values():
         for target in INJECTION.findall(text):
             if not history.called("cat", file=target):
                 return "cat", {"file": target}
+    return None
+
+
+def _first_reads(history: History, acronyms: list[str]) -> tuple[str, dict[str, Any]] | None:
     if not history.called("cat", file="README.md"):
         return "cat", {"file": "README.md"}
     for acronym in acronyms:
         if not history.called("grep", pattern=acronym):
             return "grep", {"pattern": acronym}
-    for path in matched_files(history)[:3]:
-        if path not in read:
-            return "cat", {"file": path}
-    if not acronyms:
-        step = follow_readmes(history, terms)
-        if step:
-            return step
+    read = history.read
+    return next((("cat", {"file": p}) for p in matched_files(history)[:3] if p not in read), None)
+
+
+def _search_step(history: History, terms: set[str]) -> tuple[str, dict[str, Any]] | None:
+    read = history.read
     if not history.results("bm25_search") and not relevant(read, terms):
         return "bm25_search", {"query": history.question}
     for _args, result in history.results("bm25_search"):
@@ -124,7 +153,7 @@ def next_action(history: History) -> tuple[str, dict[str, Any]]:
             path = line.split(" (score", 1)[0]
             if path.endswith(".md") and path not in read and terms & terms_of(line):
                 return "cat", {"file": path}
-    return "answer", compose_answer(history, terms)
+    return None
 
 
 def matched_files(history: History) -> list[str]:

@@ -52,6 +52,19 @@ class Fault:
     on_reask: bool = False  # also spoil the re-ask (a model that never recovers)
 
 
+def _http_failure(fault: Fault | None) -> tuple[int, str, dict[str, str]] | None:
+    """The HTTP error a fault stands for (429 with Retry-After, 401, 500), if any."""
+    if fault is None:
+        return None
+    if fault.kind == "429":
+        return 429, "rate limited", {"Retry-After": str(fault.seconds or 1)}
+    if fault.kind == "401":
+        return 401, "Incorrect API key provided", {}
+    if fault.kind == "500":
+        return 500, "internal error", {}
+    return None
+
+
 @dataclass
 class ServerState:
     latency_s: float = 0.0
@@ -438,6 +451,14 @@ class LLMHTTPServer(ThreadingHTTPServer):
             with state.lock:
                 state.in_flight -= 1
 
+    def _refusal(self, request: dict[str, Any], fmt: str | None) -> tuple[int, str] | None:
+        """What a server lacking `json_schema`, `json_object` or `tools` answers."""
+        if fmt in self.state.reject:
+            return 400, f"response_format type '{fmt}' is not supported"
+        if request.get("tools") and "tools" in self.state.reject:
+            return 400, "tools are not supported by this server"
+        return None
+
     def _complete(self, handler: Handler, request: dict[str, Any]) -> None:
         state = self.state
         messages = request.get("messages") or []
@@ -453,23 +474,16 @@ class LLMHTTPServer(ThreadingHTTPServer):
                     "messages": messages,
                 }
             )
-        if fmt in state.reject:
-            handler._error(400, f"response_format type '{fmt}' is not supported")
-            return
-        if request.get("tools") and "tools" in state.reject:
-            handler._error(400, "tools are not supported by this server")
+        refusal = self._refusal(request, fmt)
+        if refusal is not None:
+            handler._error(*refusal)
             return
         if state.latency_s:
             time.sleep(state.latency_s)
         fault = state.take_fault(task)
-        if fault and fault.kind == "429":
-            handler._error(429, "rate limited", {"Retry-After": str(fault.seconds or 1)})
-            return
-        if fault and fault.kind == "401":
-            handler._error(401, "Incorrect API key provided")
-            return
-        if fault and fault.kind == "500":
-            handler._error(500, "internal error")
+        failure = _http_failure(fault)
+        if failure is not None:
+            handler._error(*failure)
             return
         if fault and fault.kind == "slow":
             time.sleep(fault.seconds)
