@@ -82,8 +82,13 @@ def mentions(text: str, wanted: list[str]) -> int:
     return sum(1 for word in wanted if re.search(rf"(?<!\w){re.escape(word)}s?(?!\w)", lower))
 
 
-def gather(tools: MemoryTools, question: str, limit: int = PASSAGES) -> list[Passage]:
-    """The best passages for `question`, one per memory, qualifiers first."""
+def gather(
+    tools: MemoryTools, question: str, limit: int = PASSAGES, focus: bool = True
+) -> list[Passage]:
+    """The best passages for `question`, one per memory. When the question names a
+    company, version or person and some memories are about all of it, only theirs:
+    look-alike documents differ in exactly those, and a small model shown a look-alike's
+    passage answers with its value (Osprine's question, another company's 5 minutes)."""
     tools.corpus.refresh_if_stale()
     hits = tools.index.search(question, top_k=limit * 4)
     files = tools.corpus.snapshot()
@@ -92,13 +97,15 @@ def gather(tools: MemoryTools, question: str, limit: int = PASSAGES) -> list[Pas
     for hit in hits:
         text = files[hit.path].text if hit.path in files else ""
         memory = files.get(memory_of(hit.path))  # its front matter names the source document
-        boost = 1 + mentions(text + " " + (memory.text[:800] if memory else ""), wanted)
-        ranked.append((hit.score * boost, hit.path, text))
+        named = mentions(text + " " + (memory.text[:800] if memory else ""), wanted)
+        ranked.append((hit.score * (1 + named), hit.path, text, named == len(wanted)))
     # Facts are in memories and their originals; a README only lists titles. READMEs are
     # passages only when nothing else matched.
     ranked.sort(key=lambda item: (item[1].endswith(README_NAME), -item[0]))
+    about_all = [r for r in ranked if r[3] and not r[1].endswith(README_NAME)]
+    chosen = about_all if focus and wanted and about_all else ranked
     passages: list[Passage] = []
-    for score, key, text in ranked:
+    for score, key, text, _named in chosen:
         if any(p.memory == memory_of(key) for p in passages):
             continue
         body = _body(text)
