@@ -241,15 +241,20 @@ def grounded(messages: list[dict[str, Any]]) -> str:
     the question must match the passage (a careful model does not mix up look-alikes)."""
     user = next((m["content"] for m in messages if m.get("role") == "user"), "")
     question, _, block = user.removeprefix("Question: ").partition("\n\nPassages:\n")
-    terms = terms_of(question)
     names = {w.lower() for w in re.findall(r"(?<!^)(?<![.?!] )\b[A-Z][\w-]+", question)}
+    # The names decide which passages qualify; within them, the sentence that answers is
+    # the one with the question's other words (and a number, when it asks for one).
+    terms = (terms_of(question) - {stem(n) for n in names}) or terms_of(question)
+    wants_number = bool(re.match(r"(?i)\s*(how (many|much|long)|after how|within how)", question))
     best: list[tuple[int, str, str]] = []
     for line in block.splitlines():
         match = re.match(r"\[(\d+)\] [^:]+: (.*)", line)
-        if not match or (names and not names & {w.lower() for w in re.findall(r"[\w-]+", line)}):
+        words = {w.lower() for w in re.findall(r"[^\W_]+", line)}  # path words too
+        if not match or (names and not names & words):
             continue
         for sentence in re.split(r"(?<=[.!?])\s+", match.group(2)):
-            score = len(terms & terms_of(sentence))
+            overlap = len(terms & terms_of(sentence))
+            score = overlap + (wants_number and overlap > 0 and bool(re.search(r"\d", sentence)))
             if score:
                 best.append((score, sentence.strip("…"), match.group(1)))
     if not best:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from gam_desktop.engine.ask.corpus import is_original, memory_of
+from gam_desktop.engine.ask.corpus import ORIGINAL, memory_of
 from gam_desktop.engine.ask.search import query_terms, tokenize
 from gam_desktop.engine.ask.tools import MemoryTools
 from gam_desktop.engine.llm import LLMCallFailed, LLMClient
@@ -23,6 +23,8 @@ from gam_desktop.engine.store.markdown import README as README_NAME
 from gam_desktop.engine.textutil import STOPWORDS
 
 PASSAGES = 5
+SENTENCE = re.compile(r"[^.!?]+(?:[.!?]+|$)")
+LABEL = re.compile(r"^\[[^\]\n]{1,200}\]\s*")  # "[notes.md — memory_title] " before an original
 WINDOW = 700  # characters of one passage
 VERSION = re.compile(r"\bv?\d+(?:\.\d+)+\b|\b(?:19|20)\d{2}\b")
 NAME = re.compile(r"\b[A-Z][\w-]*[A-Za-z0-9]\b")
@@ -103,15 +105,23 @@ def gather(
     # passages only when nothing else matched.
     ranked.sort(key=lambda item: (item[1].endswith(README_NAME), -item[0]))
     about_all = [r for r in ranked if r[3] and not r[1].endswith(README_NAME)]
-    chosen = about_all if focus and wanted and about_all else ranked
+    focused = bool(focus and wanted and about_all)
+    known = frozenset(query_terms(" ".join(wanted))) if focused else frozenset()
     passages: list[Passage] = []
-    for score, key, text, _named in chosen:
+    for score, key, text, _named in about_all if focused else ranked:
         if any(p.memory == memory_of(key) for p in passages):
             continue
-        body = _body(text)
+        # The facts are in the original wording (a summary may keep a fragment of them):
+        # the passage shows the original's best window whenever the memory has one.
+        original = files.get(memory_of(key) + ORIGINAL)
+        shown = original.text if original is not None else _body(text)
         passages.append(
             Passage(
-                len(passages) + 1, memory_of(key), is_original(key), window(body, question), score
+                len(passages) + 1,
+                memory_of(key),
+                original is not None,
+                window(shown, question, known=known),
+                score,
             )
         )
         if len(passages) == limit or (passages and key.endswith(README_NAME)):
@@ -128,23 +138,31 @@ def _body(text: str) -> str:
     return text.strip()
 
 
-def window(text: str, question: str, width: int = WINDOW) -> str:
-    """The `width` characters of `text` that hold most of the question's terms."""
-    flat = " ".join(text.split())
+def window(
+    text: str, question: str, width: int = WINDOW, known: frozenset[str] = frozenset()
+) -> str:
+    """The `width` characters of `text` around its sentence that holds most of the
+    question's terms, not counting the `known` ones (the company a focused passage is
+    already about, whose name fills the document's introduction, not the answer)."""
+    flat = LABEL.sub("", " ".join(text.split()), count=1)  # its words would win every tie
     if len(flat) <= width:
         return flat
-    terms = set(query_terms(question))
-    best, best_at = -1, 0
-    for at in range(0, len(flat) - width + 1, max(1, width // 4)):
-        score = len(terms & set(tokenize(flat[at : at + width])))
+    terms = set(query_terms(question)) - known
+    best, best_span = (-1, -1), (0, 0)
+    for match in SENTENCE.finditer(flat):
+        tokens = tokenize(match.group())
+        score = (len(terms & set(tokens)), sum(1 for t in tokens if t in terms))
         if score > best:
-            best, best_at = score, at
-    start = flat.rfind(". ", 0, best_at) + 2 if best_at else 0
-    start = start if best_at - start < width // 4 else best_at
-    piece = flat[start : start + width]
+            best, best_span = score, match.span()
+    # The best sentence a third of the way in: the context before it, the rest after.
+    begin = max(0, min(best_span[0] - width // 3, len(flat) - width))
+    sentence_start = flat.rfind(". ", 0, begin) + 2 if begin else 0
+    begin = sentence_start if begin - sentence_start < width // 4 else begin
+    piece = flat[begin : begin + width]
     cut = piece.rfind(". ")
-    piece = piece[: cut + 1] if cut > width // 2 else piece + "…"
-    return ("…" if start else "") + piece
+    keep = best_span[1] - begin  # never cut the best sentence off
+    piece = piece[: cut + 1] if cut >= keep - 1 and cut > width // 2 else piece + "…"
+    return ("…" if begin else "") + piece
 
 
 def render(passages: list[Passage]) -> str:
