@@ -22,10 +22,9 @@ from gam_desktop.engine.progress import CancelToken, ProgressCallback, ProgressE
 from gam_desktop.engine.store.changeset import ChangeSet
 from gam_desktop.engine.store.folder import DirView, MemoryFolder
 from gam_desktop.engine.store.readmes import (
-    dir_at,
     ancestors,
+    dir_at,
     ensure_dir,
-    find_dir,
     listing,
     stage_meta,
     stage_readmes,

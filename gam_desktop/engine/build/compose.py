@@ -38,5 +38,3 @@ def stage_sources(changes: ChangeSet, docs: Iterable[SourceDocument]) -> None:
     """Keep each document's extracted text: a memory's original wording is text[span]."""
     for doc in docs:
         changes.writes[f"{SOURCES_DIR}/{doc.content_hash}.txt"] = doc.text
-
-

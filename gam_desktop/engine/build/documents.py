@@ -8,14 +8,13 @@ problems that still leave usable text become warnings on the document.
 
 from __future__ import annotations
 
-from typing import Any
-
 import codecs
 import hashlib
 import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from gam_desktop.engine.errors import GamError
 from gam_desktop.engine.store.links import resolve_within

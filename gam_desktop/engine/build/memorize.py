@@ -8,10 +8,9 @@ so one bad chunk does not sink a build of hundreds; the memory is marked
 
 from __future__ import annotations
 
-from typing import Any
-
 import logging
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from gam_desktop.engine.build.chunking import Chunk, SplitAdvisor
 from gam_desktop.engine.build.context import (

@@ -171,9 +171,7 @@ def organize_messages(
     return _messages(ORGANIZE_SYSTEM, user)
 
 
-def place_messages(
-    structure: str, chunks: Iterable[tuple[int, str, str]]
-) -> list[dict[str, Any]]:
+def place_messages(structure: str, chunks: Iterable[tuple[int, str, str]]) -> list[dict[str, Any]]:
     user = f"Existing directories:\n{structure}\n\nNew chunks:\n{chunk_lines(chunks)}"
     return _messages(PLACE_SYSTEM, user)
 
