@@ -115,9 +115,12 @@ def test_evaluation_runs_on_the_scripted_server(ev, tmp_path, capsys):
         assert [o["id"] for o in outcomes] == [q["id"] for q in chosen]
         for o in outcomes:
             assert {"correct", "abstained"} <= set(o["verdict"]) and o["seconds"] >= 0
-            assert o["usage"]["calls"] >= 1 and o["usage"]["prompt"] > 0
+            # The project asks nothing about a name the memory never mentions: it abstains.
+            asked = o["usage"]["calls"] >= 1 and o["usage"]["prompt"] > 0
+            assert asked or (system == "project" and o["verdict"]["abstained"]), o
             assert {"total", "valid", "missing", "off_source"} <= set(o["citations"])
-        assert summary["questions"] == 3 and summary["calls"] >= 3
+        unasked = sum(o["usage"]["calls"] == 0 for o in outcomes)  # unknown names, see above
+        assert summary["questions"] == 3 and summary["calls"] >= 3 - unasked
         assert summary["prompt_tokens"] > 0 and summary["median_seconds"] >= 0
         assert set(summary["by_kind"]) == {"disambiguation", "latest", "unanswerable"}
     assert report["baseline"]["summary"]["calls"] == 3  # one call per question

@@ -30,6 +30,7 @@ from gam_desktop.engine.ask.evidence import (
     mentions,
     qualifiers,
     render,
+    unknown_names,
 )
 from gam_desktop.engine.ask.tools import TOOLS, MemoryTools, ToolResult
 from gam_desktop.engine.llm import LLMCallFailed, LLMClient
@@ -148,6 +149,11 @@ class ChatAgent:
         self.tools.corpus.refresh()
         self._first_try = None
         trail = _Trail()
+        unknown = unknown_names(self.tools, query)
+        if unknown:  # no call can find what the memory never mentions
+            trail.lines.append(f"nothing in the memory mentions {', '.join(unknown)}")
+            text = f"The memory does not mention {', '.join(unknown)}."
+            return self._result(query, text, NOT_ABOUT_IT_CONFIDENCE / 2, [], trail, "not found")
         messages, steps = self._first_messages(query, system_prompt, conversation, trail)
         if self.evidence_first and self.passages:
             settled = self._answer_from_passages(query, trail)

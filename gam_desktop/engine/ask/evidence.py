@@ -84,6 +84,17 @@ def mentions(text: str, wanted: list[str]) -> int:
     return sum(1 for word in wanted if re.search(rf"(?<!\w){re.escape(word)}s?(?!\w)", lower))
 
 
+def unknown_names(tools: MemoryTools, question: str) -> list[str]:
+    """The names, versions and years of `question` that nothing in the memory mentions
+    ("Lumenvault 5.0" when it holds 3.0 to 4.0): the memory cannot answer about them, and
+    a small model shown the nearest look-alike answers with its value."""
+    wanted = qualifiers(question)
+    if not wanted:
+        return []
+    texts = [f.text for f in tools.corpus.snapshot().values()]
+    return [name for name in wanted if not any(mentions(text, [name]) for text in texts)]
+
+
 def gather(
     tools: MemoryTools, question: str, limit: int = PASSAGES, focus: bool = True
 ) -> list[Passage]:
