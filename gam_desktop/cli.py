@@ -38,7 +38,6 @@ from gam_desktop.engine.workflow import Workflow
 # What a person can act on: the engine's errors (with advice), the environment's (a
 # folder that cannot be written, a full disk) and a bad setting. Anything else is a bug.
 _EXPECTED_ERRORS = (GamError, OSError, ValidationError)
-_HISTORY_ERRORS = _EXPECTED_ERRORS
 EX_SOFTWARE = 70  # sysexits.h: an internal error
 
 
@@ -76,7 +75,7 @@ def _utf8_output() -> None:
                 reconfigure(encoding="utf-8", errors="replace")
 
 
-NO_TEXT = "no text found"  # engine/workflow.py read_documents: "<name>: no text found; skipped"
+NO_TEXT = "no text found"  # Workflow._new_only: "<name>: no text found; skipped"
 
 
 class ProgressBar:
@@ -386,7 +385,7 @@ def history_main(argv: Sequence[str] | None = None) -> int:
             _print_operations(history, getattr(args, "limit", 30), getattr(args, "offset", 0))
     except KeyboardInterrupt:
         return 130
-    except _HISTORY_ERRORS as exc:
+    except _EXPECTED_ERRORS as exc:
         print(f"gam-history: {_reason(exc)}", file=sys.stderr)
         return 1
     return 0
@@ -428,7 +427,7 @@ def rollback_main(argv: Sequence[str] | None = None) -> int:
     except InterruptedOperationError:
         print(f"gam-rollback: {_recover_hint(args.gam_dir)}", file=sys.stderr)
         return 1
-    except _HISTORY_ERRORS as exc:
+    except _EXPECTED_ERRORS as exc:
         print(f"gam-rollback: {_reason(exc)}", file=sys.stderr)
         return 1
     return 0

@@ -147,18 +147,6 @@ class Workflow:
                 "empty folder or an existing memory, or open it in GAM Desktop to make it one"
             )
 
-    def read_documents(
-        self,
-        files: Sequence[str | Path] = (),
-        text: str | None = None,
-    ) -> tuple[list[SourceDocument], list[str], list[str]]:
-        """Readable new documents, files that could not be read, and files skipped."""
-        docs, unreadable = self._parse(files)
-        if text and text.strip():
-            docs.append(load_text(text))
-        fresh, skipped = self._new_only(docs)
-        return fresh, unreadable, skipped
-
     def _parse(self, files: Sequence[str | Path]) -> tuple[list[SourceDocument], list[str]]:
         docs, unreadable = [], []
         for i, path in enumerate(files):

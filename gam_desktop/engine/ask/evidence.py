@@ -91,8 +91,16 @@ def unknown_names(tools: MemoryTools, question: str) -> list[str]:
     wanted = qualifiers(question)
     if not wanted:
         return []
-    texts = [f.text for f in tools.corpus.snapshot().values()]
-    return [name for name in wanted if not any(mentions(text, [name]) for text in texts)]
+    files = tools.corpus.snapshot()
+
+    def named(name: str) -> bool:  # the index narrows the files; the exact match decides
+        # mentions() accepts a plural s, which the stemmer may keep ("cnns"): both forms
+        candidates = {
+            path for form in (name, f"{name}s") for path in tools.index.containing(tokenize(form))
+        }
+        return any(path in files and mentions(files[path].text, [name]) for path in candidates)
+
+    return [name for name in wanted if not named(name)]
 
 
 def gather(

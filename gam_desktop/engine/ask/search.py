@@ -131,6 +131,18 @@ class SearchIndex:
             if changed:
                 self._save_cache()
 
+    def containing(self, tokens: list[str]) -> list[str]:
+        """The files whose text holds every one of `tokens`, from the postings."""
+        self.ensure_built()
+        with self._lock:
+            postings, paths = self._postings, self._paths
+        if not tokens:
+            return []
+        found = set(postings.get(tokens[0], ()))
+        for token in tokens[1:]:
+            found &= set(postings.get(token, ()))
+        return [paths[i] for i in sorted(found)]
+
     def search(self, query: str, top_k: int = 5) -> list[SearchHit]:
         self.ensure_built()
         with self._lock:  # one consistent model, even if the watcher rebuilds meanwhile
