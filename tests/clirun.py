@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.fault_runner import dying_at
+
 
 def cli_command(entry: str, *args: str) -> list[str]:
     """The command line that runs `entry` of gam_desktop.cli (add_main, request_main,
@@ -25,10 +27,12 @@ def run_cli(
     entry: str = "add_main",
     env: dict[str, str] | None = None,
     umask: str | None = None,
+    exit_at: str | None = None,
 ) -> subprocess.CompletedProcess:
     """Run a CLI entry point (gam-add by default) in a subprocess; with `read_only`, that
     folder is mounted read-only for this process alone (a private mount namespace),
-    because root ignores permission bits; with `umask`, under that umask."""
+    because root ignores permission bits; with `umask`, under that umask; with `exit_at`
+    ("write:1"), dying at that fault point (tests/fault_runner.py)."""
     environment = {
         **os.environ,
         "OPENAI_BASE_URL": base_url,
@@ -37,6 +41,8 @@ def run_cli(
         **(env or {}),
     }
     command = cli_command(entry, *args)
+    if exit_at is not None:
+        command = dying_at(exit_at, command)
     if read_only is not None:
         script = 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && shift && exec "$@"'
         command = ["unshare", "-m", "sh", "-c", script, "sh", str(read_only), *command]

@@ -140,11 +140,10 @@ def test_recover_restore_keeps_the_users_links(
     (elsewhere / "todo.md").write_text("my todo\n")
     (memory_dir / "papers").symlink_to(elsewhere, target_is_directory=True)
     (memory_dir / "todo.md").symlink_to(elsewhere / "todo.md")
-    env = {"GAM_FAULT_EXIT_AT": "write:1"}
     out = run_cli(
         ["--gam-dir", str(memory_dir), "--text", topic_document({"rust": 3}), "-q"],
         llm_server.base_url,
-        env=env,
+        exit_at="write:1",
     )
     assert out.returncode == 137, out.stderr
     print(make_workflow().recover(restore=True))
@@ -394,7 +393,7 @@ def test_keep_after_a_rollback_killed_mid_revert_ends_consistent(
         ["--gam-dir", str(memory_dir), middle],
         llm_server.base_url,
         entry="rollback_main",
-        env={"GAM_FAULT_EXIT_AT": "reverted:1"},
+        exit_at="reverted:1",
     )
     assert out.returncode == 137, out.stderr
     workflow = make_workflow()

@@ -3,8 +3,8 @@ recovered both ways; every cell must end in a consistent memory (tests/invariant
 where work goes on, and "restore" must give back exactly the last saved state.
 
 Kills are real: `kill -9` while the LLM calls are in flight, and os._exit(137) at the
-fault points of engine/faults.py (after a file write, between `git add` and the commit,
-inside a rollback's revert, inside a restore).
+fault points of engine/store/faults.py (after a file write, between `git add` and the
+commit, inside a rollback's revert, inside a restore), hooked by tests/fault_runner.py.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from tests import invariants
 from tests.clirun import cli_command
 from tests.documents import topic_document
 from tests.engine.helpers import tree
+from tests.fault_runner import dying_at
 from tests.repos import git
 
 CHUNKS = ["--min-tokens", "20", "--max-tokens", "200"]
@@ -38,8 +39,8 @@ def run_until_killed(cmd: list[str], base_url: str, fault: str | None, server) -
     the LLM has been asked something."""
     env = {**os.environ, "OPENAI_BASE_URL": base_url, "OPENAI_MODEL": "scripted"}
     if fault:
-        env["GAM_FAULT_EXIT_AT"] = fault
-        done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=90)
+        command = dying_at(fault, cmd)
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=90)
         assert done.returncode == 137, done.stderr  # it died at the point, not before
         return
     asked = len(server.state.requests)
