@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 
-from gam_desktop.engine.llm import LLMCallFailed, LLMClient
+from gam_desktop.engine.llm import LLM, LLMCallFailed
 from gam_desktop.engine.llm.tokenizer import count_tokens
 from gam_desktop.engine.progress import CancelToken
 from gam_desktop.engine.textutil import first_sentence
@@ -24,7 +24,7 @@ conclusions that later questions may refer to. Reply with the new summary only, 
 
 
 class Conversation:
-    def __init__(self, llm: LLMClient | None = None, budget_tokens: int = 1500) -> None:
+    def __init__(self, llm: LLM | None = None, budget_tokens: int = 1500) -> None:
         self.llm = llm
         self.budget_tokens = budget_tokens
         self.turns: list[tuple[str, str]] = []  # (question, answer), oldest first

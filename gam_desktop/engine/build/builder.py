@@ -16,7 +16,7 @@ from gam_desktop.engine.build.compose import place_memory, stage_sources
 from gam_desktop.engine.build.documents import SourceDocument
 from gam_desktop.engine.build.memorize import llm_split_advisor, memorize_chunks
 from gam_desktop.engine.build.planning import describe_directories, place_memories, plan_taxonomy
-from gam_desktop.engine.llm import LLMClient, UsageMeter
+from gam_desktop.engine.llm import LLM, UsageMeter
 from gam_desktop.engine.models import ChunkConfig, MemorizedChunk, ReorganizeOperation
 from gam_desktop.engine.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
 from gam_desktop.engine.store.changeset import ChangeSet
@@ -79,7 +79,7 @@ class MemoryBuilder:
     def __init__(
         self,
         folder: MemoryFolder,
-        llm: LLMClient,
+        llm: LLM,
         options: BuildOptions | None = None,
         progress: ProgressCallback = no_progress,
         cancel: CancelToken | None = None,

@@ -28,7 +28,7 @@ from gam_desktop.engine.build.prompts import (
     memorize_messages,
     split_messages,
 )
-from gam_desktop.engine.llm import LLMCallFailed, LLMClient
+from gam_desktop.engine.llm import LLM, LLMCallFailed
 from gam_desktop.engine.models import MemorizedChunk, utc_now
 from gam_desktop.engine.progress import CancelToken
 from gam_desktop.engine.store.naming import sanitize_name
@@ -50,7 +50,7 @@ def fallback_draft(text: str) -> MemoryDraft:
 
 
 def memorize_chunks(
-    llm: LLMClient,
+    llm: LLM,
     chunks: Sequence[Chunk],
     *,
     first_index: int,
@@ -126,7 +126,7 @@ def _memorized(chunk: Chunk, draft: MemoryDraft, index: int, fallback: bool) -> 
     )
 
 
-def llm_split_advisor(llm: LLMClient, cancel: CancelToken) -> SplitAdvisor:
+def llm_split_advisor(llm: LLM, cancel: CancelToken) -> SplitAdvisor:
     def advise(
         sentences: Sequence[str], counts: Sequence[int], max_tokens: int
     ) -> list[int] | None:

@@ -27,7 +27,7 @@ from gam_desktop.engine.build.taxonomy import (
     plan_with_retries,
     repair_plan,
 )
-from gam_desktop.engine.llm import LLMCallFailed, LLMClient
+from gam_desktop.engine.llm import LLM, LLMCallFailed
 from gam_desktop.engine.models import DirectoryNode, MemorizedChunk
 from gam_desktop.engine.progress import CancelToken
 from gam_desktop.engine.store.describing import is_empty_description
@@ -42,7 +42,7 @@ DESCRIBE_BATCH = 12
 
 
 def plan_taxonomy(
-    llm: LLMClient,
+    llm: LLM,
     memories: Sequence[MemorizedChunk],
     cancel: CancelToken,
     scope: str | None = None,
@@ -120,7 +120,7 @@ def structure_lines(view: DirView) -> str:
 
 
 def place_memories(
-    llm: LLMClient, view: DirView, memories: Sequence[MemorizedChunk], cancel: CancelToken
+    llm: LLM, view: DirView, memories: Sequence[MemorizedChunk], cancel: CancelToken
 ) -> dict[int, tuple[str, str]]:
     """index -> (directory path, description if the directory is new)."""
     structure = structure_lines(view)
@@ -180,7 +180,7 @@ def _informative(description: str, path: str) -> str:
 
 
 def describe_directories(
-    llm: LLMClient, listings: dict[str, str], cancel: CancelToken
+    llm: LLM, listings: dict[str, str], cancel: CancelToken
 ) -> dict[str, tuple[str, str]]:
     """path -> (title, description) for directories whose contents changed."""
     described: dict[str, tuple[str, str]] = {}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from gam_desktop.engine.build.planning import plan_taxonomy
 from gam_desktop.engine.errors import GamError
-from gam_desktop.engine.llm import LLMClient
+from gam_desktop.engine.llm import LLM
 from gam_desktop.engine.models import DirectoryNode, MemorizedChunk, ReorganizeOperation
 from gam_desktop.engine.progress import CancelToken
 from gam_desktop.engine.store.changeset import ChangeSet
@@ -70,7 +70,7 @@ def _body(folder: MemoryFolder, rel: str) -> str:
 
 
 def plan_reorganization(
-    folder: MemoryFolder, llm: LLMClient, path: str, cancel: CancelToken
+    folder: MemoryFolder, llm: LLM, path: str, cancel: CancelToken
 ) -> tuple[ReorganizeOperation, ChangeSet, DirView]:
     root = folder.load_view()
     directory = find_dir(root, path)

@@ -8,10 +8,12 @@ from gam_desktop.engine.llm.errors import (
     LLMUnreachable,
     StructuredOutputError,
 )
+from gam_desktop.engine.llm.protocol import LLM
 from gam_desktop.engine.llm.settings import LLMSettings
 from gam_desktop.engine.llm.usage import UsageMeter
 
 __all__ = [
+    "LLM",
     "LLMAuthError",
     "LLMCallFailed",
     "LLMClient",

@@ -33,6 +33,7 @@ from gam_desktop.engine.llm.errors import (
     LLMUnreachable,
     StructuredOutputError,
 )
+from gam_desktop.engine.llm.protocol import Messages
 from gam_desktop.engine.llm.settings import LLMSettings
 from gam_desktop.engine.llm.structured import ParseProblem, parse_model, schema_instruction
 from gam_desktop.engine.llm.tokenizer import count_tokens
@@ -42,7 +43,6 @@ from gam_desktop.engine.progress import CancelToken
 log = logging.getLogger(__name__)
 T = TypeVar("T", bound=BaseModel)
 R = TypeVar("R")
-Messages = list[dict[str, Any]]
 
 
 @functools.cache
@@ -75,6 +75,8 @@ def _retryable() -> tuple[type[Exception], ...]:
 
 
 class LLMClient:
+    """The `LLM` of gam_desktop.engine.llm.protocol, over an OpenAI-compatible server."""
+
     def __init__(self, settings: LLMSettings, usage: UsageMeter | None = None) -> None:
         self.settings = settings
         self.usage = usage or UsageMeter()

@@ -16,8 +16,9 @@ from typing import Any
 import json_repair
 
 from gam_desktop.engine.llm import capabilities
-from gam_desktop.engine.llm.client import LLMClient, Messages, _append_to_system, sdk
+from gam_desktop.engine.llm.client import _append_to_system, sdk
 from gam_desktop.engine.llm.errors import LLMCallFailed
+from gam_desktop.engine.llm.protocol import LLM, Messages
 from gam_desktop.engine.progress import CancelToken
 
 
@@ -98,7 +99,7 @@ def _native_calls(message: Any) -> list[ToolCall]:
 
 
 def chat_with_tools(
-    llm: LLMClient,
+    llm: LLM,
     messages: Messages,
     tools: list[Tool],
     *,
