@@ -238,7 +238,7 @@ def test_an_answer_from_excerpts_alone_claims_less(workflow: Workflow, memory: P
 
     agent = ChatAgent(MemoryTools(memory), LLMClient(workflow.chat_settings))
     matched = _Trail(read=["README.md"], matched=["nlp/bert_encoder.md"])
-    result = agent._result("q", "BERT is from 2018.", 0.9, ["nlp/bert_encoder.md"], matched)
+    result = agent._result("q", "BERT is an encoder.", 0.9, ["nlp/bert_encoder.md"], matched)
     assert result.confidence == 0.6 and "search excerpts" in result.notes
     read = _Trail(read=["README.md", "nlp/bert_encoder.md"])
     assert agent._result("q", "a", 0.9, ["nlp/bert_encoder.md"], read).confidence == 0.9

@@ -11,7 +11,15 @@ from pathlib import Path
 import pytest
 
 from gam_desktop.engine.ask.agent import PASSAGES_MARKER
-from gam_desktop.engine.ask.evidence import clean_ending, is_scaffolding, qualifiers
+from gam_desktop.engine.ask.evidence import (
+    Passage,
+    clean_ending,
+    gather,
+    is_scaffolding,
+    name_citations,
+    qualifiers,
+    unsupported_figures,
+)
 from gam_desktop.engine.ask.tools import MemoryTools
 from gam_desktop.engine.build.context import NUMBER, document_context, number_coverage
 from gam_desktop.engine.build.documents import load_text
@@ -260,3 +268,112 @@ def test_document_context_from_title_or_file_name() -> None:
     assert document_context(named).subject[0] == "zephyr"
     pasted = load_text("# Python notes 1\nA.\n# Rust notes 2\nB.")
     assert document_context(pasted).subject == ()  # sections, not a title: no subject
+
+
+def test_a_citation_standing_for_a_name_becomes_the_documents_name() -> None:
+    """The 1.5B model answered "…purple boards are [1] and [2]."; stripped, that read
+    "are and."."""
+    passages = [
+        Passage(1, "kitchen/saltcellar.md", True, "…", 1.0, "Saltcellar kitchen procedures"),
+        Passage(2, "kitchen/ferrovia.md", True, "…", 0.9, "Ferrovia kitchen procedures"),
+    ]
+    named = name_citations("The restaurants using purple boards are [1] and [2].", passages)
+    assert named == (
+        "The restaurants using purple boards are Saltcellar kitchen procedures and "
+        "Ferrovia kitchen procedures."
+    )
+    assert name_citations("[2] requires 90 minutes.", passages).startswith("Ferrovia kitchen")
+    assert name_citations("Cooling takes 90 minutes [1].", passages) == "Cooling takes 90 minutes."
+    assert name_citations("It is 14 days. [1] [2]", passages) == "It is 14 days."
+
+
+@pytest.mark.parametrize(
+    ("answer", "unsupported"),
+    [
+        ("The annual revenue was $100,000 last year.", ["100000"]),
+        ("It counted 1,240 burrows in 2022.", []),  # "1240" and "2022" in the evidence
+        ("1. Acme pages within 5 minutes.\n2. Borealis within 15.", []),  # list numbers
+        ("Acme 5.0 allows 20 GB.", []),  # 5.0 is the question's, 20 the evidence's
+        ("The limit is 200 GB.", ["200"]),
+    ],
+)
+def test_figures_an_answer_states_must_be_in_its_evidence(answer: str, unsupported) -> None:
+    evidence = "Burrows: 1240 (2022). Acme pages within 5 minutes, Borealis 15. Up to 20 GB."
+    assert unsupported_figures(answer, evidence, "What about Acme 5.0?") == unsupported
+
+
+def test_a_question_over_several_documents_gets_a_passage_from_each(lookalikes, memory_dir) -> None:
+    tools = MemoryTools(memory_dir)
+    question = "Which companies hand over rotations on Monday?"
+    passages = gather(tools, question)
+    assert {p.memory.split("/")[-1].split("_")[0] for p in passages} >= {
+        "acme",
+        "borealis",
+        "cobalt",
+    }
+    assert {p.document for p in passages} >= {"Acme oncall", "Borealis oncall", "Cobalt oncall"}
+
+
+def test_the_grounded_prompt_names_documents_not_file_paths(lookalikes, llm_server) -> None:
+    """A model shown paths answered "The passage from on_call_policy/…/quillfern….md
+    states…" instead of naming the company."""
+    lookalikes.request("How long until escalation at Borealis Systems?")
+    ground = next(r for r in reversed(llm_server.state.requests) if r["task"] == "ground")
+    prompt = ground["messages"][-1]["content"]
+    assert "[1] From Borealis oncall" in prompt and ".md" not in prompt
+
+
+def test_an_answer_with_a_figure_its_passages_lack_is_not_taken(
+    lookalikes, llm_server, monkeypatch
+) -> None:
+    """The grounded answer invents a number: the agent explores instead of answering."""
+    from gam_desktop.engine.ask import agent
+
+    def inventing(_llm, _question, passages, _cancel):
+        return "Acme Corp's travel budget is $100,000 a year.", [passages[0].memory]
+
+    monkeypatch.setattr(agent, "grounded_answer", inventing)
+    before = len(llm_server.state.requests)
+    result = lookalikes.request("What is the travel budget of Acme Corp?")
+    assert "chat" in llm_server.state.tasks()[before:]
+    assert "do not state 100000: exploring" in result.trajectory
+
+
+def test_an_explored_answer_with_an_unsupported_figure_is_not_confident(
+    lookalikes, monkeypatch
+) -> None:
+    """Osprine's revenue: the 1.5B model explored, then wrote "$100,000" from nowhere at
+    confidence 0.5, citing the policy files it had read."""
+    from gam_desktop.engine.ask import agent
+    from gam_desktop.engine.llm.tools import ToolCall, ToolReply
+
+    def answering(_llm, messages, *_args, **_kwargs):
+        first = messages[1]["content"]
+        cited = re.findall(r"^\[\d+\] (\S+)", first, re.MULTILINE)
+        text = "Acme Corp's annual revenue was $100,000 last year."
+        args = {"text": text, "confidence": 0.9, "sources": cited[:1]}
+        return ToolReply([ToolCall("answer", args)])
+
+    monkeypatch.setattr(agent, "chat_with_tools", answering)
+    result = lookalikes.request("What was Acme Corp's annual revenue last year?", explore=True)
+    assert result.sources and result.confidence <= 0.2
+    assert "not in its sources: 100000" in (result.notes or "")
+
+
+def test_a_readme_or_a_look_alike_cited_beside_the_right_memory_is_dropped(
+    lookalikes, monkeypatch
+) -> None:
+    from gam_desktop.engine.ask import agent
+    from gam_desktop.engine.llm.tools import ToolCall, ToolReply
+
+    def answering(_llm, messages, *_args, **_kwargs):
+        cited = re.findall(r"^\[\d+\] (\S+)", messages[1]["content"], re.MULTILINE)
+        borealis = [c for c in cited if "borealis" in c][:1]
+        acme = [p for p in memories(lookalikes.folder.root) if p.startswith("acme")][:1]
+        sources = ["README.md", *borealis, *acme]
+        args = {"text": "Escalation after 45 minutes.", "confidence": 0.9, "sources": sources}
+        return ToolReply([ToolCall("answer", args)])
+
+    monkeypatch.setattr(agent, "chat_with_tools", answering)
+    result = lookalikes.request("How long until escalation at Borealis Systems?", explore=True)
+    assert result.sources and all("borealis" in s for s in result.sources), result.sources

@@ -31,12 +31,14 @@ from gam_desktop.engine.ask.evidence import (
     qualifiers,
     render,
     unknown_names,
+    unsupported_figures,
 )
 from gam_desktop.engine.ask.tools import TOOLS, MemoryTools, ToolResult
 from gam_desktop.engine.llm import LLMCallFailed, LLMClient
 from gam_desktop.engine.llm.tools import ToolCall, ToolReply, chat_with_tools
 from gam_desktop.engine.models import ChatResult, Citation
 from gam_desktop.engine.progress import CancelToken
+from gam_desktop.engine.store.markdown import README as README_NAME
 from gam_desktop.engine.store.markdown import parse_memory
 
 log = logging.getLogger(__name__)
@@ -230,6 +232,10 @@ class ChatAgent:
             return self._grounded(query, trail, "the model's reply was not an answer")
         result = self._result(query, clean_ending(text), confidence, cited, trail, note)
         wanted = qualifiers(query)
+        if wanted and not result.sources and not abstains(result.answer):
+            # Nothing it read is cited: an answer about a named thing with no evidence.
+            result.confidence = min(result.confidence, NOT_ABOUT_IT_CONFIDENCE)
+            return result
         if not wanted or not result.sources or abstains(result.answer):
             return result
         texts = " ".join(self._text_of(source) for source in result.sources)
@@ -244,6 +250,19 @@ class ChatAgent:
             filter(None, [result.notes, f"the sources do not mention {', '.join(wanted)}"])
         )
         return result
+
+    def _closest(self, query: str, sources: list[str]) -> list[str]:
+        """The sources that bear on the question: memories rather than the READMEs that
+        list them, and, when some are about everything the question names, only those
+        (a look-alike cited alongside is not where the answer came from)."""
+        memories = [s for s in sources if not s.endswith(README_NAME)]
+        sources = memories or sources
+        wanted = qualifiers(query)
+        about = [s for s in sources if wanted and mentions(self._text_of(s), wanted) == len(wanted)]
+        return about or sources
+
+    def _unsupported(self, query: str, text: str, sources: list[str]) -> list[str]:
+        return unsupported_figures(text, " ".join(map(self._text_of, sources)), query)
 
     def _citation(self, path: str) -> Citation:
         front = parse_memory(self._text_of(path, original=False)).front
@@ -269,8 +288,13 @@ class ChatAgent:
             trail.lines.append("the best passages did not answer it: exploring")
             return None
         wanted = qualifiers(query)
-        if wanted and mentions(" ".join(map(self._text_of, cited)), wanted) < len(wanted):
+        evidence = " ".join(map(self._text_of, cited))
+        if wanted and mentions(evidence, wanted) < len(wanted):
             trail.lines.append(f"the passages cited do not mention {', '.join(wanted)}: exploring")
+            return None
+        invented = unsupported_figures(text, evidence, query)
+        if invented:
+            trail.lines.append(f"the passages cited do not state {', '.join(invented)}: exploring")
             return None
         trail.lines.append(f"answered from the {len(self.passages)} best passages")
         return self._result(
@@ -371,7 +395,12 @@ class ChatAgent:
         dropped = [s for s in wanted if s not in sources]
         if cited is None:  # said nothing about sources, as opposed to an explicit []
             sources = _default_sources(trail, root)
+        sources = self._closest(query, sources)
         score = _confidence(confidence, bool(sources))
+        invented = [] if abstains(text) else self._unsupported(query, text, sources)
+        if invented:  # a figure its sources never state: made up, or from elsewhere
+            score = min(score, NOT_ABOUT_IT_CONFIDENCE)
+            note = "; ".join(filter(None, [note, f"not in its sources: {', '.join(invented)}"]))
         excerpts_only = bool(sources) and not any(src in trail.read for src in sources)
         if excerpts_only and score > EXCERPT_CONFIDENCE:
             # Only grep/bm25 excerpts of the sources were seen, never the files themselves.

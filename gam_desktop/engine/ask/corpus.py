@@ -37,6 +37,12 @@ def is_original(key: str) -> bool:
     return key.endswith(ORIGINAL)
 
 
+def document_of(memory_text: str) -> str | None:
+    """The source document a memory's front matter names ("acme-oncall.md"), if any."""
+    found = _SOURCE.search(memory_text[: memory_text.find("\n---", 3)])
+    return found.group(1).strip("'\" ") if found and memory_text.startswith("---") else None
+
+
 @dataclass
 class CorpusFile:
     mtime_ns: int

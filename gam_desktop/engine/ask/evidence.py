@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from gam_desktop.engine.ask.corpus import ORIGINAL, memory_of
+from gam_desktop.engine.ask.corpus import ORIGINAL, CorpusFile, document_of, memory_of
 from gam_desktop.engine.ask.search import query_terms, tokenize
 from gam_desktop.engine.ask.tools import MemoryTools
 from gam_desktop.engine.llm import LLMCallFailed, LLMClient
@@ -23,6 +23,7 @@ from gam_desktop.engine.store.markdown import README as README_NAME
 from gam_desktop.engine.textutil import STOPWORDS
 
 PASSAGES = 5
+SPREAD_PASSAGES = 8  # a question over several documents: the best passage of each
 SENTENCE = re.compile(r"[^.!?]+(?:[.!?]+|$)")
 LABEL = re.compile(r"^\[[^\]\n]{1,200}\]\s*")  # "[notes.md — memory_title] " before an original
 WINDOW = 700  # characters of one passage
@@ -37,6 +38,22 @@ ABSTAIN = re.compile(
     r"not (found|mentioned|in the (memory|passages))|cannot (find|answer)",
     re.IGNORECASE,
 )
+# "Which companies…", "list…", "compare…", "…in all reports": the answer is spread over
+# documents, so every document gets its best passage before any gets a second.
+SPANS_DOCUMENTS = re.compile(
+    r"^\s*(which|list|name|compare)\b|\b(all|every|each|both|across|latest|newest|current|"
+    r"most recent|longest|shortest|highest|lowest|largest|smallest)\b",
+    re.IGNORECASE,
+)
+FIGURE = re.compile(r"(?<![\w.,])\d+(?:,\d{3})*(?:\.\d+)?(?![\w])")
+LIST_MARKER = re.compile(r"^\s*\d+[.)]\s", re.MULTILINE)
+CITATION = re.compile(r"\s*\[(\d+)\]")
+# A citation standing where a name belongs ("…are [1] and [2].") is the model naming a
+# document by its number: it becomes the document's name, not a hole in the sentence.
+NAME_SLOT_BEFORE = frozenset(
+    {"are", "is", "was", "were", "and", "or", "by", "from", "in", "include", "includes",
+     "including", "namely", "both", ":", ","}
+)  # fmt: skip
 SCAFFOLDING = re.compile(
     r"^\s*(error:|\{\s*\"tool\"|(to (find|answer)|i'll|i will|let me|first,? i|next,? i)\b)"
     r"|the top-level folders are|call answer|try something else",
@@ -59,6 +76,7 @@ class Passage:
     original: bool  # from the memory's original wording rather than its summary
     text: str
     score: float
+    document: str = ""  # its source document as a reader names it ("Acme oncall")
 
 
 def qualifiers(question: str) -> list[str]:
@@ -111,6 +129,8 @@ def gather(
     look-alike documents differ in exactly those, and a small model shown a look-alike's
     passage answers with its value (Osprine's question, another company's 5 minutes)."""
     tools.corpus.refresh_if_stale()
+    spread = bool(SPANS_DOCUMENTS.search(question))
+    limit = max(limit, SPREAD_PASSAGES) if spread else limit
     hits = tools.index.search(question, top_k=limit * 4)
     files = tools.corpus.snapshot()
     wanted = qualifiers(question)
@@ -127,7 +147,14 @@ def gather(
     focused = bool(focus and wanted and about_all)
     known = frozenset(query_terms(" ".join(wanted))) if focused else frozenset()
     passages: list[Passage] = []
-    for score, key, text, _named in about_all if focused else ranked:
+    candidates = about_all if focused else ranked
+    if spread:  # each document's best passage first, then the rest in rank order
+        firsts = {_document(files, key): key for key in reversed([c[1] for c in candidates])}
+        leaders = set(firsts.values())
+        candidates = [c for c in candidates if c[1] in leaders] + [
+            c for c in candidates if c[1] not in leaders
+        ]
+    for score, key, text, _named in candidates:
         if any(p.memory == memory_of(key) for p in passages):
             continue
         # The facts are in the original wording (a summary may keep a fragment of them):
@@ -141,11 +168,23 @@ def gather(
                 original is not None,
                 window(shown, question, known=known),
                 score,
+                _document(files, key),
             )
         )
         if len(passages) == limit or (passages and key.endswith(README_NAME)):
             break
     return passages
+
+
+def _document(files: dict[str, CorpusFile], key: str) -> str:
+    """The reader's name of the document a corpus key comes from: "acme-oncall.md" is
+    "Acme oncall"; a README or a memory without a source is named by its path."""
+    memory = files.get(memory_of(key))
+    name = document_of(memory.text) if memory is not None else None
+    if not name:
+        return memory_of(key)
+    words = re.sub(r"[-_\s]+", " ", name.rsplit(".", 1)[0]).strip()
+    return words[:1].upper() + words[1:] if words else name
 
 
 def _body(text: str) -> str:
@@ -184,9 +223,12 @@ def window(
     return ("…" if begin else "") + piece
 
 
-def render(passages: list[Passage]) -> str:
+def render(passages: list[Passage], paths: bool = True) -> str:
+    """Numbered passages. With `paths` (for the exploring agent, which cites and reads files)
+    each names its memory file; without, its document, which is what an answer names."""
     return "\n".join(
-        f"[{p.number}] {p.memory}{' (original text)' if p.original else ''}: {p.text}"
+        f"[{p.number}] {p.memory if paths else 'From ' + (p.document or p.memory)}"
+        f"{' (original text)' if p.original else ''}: {p.text}"
         for p in passages
     )
 
@@ -216,7 +258,7 @@ def grounded_answer(
     LLM, the passage sentences that share most words with the question."""
     if not passages:
         return "The memory does not contain anything about this.", []
-    user = f"Question: {question}\n\nPassages:\n{render(passages)}"
+    user = f"Question: {question}\n\nPassages:\n{render(passages, paths=False)}"
     try:
         text = llm.text(
             [{"role": "system", "content": GROUNDED_SYSTEM}, {"role": "user", "content": user}],
@@ -228,11 +270,44 @@ def grounded_answer(
         text = ""
     if is_scaffolding(text):
         return _extract(question, passages)
-    numbers = {int(n) for n in re.findall(r"\[(\d+)\]", text)}
+    numbers = {int(n) for n in CITATION.findall(text)}
     cited = [p.memory for p in passages if p.number in numbers]
     if abstains(text) and not cited:
         return clean_ending(text), []
-    return clean_ending(re.sub(r"\s*\[\d+\]", "", text)), cited or [passages[0].memory]
+    return clean_ending(name_citations(text, passages)), cited or [passages[0].memory]
+
+
+def name_citations(text: str, passages: list[Passage]) -> str:
+    """The answer without its [n] markers; a marker standing for a name ("the restaurants
+    are [1] and [2].") becomes that passage's document name."""
+    names = {p.number: p.document or p.memory for p in passages}
+
+    def swap(match: re.Match[str]) -> str:
+        before = text[: match.start()].rstrip()
+        last = re.search(r"(\w+|[^\w\s])$", before)
+        token = last.group(1).lower() if last else ""
+        after = text[match.end() :].lstrip()
+        names_it = token in NAME_SLOT_BEFORE or (
+            token in {"", "."} and bool(re.match(r"(and\b|[a-z])", after))
+        )
+        name = names.get(int(match.group(1)))
+        if not names_it or name is None:
+            return ""
+        return f" {name}" if before else name
+
+    return CITATION.sub(swap, text).strip()
+
+
+def figures(text: str) -> set[str]:
+    """The numbers a text states, as written without thousands separators (not the
+    numbers of a numbered list)."""
+    return {f.replace(",", "") for f in FIGURE.findall(LIST_MARKER.sub(" ", text))}
+
+
+def unsupported_figures(answer: str, evidence: str, question: str) -> list[str]:
+    """The numbers of `answer` that neither its evidence nor the question states: a small
+    model asked for a figure the memory lacks makes one up ("$100,000 last year")."""
+    return sorted(figures(answer) - figures(evidence) - figures(question))
 
 
 def _extract(question: str, passages: list[Passage]) -> tuple[str, list[str]]:
