@@ -377,3 +377,26 @@ def test_a_readme_or_a_look_alike_cited_beside_the_right_memory_is_dropped(
     monkeypatch.setattr(agent, "chat_with_tools", answering)
     result = lookalikes.request("How long until escalation at Borealis Systems?", explore=True)
     assert result.sources and all("borealis" in s for s in result.sources), result.sources
+
+
+def test_a_name_asked_about_guides_the_window_a_documents_own_name_does_not(
+    make_workflow, tmp_path: Path
+) -> None:
+    """ "Which companies use Threadline?": Threadline is what is asked about, not what the
+    documents are about, so each passage shows the sentence that names it."""
+    files = []
+    for company in ("Acme", "Borealis"):
+        filler = " ".join(
+            f"{company} teams use the shared rota number {i} for every company holiday."
+            for i in range(12)
+        )
+        path = tmp_path / f"{company.lower()}.md"
+        path.write_text(
+            f"# {company} On-Call Policy\n\n{filler}\n\nIncidents go to Threadline.\n\n{filler}\n"
+        )
+        files.append(path)
+    workflow = make_workflow(min_tokens=300, max_tokens=900)
+    workflow.add(files=files)
+    passages = gather(MemoryTools(workflow.folder.root), "Which companies use Threadline?")
+    assert {p.document for p in passages} == {"Acme", "Borealis"}
+    assert all(p.original and "Threadline" in p.text for p in passages), passages

@@ -145,7 +145,7 @@ def gather(
     ranked.sort(key=lambda item: (item[1].endswith(README_NAME), -item[0]))
     about_all = [r for r in ranked if r[3] and not r[1].endswith(README_NAME)]
     focused = bool(focus and wanted and about_all)
-    known = frozenset(query_terms(" ".join(wanted))) if focused else frozenset()
+    named_terms = frozenset(query_terms(" ".join(wanted)))
     passages: list[Passage] = []
     candidates = about_all if focused else ranked
     if spread:  # each document's best passage first, then the rest in rank order
@@ -161,14 +161,19 @@ def gather(
         # the passage shows the original's best window whenever the memory has one.
         original = files.get(memory_of(key) + ORIGINAL)
         shown = original.text if original is not None else _body(text)
+        document = _document(files, key)
+        # A name the document is about (its company) fills its introduction, not the
+        # answer; a name it merely uses ("Threadline", asked about) still guides the window.
+        label = LABEL.match(shown)
+        about = named_terms & set(tokenize(f"{document} {label.group() if label else ''}"))
         passages.append(
             Passage(
                 len(passages) + 1,
                 memory_of(key),
                 original is not None,
-                window(shown, question, known=known),
+                window(shown, question, known=frozenset(about), names=named_terms - about),
                 score,
-                _document(files, key),
+                document,
             )
         )
         if len(passages) == limit or (passages and key.endswith(README_NAME)):
@@ -197,19 +202,24 @@ def _body(text: str) -> str:
 
 
 def window(
-    text: str, question: str, width: int = WINDOW, known: frozenset[str] = frozenset()
+    text: str,
+    question: str,
+    width: int = WINDOW,
+    known: frozenset[str] = frozenset(),
+    names: frozenset[str] = frozenset(),
 ) -> str:
     """The `width` characters of `text` around its sentence that holds most of the
-    question's terms, not counting the `known` ones (the company a focused passage is
-    already about, whose name fills the document's introduction, not the answer)."""
+    question's terms, the `names` it asks about first, not counting the `known` ones
+    (the company a passage is about, whose name fills the introduction, not the answer)."""
     flat = LABEL.sub("", " ".join(text.split()), count=1)  # its words would win every tie
     if len(flat) <= width:
         return flat
     terms = set(query_terms(question)) - known
-    best, best_span = (-1, -1), (0, 0)
+    best, best_span = (-1, -1, -1), (0, 0)
     for match in SENTENCE.finditer(flat):
         tokens = tokenize(match.group())
-        score = (len(terms & set(tokens)), sum(1 for t in tokens if t in terms))
+        distinct = set(tokens)
+        score = (len(names & distinct), len(terms & distinct), sum(t in terms for t in tokens))
         if score > best:
             best, best_span = score, match.span()
     # The best sentence a third of the way in: the context before it, the rest after.
