@@ -5,10 +5,11 @@ from __future__ import annotations
 from gam_desktop.engine.build.chunking import Chunker
 from gam_desktop.engine.build.documents import load_text
 from gam_desktop.engine.build.memorize import llm_split_advisor
-from gam_desktop.engine.llm import LLMClient
+from gam_desktop.engine.build.prompts import SplitPlan
 from gam_desktop.engine.models import ChunkConfig
 from gam_desktop.engine.progress import CancelToken
 from tests.documents import topic_document, words_document
+from tests.fakes import FakeLLM
 
 
 def chunk(text: str, min_tokens: int = 50, max_tokens: int = 300, advisor=None):
@@ -49,11 +50,12 @@ def test_small_sections_merge_with_neighbours() -> None:
     assert "Short one" in chunks[0].text and "Short three" in chunks[0].text
 
 
-def test_oversize_paragraph_asks_the_llm_for_split_points(settings, llm_server) -> None:
+def test_oversize_paragraph_asks_the_llm_for_split_points() -> None:
     paragraph = " ".join(f"Sentence number {i} talks about gradient descent." for i in range(80))
-    advisor = llm_split_advisor(LLMClient(settings), CancelToken())
+    llm = FakeLLM({SplitPlan: SplitPlan(split_before=list(range(10, 80, 10)))})
+    advisor = llm_split_advisor(llm, CancelToken())
     _, chunks = chunk(paragraph, min_tokens=20, max_tokens=150, advisor=advisor)
-    assert "split" in llm_server.state.tasks()
+    assert "split" in llm.stages()
     assert len(chunks) > 3 and all(c.tokens <= 150 for c in chunks)
     assert all(c.text.endswith(".") for c in chunks)  # cut at sentence ends, never mid-sentence
 

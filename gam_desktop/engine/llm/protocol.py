@@ -4,7 +4,7 @@ to a server; tests hand the stages an in-process fake with the same shape."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel
 
@@ -18,6 +18,7 @@ R = TypeVar("R")
 Messages = list[dict[str, Any]]
 
 
+@runtime_checkable
 class LLM(Protocol):
     """An OpenAI-compatible chat model as the stages see it.
 
