@@ -2,6 +2,11 @@
 
 Entry points (the CLI, the GUI) build a Workflow from settings; the Workflow
 reads documents, takes the folder's writer lock and runs the builder.
+
+Writing operations (add, initialize, reorganize, rollback, restore_before, recover) each
+report what they changed, once, to `on_change` as a `Changes` (computed from what they
+committed); the watcher's outside edits carry one too. Reading (estimate, request,
+plan_reorganization, history) changes nothing and reports nothing.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from gam_desktop.engine.build.estimate import estimate as size_of
 from gam_desktop.engine.history import journal
 from gam_desktop.engine.history.journal import Interrupted
 from gam_desktop.engine.history.log import History, NothingToUndo
-from gam_desktop.engine.history.versioned import VersionedFolder
+from gam_desktop.engine.history.versioned import RecordedEdits, VersionedFolder
 from gam_desktop.engine.llm import LLMClient, LLMSettings
 from gam_desktop.engine.models import (
     META_FILE,
@@ -32,11 +37,24 @@ from gam_desktop.engine.models import (
     ReorganizeOperation,
 )
 from gam_desktop.engine.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
+from gam_desktop.engine.store.changes import (
+    INITIALIZE,
+    OUTSIDE_EDIT,
+    RECOVER,
+    REORGANIZE,
+    Changes,
+)
 from gam_desktop.engine.store.changeset import ChangeSet
 from gam_desktop.engine.store.folder import MemoryFolder, NotAMemoryError
 from gam_desktop.engine.store.lock import FolderBusyError, writer_lock
 from gam_desktop.engine.store.markdown import parse_memory
 from gam_desktop.engine.store.watcher import FolderWatcher
+
+ChangeListener = Callable[[Changes], None]
+
+
+def ignore_changes(_changes: Changes) -> None:
+    pass
 
 
 @dataclass
@@ -47,6 +65,8 @@ class OutsideEdit:
     commit: str | None
     problems: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)  # everything that changed on disk
+    changes: Changes = field(default_factory=lambda: Changes(OUTSIDE_EDIT))  # ...as Changes
+    head: str | None = None  # the memory's last commit once they were recorded
 
 
 def front_matter_problems(folder: MemoryFolder, paths: list[str]) -> list[str]:
@@ -91,7 +111,8 @@ def _has_history(git_dir: Path) -> bool:
 
 class Workflow:
     """The engine's public API. `settings` are the builder's LLM settings;
-    `chat_settings` the chat agent's (defaulting to `settings`, else the environment)."""
+    `chat_settings` the chat agent's (defaulting to `settings`, else the environment);
+    `on_change` hears what each writing operation changed, once it is recorded."""
 
     def __init__(
         self,
@@ -108,6 +129,7 @@ class Workflow:
         lock_timeout: float = 600.0,
         git_path: str | None = None,
         tools: MemoryTools | None = None,
+        on_change: ChangeListener = ignore_changes,
     ) -> None:
         if workflow_type != "text":
             raise ValueError(f"unsupported workflow type {workflow_type!r} (only 'text')")
@@ -125,6 +147,7 @@ class Workflow:
         # Workflows of several tasks, so the index stays warm between questions.
         self._tools: MemoryTools | None = tools
         self.progress = progress
+        self.on_change = on_change
         self.cancel = cancel or CancelToken()
         self.lock_timeout = lock_timeout
         self.versioned = VersionedFolder(self.folder, git_path, lock_timeout, self._waiting)
@@ -207,7 +230,7 @@ class Workflow:
                     report = builder.build(docs)
                 else:
                     report = builder.add(docs)
-            self._changed()
+            self._changed(transaction.changes(report.operation))
         report.unreadable = unreadable
         report.warnings = skipped + [w for d in docs for w in d.warnings] + report.warnings
         return report
@@ -227,25 +250,32 @@ class Workflow:
         files are kept (and committed first when git is there)."""
         if self.folder.is_memory():
             return
-        with self.versioned.operation("initialize") as transaction:
+        with self.versioned.operation(INITIALIZE) as transaction:
             meta = GamMeta(chunk_config=self.options.chunk).model_dump_json(indent=2) + "\n"
             transaction.write(
                 ChangeSet(writes={META_FILE: meta}),
                 "Made this folder a memory",
-                {"Gam-Operation": "initialize"},
+                {"Gam-Operation": INITIALIZE},
             )
+        self._changed(transaction.changes(INITIALIZE))
 
-    def reorganize(self, path: str = "", dry_run: bool = False) -> ReorganizeOperation:
+    def plan_reorganization(self, path: str = "") -> ReorganizeOperation:
+        """What reorganizing `path` would move, planned by the LLM; changes nothing."""
         if not self.folder.is_memory():
             raise NotAMemoryError(f"{self.folder.root} is not a GAM memory")
+        with writer_lock(self.folder, self.lock_timeout, on_wait=self._waiting):
+            return self._builder().reorganize(path.strip("/"), dry_run=True)
+
+    def reorganize(self, path: str = "", dry_run: bool = False) -> ReorganizeOperation:
         if dry_run:  # changes nothing, commits nothing
-            with writer_lock(self.folder, self.lock_timeout, on_wait=self._waiting):
-                return self._builder().reorganize(path.strip("/"), dry_run=True)
-        with self.versioned.operation("reorganize") as transaction:
+            return self.plan_reorganization(path)
+        if not self.folder.is_memory():
+            raise NotAMemoryError(f"{self.folder.root} is not a GAM memory")
+        with self.versioned.operation(REORGANIZE) as transaction:
             builder = self._builder()
             builder.write_changes = transaction.write
             operation = builder.reorganize(path.strip("/"))
-        self._changed()
+        self._changed(transaction.changes(REORGANIZE))
         return operation
 
     # -- history -----------------------------------------------------------------------
@@ -260,10 +290,12 @@ class Workflow:
         return self.versioned.history_message
 
     def rollback(self, sha: str) -> str:
-        """Undo one operation as a new commit; RollbackConflict when later ones collide."""
-        new = self.versioned.rollback(sha)
-        self._changed()
-        return new
+        """Undo one operation as a new commit (returned); RollbackConflict when later ones
+        collide."""
+        changes = self.versioned.rollback(sha)
+        self._changed(changes)
+        assert changes.commit is not None  # History.rollback raised NothingToUndo otherwise
+        return changes.commit
 
     def restore_before(self, sha: str) -> str | None:
         """Make the whole memory as it was just before operation `sha` (a new commit)."""
@@ -272,42 +304,65 @@ class Workflow:
         parent = history.repo.git("rev-parse", "--verify", "-q", f"{sha}^", check=False).strip()
         if not parent:
             raise NothingToUndo(f"'{operation.summary}' is the first operation; nothing before it")
-        new = self.versioned.restore(parent, f"Restored the memory to before: {operation.summary}")
-        self._changed()
-        return new
+        changes = self.versioned.restore(
+            parent, f"Restored the memory to before: {operation.summary}"
+        )
+        self._changed(changes)
+        return changes.commit
 
     def interrupted(self) -> Interrupted | None:
         return self.versioned.interrupted()
 
     def recover(self, restore: bool) -> str:
+        """Finish an interrupted operation: restore the last commit or keep the files. What
+        it changed is not listed (the files the crash left are not known), so the change it
+        reports touches everything."""
         message = self.versioned.recover(restore)
-        self._changed()
+        self._changed(Changes(RECOVER, everything=True))
         return message
 
     def watch(self, on_edit: Callable[[OutsideEdit], None]) -> FolderWatcher:
         """Start watching for edits made outside the app: each quiet burst of them becomes
         one "manual edit" commit, refreshes the search index and is reported."""
 
-        # The watcher's thread gets a repository object of its own: GitPython's are not
-        # safe to share between threads, and the GUI thread holds this Workflow's.
+        # The watcher's thread gets a versioned folder (and repository) of its own: they
+        # are not safe to share between threads, and the GUI thread holds this Workflow's.
         own = VersionedFolder(self.folder, self.versioned.git_path, self.lock_timeout)
 
         def handle(paths: list[str]) -> None:
-            commit, outside = None, paths
+            recorded = RecordedEdits(
+                None, paths, Changes.seen(OUTSIDE_EDIT, own.folder.root, paths)
+            )
             with contextlib.suppress(FolderBusyError):
-                commit, outside = own.commit_manual_edits(paths)
-            self._changed()
+                recorded = own.commit_manual_edits(paths)
+            self._mark_stale()
             if self._tools is not None:  # on this background thread, not the next question's
                 self._tools.corpus.refresh()
                 self._tools.index.ensure_built()
+            outside = recorded.outside
             problems = front_matter_problems(self.folder, outside)
-            on_edit(OutsideEdit(outside, commit, problems, changed=paths))
+            on_edit(
+                OutsideEdit(
+                    outside,
+                    recorded.commit,
+                    problems,
+                    changed=paths,
+                    changes=recorded.changes,
+                    head=recorded.head,
+                )
+            )
 
         watcher = FolderWatcher(self.folder.root, handle)
         watcher.start()
         return watcher
 
-    def _changed(self) -> None:
+    def _changed(self, changes: Changes) -> None:
+        """A writing operation finished: the search index re-reads the folder on the next
+        question, and `on_change` hears what changed."""
+        self._mark_stale()
+        self.on_change(changes)
+
+    def _mark_stale(self) -> None:
         """The folder changed under the search index: re-read it on the next question."""
         if self._tools is not None:
             self._tools.corpus.mark_stale()

@@ -9,12 +9,13 @@ caused it, and the caller may restore the whole folder to before the operation.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from gam_desktop.engine.errors import GamError
 from gam_desktop.engine.history.gitrepo import MemoryRepo
 from gam_desktop.engine.store import faults
+from gam_desktop.engine.store.changes import Changes
 
 TRAILER_KIND = "Gam-Operation"
 _RECORD, _FIELD = "\x1e", "\x1f"
@@ -45,6 +46,24 @@ class FileChange:
     status: str  # "added", "modified", "deleted", "moved"
     path: str
     old_path: str | None = None
+
+
+def as_changes(kind: str, changes: Sequence[FileChange], commit: str | None = None) -> Changes:
+    """One commit's file changes as the Changes the views update from."""
+
+    def having(status: str) -> frozenset[str]:
+        return frozenset(c.path for c in changes if c.status == status)
+
+    return Changes(
+        kind,
+        added=having("added"),
+        modified=having("modified"),
+        removed=having("deleted"),
+        moved=frozenset(
+            (c.old_path, c.path) for c in changes if c.status == "moved" and c.old_path
+        ),
+        commit=commit,
+    )
 
 
 class UnknownOperation(GamError, ValueError):
@@ -128,6 +147,10 @@ class History:
             changes.append(FileChange(kind, parts[i + 1]))
             i += 2
         return changes
+
+    def committed(self, kind: str, commits: Sequence[str]) -> Changes:
+        """What `commits` (one operation's, oldest first) changed, as one Changes."""
+        return Changes.combined(kind, (as_changes(kind, self.changes(c), c) for c in commits))
 
     def diff(self, sha: str, path: str) -> str:
         """The patch of one file in one operation (both names of a moved file)."""

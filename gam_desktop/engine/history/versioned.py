@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from gam_desktop.engine.errors import GamError
@@ -21,6 +22,7 @@ from gam_desktop.engine.history.gitrepo import GitUnavailable, MemoryRepo
 from gam_desktop.engine.history.log import TRAILER_KIND, History
 from gam_desktop.engine.history.recovery import clear_git_leftovers, keep_files, restore_last_saved
 from gam_desktop.engine.models import META_FILE, utc_now
+from gam_desktop.engine.store.changes import OUTSIDE_EDIT, RESTORE, ROLLBACK, Changes
 from gam_desktop.engine.store.changeset import ChangeSet, StoreError
 from gam_desktop.engine.store.derived import regenerate
 from gam_desktop.engine.store.folder import APP_DIR, MemoryFolder, stat_files
@@ -69,18 +71,25 @@ class Transaction:
             rel: _key(stat) for rel, stat in stat_files(folder.root).items()
         }
         self.baseline[META_FILE] = _stat_key(folder.meta_path)
+        self.commits: list[str] = []  # the commits this operation made, oldest first
+        self._steps: list[Changes] = []  # without git: what each change set did
 
     def write(self, changes: ChangeSet, summary: str, trailers: dict[str, str]) -> None:
         self._keep_outside_edits(changes)
         moved_by_others = self._structure_changed(changes)
         self.recording.plan(changes)
-        applied = [changes.apply(self.folder.root)]
+        root = self.folder.root
+        existed = set()
+        if self.repo is None:  # no commit will say what was added: note what is there now
+            existed = {p for p in changes.targets() if (root / p).exists()}
+        applied = [changes.apply(root)]
         try:
             if moved_by_others:  # memories added or deleted meanwhile: listings follow them
                 applied.append(regenerate(self.folder, _readmes_above(moved_by_others)))
             if self.repo is not None:
                 paths = set().union(*(a.paths for a in applied))
-                self.repo.commit_all(summary, trailers, paths=paths)
+                sha = self.repo.commit_all(summary, trailers, paths=paths)
+                self.commits += [sha] if sha else []
         except StoreError:
             for done in reversed(applied):
                 done.undo()
@@ -88,8 +97,18 @@ class Transaction:
                 self.repo.unstage_all()
             raise
         self.recording.done()
-        for rel in set().union(*(a.paths for a in applied)):  # the app's own writes
-            self.baseline[rel] = _stat_key(self.folder.root / rel)
+        written = set().union(*(a.paths for a in applied))
+        if self.repo is None:
+            self._steps.append(_applied(root, changes, written, existed))
+        for rel in written:  # the app's own writes
+            self.baseline[rel] = _stat_key(root / rel)
+
+    def changes(self, kind: str) -> Changes:
+        """What this operation changed: from its commits' name-status, or without git
+        from the change sets it applied."""
+        if self.repo is not None:
+            return History(self.repo).committed(kind, self.commits)
+        return Changes.combined(kind, self._steps)
 
     def _structure_changed(self, changes: ChangeSet) -> set[str]:
         """Memories someone else added or deleted since the operation started."""
@@ -128,6 +147,22 @@ class Transaction:
             )
 
 
+def _applied(root: Path, changes: ChangeSet, written: set[str], existed: set[str]) -> Changes:
+    """What one applied change set did (used without git, where no commit says it):
+    `written` is every path it and the listings it refreshed touched, `existed` which of
+    its targets were there before."""
+    moved = frozenset(changes.moves)
+    rest = written - {p for pair in moved for p in pair}
+    now = {p for p in rest if (root / p).exists()}
+    return Changes(
+        "step",
+        added=frozenset(p for p in now if p in changes.targets() and p not in existed),
+        modified=frozenset(p for p in now if p not in changes.targets() or p in existed),
+        removed=frozenset(rest - now),
+        moved=moved,
+    )
+
+
 def _readmes_above(paths: set[str]) -> list[str]:
     """The README of every folder holding one of `paths`, and of every folder above it
     (their counts change), plus the meta file."""
@@ -145,6 +180,18 @@ def _commit_pending(repo: MemoryRepo) -> None:
         repo.commit_all("Started keeping history", {TRAILER_KIND: "snapshot"})
     elif dirty:
         repo.commit_all("Manual edits", {TRAILER_KIND: "manual-edit"})
+
+
+@dataclass(frozen=True)
+class RecordedEdits:
+    """Edits the watcher saw, once recorded: the commit made for them (None when there was
+    nothing to commit or no git), which paths really were outside edits, what changed on
+    disk (the commit's files, and the other paths seen), and the last commit afterwards."""
+
+    commit: str | None
+    outside: list[str]
+    changes: Changes
+    head: str | None = None
 
 
 class VersionedFolder:
@@ -211,15 +258,19 @@ class VersionedFolder:
             raise GitUnavailable(self.history_message or "history is unavailable")
         return history
 
-    def rollback(self, sha: str) -> str:
+    def rollback(self, sha: str) -> Changes:
+        """Undo one operation as a new commit; returns what that commit changed."""
         history = self._require_history()
-        with self.operation("rollback"), self._reset_on_failure(history.repo):
-            return history.rollback(sha, lambda paths: regenerate(self.folder, paths))
+        with self.operation(ROLLBACK), self._reset_on_failure(history.repo):
+            new = history.rollback(sha, lambda paths: regenerate(self.folder, paths))
+        return history.committed(ROLLBACK, [new])
 
-    def restore(self, sha: str, summary: str) -> str | None:
+    def restore(self, sha: str, summary: str) -> Changes:
+        """Make the folder as it was at `sha`, as a new commit (none when it already is)."""
         history = self._require_history()
-        with self.operation("restore"), self._reset_on_failure(history.repo):
-            return history.restore(sha, summary)
+        with self.operation(RESTORE), self._reset_on_failure(history.repo):
+            new = history.restore(sha, summary)
+        return history.committed(RESTORE, [new] if new else [])
 
     @staticmethod
     @contextlib.contextmanager
@@ -232,30 +283,32 @@ class VersionedFolder:
             repo.git("reset", "-q", "--hard", "HEAD", check=False)
             raise
 
-    def commit_manual_edits(
-        self, paths: list[str], timeout: float = 30.0
-    ) -> tuple[str | None, list[str]]:
+    def commit_manual_edits(self, paths: list[str], timeout: float = 30.0) -> RecordedEdits:
         """Commit edits made outside the app (the watcher calls this with the paths it saw).
-        Returns the commit and which of `paths` really were outside edits: paths already
-        committed were written by the app (this process or another, a rollback too).
-        If an operation holds the folder past `timeout`, it commits pending edits itself."""
+        Says which of `paths` really were outside edits: paths already committed were
+        written by the app (this process or another, a rollback too). If an operation
+        holds the folder past `timeout`, FolderBusyError: it commits pending edits itself."""
+        seen = Changes.seen(OUTSIDE_EDIT, self.folder.root, paths)
         if not self.folder.is_memory():  # (a restored first build): no repository to make
-            return None, paths
+            return RecordedEdits(None, paths, seen)
         repo = self.repo
         if repo is None:
-            return None, paths
+            return RecordedEdits(None, paths, seen)
         with writer_lock(self.folder, timeout=timeout):
-            if journal.read(self.folder) is not None:
-                return None, []  # an interrupted operation's files: recovery decides
+            if journal.read(self.folder) is not None:  # an interrupted operation's files:
+                return RecordedEdits(None, [], seen, repo.head())  # recovery decides
             dirty = set(repo.dirty_paths())
             outside = [p for p in paths if p in dirty or any(d.startswith(f"{p}/") for d in dirty)]
             if not dirty:
-                return None, outside
+                return RecordedEdits(None, outside, seen, repo.head())
             noun = "file" if len(dirty) == 1 else "files"
             sha = repo.commit_all(
                 f"Edited {len(dirty)} {noun} outside the app", {TRAILER_KIND: "manual-edit"}
             )
-            return sha, outside
+            if sha is None:
+                return RecordedEdits(None, outside, seen, repo.head())
+            committed = History(repo).committed(OUTSIDE_EDIT, [sha])
+            return RecordedEdits(sha, outside, committed.merged(seen), sha)
 
     # -- crash recovery ------------------------------------------------------------------
 
