@@ -32,7 +32,7 @@ def run() -> int:
     from gam_desktop.gui.app import make_app
     from gam_desktop.gui.main_window import MainWindow
     from gam_desktop.gui.settings import Preferences
-    from gam_desktop.scripted_llm import RunningServer
+    from gam_desktop.selfcheck.scripted_llm import RunningServer
 
     started = time.monotonic()
     problems: list[str] = []

@@ -86,7 +86,7 @@ def external_server(latency_ms: float) -> Iterator[str]:
         [
             sys.executable,
             "-m",
-            "gam_desktop.scripted_llm",
+            "gam_desktop.selfcheck.scripted_llm",
             "--port",
             str(port),
             "--latency-ms",

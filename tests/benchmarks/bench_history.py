@@ -24,7 +24,7 @@ from gam_desktop.engine.build.builder import BuildOptions
 from gam_desktop.engine.llm import LLMSettings
 from gam_desktop.engine.store.markdown import render_memory
 from gam_desktop.engine.workflow import Workflow
-from gam_desktop.scripted_llm import RunningServer
+from gam_desktop.selfcheck.scripted_llm import RunningServer
 from tests.benchmarks.bench_retrieval import generate
 from tests.documents import topic_document
 

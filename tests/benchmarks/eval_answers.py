@@ -1169,7 +1169,7 @@ def main(argv: list[str] | None = None) -> int:
 def _upstream(args: argparse.Namespace, stack: contextlib.ExitStack) -> tuple[str, str]:
     """The server to evaluate (the scripted one, in-process, with --scripted) and its model."""
     if args.scripted:
-        from gam_desktop.scripted_llm import RunningServer
+        from gam_desktop.selfcheck.scripted_llm import RunningServer
 
         return stack.enter_context(RunningServer()).base_url, args.model or "scripted"
     upstream = args.base_url or os.environ.get("OPENAI_BASE_URL")

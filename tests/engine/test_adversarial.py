@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from gam_desktop import scripted_llm
 from gam_desktop.engine.store import faults
 from gam_desktop.engine.store.folder import JOURNAL_FILE
+from gam_desktop.selfcheck import scripted_llm
 from tests import invariants
 from tests.clirun import cli_command, run_cli
 from tests.documents import topic_document

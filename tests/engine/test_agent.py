@@ -213,7 +213,7 @@ def test_the_root_readme_comes_with_the_question(workflow: Workflow, llm_server)
 
 
 def test_a_model_stuck_on_a_made_up_path_is_stopped(workflow: Workflow, llm_server) -> None:
-    from gam_desktop.scripted_llm import Fault
+    from gam_desktop.selfcheck.scripted_llm import Fault
 
     llm_server.state.faults.append(Fault("stuck_tool", times=100, task="chat"))
     result = workflow.request("What is BERT?", explore=True, max_iterations=10)

@@ -14,7 +14,7 @@ from gam_desktop.engine.progress import CancelToken, OperationCancelled
 from gam_desktop.engine.store.changeset import StoreError
 from gam_desktop.engine.store.folder import MemoryFolder, NotAMemoryError
 from gam_desktop.engine.store.markdown import README, parse_memory
-from gam_desktop.scripted_llm import Fault
+from gam_desktop.selfcheck.scripted_llm import Fault
 from tests.documents import make_pdf, topic_document, words_document
 
 SNAKE = re.compile(r"^[^\W_A-Z]+(_[^\W_A-Z]+)*$")

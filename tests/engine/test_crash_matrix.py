@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from gam_desktop.engine.workflow import Workflow
-from gam_desktop.scripted_llm import RunningServer
+from gam_desktop.selfcheck.scripted_llm import RunningServer
 from tests import invariants
 from tests.clirun import cli_command
 from tests.documents import topic_document

@@ -10,7 +10,7 @@ from gam_desktop.engine.build.prompts import MAX_DEPTH
 from gam_desktop.engine.build.taxonomy import degenerate_problems, validate_plan
 from gam_desktop.engine.models import DirectoryNode, MemorizedChunk
 from gam_desktop.engine.store.describing import is_generic_name
-from gam_desktop.scripted_llm import memorize
+from gam_desktop.selfcheck.scripted_llm import memorize
 from tests.documents import topic_document
 from tests.engine.lookalike_docs import family_of, lookalike_documents
 

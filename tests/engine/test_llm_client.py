@@ -18,7 +18,7 @@ from gam_desktop.engine.llm import (
     StructuredOutputError,
 )
 from gam_desktop.engine.progress import CancelToken, OperationCancelled
-from gam_desktop.scripted_llm import Fault
+from gam_desktop.selfcheck.scripted_llm import Fault
 
 GIL = "Python's GIL prevents true multi-threading. Threads still help with I/O."
 

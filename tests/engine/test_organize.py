@@ -12,7 +12,7 @@ import pytest
 
 from gam_desktop.engine.store.describing import is_generic_name
 from gam_desktop.engine.store.markdown import README, parse_memory, parse_readme
-from gam_desktop.scripted_llm import Fault
+from gam_desktop.selfcheck.scripted_llm import Fault
 from tests.documents import topic_document
 from tests.engine.lookalike_docs import family_of, write_lookalike_documents
 

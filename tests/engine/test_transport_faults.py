@@ -16,7 +16,7 @@ import pytest
 
 from gam_desktop.engine.build.prompts import MemoryDraft, memorize_messages
 from gam_desktop.engine.llm import LLMCallFailed, LLMClient, LLMSettings, LLMUnreachable
-from gam_desktop.scripted_llm import RunningServer
+from gam_desktop.selfcheck.scripted_llm import RunningServer
 from tests.documents import topic_document
 from tests.faultproxy import EXTRA_KINDS, KINDS, FaultProxy, memory_snapshot
 

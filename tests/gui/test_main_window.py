@@ -14,7 +14,7 @@ from gam_desktop.engine.llm import LLMAuthError, LLMCallFailed, LLMUnreachable
 from gam_desktop.engine.llm.tokenizer import resources_dir
 from gam_desktop.engine.store.markdown import render_memory
 from gam_desktop.gui import messages
-from gam_desktop.scripted_llm import Fault
+from gam_desktop.selfcheck.scripted_llm import Fault
 from tests.crash import crash_mid_add
 from tests.documents import topic_document
 

@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from gam_desktop import scripted_agent
 from gam_desktop.engine.llm.tokenizer import count_tokens
 from gam_desktop.engine.textutil import keywords
+from gam_desktop.selfcheck import scripted_agent
 
 SENTENCE = re.compile(r"(?<=[.!?。！？])\s*")
 TASKS = {

@@ -1,6 +1,6 @@
 """A headless demo of the main job: documents in, an organized memory folder out.
 
-    python -m gam_desktop.demo [--gam-dir DIR] [--base-url URL --model NAME]
+    python -m gam_desktop.selfcheck.demo [--gam-dir DIR] [--base-url URL --model NAME]
 
 Without --base-url it starts the scripted local endpoint (no network, no key),
 builds a memory from two sample documents, adds a third incrementally, and prints
@@ -20,7 +20,7 @@ from gam_desktop.engine.llm import LLMSettings
 from gam_desktop.engine.llm.tokenizer import resources_dir
 from gam_desktop.engine.models import ChunkConfig
 from gam_desktop.engine.workflow import Workflow
-from gam_desktop.scripted_llm import RunningServer
+from gam_desktop.selfcheck.scripted_llm import RunningServer
 
 
 def print_tree(root: Path) -> None:
