@@ -30,6 +30,27 @@ class Conversation:
         self.turns: list[tuple[str, str]] = []  # (question, answer), oldest first
         self.summary = ""
         self.total_turns = 0
+        self.folded = 0  # how many of the oldest turns the summary stands for
+
+    @classmethod
+    def restore(
+        cls,
+        turns: list[tuple[str, str]],
+        summary: str = "",
+        folded: int = 0,
+        llm: LLM | None = None,
+        budget_tokens: int = 1500,
+    ) -> Conversation:
+        """The working memory of a saved conversation: its summary, then its later turns
+        verbatim; turns beyond the budget are folded without the LLM (reopening a
+        conversation makes no call)."""
+        conversation = cls(None, budget_tokens)
+        conversation.summary, conversation.folded = summary, folded
+        conversation.total_turns = folded
+        for question, answer in turns[folded:]:
+            conversation.add(question, answer)
+        conversation.llm = llm
+        return conversation
 
     def last_question(self) -> str | None:
         return self.turns[-1][0] if self.turns else None
@@ -78,11 +99,13 @@ class Conversation:
         if not summary or not summary.strip():
             summary = f"{self.summary} Q: {question} A: {first_sentence(answer)}".strip()
         self.summary = _cap(summary.strip(), self.budget_tokens // 3)
+        self.folded += 1
 
     def clear(self) -> None:
         self.turns.clear()
         self.summary = ""
         self.total_turns = 0
+        self.folded = 0
 
 
 def _cap(text: str, tokens: int) -> str:

@@ -9,6 +9,7 @@ a person broke by hand still yields its body, with the problem reported.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import yaml
@@ -101,3 +102,21 @@ def merge_readme(ours: str, theirs: str) -> str:
 
 def humanize(name: str) -> str:
     return name.replace("_", " ").strip().capitalize() if name else "Memory"
+
+
+def parse_time(value: object) -> datetime | None:
+    """A front matter time (YAML may already have made it a datetime), or None."""
+    if isinstance(value, datetime):
+        return value
+    try:
+        return datetime.fromisoformat(str(value))
+    except ValueError:
+        return None
+
+
+def parse_count(value: object) -> int:
+    """A front matter count; 0 for anything that is not one."""
+    try:
+        return max(0, int(str(value)))
+    except ValueError:
+        return 0
