@@ -25,7 +25,7 @@ from gam_desktop.engine.build.context import NUMBER, document_context, number_co
 from gam_desktop.engine.build.documents import load_text
 from gam_desktop.engine.store.folder import MemoryFolder
 from gam_desktop.engine.store.markdown import parse_memory
-from gam_desktop.scripted_llm import Fault
+from gam_desktop.selfcheck.scripted_llm import Fault
 
 COMPANIES = {
     "Acme Corp": (5, 30, "PagerBell"),
