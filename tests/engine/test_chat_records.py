@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from gam_desktop.engine.ask.conversation import working_memory
 from gam_desktop.engine.chats.library import (
     ConversationNotFound,
     list_conversations,
     load,
     stage_save,
     with_turn,
-    working_memory,
 )
 from gam_desktop.engine.chats.record import Turn, new_record, parse, render
 
@@ -116,7 +116,7 @@ def test_reopening_rebuilds_the_working_memory_without_a_call() -> None:
             T0 + timedelta(minutes=i), f"Question {i}?", (f"Answer {i} is long. " * 4).strip()
         )
         live.add(turn.question, turn.answer)
-        record = with_turn(record, turn, live)
+        record = with_turn(record, turn, live.summary, live.folded)
     assert live.folded > 0 and live.summary
     reopened = working_memory(parse(render(record)), llm=None, budget_tokens=120)
     assert reopened.summary == live.summary and reopened.turns == live.turns

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 
+from gam_desktop.engine.chats.record import ConversationRecord
 from gam_desktop.engine.llm import LLM, LLMCallFailed
 from gam_desktop.engine.llm.tokenizer import count_tokens
 from gam_desktop.engine.progress import CancelToken
@@ -106,6 +107,14 @@ class Conversation:
         self.summary = ""
         self.total_turns = 0
         self.folded = 0
+
+
+def working_memory(
+    record: ConversationRecord, llm: LLM | None = None, budget_tokens: int = 1500
+) -> Conversation:
+    """A saved conversation's working memory, rebuilt from its file without an LLM call."""
+    turns = [(turn.question, turn.answer) for turn in record.turns]
+    return Conversation.restore(turns, record.summary, record.summarized, llm, budget_tokens)
 
 
 def _cap(text: str, tokens: int) -> str:

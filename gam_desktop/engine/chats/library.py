@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from gam_desktop.engine.ask.conversation import Conversation
 from gam_desktop.engine.chats.record import (
     CONVERSATIONS_DIR,
     ConversationRecord,
@@ -21,7 +20,6 @@ from gam_desktop.engine.chats.record import (
     render,
 )
 from gam_desktop.engine.errors import GamError
-from gam_desktop.engine.llm import LLM
 from gam_desktop.engine.models import utc_now
 from gam_desktop.engine.store.changeset import ChangeSet
 from gam_desktop.engine.store.links import resolve_within
@@ -91,21 +89,14 @@ def load(root: Path, conversation_id: str) -> tuple[ConversationRecord, str]:
         raise ConversationNotFound(f"{info.path} is not a conversation any more: {exc}") from exc
 
 
-def working_memory(
-    record: ConversationRecord, llm: LLM | None = None, budget_tokens: int = 1500
-) -> Conversation:
-    """The conversation's working memory, rebuilt from its file without an LLM call."""
-    turns = [(turn.question, turn.answer) for turn in record.turns]
-    return Conversation.restore(turns, record.summary, record.summarized, llm, budget_tokens)
-
-
 def with_turn(
-    record: ConversationRecord, turn: Turn, conversation: Conversation
+    record: ConversationRecord, turn: Turn, summary: str, summarized: int
 ) -> ConversationRecord:
-    """The record after `turn`, keeping the running summary of the working memory."""
+    """The record after `turn`, with the working memory's running summary of its first
+    `summarized` turns (what reopening it rebuilds from)."""
     record.turns.append(turn)
     record.updated = turn.time
-    record.summary, record.summarized = conversation.summary, conversation.folded
+    record.summary, record.summarized = summary, summarized
     return record
 
 
