@@ -356,6 +356,13 @@ class Workflow:
         watcher.start()
         return watcher
 
+    def search_tools(self) -> MemoryTools:
+        """The search tools (corpus, BM25 index), made on first use. They are thread-safe:
+        the Workflows of several tasks may share them, so the index stays warm."""
+        if self._tools is None:
+            self._tools = MemoryTools(self.folder.root)
+        return self._tools
+
     def _changed(self, changes: Changes) -> None:
         """A writing operation finished: the search index re-reads the folder on the next
         question, and `on_change` hears what changed."""
@@ -381,10 +388,8 @@ class Workflow:
         in the context of `conversation`, which the answer is added to."""
         if not self.folder.is_memory():
             raise NotAMemoryError(f"{self.folder.root} is not a GAM memory (no .gam_meta.json)")
-        if self._tools is None:
-            self._tools = MemoryTools(self.folder.root)
         agent = ChatAgent(
-            self._tools, LLMClient(self.chat_settings), on_step, self.cancel, not explore
+            self.search_tools(), LLMClient(self.chat_settings), on_step, self.cancel, not explore
         )
         result = agent.request(user_prompt, system_prompt, max_iterations, conversation)
         if conversation is not None:

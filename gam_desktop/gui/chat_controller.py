@@ -32,11 +32,10 @@ class ChatController(QObject):
             return
 
         conversation = self.session.conversation
+        workflow = self.session.task_workflow()  # made here, used only by the task's thread
 
-        def job(worker: Worker, cancel: CancelToken) -> ChatResult:
-            return self.session.task_workflow(cancel).request(
-                question, conversation=conversation, on_step=worker.report_step
-            )
+        def job(worker: Worker, _cancel: CancelToken) -> ChatResult:
+            return workflow.request(question, conversation=conversation, on_step=worker.report_step)
 
         self.tasks.start(
             "chat",
@@ -45,6 +44,7 @@ class ChatController(QObject):
             on_failure=lambda exc: self.failed.emit(messages.describe(exc).full()),
             on_cancel=lambda: self.failed.emit("Stopped."),
             on_step=lambda step: self.step.emit(step.describe()),
+            cancel=workflow.cancel,
         )
 
     def cancel(self) -> None:

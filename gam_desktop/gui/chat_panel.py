@@ -1,4 +1,6 @@
-"""The chat panel: questions, live exploration steps, answers with sources and confidence."""
+"""The chat panel: questions, live exploration steps, answers with sources and confidence.
+A source's link follows its file when the memory changes: to its new place after a move,
+shown as removed once it is gone (and a link again if it comes back)."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from gam_desktop.engine.models import ChatResult, Citation
+from gam_desktop.engine.store.changes import Changes
 
 
 class QuestionBox(QPlainTextEdit):
@@ -61,6 +64,8 @@ class ChatPanel(QWidget):
     def __init__(self) -> None:
         super().__init__()
         self.turns: list[Turn] = []
+        # A cited path -> where its file is now, and whether it is still there.
+        self._where: dict[str, tuple[str, bool]] = {}
         self.transcript = QTextBrowser()
         self.transcript.setOpenLinks(False)
         self.transcript.anchorClicked.connect(self._link)
@@ -119,6 +124,30 @@ class ChatPanel(QWidget):
         self.set_busy(False)
         self._render()
 
+    def memory_changed(self, changes: Changes) -> None:
+        """Follow the cited files that moved, went or came back."""
+        followed = False
+        for cited in self._cited():
+            now, present = self._where.get(cited, (cited, True))
+            moved = changes.moved_to(now) if present else None
+            if moved:
+                self._where[cited] = (moved, True)
+            elif present and now in changes.removed:
+                self._where[cited] = (now, False)
+            elif not present and now in changes.added | changes.modified:
+                self._where[cited] = (now, True)
+            else:
+                continue
+            followed = True
+        if followed:
+            self._render()
+
+    def _cited(self) -> set[str]:
+        results = [turn.result for turn in self.turns if turn.result is not None]
+        return {c.path for r in results for c in r.citations} | {
+            s for r in results for s in r.sources
+        }
+
     def copy_answer(self) -> None:
         answers = [t.result.answer for t in self.turns if t.result]
         if answers:
@@ -139,6 +168,7 @@ class ChatPanel(QWidget):
 
     def _new(self) -> None:
         self.turns.clear()
+        self._where.clear()
         self._render()
         self.new_conversation.emit()
 
@@ -156,8 +186,7 @@ class ChatPanel(QWidget):
         bar = self.transcript.verticalScrollBar()
         bar.setValue(bar.maximum())
 
-    @staticmethod
-    def _turn_html(index: int, turn: Turn) -> str:
+    def _turn_html(self, index: int, turn: Turn) -> str:
         out = [f'<p style="margin-top:14px"><b>You:</b> {html.escape(turn.question)}</p>']
         if turn.error:
             out.append(f'<p style="color:#b3261e">{html.escape(turn.error)}</p>')
@@ -167,8 +196,8 @@ class ChatPanel(QWidget):
         out.append(markdown_html(result.answer))
         confidence = round(result.confidence * 100)
         colour = "#1b7f3a" if confidence >= 60 else "#a86400" if confidence >= 30 else "#b3261e"
-        links = ", ".join(_source_link(c) for c in result.citations) or ", ".join(
-            f'<a href="source:{html.escape(s)}">{html.escape(s)}</a>' for s in result.sources
+        links = ", ".join(self._source_link(c) for c in result.citations) or ", ".join(
+            self._path_link(s) for s in result.sources
         )
         steps = result.trajectory.splitlines()
         label = "Hide" if turn.show_steps else "Show"
@@ -182,9 +211,15 @@ class ChatPanel(QWidget):
             out.append(f'<p style="font-family:monospace;color:#555">{rows}</p>')
         return "".join(out)
 
+    def _source_link(self, citation: Citation) -> str:
+        """A cited memory as a link, with the document (and pages) its wording comes from."""
+        link = self._path_link(citation.path)
+        where = citation.where()
+        return f'{link} <span style="color:#777">({html.escape(where)})</span>' if where else link
 
-def _source_link(citation: Citation) -> str:
-    """A cited memory as a link, with the document (and pages) its wording comes from."""
-    link = f'<a href="source:{html.escape(citation.path)}">{html.escape(citation.path)}</a>'
-    where = citation.where()
-    return f'{link} <span style="color:#777">({html.escape(where)})</span>' if where else link
+    def _path_link(self, cited: str) -> str:
+        """A link to where the cited file is now, or its name marked removed."""
+        path, present = self._where.get(cited, (cited, True))
+        if not present:
+            return f'<span style="color:#8a8f98">{html.escape(path)} (removed)</span>'
+        return f'<a href="source:{html.escape(path)}">{html.escape(path)}</a>'

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from gam_desktop.engine.history.log import FileChange, Operation
 from gam_desktop.engine.models import ReorganizeOperation
-from gam_desktop.gui.operations import Operations
 from gam_desktop.gui.prompts import Prompter
 from gam_desktop.gui.session import MemorySession
 from gam_desktop.gui.workers import TaskRunner
@@ -19,12 +18,10 @@ class HistoryActions:
     def __init__(
         self,
         session: MemorySession,
-        operations: Operations,
         tasks: TaskRunner,
         prompter: Prompter,
     ) -> None:
         self.session = session
-        self.operations = operations
         self.tasks = tasks
         self.prompter = prompter
 
@@ -53,11 +50,11 @@ class HistoryActions:
             "undo in turn.",
         ):
             return
-        self.operations.run(
+        self.session.write(
             "rollback",
-            lambda w, c: self.session.task_workflow(c).rollback(operation.sha),
+            lambda workflow: workflow.rollback(operation.sha),
             "Rolling back…",
-            lambda sha: self.session.report_change(f"Rolled back: {operation.summary}"),
+            lambda _sha: f"Rolled back: {operation.summary}",
         )
 
     def restore_before(self, operation: Operation) -> None:
@@ -68,18 +65,18 @@ class HistoryActions:
             "it stays in the history.",
         ):
             return
-        self.operations.run(
+        self.session.write(
             "rollback",
-            lambda w, c: self.session.task_workflow(c).restore_before(operation.sha),
+            lambda workflow: workflow.restore_before(operation.sha),
             "Restoring…",
-            lambda sha: self.session.report_change(f"Restored to before: {operation.summary}"),
+            lambda _sha: f"Restored to before: {operation.summary}",
         )
 
     def plan_reorganization(self, path: str) -> None:
         """Show what reorganizing `path` would move (planned on a worker), then do it."""
-        self.operations.run(
+        self.session.read(
             "reorganize",
-            lambda w, c: self.session.task_workflow(c).reorganize(path, dry_run=True),
+            lambda workflow: workflow.plan_reorganization(path),
             f"Planning {path}/…",
             lambda plan: self._confirm_reorganization(path, plan),
         )
@@ -95,11 +92,9 @@ class HistoryActions:
             f"{len(plan.moved_files)} memories would move into "
             f"{len(plan.new_directories)} new folders:\n{moves}{more}",
         ):
-            self.operations.run(
+            self.session.write(
                 "reorganize",
-                lambda w, c: self.session.task_workflow(c).reorganize(path),
+                lambda workflow: workflow.reorganize(path),
                 f"Reorganizing {path}/…",
-                lambda op: self.session.report_change(
-                    f"Reorganized {path}/: {len(op.moved_files)} memories moved"
-                ),
+                lambda op: f"Reorganized {path}/: {len(op.moved_files)} memories moved",
             )

@@ -2,7 +2,8 @@
 
 Every git call (a page of operations, an operation's changes, a file's diff) runs on a
 worker thread through the panel's own TaskRunner; results that arrive after the person
-moved on (another operation selected, the list reloaded) are dropped.
+moved on (another operation selected, the list reloaded) are dropped. When the memory
+changed, the list reloads at once if the panel is on screen, else when it is next shown.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal, SignalInstance
-from PySide6.QtGui import QColor
+from PySide6.QtGui import QColor, QShowEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
@@ -29,6 +30,7 @@ from PySide6.QtWidgets import (
 
 from gam_desktop.engine.history.gitrepo import MemoryRepo
 from gam_desktop.engine.history.log import FileChange, History, Operation
+from gam_desktop.engine.store.changes import Changes
 from gam_desktop.gui.workers import TaskRunner
 
 PAGE = 50
@@ -89,6 +91,7 @@ class HistoryPanel(QWidget):
         self.operations: list[Operation] = []
         self.tasks = TaskRunner(self)  # owns the loads; their results come back here
         self._generation = 0  # bumped on every reload: older pages are dropped
+        self._stale = False  # the memory changed while the panel was not on screen
         self._patches: dict[tuple[str, str], str] = {}  # the selected operation's diffs
         self.notice = QLabel()
         self.notice.setWordWrap(True)
@@ -132,11 +135,34 @@ class HistoryPanel(QWidget):
         layout.addLayout(buttons)
         self.set_history(None, None)
 
-    def set_history(self, source: HistorySource | None, message: str | None) -> None:
+    def set_history(
+        self, source: HistorySource | None, message: str | None, when_shown: bool = False
+    ) -> None:
+        """Show `source`'s history (none when it is None, with `message` saying why); with
+        `when_shown`, load it only once the panel is on screen."""
         self.source = source
         self.notice.setText(message or "")
         self.notice.setVisible(bool(message))
-        self.refresh()
+        if when_shown:
+            self._refresh_when_shown()
+        else:
+            self.refresh()
+
+    def memory_changed(self, changes: Changes) -> None:
+        if not changes.empty:
+            self._refresh_when_shown()
+
+    def _refresh_when_shown(self) -> None:
+        """No needless loads after every operation: a hidden panel reloads when shown."""
+        if self.isVisible():
+            self.refresh()
+        else:
+            self._stale = True
+
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if self._stale:
+            self.refresh()
 
     def loading(self) -> bool:
         return bool(self.tasks.running())
@@ -146,6 +172,7 @@ class HistoryPanel(QWidget):
         self.tasks.wait_all()
 
     def refresh(self) -> None:
+        self._stale = False
         self._generation += 1
         self.operations = []
         self._patches = {}

@@ -10,11 +10,10 @@ from PySide6.QtCore import QObject, Signal
 from gam_desktop.engine.build.builder import BuildReport
 from gam_desktop.engine.build.documents import files_in, is_supported
 from gam_desktop.engine.build.estimate import Estimate
-from gam_desktop.engine.progress import CancelToken, ProgressEvent
+from gam_desktop.engine.progress import ProgressEvent
 from gam_desktop.gui.operations import Operations
 from gam_desktop.gui.prompts import Prompter
 from gam_desktop.gui.session import MemorySession
-from gam_desktop.gui.workers import Worker
 
 
 def collect_files(paths: list[Path]) -> tuple[list[Path], list[Path]]:
@@ -82,9 +81,9 @@ class DocumentIntake(QObject):
         self.status.emit("Cancelling…")
 
     def _estimate(self, files: list[Path]) -> None:
-        self.operations.run(
+        self.session.read(
             "estimate",
-            lambda w, c: self.session.task_workflow(c).estimate(files),
+            lambda workflow: workflow.estimate(files),
             f"Reading {len(files)} files…",
             lambda estimate: self._confirm_build(files, estimate),
         )
@@ -100,14 +99,11 @@ class DocumentIntake(QObject):
         self._build(files, estimate)
 
     def _build(self, files: list[Path], estimate: Estimate | None = None) -> None:
-        def job(worker: Worker, cancel: CancelToken) -> BuildReport:
-            workflow = self.session.task_workflow(cancel, worker.report_progress)
-            return workflow.add(files=files, estimate=estimate)  # parsed once, for both
-
-        self.operations.run(
+        self.session.write(
             "build",
-            job,
+            lambda workflow: workflow.add(files=files, estimate=estimate),  # parsed once
             f"Adding {len(files)} documents…",
+            BuildReport.summary,
             self._built,
             on_progress=self._progress,
             cancellable=True,
@@ -115,7 +111,6 @@ class DocumentIntake(QObject):
 
     def _built(self, report: BuildReport) -> None:
         problems = report.unreadable + report.warnings
-        self.session.report_change(report.summary())
         if problems:
             self.prompter.tell("Added, with remarks", "\n".join(f"• {p}" for p in problems[:15]))
         self._next_in_queue()

@@ -3,7 +3,8 @@
 It lays the panels out and wires them to the controllers, which act: the session (the open
 memory), the intake (adding documents), the history actions (rollback, restore, reorganize),
 the chat controller (questions) and the operations shown in the status bar. Every long call
-runs on a worker thread, so the window never freezes. The controllers talk to the person
+runs on a worker thread, so the window never freezes. The views update themselves from the
+session's one memory_changed(changes) signal. The controllers talk to the person
 through the window's `confirm`, `tell` and `show_error`, which tests replace.
 """
 
@@ -33,7 +34,6 @@ from PySide6.QtWidgets import (
 
 from gam_desktop.engine.ask.conversation import Conversation
 from gam_desktop.engine.history.log import Operation
-from gam_desktop.engine.progress import CancelToken, ProgressCallback
 from gam_desktop.engine.store.folder import MemoryFolder
 from gam_desktop.engine.workflow import Workflow
 from gam_desktop.gui import dialogs
@@ -64,7 +64,7 @@ class MainWindow(QMainWindow):
         self.operations = Operations(self.tasks, self, self)
         self.session = MemorySession(prefs, store, api_key, self.operations, self, self)
         self.intake = DocumentIntake(self.session, self.operations, self, self)
-        self.history_actions = HistoryActions(self.session, self.operations, self.tasks, self)
+        self.history_actions = HistoryActions(self.session, self.tasks, self)
         self.questions = ChatController(self.session, self.tasks, self)
         self.setWindowTitle("GAM Desktop")
         self.setAcceptDrops(True)
@@ -73,8 +73,8 @@ class MainWindow(QMainWindow):
         self.operations.settled.connect(self._settled)
         self.operations.status.connect(self.status_label.setText)
         self.session.opened.connect(self._show_memory)
-        self.session.changed.connect(self._after_change)
-        self.session.edited_outside.connect(self._edited_outside)
+        for view in (self.tree, self.preview, self.history, self.chat):
+            self.session.memory_changed.connect(view.memory_changed)
         self.session.status.connect(self.status_label.setText)
         self.intake.status.connect(self.status_label.setText)
         self.intake.progressed.connect(self._show_progress)
@@ -98,11 +98,6 @@ class MainWindow(QMainWindow):
     def api_key(self) -> str | None:
         return self.session.api_key
 
-    def task_workflow(
-        self, cancel: CancelToken, progress: ProgressCallback | None = None
-    ) -> Workflow:
-        return self.session.task_workflow(cancel, progress)
-
     # -- layout -----------------------------------------------------------------------------
 
     def _build_ui(self) -> None:
@@ -125,8 +120,6 @@ class MainWindow(QMainWindow):
         self.tabs = QTabWidget()
         self.tabs.addTab(self.chat, "Chat")
         self.tabs.addTab(self.history, "History")
-        self._history_stale = True
-        self.tabs.currentChanged.connect(self._tab_changed)
         self.split = QSplitter(Qt.Orientation.Horizontal)
         for widget in (self.tree, self.preview, self.tabs):
             self.split.addWidget(widget)
@@ -210,15 +203,9 @@ class MainWindow(QMainWindow):
     def _show_memory(self, root: Path, folder: MemoryFolder) -> None:
         self.setWindowTitle(f"{root.name} — GAM Desktop")
         self.tree.show_folder(folder)
-        self.preview.clear()
-        if self.tree.memory_count() == 0:
-            self.preview.show_message(
-                "This memory is empty",
-                "Drag PDF, TXT or Markdown files (or folders of them) onto this window, or "
-                "use File ▸ Add documents. You will see an estimate before anything is sent "
-                "to the LLM.",
-            )
-        self.refresh_history()
+        self.preview.show_memory(folder, empty=self.tree.memory_count() == 0)
+        source, message = self.session.history_source(), self.session.history_message()
+        self.history.set_history(source, message, when_shown=True)
 
     # -- adding documents -----------------------------------------------------------------
 
@@ -249,33 +236,7 @@ class MainWindow(QMainWindow):
         if self.workflow is not None:
             self.preview.show_file(self.workflow.folder, path)
 
-    # -- history and changes --------------------------------------------------------------
-
-    def refresh_history(self) -> None:
-        """Reload the history panel now if it is in front, else when it is next shown (no
-        needless loads after every operation; the panel loads on worker threads)."""
-        if self.workflow is None:
-            return
-        if self.tabs.currentWidget() is not self.history:
-            self._history_stale = True
-            return
-        self._history_stale = False
-        self.history.set_history(self.session.history_source(), self.workflow.history_message)
-
-    def _tab_changed(self, _index: int) -> None:
-        if self.tabs.currentWidget() is self.history and self._history_stale:
-            self.refresh_history()
-
-    def _after_change(self, message: str) -> None:
-        self.tree.refresh()
-        self.refresh_history()
-        if self.preview.path and self.workflow is not None:
-            self.preview.show_file(self.workflow.folder, self.preview.path)
-        self.status_label.setText(message)
-
-    def _edited_outside(self) -> None:
-        self.tree.refresh()
-        self.refresh_history()
+    # -- history --------------------------------------------------------------------------
 
     def roll_back(self, operation: Operation) -> None:
         self.history_actions.roll_back(operation)

@@ -40,7 +40,9 @@ class Operations(QObject):
         on_success: Callable[[Any], None],
         on_progress: Callable[[Any], None] | None = None,
         cancellable: bool = False,
+        cancel: CancelToken | None = None,
     ) -> None:
+        """`cancel`: the token the job's Workflow polls (made with it), if it has one."""
         self.busy.emit(busy, cancellable)
 
         def finish() -> None:
@@ -69,6 +71,7 @@ class Operations(QObject):
             on_failure=failed,
             on_cancel=cancelled,
             on_progress=on_progress,
+            cancel=cancel,
         )
 
     def running(self, name: str) -> list[Task]:

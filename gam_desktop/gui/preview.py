@@ -1,4 +1,7 @@
-"""The preview pane: a README or memory rendered as Markdown, its front matter as fields."""
+"""The preview pane: a README or memory rendered as Markdown, its front matter as fields.
+It follows what the memory changed: the file shown is reloaded when it changed, followed
+when it moved, and cleared when it went; the empty memory's advice gives way to the
+memory's overview once the first build is there."""
 
 from __future__ import annotations
 
@@ -15,10 +18,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gam_desktop.engine.store.changes import Changes
 from gam_desktop.engine.store.folder import MemoryFolder
-from gam_desktop.engine.store.markdown import parse_memory
+from gam_desktop.engine.store.markdown import README, parse_memory
 
 _FIELDS = (("tldr", "Summary"), ("source", "Source"), ("tokens", "Tokens"), ("created", "Created"))
+EMPTY_TITLE = "This memory is empty"
+EMPTY_TEXT = (
+    "Drag PDF, TXT or Markdown files (or folders of them) onto this window, or use File ▸ "
+    "Add documents. You will see an estimate before anything is sent to the LLM."
+)
 
 
 class PreviewPane(QWidget):
@@ -26,6 +35,7 @@ class PreviewPane(QWidget):
         super().__init__()
         self.folder: MemoryFolder | None = None
         self.path: str | None = None
+        self._empty = False  # showing the empty memory's advice
         self._front: dict = {}
         self.title = QLabel("Select a memory or a folder")
         self.title.setObjectName("previewTitle")
@@ -49,7 +59,7 @@ class PreviewPane(QWidget):
         self.clear()
 
     def clear(self) -> None:
-        self.path, self._front = None, {}
+        self.path, self._front, self._empty = None, {}, False
         self.title.setText("Select a memory or a folder")
         self.fields.hide()
         self.problem.hide()
@@ -61,8 +71,33 @@ class PreviewPane(QWidget):
         self.title.setText(title)
         self.body.setMarkdown(text)
 
+    def show_memory(self, folder: MemoryFolder, empty: bool) -> None:
+        """A memory was opened: nothing selected yet, or how to start when it is `empty`."""
+        self.folder = folder
+        self.clear()
+        if empty:
+            self.show_message(EMPTY_TITLE, EMPTY_TEXT)
+            self._empty = True
+
+    def memory_changed(self, changes: Changes) -> None:
+        """Reload the file shown if it changed, follow it if it moved, say it is gone if it
+        was removed; after the first build, show the memory's overview."""
+        folder = self.folder
+        if folder is None:
+            return
+        if self._empty:
+            if (folder.root / README).is_file():
+                self.show_file(folder, README)
+            return
+        if self.path is None or not changes.touches(self.path):
+            return
+        original = self.original.isChecked()
+        self.show_file(folder, changes.moved_to(self.path) or self.path)
+        if original and not self.original.isHidden():
+            self.original.setChecked(True)  # the same file: as it was being read
+
     def show_file(self, folder: MemoryFolder, path: str) -> None:
-        self.folder, self.path = folder, path
+        self.folder, self.path, self._empty = folder, path, False
         file = folder.root / path
         if not file.is_file():
             self.clear()

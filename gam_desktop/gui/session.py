@@ -1,19 +1,25 @@
 """The open memory: its Workflow, the conversation, the folder watcher and the app lock;
-opening, closing and recovering a memory, and the Workflow each task gets.
+opening, closing and recovering a memory, and the operations run on it.
 
-It lives on the GUI thread. Edits the watcher reports on its own thread reach it through a
-queued signal; it tells the window what happened through its signals.
+It lives on the GUI thread. Each operation gets a Workflow of its own, made here and handed
+to its task thread. What an operation wrote, and what the watcher saw changing outside the
+app (reported on its own thread, received here through a queued signal), is announced once
+as memory_changed(changes): every view updates from that signal alone.
 """
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 from PySide6.QtCore import QObject, QSettings, Signal, Slot
 
 from gam_desktop.engine.ask.conversation import Conversation
 from gam_desktop.engine.llm import LLMClient
-from gam_desktop.engine.progress import CancelToken, ProgressCallback, no_progress
+from gam_desktop.engine.progress import CancelToken, ProgressEvent
+from gam_desktop.engine.store.changes import Changes
 from gam_desktop.engine.store.folder import MemoryFolder
 from gam_desktop.engine.store.watcher import FolderWatcher
 from gam_desktop.engine.workflow import OutsideEdit, Workflow, foreign_content
@@ -22,16 +28,18 @@ from gam_desktop.gui.history_panel import HistorySource
 from gam_desktop.gui.operations import Operations
 from gam_desktop.gui.prompts import Prompter
 from gam_desktop.gui.settings import Preferences, save
+from gam_desktop.gui.workers import Worker
+
+T = TypeVar("T")
 
 
 class MemorySession(QObject):
     """Signals: opened(root, folder) once a memory is open, before it is checked for an
-    interrupted operation; changed(message) after an operation changed the memory;
-    edited_outside() when files changed outside the app; status(text)."""
+    interrupted operation; memory_changed(changes) once after every operation that wrote
+    and after every edit made outside the app; status(text)."""
 
     opened = Signal(object, object)
-    changed = Signal(str)
-    edited_outside = Signal()
+    memory_changed = Signal(object)
     status = Signal(str)
     _watched = Signal(object)  # emitted on the watcher's thread, received on the GUI thread
 
@@ -55,6 +63,7 @@ class MemorySession(QObject):
         self.watcher: FolderWatcher | None = None
         self.app_lock = AppLock()
         self.history_off = False  # git was not found when the memory was opened
+        self._own: Changes | None = None  # what this window's last operation changed
         self._watched.connect(self._outside_edit)
 
     # -- opening and closing --------------------------------------------------------------
@@ -95,6 +104,7 @@ class MemorySession(QObject):
         if make_memory:
             workflow.initialize()
         self.conversation = Conversation(LLMClient(workflow.chat_settings))
+        self._own = None
         self.prefs.remember_folder(str(root))
         save(self.store, self.prefs)
         self.opened.emit(root, workflow.folder)
@@ -122,52 +132,98 @@ class MemorySession(QObject):
             "or the computer stopped). Restore the memory to its last saved state? "
             "Choose No to keep the files as they are.",
         )
-        self.operations.run(
+        self.write(
             "recover",
-            lambda w, c: self.task_workflow(c).recover(restore=restore),
+            lambda workflow: workflow.recover(restore=restore),
             "Recovering…",
-            lambda message: self.report_change(f"Recovery: {message}"),
+            lambda message: f"Recovery: {message}",
         )
 
-    # -- what the open memory is used through ---------------------------------------------
+    # -- operations on the open memory ----------------------------------------------------
 
-    def task_workflow(
-        self, cancel: CancelToken, progress: ProgressCallback | None = None
-    ) -> Workflow:
-        """A Workflow of its own for one task: GitPython repositories and cancel tokens are
-        not shared between threads; only the thread-safe search tools are."""
+    def task_workflow(self) -> Workflow:
+        """A Workflow of its own for one task, made here on the GUI thread and handed to the
+        task's thread, which alone uses it from then on (GitPython repositories and cancel
+        tokens are not shared between threads); only the thread-safe search tools are."""
         workflow = self.workflow
         if workflow is None:
             raise RuntimeError("no memory is open")
-        if workflow._tools is None:
-            from gam_desktop.engine.ask.tools import MemoryTools
-
-            workflow._tools = MemoryTools(workflow.folder.root)
         return Workflow(
             gam_dir=workflow.folder.root,
             settings=workflow.settings,
             chat_settings=workflow.chat_settings,
             options=workflow.options,
-            cancel=cancel,
+            cancel=CancelToken(),
             git_path=self.prefs.git_path or None,
-            tools=workflow._tools,
-            progress=progress or no_progress,
+            tools=workflow.search_tools(),
         )
 
+    def read(
+        self, name: str, call: Callable[[Workflow], T], busy: str, then: Callable[[T], None]
+    ) -> None:
+        """Run a read-only call (an estimate, a plan) on a task thread, shown in the status
+        bar; `then(result)` on the GUI thread."""
+        workflow = self.task_workflow()
+        self.operations.run(name, lambda w, c: call(workflow), busy, then, cancel=workflow.cancel)
+
+    def write(
+        self,
+        name: str,
+        call: Callable[[Workflow], T],
+        busy: str,
+        said: Callable[[T], str],
+        then: Callable[[T], None] | None = None,
+        on_progress: Callable[[ProgressEvent], None] | None = None,
+        cancellable: bool = False,
+    ) -> None:
+        """Run a writing operation on a task thread, shown in the status bar. Once it
+        succeeded: memory_changed(what it changed) once, if it wrote anything; then
+        status(said(result)); then `then(result)`."""
+        workflow = self.task_workflow()
+        heard: list[Changes] = []
+        workflow.on_change = heard.append  # on the task's thread, before it returns
+
+        def job(worker: Worker, _cancel: CancelToken) -> T:
+            if on_progress is not None:
+                workflow.progress = worker.report_progress
+            return call(workflow)
+
+        def succeeded(result: Any) -> None:
+            if heard:
+                self._announce(functools.reduce(Changes.then, heard))
+            self.status.emit(said(result))
+            if then is not None:
+                then(result)
+
+        self.operations.run(
+            name,
+            job,
+            busy,
+            succeeded,
+            on_progress=on_progress,
+            cancellable=cancellable,
+            cancel=workflow.cancel,
+        )
+
+    def _announce(self, changes: Changes) -> None:
+        self._own = changes
+        if not changes.empty:
+            self.memory_changed.emit(changes)
+
     def history_source(self) -> HistorySource | None:
-        """None when history is off (no git). Loads open their own repository from it: the
-        session's repository is opened on the GUI thread and used by the watcher's thread."""
-        if self.workflow is None or self.workflow.history is None:
+        """None when history is off (no git). Each load opens a repository of its own from
+        it, on its task thread; nothing here runs git."""
+        if self.workflow is None or self.history_off:
             return None
         return HistorySource(self.workflow.folder.root, self.prefs.git_path or None)
+
+    def history_message(self) -> str | None:
+        """Why history is off, when it is."""
+        return self.workflow.history_message if self.workflow is not None else None
 
     def new_conversation(self) -> None:
         if self.workflow is not None:
             self.conversation = Conversation(LLMClient(self.workflow.chat_settings))
-
-    def report_change(self, message: str) -> None:
-        """An operation changed the memory: the views reload and say `message`."""
-        self.changed.emit(message)
 
     # -- settings -------------------------------------------------------------------------
 
@@ -189,7 +245,8 @@ class MemorySession(QObject):
 
     @Slot(object)
     def _outside_edit(self, edit: OutsideEdit) -> None:
-        self.edited_outside.emit()
+        if not self._echo(edit) and not edit.changes.empty:
+            self.memory_changed.emit(edit.changes)
         if not edit.paths:  # written by the app itself (another window, gam-add, a rollback)
             return
         noun = "file" if len(edit.paths) == 1 else "files"
@@ -203,3 +260,17 @@ class MemorySession(QObject):
                 "These files are still shown and searched, but their fields could not "
                 "be read:\n" + "\n".join(f"• {p}" for p in edit.problems),
             )
+
+    def _echo(self, edit: OutsideEdit) -> bool:
+        """Whether the watcher only saw this window's last operation again (git's own
+        writes in a rollback or restore): nothing new to record, no one committed since,
+        and every path seen is one that operation changed."""
+        own = self._own
+        return (
+            own is not None
+            and edit.commit is None
+            and not edit.paths
+            and edit.head is not None
+            and edit.head == own.commit
+            and all(own.touches(path) for path in edit.changed)
+        )

@@ -8,6 +8,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QStyle, QTreeWidget, QTreeWidgetItem
 
+from gam_desktop.engine.store.changes import Changes
 from gam_desktop.engine.store.folder import DirView, MemoryFolder
 from gam_desktop.engine.store.markdown import README
 
@@ -40,6 +41,12 @@ class MemoryTree(QTreeWidget):
     def show_folder(self, folder: MemoryFolder | None) -> None:
         self.folder = folder
         self.refresh()
+
+    def memory_changed(self, changes: Changes) -> None:
+        """Counts and titles may have changed anywhere above a changed file: reload (the
+        folders open stay open)."""
+        if not changes.empty:
+            self.refresh()
 
     def refresh(self) -> None:
         expanded = self._expanded_paths()

@@ -100,9 +100,12 @@ class TaskRunner(QObject):
         on_cancel: Callable[[], None] | None = None,
         on_progress: Callable[[Any], None] | None = None,
         on_step: Callable[[Any], None] | None = None,
+        cancel: CancelToken | None = None,
     ) -> Task:
+        """Run `job(worker, cancel)` on a thread of its own. `cancel` is the token the job's
+        Workflow was made with (on this thread, before the start), else a new one."""
         task_id = next(self._ids)
-        cancel = CancelToken()
+        cancel = cancel or CancelToken()
         worker = Worker(task_id, lambda w: job(w, cancel))
         thread = QThread()
         thread.setObjectName(f"gam-{name}-{task_id}")
