@@ -30,13 +30,7 @@ from gam_desktop.engine.build.builder import BuildOptions  # noqa: E402
 from gam_desktop.engine.llm import LLMSettings, capabilities  # noqa: E402
 from gam_desktop.engine.models import ChunkConfig  # noqa: E402
 from gam_desktop.engine.workflow import Workflow  # noqa: E402
-from gam_desktop.selfcheck import scripted_llm  # noqa: E402
 from gam_desktop.selfcheck.scripted_llm import RunningServer  # noqa: E402
-
-# The scripted server's old name, for tests/engine/test_answers.py alone until its import
-# names gam_desktop.selfcheck.scripted_llm (that file is being edited elsewhere); the
-# product namespace holds no such module. Remove this line with that import.
-sys.modules.setdefault("gam_desktop.scripted_llm", scripted_llm)
 
 
 @pytest.fixture(autouse=True)
