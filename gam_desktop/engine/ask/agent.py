@@ -33,10 +33,13 @@ from gam_desktop.engine.ask.evidence import (
     unknown_names,
     unsupported_figures,
 )
+from gam_desktop.engine.ask.recall import is_fact
 from gam_desktop.engine.ask.tools import TOOLS, MemoryTools, ToolResult
+from gam_desktop.engine.ask.when import describe_today
+from gam_desktop.engine.chats.library import ConversationNotFound, find
 from gam_desktop.engine.llm import LLMCallFailed, LLMClient
 from gam_desktop.engine.llm.tools import ToolCall, ToolReply, chat_with_tools
-from gam_desktop.engine.models import ChatResult, Citation
+from gam_desktop.engine.models import ChatResult, Citation, utc_now
 from gam_desktop.engine.progress import CancelToken
 from gam_desktop.engine.store.markdown import README as README_NAME
 from gam_desktop.engine.store.markdown import parse_memory
@@ -49,6 +52,7 @@ EXCERPT_CONFIDENCE = 0.6  # the most an answer from search excerpts alone may cl
 NOT_ABOUT_IT_CONFIDENCE = 0.2  # sources that never name what the question names: not found
 README_MARKER = "The memory's root README.md (already read for you):"
 FOLLOW_UP = re.compile(r"\b(it|its|they|them|their|that|this|these|those|he|she|his|her)\b", re.I)
+CONVERSATION_ID = re.compile(r"^source_conversation:\s*'?([\w-]+)'?\s*$", re.MULTILINE)
 PASSAGES_MARKER = "Passages found by searching the memory for the question (best first):"
 
 EXPLORE_SYSTEM = """You are a research agent exploring a hierarchical knowledge base stored as \
@@ -186,6 +190,7 @@ class ChatAgent:
         if readme is not None:  # step 1, done for the model: small ones guess paths without it
             question += f"\n\n{README_MARKER}\n{readme}"
             steps = 1
+        question += f"\n\n{describe_today(utc_now())}"
         messages.append({"role": "user", "content": question})
         return messages, steps
 
@@ -261,15 +266,36 @@ class ChatAgent:
         about = [s for s in sources if wanted and mentions(self._text_of(s), wanted) == len(wanted)]
         return about or sources
 
+    def _with_conversations(self, sources: list[str]) -> list[str]:
+        """A fact is cited with the conversation the user stated it in."""
+        said_in = [self._conversation_of(s) for s in sources if is_fact(s)]
+        return list(dict.fromkeys(sources + [path for path in said_in if path]))
+
+    def _conversation_of(self, fact: str) -> str | None:
+        said_in = CONVERSATION_ID.search(self._text_of(fact, original=False)[:2000])
+        if said_in is None:
+            return None
+        try:
+            return find(self.tools.sandbox.root, said_in.group(1)).path
+        except ConversationNotFound:
+            return None
+
     def _unsupported(self, query: str, text: str, sources: list[str]) -> list[str]:
-        return unsupported_figures(text, " ".join(map(self._text_of, sources)), query)
+        return unsupported_figures(text, self._evidence(sources), query)
+
+    def _evidence(self, sources: list[str]) -> str:
+        """What the sources say: their files, and their passages as the model saw them
+        (which add the dates of conversations and facts)."""
+        shown = [p.text for p in self.passages if p.memory in sources]
+        return " ".join([*map(self._text_of, sources), *shown])
 
     def _citation(self, path: str) -> Citation:
         front = parse_memory(self._text_of(path, original=False)).front
         span, pages = front.get("span"), front.get("pages")
+        source = self._conversation_of(path) if is_fact(path) else front.get("source")
         return Citation(
             path=path,
-            source=str(front["source"]) if front.get("source") else None,
+            source=str(source) if source else None,
             span=span if isinstance(span, list) and len(span) == 2 else None,
             pages=pages if isinstance(pages, list) and pages else None,
         )
@@ -288,7 +314,7 @@ class ChatAgent:
             trail.lines.append("the best passages did not answer it: exploring")
             return None
         wanted = qualifiers(query)
-        evidence = " ".join(map(self._text_of, cited))
+        evidence = self._evidence(cited)
         if wanted and mentions(evidence, wanted) < len(wanted):
             trail.lines.append(f"the passages cited do not mention {', '.join(wanted)}: exploring")
             return None
@@ -395,7 +421,7 @@ class ChatAgent:
         dropped = [s for s in wanted if s not in sources]
         if cited is None:  # said nothing about sources, as opposed to an explicit []
             sources = _default_sources(trail, root)
-        sources = self._closest(query, sources)
+        sources = self._with_conversations(self._closest(query, sources))
         score = _confidence(confidence, bool(sources))
         invented = [] if abstains(text) else self._unsupported(query, text, sources)
         if invented:  # a figure its sources never state: made up, or from elsewhere

@@ -12,7 +12,6 @@ from datetime import datetime
 from pathlib import Path
 
 from gam_desktop.engine.chats.record import (
-    CONVERSATIONS_DIR,
     ConversationRecord,
     Turn,
     parse,
@@ -22,6 +21,7 @@ from gam_desktop.engine.chats.record import (
 from gam_desktop.engine.errors import GamError
 from gam_desktop.engine.models import utc_now
 from gam_desktop.engine.store.changeset import ChangeSet
+from gam_desktop.engine.store.folder import CONVERSATIONS_DIR
 from gam_desktop.engine.store.links import resolve_within
 from gam_desktop.engine.store.markdown import parse_count, parse_time
 

@@ -40,10 +40,10 @@ from typing import Any
 import yaml
 
 from gam_desktop.engine.models import utc_now
+from gam_desktop.engine.store.folder import CONVERSATIONS_DIR
 from gam_desktop.engine.store.markdown import parse_count, parse_memory, parse_time
 from gam_desktop.engine.store.naming import sanitize_name
 
-CONVERSATIONS_DIR = "conversations"
 TITLE_CHARS = 80
 MARKER = re.compile(r"^<!-- turn (\{.*\}) -->$", re.MULTILINE)
 _FORGED = re.compile(r"^(<!-- turn |## Turn )", re.MULTILINE)  # escaped in a turn's text

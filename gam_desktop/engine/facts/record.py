@@ -28,12 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from gam_desktop.engine.models import utc_now
+from gam_desktop.engine.store.folder import DELETED_FACTS_DIR, FACTS_DIR
 from gam_desktop.engine.store.links import resolve_within
 from gam_desktop.engine.store.markdown import parse_count, parse_memory, parse_time, render_memory
 from gam_desktop.engine.store.naming import sanitize_folder_name, sanitize_name
-
-FACTS_DIR = "facts"
-DELETED_DIR = f"{FACTS_DIR}/.deleted"
 
 
 @dataclass
@@ -59,7 +57,9 @@ class Fact:
 
     @property
     def tombstone(self) -> str:
-        return f"{DELETED_DIR}/{Path(self.path or self.home).relative_to(FACTS_DIR).as_posix()}"
+        return (
+            f"{DELETED_FACTS_DIR}/{Path(self.path or self.home).relative_to(FACTS_DIR).as_posix()}"
+        )
 
 
 def new_fact_id(now: datetime | None = None) -> str:
@@ -110,7 +110,7 @@ def parse(text: str, path: str = "") -> Fact | None:
 def read_facts(root: Path, deleted: bool = False) -> list[Fact]:
     """The current facts of the memory at `root` (or, with `deleted`, the tombstones),
     oldest first; files that are not facts and links out of the folder are skipped."""
-    base = root / (DELETED_DIR if deleted else FACTS_DIR)
+    base = root / (DELETED_FACTS_DIR if deleted else FACTS_DIR)
     if resolve_within(root, base) is None or not base.is_dir():
         return []
     facts = []

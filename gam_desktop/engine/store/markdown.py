@@ -41,9 +41,12 @@ class ParsedReadme:
 
 
 def render_memory(front: dict[str, Any], body: str) -> str:
+    """Front matter one key per line, short lists inline (`span: [0, 120]`)."""
     header = yaml.safe_dump(
         front, sort_keys=False, allow_unicode=True, width=100, default_flow_style=None
     )
+    if header.startswith("{"):  # PyYAML writes a mapping of scalars only as one flow line
+        header = yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=100)
     return f"---\n{header}---\n\n{body.strip()}\n"
 
 

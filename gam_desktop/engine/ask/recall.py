@@ -1,0 +1,90 @@
+"""What the memory learned from its user, as evidence: conversations and facts by time.
+
+Conversations and facts are Markdown in the folder, so search finds them like any
+memory; this module gives them what documents do not have: a time (a fact's last update,
+a conversation's turns), a passage that shows each turn with its date (so "when did I
+first mention X?" can be answered), and a label that says what they are.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+from gam_desktop.engine.ask.when import Window
+from gam_desktop.engine.chats.record import parse as parse_conversation
+from gam_desktop.engine.store.folder import CONVERSATIONS_DIR, FACTS_DIR
+from gam_desktop.engine.store.markdown import parse_time
+from gam_desktop.engine.textutil import first_sentence
+
+_TIME = {
+    name: re.compile(rf"^{name}:\s*'?([0-9T:+\-. ]+?)'?\s*$", re.MULTILINE)
+    for name in ("updated", "created", "started")
+}
+_TITLE = re.compile(r"^title:\s*(.+)$", re.MULTILINE)
+
+
+def is_conversation(key: str) -> bool:
+    return key.startswith(f"{CONVERSATIONS_DIR}/")
+
+
+def is_fact(key: str) -> bool:
+    return key.startswith(f"{FACTS_DIR}/")
+
+
+def is_personal(key: str) -> bool:
+    return is_conversation(key) or is_fact(key)
+
+
+def time_of(text: str) -> datetime | None:
+    """When a file was last true: its front matter's updated, else created, else started."""
+    front = text[: text.find("\n---", 3)] if text.startswith("---") else ""
+    for pattern in _TIME.values():
+        found = pattern.search(front)
+        if found:
+            return parse_time(found.group(1).strip())
+    return None
+
+
+def within(key: str, text: str, window: Window) -> bool:
+    """A fact stated, or a conversation with a turn, inside `window`."""
+    start, end = window
+    if is_conversation(key):
+        try:
+            turns = parse_conversation(text).turns
+        except ValueError:
+            return False
+        return any(start <= turn.time < end for turn in turns)
+    when = time_of(text)
+    return is_fact(key) and when is not None and start <= when < end
+
+
+def personal_passage(key: str, text: str, window: Window | None) -> str:
+    """A conversation as its dated turns (those inside `window`, when one is given); a
+    fact as its dated statement."""
+    if is_fact(key):
+        when = time_of(text)
+        body = text[text.find("\n---", 3) + 4 :].strip() if text.startswith("---") else text
+        return f"Stated on {when:%Y-%m-%d}: {body}" if when else body
+    try:
+        turns = parse_conversation(text).turns
+    except ValueError:
+        return text
+    if window is not None:
+        turns = [t for t in turns if window[0] <= t.time < window[1]] or turns
+    return " ".join(
+        f"On {t.time:%Y-%m-%d %H:%M} the user said: {' '.join(t.question.split())} "
+        f"(answered: {first_sentence(t.answer)})"
+        for t in turns
+    )
+
+
+def personal_label(key: str, text: str) -> str:
+    """What a passage is, as an answer may name it."""
+    when = time_of(text)
+    date = f"{when:%Y-%m-%d}" if when else "an unknown date"
+    if is_fact(key):
+        return f"a fact the user stated ({date})"
+    title = _TITLE.search(text[:2000])
+    name = title.group(1).strip("'\" ") if title else "a conversation"
+    return f'the conversation "{name}" ({date})'

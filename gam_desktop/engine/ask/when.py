@@ -1,0 +1,128 @@
+"""Time in questions: "last week", "yesterday", "in October", "on 3 November", "now".
+
+A question about when something was said is answered from the conversations and facts
+of that time; a question about the current state prefers what was said last (seed 003's
+recency weight). Dates are the user's local calendar days, approximated in UTC.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from datetime import UTC, datetime, timedelta
+
+RECENCY_WEIGHT = 0.2  # seed 003: (1 - w) * relevance + w * recency
+RECENCY_DAYS = 30.0
+CURRENT = re.compile(
+    r"\b(current(ly)?|now|still|these days|nowadays|latest|most recent|at the moment|today)\b",
+    re.IGNORECASE,
+)
+MONTHS = {
+    m: i
+    for i, names in enumerate(
+        [("jan", "january"), ("feb", "february"), ("mar", "march"), ("apr", "april"),
+         ("may",), ("jun", "june"), ("jul", "july"), ("aug", "august"),
+         ("sep", "sept", "september"), ("oct", "october"), ("nov", "november"),
+         ("dec", "december")],
+        start=1,
+    )
+    for m in names
+}  # fmt: skip
+_MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))
+_DAY_MONTH = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)? ({_MONTH})\b(?: (\d{{4}}))?", re.I)
+_MONTH_DAY = re.compile(rf"\b({_MONTH}) (\d{{1,2}})(?:st|nd|rd|th)?\b(?:,? (\d{{4}}))?", re.I)
+_IN_MONTH = re.compile(rf"\bin ({_MONTH})\b(?: (\d{{4}}))?", re.I)
+_ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+_DAYS_AGO = re.compile(r"\b(\d+|a|one|two|three) (day|week|month)s? ago\b", re.I)
+_WORDS = {"a": 1, "one": 1, "two": 2, "three": 3}
+
+Window = tuple[datetime, datetime]  # [start, end)
+
+
+def asks_for_current(question: str) -> bool:
+    return bool(CURRENT.search(question))
+
+
+def recency(when: datetime | None, now: datetime) -> float:
+    """The factor a hit's score is multiplied by: 1 for today, 0.8 for long ago."""
+    if when is None:
+        return 1 - RECENCY_WEIGHT
+    age = max(0.0, (now - when).total_seconds() / 86400)
+    return (1 - RECENCY_WEIGHT) + RECENCY_WEIGHT * math.exp(-age / RECENCY_DAYS)
+
+
+def time_window(question: str, now: datetime) -> Window | None:
+    """The span of time a question is about, or None when it names none."""
+    today = now.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    text = question.lower()
+    relative = _relative(text, today)
+    if relative is not None:
+        return relative
+    return _calendar(text, today)
+
+
+def _relative(text: str, today: datetime) -> Window | None:
+    day = timedelta(days=1)
+    week_start = today - timedelta(days=today.weekday())
+    month_start = today.replace(day=1)
+    if "yesterday" in text:
+        return today - day, today
+    if re.search(r"\btoday\b|\bthis morning\b", text):
+        return today, today + day
+    if "last week" in text:
+        return week_start - 7 * day, week_start
+    if "this week" in text:
+        return week_start, today + day
+    if "last month" in text:
+        previous = (month_start - day).replace(day=1)
+        return previous, month_start
+    if "this month" in text:
+        return month_start, today + day
+    ago = _DAYS_AGO.search(text)
+    if ago:
+        count = _WORDS.get(ago.group(1)) or int(ago.group(1))
+        days = count * {"day": 1, "week": 7, "month": 30}[ago.group(2)]
+        centre = today - timedelta(days=days)
+        slack = timedelta(days=max(1, days // 7))
+        return centre - slack, centre + day + slack
+    return None
+
+
+def _calendar(text: str, today: datetime) -> Window | None:
+    iso = _ISO.search(text)
+    if iso:
+        start = _date(int(iso.group(1)), int(iso.group(2)), int(iso.group(3)))
+        return (start, start + timedelta(days=1)) if start else None
+    for pattern, day_group, month_group in ((_DAY_MONTH, 1, 2), (_MONTH_DAY, 2, 1)):
+        found = pattern.search(text)
+        if found:
+            month = MONTHS[found.group(month_group)]
+            year = int(found.group(3)) if found.group(3) else _latest_year(month, today)
+            start = _date(year, month, int(found.group(day_group)))
+            return (start, start + timedelta(days=1)) if start else None
+    found = _IN_MONTH.search(text)
+    if found:
+        month = MONTHS[found.group(1)]
+        year = int(found.group(2)) if found.group(2) else _latest_year(month, today)
+        start = _date(year, month, 1)
+        if start is None:
+            return None
+        end = _date(year + (month == 12), month % 12 + 1, 1)
+        return (start, end) if end else None
+    return None
+
+
+def _latest_year(month: int, today: datetime) -> int:
+    """ "In October", asked in November 2026, is October 2026; asked in March, 2025."""
+    return today.year if month <= today.month else today.year - 1
+
+
+def _date(year: int, month: int, day: int) -> datetime | None:
+    try:
+        return datetime(year, month, day, tzinfo=UTC)
+    except ValueError:
+        return None
+
+
+def describe_today(now: datetime) -> str:
+    return f"Today is {now:%A, %d %B %Y}."

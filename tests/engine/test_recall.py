@@ -1,0 +1,127 @@
+"""Recall by time (issue 12): questions name a time ("last week", "in October", "on 3
+November"); conversations and facts of that time answer them, with their dates; the
+current state prefers what was said last; a fact is cited with its conversation."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from gam_desktop.engine.ask.evidence import gather
+from gam_desktop.engine.ask.tools import MemoryTools
+from gam_desktop.engine.ask.when import asks_for_current, recency, time_window
+from gam_desktop.engine.chats.record import Turn, new_record, render
+from gam_desktop.engine.facts.record import Fact
+from gam_desktop.engine.facts.record import render as render_fact
+
+NOW = datetime(2026, 11, 22, 15, 0, tzinfo=UTC)  # a Sunday
+DAY = timedelta(days=1)
+
+
+def day(y: int, m: int, d: int) -> datetime:
+    return datetime(y, m, d, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("question", "window"),
+    [
+        ("What did I say yesterday?", (day(2026, 11, 21), day(2026, 11, 22))),
+        ("What did I say about the launch last week?", (day(2026, 11, 9), day(2026, 11, 16))),
+        ("Anything this week?", (day(2026, 11, 16), day(2026, 11, 23))),
+        ("What did we discuss last month?", (day(2026, 10, 1), day(2026, 11, 1))),
+        ("What did I say in October?", (day(2026, 10, 1), day(2026, 11, 1))),
+        ("What did I say in December?", (day(2025, 12, 1), day(2026, 1, 1))),  # the last one
+        ("What did I say on 3 November?", (day(2026, 11, 3), day(2026, 11, 4))),
+        ("What did I say on November 3rd, 2025?", (day(2025, 11, 3), day(2025, 11, 4))),
+        ("What happened on 2026-02-30?", None),  # no such day
+        ("When did I first mention the boat?", None),
+    ],
+)
+def test_the_time_a_question_names(question: str, window) -> None:
+    assert time_window(question, NOW) == window
+
+
+def test_current_state_questions_and_the_recency_weight() -> None:
+    assert asks_for_current("Where do I live now?") and asks_for_current("my current job?")
+    assert not asks_for_current("Where did I live in 2020?")
+    assert recency(NOW, NOW) == pytest.approx(1.0)
+    assert recency(NOW - 30 * DAY, NOW) < recency(NOW - DAY, NOW) < 1.0
+    assert recency(None, NOW) == pytest.approx(0.8)
+
+
+def write(root: Path, rel: str, text: str) -> None:
+    (root / rel).parent.mkdir(parents=True, exist_ok=True)
+    (root / rel).write_text(text, encoding="utf-8")
+
+
+def chat(root: Path, when: datetime, *questions: str):
+    record = new_record(questions[0], now=when)
+    for i, question in enumerate(questions):
+        record.turns.append(Turn(when + i * timedelta(minutes=5), question, "Noted.", [], None))
+    write(root, record.path, render(record))
+    return record
+
+
+def fact(root: Path, statement: str, when: datetime, conversation: str, n: int) -> Fact:
+    made = Fact(f"f-x-00000{n}", statement, "the user", "home", conversation, 1, when, when)
+    write(root, made.home, render_fact(made))
+    return made
+
+
+@pytest.fixture
+def personal(tmp_path: Path) -> Path:
+    root = tmp_path / "memory"
+    write(root, "README.md", "# Memory\n")
+    write(root, "notes/boats.md", "---\ntitle: boats\n---\n\nA note about sailing boats.\n")
+    chat(
+        root, day(2026, 9, 14) + 9 * 3600 * timedelta(seconds=1), "I am thinking of buying a boat."
+    )
+    chat(root, day(2026, 11, 10), "The product launch moved to March, I told the team.")
+    chat(root, day(2026, 10, 5), "The product launch is set for January.")
+    return root
+
+
+def test_a_question_about_last_week_is_answered_from_last_weeks_conversations(
+    personal: Path,
+) -> None:
+    passages = gather(MemoryTools(personal), "What did I say about the launch last week?", now=NOW)
+    assert passages and all(p.memory.startswith("conversations/2026-11/") for p in passages)
+    assert (
+        "On 2026-11-10 00:00 the user said: The product launch moved to March" in passages[0].text
+    )
+    assert passages[0].document.startswith('the conversation "The product launch moved')
+
+
+def test_when_did_i_first_mention_shows_the_dates(personal: Path) -> None:
+    passages = gather(MemoryTools(personal), "When did I first mention buying a boat?", now=NOW)
+    dated = [p for p in passages if p.memory.startswith("conversations/")]
+    assert dated and "On 2026-09-14 09:00 the user said: I am thinking of buying a boat." in (
+        dated[0].text
+    )
+
+
+def test_the_current_state_prefers_the_latest_fact(personal: Path) -> None:
+    """Two facts as relevant as each other: the newer one ranks first for "now"."""
+    fact(personal, "The user's favourite city is Porto.", NOW - 200 * DAY, "c-old", 1)
+    fact(personal, "The user's favourite city is Lisbon.", NOW - 2 * DAY, "c-new", 2)
+    tools = MemoryTools(personal)
+    now_first = gather(tools, "What is my favourite city now?", now=NOW)
+    assert "Lisbon" in now_first[0].text and now_first[0].document.startswith("a fact the user")
+    assert f"Stated on {NOW - 2 * DAY:%Y-%m-%d}" in now_first[0].text
+
+
+def test_an_answer_from_a_fact_cites_its_conversation(
+    make_workflow, memory_dir: Path, llm_server
+) -> None:
+    workflow = make_workflow()
+    workflow.add(text="# Boats\n\nA note about sailing boats and their keels.\n")
+    # The conversation shares no word with the question: only the fact leads to it.
+    said = chat(memory_dir, NOW - DAY, "Remember: I named her Sea Otter.")
+    stated = fact(memory_dir, "The user's boat is called Sea Otter.", NOW - DAY, said.id, 1)
+    result = workflow.request("What is my boat called?")
+    assert stated.home in result.sources and said.path in result.sources, result.trajectory
+    assert "Sea Otter" in result.answer
+    cited = next(c for c in result.citations if c.path == stated.home)
+    assert cited.source == said.path
