@@ -123,3 +123,6 @@ class GamMeta(BaseModel):
     source_files: list[str] = Field(default_factory=list)
     model_used: str = ""
     chunk_config: ChunkConfig = Field(default_factory=ChunkConfig)
+    # What the memory keeps of its user: chats saved as files, facts learned from them.
+    save_conversations: bool = True
+    learn_facts: bool = True

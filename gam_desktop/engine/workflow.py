@@ -18,15 +18,21 @@ from pathlib import Path
 from typing import Any
 
 from gam_desktop.engine.ask.agent import ChatAgent, StepCallback
-from gam_desktop.engine.ask.conversation import Conversation
+from gam_desktop.engine.ask.conversation import Conversation, working_memory
 from gam_desktop.engine.ask.tools import MemoryTools
 from gam_desktop.engine.build.builder import BuildOptions, BuildReport, MemoryBuilder
 from gam_desktop.engine.build.documents import DocumentError, SourceDocument, load_file, load_text
 from gam_desktop.engine.build.estimate import Estimate
 from gam_desktop.engine.build.estimate import estimate as size_of
+from gam_desktop.engine.chats import library as chats
+from gam_desktop.engine.chats.library import ConversationInfo
+from gam_desktop.engine.chats.record import Turn, new_record
+from gam_desktop.engine.errors import GamError
+from gam_desktop.engine.facts.learn import Learned, learn
+from gam_desktop.engine.facts.record import Fact, read_facts
 from gam_desktop.engine.history import journal
 from gam_desktop.engine.history.journal import Interrupted
-from gam_desktop.engine.history.log import History, NothingToUndo
+from gam_desktop.engine.history.log import TRAILER_KIND, History, NothingToUndo
 from gam_desktop.engine.history.versioned import RecordedEdits, VersionedFolder
 from gam_desktop.engine.llm import LLMClient, LLMSettings
 from gam_desktop.engine.models import (
@@ -35,13 +41,18 @@ from gam_desktop.engine.models import (
     ChunkConfig,
     GamMeta,
     ReorganizeOperation,
+    utc_now,
 )
 from gam_desktop.engine.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
 from gam_desktop.engine.store.changes import (
+    CHAT,
+    FORGET,
     INITIALIZE,
+    LEARN,
     OUTSIDE_EDIT,
     RECOVER,
     REORGANIZE,
+    SETTINGS,
     Changes,
 )
 from gam_desktop.engine.store.changeset import ChangeSet
@@ -67,6 +78,22 @@ class OutsideEdit:
     changed: list[str] = field(default_factory=list)  # everything that changed on disk
     changes: Changes = field(default_factory=lambda: Changes(OUTSIDE_EDIT))  # ...as Changes
     head: str | None = None  # the memory's last commit once they were recorded
+
+
+@dataclass
+class ChatTurn:
+    """An answer given in a saved conversation: the id to continue it with (None when
+    saving is off for this memory), its file and the turn's number."""
+
+    result: ChatResult
+    conversation_id: str | None
+    path: str | None
+    turn: int
+
+
+class FactNotFound(GamError, LookupError):
+    title = "Fact not found"
+    advice = "It may have been forgotten or edited outside the app; list the facts again."
 
 
 def front_matter_problems(folder: MemoryFolder, paths: list[str]) -> list[str]:
@@ -395,6 +422,126 @@ class Workflow:
         if conversation is not None:
             conversation.add(user_prompt, result.answer, self.cancel)
         return result
+
+    # -- conversations and facts ---------------------------------------------------------
+
+    def chat(
+        self,
+        question: str,
+        conversation_id: str | None = None,
+        *,
+        on_step: StepCallback | None = None,
+        explore: bool = False,
+        max_iterations: int = 10,
+    ) -> ChatTurn:
+        """Answer `question` in a saved conversation (a new one without an id) and commit
+        the turn ("Chat: <title>"). With saving switched off for this memory the answer
+        is given and nothing is written. Learning from it is `learn_from_turn`'s job."""
+        if conversation_id:
+            record, path = chats.load(self.folder.root, conversation_id)
+        else:
+            record, path = new_record(question, self.chat_settings.model), None
+        llm = LLMClient(self.chat_settings)
+        conversation = working_memory(record, llm)
+        result = self.request(
+            question, None, max_iterations, conversation, on_step=on_step, explore=explore
+        )
+        meta = self.folder.read_meta()
+        if meta is not None and not meta.save_conversations:
+            return ChatTurn(result, None, None, len(record.turns) + 1)
+        turn = Turn(utc_now(), question, result.answer, result.sources, result.confidence)
+        record = chats.with_turn(record, turn, conversation.summary, conversation.folded)
+        trailers = {TRAILER_KIND: CHAT, "Gam-Conversation": record.id}
+        with self.versioned.operation(CHAT) as transaction:
+            transaction.write(chats.stage_save(record, path), f"Chat: {record.title}", trailers)
+        self._changed(transaction.changes(CHAT))
+        return ChatTurn(result, record.id, path or record.path, len(record.turns))
+
+    def learn_from_turn(self, conversation_id: str | None, turn: int, message: str) -> Learned:
+        """The facts the user's `message` states, reconciled with those known and
+        committed as one operation ("Learned 2 facts, updated 1"); nothing when learning
+        is off for this memory or the LLM fails (it never forgets on a failure)."""
+        meta = self.folder.read_meta()
+        if meta is None or not meta.learn_facts:
+            return Learned()
+        existing = read_facts(self.folder.root)
+        llm = LLMClient(self.chat_settings)
+        learned = learn(llm, message, existing, conversation_id or "", turn, self.cancel)
+        if learned:
+            trailers = {TRAILER_KIND: LEARN, "Gam-Conversation": conversation_id or ""}
+            with self.versioned.operation(LEARN) as transaction:
+                transaction.write(learned.changes(), learned.summary(), trailers)
+            self._changed(transaction.changes(LEARN))
+        return learned
+
+    def conversations(self) -> list[ConversationInfo]:
+        return chats.list_conversations(self.folder.root)
+
+    def delete_conversation(self, conversation_id: str) -> Changes:
+        """Delete a conversation as a commit (History can bring it back)."""
+        info = chats.find(self.folder.root, conversation_id)
+        with self.versioned.operation(FORGET) as transaction:
+            transaction.write(
+                chats.stage_delete(info.path),
+                f"Deleted the conversation: {info.title}",
+                {TRAILER_KIND: FORGET, "Gam-Conversation": info.id},
+            )
+        changes = transaction.changes(FORGET)
+        self._changed(changes)
+        return changes
+
+    def rename_conversation(self, conversation_id: str, title: str) -> Changes:
+        record, path = chats.load(self.folder.root, conversation_id)
+        old, record.title = record.title, " ".join(title.split()) or record.title
+        with self.versioned.operation(CHAT) as transaction:
+            transaction.write(
+                chats.stage_save(record, path),
+                f"Renamed the conversation: {old} → {record.title}",
+                {TRAILER_KIND: CHAT, "Gam-Conversation": record.id},
+            )
+        changes = transaction.changes(CHAT)
+        self._changed(changes)
+        return changes
+
+    def facts(self, deleted: bool = False) -> list[Fact]:
+        return read_facts(self.folder.root, deleted=deleted)
+
+    def forget_fact(self, fact_id: str) -> Changes:
+        """Retract a fact: it moves to facts/.deleted (a commit History can undo)."""
+        fact = next((f for f in read_facts(self.folder.root) if f.id == fact_id), None)
+        if fact is None:
+            raise FactNotFound(f"no fact {fact_id!r} in {self.folder.root}")
+        forgotten = Learned(deleted=[fact])
+        with self.versioned.operation(FORGET) as transaction:
+            transaction.write(
+                forgotten.changes(),
+                f"Forgot: {fact.statement}",
+                {TRAILER_KIND: FORGET, "Gam-Fact": fact.id},
+            )
+        changes = transaction.changes(FORGET)
+        self._changed(changes)
+        return changes
+
+    def set_personal_memory(
+        self, save_conversations: bool | None = None, learn_facts: bool | None = None
+    ) -> None:
+        """Switch saving chats and learning facts on or off for this memory (a commit)."""
+        meta = self.folder.read_meta()
+        if meta is None:
+            raise NotAMemoryError(f"{self.folder.root} is not a GAM memory")
+        asked = {"save_conversations": save_conversations, "learn_facts": learn_facts}
+        update = {key: on for key, on in asked.items() if on is not None}
+        meta = meta.model_copy(update=update)
+        said = ", ".join(
+            f"{k.replace('_', ' ')} {'on' if on else 'off'}" for k, on in update.items()
+        )
+        with self.versioned.operation(SETTINGS) as transaction:
+            transaction.write(
+                ChangeSet(writes={META_FILE: meta.model_dump_json(indent=2) + "\n"}),
+                f"Settings: {said}",
+                {TRAILER_KIND: SETTINGS},
+            )
+        self._changed(transaction.changes(SETTINGS))
 
     def _waiting(self) -> None:
         self.progress(

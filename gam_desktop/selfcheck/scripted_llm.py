@@ -27,7 +27,7 @@ from typing import Any
 
 from gam_desktop.engine.llm.tokenizer import count_tokens
 from gam_desktop.engine.textutil import keywords
-from gam_desktop.selfcheck import scripted_agent
+from gam_desktop.selfcheck import scripted_agent, scripted_facts
 
 SENTENCE = re.compile(r"(?<=[.!?。！？])\s*")
 TASKS = {
@@ -38,6 +38,8 @@ TASKS = {
     "You are a README writer": "describe",
     "You are a conversation summarizer": "summarize",
     "You answer questions from passages": "ground",
+    "You extract facts about the user": "extract_facts",
+    "You keep a personal memory of facts": "reconcile_facts",
 }
 
 
@@ -333,6 +335,8 @@ ANSWERS = {
     "organize": organize,
     "place": place,
     "describe": describe,
+    "extract_facts": scripted_facts.extract,
+    "reconcile_facts": scripted_facts.reconcile,
 }
 
 

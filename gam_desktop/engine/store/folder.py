@@ -23,6 +23,7 @@ from gam_desktop.engine.errors import GamError
 from gam_desktop.engine.models import META_FILE, GamMeta
 from gam_desktop.engine.store.links import is_absent, is_real_dir, resolve_within
 from gam_desktop.engine.store.markdown import README, parse_memory, parse_readme
+from gam_desktop.engine.store.naming import RESERVED_FOLDER_NAMES
 
 APP_DIR = ".gam"  # the app's own files: the one place their layout is defined
 SOURCES_DIR = f"{APP_DIR}/sources"
@@ -37,6 +38,7 @@ CONVERSATIONS_DIR = "conversations"  # conversations/<yyyy-mm>/<date>-<slug>.md
 FACTS_DIR = "facts"  # facts/<topic>/<statement>.md
 DELETED_FACTS_DIR = f"{FACTS_DIR}/.deleted"  # updated and retracted facts, never destroyed
 PERSONAL_DIRS = (CONVERSATIONS_DIR, FACTS_DIR)
+assert frozenset(PERSONAL_DIRS) == RESERVED_FOLDER_NAMES  # no document folder takes them
 
 
 class NotAMemoryError(GamError, ValueError):
@@ -142,15 +144,19 @@ class MemoryFolder:
             return None
         return path.read_text(encoding="utf-8")[span[0] : span[1]]
 
-    def load_view(self) -> DirView:
-        return self._scan(self.root, "")
+    def load_view(self, personal: bool = False) -> DirView:
+        """The document tree; with `personal`, the conversations and facts folders too
+        (they are never planned, reorganized, counted or listed in a README)."""
+        return self._scan(self.root, "", skip=() if personal else PERSONAL_DIRS)
 
-    def _scan(self, folder: Path, rel: str) -> DirView:
+    def _scan(self, folder: Path, rel: str, skip: tuple[str, ...] = ()) -> DirView:
         view = DirView(path=rel)
         readme_found = False
         with os.scandir(folder) as entries:
             for entry in sorted(entries, key=lambda e: e.name):
                 if entry.name.startswith(".") or is_absent(self.root, entry):
+                    continue
+                if entry.name in skip:
                     continue
                 if is_real_dir(entry):
                     view.subdirs[entry.name] = self._scan(

@@ -11,6 +11,9 @@ import re
 import unicodedata
 from collections.abc import Iterable
 
+# conversations/ and facts/ (store.folder names them; folder imports this module)
+RESERVED_FOLDER_NAMES = frozenset({"conversations", "facts"})
+
 MAX_NAME_CHARS = 64
 # 255 bytes is the usual limit; room is left for "_12.md" and the temp file's ".x.tmp" parts.
 MAX_NAME_BYTES = 120
@@ -67,7 +70,10 @@ def _cut(name: str, limit: int) -> str:
 
 
 def sanitize_folder_name(raw: str, fallback: str = "topic") -> str:
-    return sanitize_name(raw, fallback, MAX_FOLDER_CHARS)
+    """A folder name for documents: never the name of the folders the memory keeps its
+    conversations and facts in (store.folder.PERSONAL_DIRS), at whatever level."""
+    name = sanitize_name(raw, fallback, MAX_FOLDER_CHARS)
+    return f"{name}_notes" if name in RESERVED_FOLDER_NAMES else name
 
 
 def fit_stem(stem: str, folder: str) -> str:
