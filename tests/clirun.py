@@ -1,5 +1,5 @@
 """Running the command line (gam-add, gam-request, gam-history, gam-rollback) as a person
-does: each entry point of gam_desktop/cli.py in its own process."""
+does: each entry point of gam_desktop.cli in its own process."""
 
 from __future__ import annotations
 

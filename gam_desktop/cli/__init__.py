@@ -1,0 +1,13 @@
+"""Command-line entry points: `gam-add`, `gam-request`, `gam-chat`, `gam-facts`,
+`gam-history`, `gam-rollback`.
+
+Wires the engine and nothing else: settings from flags and the environment, a tqdm
+progress bar, a one-line reason and a non-zero exit code on failure.
+"""
+
+from gam_desktop.cli.add import add_main
+from gam_desktop.cli.ask import request_main
+from gam_desktop.cli.common import EX_SOFTWARE
+from gam_desktop.cli.history import history_main, rollback_main
+
+__all__ = ["EX_SOFTWARE", "add_main", "history_main", "request_main", "rollback_main"]

@@ -1,0 +1,146 @@
+"""`gam-add`: build or grow a memory from documents."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from gam_desktop.cli.common import (
+    EXPECTED_ERRORS,
+    ProgressBar,
+    entry_point,
+    llm_arguments,
+    reason,
+    recover_hint,
+    settings_for,
+    whole,
+)
+from gam_desktop.engine.build.builder import BuildOptions, BuildReport
+from gam_desktop.engine.build.documents import files_in
+from gam_desktop.engine.history.versioned import InterruptedOperationError
+from gam_desktop.engine.models import ChunkConfig
+from gam_desktop.engine.progress import OperationCancelled
+from gam_desktop.engine.workflow import Workflow
+
+
+def add_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="gam-add", description="Add documents to a GAM memory.")
+    llm_arguments(parser)
+    parser.add_argument(
+        "--files",
+        nargs="*",
+        default=[],
+        help="PDF, TXT or Markdown files; a folder adds those in it, recursively",
+    )
+    parser.add_argument("--text", help="raw text to add")
+    parser.add_argument("--min-tokens", type=whole(1), help="smallest chunk (tokens; default 100)")
+    parser.add_argument("--max-tokens", type=whole(16), default=1000, help="largest chunk (tokens)")
+    parser.add_argument("--no-chunking", action="store_true", help="one chunk per document")
+    parser.add_argument(
+        "--reorganize-threshold",
+        type=whole(1),
+        default=10,
+        help="re-plan a folder holding more memories than this",
+    )
+    return parser
+
+
+def _expand_files(names: Sequence[str], gam_dir: str, quiet: bool) -> tuple[list[Path], list[str]]:
+    """The files to add, and problems: a folder stands for its supported files, searched
+    recursively as the GUI does (hidden files, links out of it and the memory folder
+    itself left out)."""
+    memory = Path(gam_dir).resolve()
+    files: list[Path] = []
+    problems: list[str] = []
+    for name in names:
+        folder = Path(name)
+        if not folder.is_dir():
+            files.append(folder)
+            continue
+        found = [p for p in files_in(folder)[0] if memory not in p.resolve().parents]
+        if not found:
+            problems.append(f"{name}: a folder with no PDF, TXT or Markdown files")
+        elif not quiet:
+            print(f"{name}: {len(found)} supported file{'s' * (len(found) != 1)}", file=sys.stderr)
+        files += found
+    return files, problems
+
+
+def _without_text(files: Sequence[Path], report: BuildReport) -> list[str]:
+    """Files that gave no text: those the engine reports so, and those the report does not
+    name at all (an engine that drops blank documents without a word)."""
+    named = {line.split(": ", 1)[0] for line in [*report.unreadable, *report.warnings]}
+    named |= set(report.documents)
+    silent = [f"{file.name}: {NO_TEXT}; skipped" for file in files if file.name not in named]
+    return [w for w in report.warnings if NO_TEXT in w] + list(dict.fromkeys(silent))
+
+
+@entry_point("gam-add")
+def add_main(argv: Sequence[str] | None = None) -> int:
+    args = _add_arguments(argv)
+    logging.basicConfig(level=logging.ERROR, format="%(levelname)s %(name)s: %(message)s")
+    text = args.text if args.text and args.text.strip() else None
+    if not args.files and not text:
+        print("gam-add: nothing to add (give --files or --text)", file=sys.stderr)
+        return 2
+    try:
+        settings = settings_for("builder", args)
+        chunk = ChunkConfig(
+            min_tokens=min(100, args.max_tokens) if args.min_tokens is None else args.min_tokens,
+            max_tokens=args.max_tokens,
+        )
+    except ValueError as exc:  # pydantic's ValidationError, or a bad number in the environment
+        print(f"gam-add: invalid setting: {reason(exc)}", file=sys.stderr)
+        return 2
+    files, problems = _expand_files(args.files, args.gam_dir, args.quiet)
+    if not files and not text:
+        for problem in problems:
+            print(f"gam-add: {problem}", file=sys.stderr)
+        return 1
+    bar = ProgressBar(enabled=not args.quiet)
+    try:
+        options = BuildOptions(chunk=chunk, reorganize_threshold=args.reorganize_threshold)
+        workflow = Workflow(gam_dir=args.gam_dir, settings=settings, options=options, progress=bar)
+        report = workflow.add(files=files, text=text, use_chunking=not args.no_chunking)
+    except (KeyboardInterrupt, OperationCancelled):
+        bar.close()
+        print("gam-add: cancelled; the memory was not changed", file=sys.stderr)
+        return 130
+    except InterruptedOperationError:
+        bar.close()
+        print(f"gam-add: {recover_hint(args.gam_dir)}", file=sys.stderr)
+        return 1
+    except EXPECTED_ERRORS as exc:
+        bar.close()
+        print(f"gam-add: {reason(exc)}", file=sys.stderr)
+        return 1
+    bar.close()
+    return _report_add(report, problems + report.unreadable + _without_text(files, report))
+
+
+def _report_add(report: BuildReport, problems: list[str]) -> int:
+    """What an add did, its problems (exit 1) and warnings."""
+    for problem in problems:
+        print(f"error: {problem}", file=sys.stderr)
+    for warning in report.warnings:
+        if warning not in problems:
+            print(f"warning: {warning}", file=sys.stderr)
+    if report.documents or not problems:
+        print(f"{report.summary()} — {report.usage.summary()}")
+    return 1 if problems else 0
+
+
+def _add_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = add_parser()
+    args = parser.parse_args(argv)
+    if args.min_tokens is not None and args.min_tokens > args.max_tokens:
+        parser.error(
+            f"--min-tokens {args.min_tokens} is larger than --max-tokens {args.max_tokens}"
+        )
+    return args
+
+
+NO_TEXT = "no text found"  # Workflow._new_only: "<name>: no text found; skipped"
