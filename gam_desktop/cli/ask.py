@@ -1,11 +1,12 @@
-"""`gam-request`: ask a question of a memory."""
+"""`gam-request` (one question) and `gam-chat` (a conversation in the terminal)."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from gam_desktop.cli.common import (
     EXPECTED_ERRORS,
@@ -16,8 +17,11 @@ from gam_desktop.cli.common import (
     settings_for,
     whole,
 )
+from gam_desktop.engine.ask.agent import AgentStep
+from gam_desktop.engine.facts.learn import Learned
+from gam_desktop.engine.models import ChatResult
 from gam_desktop.engine.progress import OperationCancelled
-from gam_desktop.engine.workflow import Workflow
+from gam_desktop.engine.workflow import ChatTurn, Workflow
 
 
 def request_parser() -> argparse.ArgumentParser:
@@ -32,6 +36,14 @@ def request_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="explore the memory with tools even when its best passages answer the question",
     )
+    parser.add_argument(
+        "--conversation",
+        metavar="ID|new|last",
+        help="ask in a saved conversation (new: start one; last: the latest) and learn facts",
+    )
+    parser.add_argument(
+        "--no-learn", action="store_true", help="with --conversation: learn no facts"
+    )
     parser.add_argument("--json", action="store_true", help="print the ChatResult as JSON")
     parser.add_argument("--trajectory", action="store_true", help="show the path taken")
     return parser
@@ -41,26 +53,21 @@ def request_parser() -> argparse.ArgumentParser:
 def request_main(argv: Sequence[str] | None = None) -> int:
     args = request_parser().parse_args(argv)
     logging.basicConfig(level=logging.ERROR, format="%(levelname)s %(name)s: %(message)s")
-
-    def show_step(step) -> None:
-        if not args.quiet and not args.json:
-            print(f"  … {step.describe()}", file=sys.stderr)
-
-    try:
-        settings = settings_for("chat", args)
-    except ValueError as exc:  # pydantic's ValidationError, or a bad number in the environment
-        print(f"gam-request: invalid setting: {reason(exc)}", file=sys.stderr)
+    workflow = _workflow("gam-request", args)
+    if workflow is None:
         return 2
     try:
-        workflow = Workflow(gam_dir=args.gam_dir, chat_settings=settings)
-        if workflow.folder.is_memory() and workflow.interrupted() is not None:
-            print(f"gam-request: warning: {recover_hint(args.gam_dir)}", file=sys.stderr)
-        result = workflow.request(
-            args.query,
-            max_iterations=args.max_iterations,
-            on_step=show_step,
-            explore=args.explore,
-        )
+        if args.conversation is None:
+            result = workflow.request(
+                args.query,
+                max_iterations=args.max_iterations,
+                on_step=_steps(args),
+                explore=args.explore,
+            )
+            turn, learned = None, None
+        else:
+            turn, learned = _turn(workflow, args, args.query, _continued(workflow, args))
+            result = turn.result
     except (KeyboardInterrupt, OperationCancelled):
         print("gam-request: cancelled", file=sys.stderr)
         return 130
@@ -68,12 +75,140 @@ def request_main(argv: Sequence[str] | None = None) -> int:
         print(f"gam-request: {reason(exc)}", file=sys.stderr)
         return 1
     if args.json:
-        print(result.model_dump_json(indent=2))
+        extra = {}
+        if turn is not None:
+            extra = {"conversation_id": turn.conversation_id, "turn": turn.turn}
+            extra["learned"] = learned.summary() if learned else None
+        print(json.dumps({**result.model_dump(mode="json"), **extra}, indent=2))
         return 0
+    _print_answer(result, args.trajectory)
+    _print_learned(learned)
+    if turn is not None and turn.conversation_id:
+        said = turn.conversation_id
+        print(f"Conversation: {said} (continue with --conversation {said})")
+    return 0
+
+
+def chat_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="gam-chat",
+        description="Talk with a GAM memory in the terminal; the conversation is saved in "
+        "the memory (conversations/) and what you state is learned as facts (facts/).",
+    )
+    llm_arguments(parser)
+    parser.add_argument(
+        "--conversation",
+        metavar="ID|last",
+        help="continue a saved conversation (default: start a new one)",
+    )
+    parser.add_argument("--no-learn", action="store_true", help="learn no facts from this chat")
+    parser.add_argument("--max-iterations", type=whole(1), default=10, help="exploration steps")
+    parser.add_argument("--explore", action="store_true", help="always explore with tools")
+    return parser
+
+
+@entry_point("gam-chat")
+def chat_main(argv: Sequence[str] | None = None) -> int:
+    """A read-eval loop: each line a question, answered and saved; /quit or an empty line
+    (or end of input) ends it."""
+    args = chat_parser().parse_args(argv)
+    args.trajectory = args.json = False
+    logging.basicConfig(level=logging.ERROR, format="%(levelname)s %(name)s: %(message)s")
+    workflow = _workflow("gam-chat", args)
+    if workflow is None:
+        return 2
+    try:
+        conversation = _continued(workflow, args)
+    except EXPECTED_ERRORS as exc:
+        print(f"gam-chat: {reason(exc)}", file=sys.stderr)
+        return 1
+    print("Ask a question (an empty line or /quit ends the chat).", file=sys.stderr)
+    while True:
+        try:
+            question = input("you> ").strip()
+        except EOFError:
+            break
+        if not question or question in ("/quit", "/exit"):
+            break
+        try:
+            turn, learned = _turn(workflow, args, question, conversation)
+        except KeyboardInterrupt:
+            print("\ngam-chat: cancelled", file=sys.stderr)
+            continue
+        except EXPECTED_ERRORS as exc:
+            print(f"gam-chat: {reason(exc)}", file=sys.stderr)
+            continue
+        conversation = turn.conversation_id or conversation
+        _print_answer(turn.result, trajectory=False)
+        _print_learned(learned)
+    if conversation:
+        print(f"Saved as conversation {conversation}.", file=sys.stderr)
+    return 0
+
+
+def _workflow(name: str, args: argparse.Namespace) -> Workflow | None:
+    try:
+        settings = settings_for("chat", args)
+    except ValueError as exc:  # pydantic's ValidationError, or a bad number in the environment
+        print(f"{name}: invalid setting: {reason(exc)}", file=sys.stderr)
+        return None
+    workflow = Workflow(gam_dir=args.gam_dir, chat_settings=settings)
+    if workflow.folder.is_memory() and workflow.interrupted() is not None:
+        print(f"{name}: warning: {recover_hint(args.gam_dir)}", file=sys.stderr)
+    return workflow
+
+
+def _continued(workflow: Workflow, args: argparse.Namespace) -> str | None:
+    """The conversation to continue: an id, the latest ("last"), or None for a new one."""
+    wanted = getattr(args, "conversation", None)
+    if wanted in (None, "", "new"):
+        return None
+    if wanted == "last":
+        listed = workflow.conversations()
+        return listed[0].id if listed else None
+    return str(wanted)
+
+
+def _turn(
+    workflow: Workflow, args: argparse.Namespace, question: str, conversation: str | None
+) -> tuple[ChatTurn, Learned | None]:
+    """One saved turn, then what it taught (unless --no-learn)."""
+    turn = workflow.chat(
+        question,
+        conversation,
+        on_step=_steps(args),
+        explore=args.explore,
+        max_iterations=args.max_iterations,
+    )
+    if getattr(args, "no_learn", False):
+        return turn, None
+    return turn, workflow.learn_from_turn(turn.conversation_id, turn.turn, question)
+
+
+def _steps(args: argparse.Namespace) -> Callable[[AgentStep], None]:
+    def show_step(step: AgentStep) -> None:
+        if not args.quiet and not args.json:
+            print(f"  … {step.describe()}", file=sys.stderr)
+
+    return show_step
+
+
+def _print_answer(result: ChatResult, trajectory: bool) -> None:
     print(result.answer)
     cited = [c.describe() for c in result.citations] or result.sources
     print(f"\nSources: {', '.join(cited) or '(none)'}")
     print(f"Confidence: {result.confidence:.2f}")
-    if args.trajectory:
+    if trajectory:
         print("\nTrajectory:\n" + result.trajectory)
-    return 0
+
+
+def _print_learned(learned: Learned | None) -> None:
+    if learned is None:
+        return
+    if learned.problem:
+        print(f"Learned nothing: {learned.problem}", file=sys.stderr)
+    elif learned:
+        changes = [f"+ {f.statement}" for f in learned.added]
+        changes += [f"~ {old.statement} → {new.statement}" for old, new in learned.updated]
+        changes += [f"- {f.statement}" for f in learned.deleted]
+        print(f"{learned.summary()}:\n  " + "\n  ".join(changes))
