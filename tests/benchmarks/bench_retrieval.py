@@ -23,7 +23,6 @@ from gam_desktop.engine.llm import LLMSettings
 from gam_desktop.engine.models import GamMeta
 from gam_desktop.engine.store.folder import MemoryFolder
 from gam_desktop.engine.store.markdown import ReadmeEntry, render_memory, render_readme
-from gam_desktop.engine.tree import GAMTree
 from gam_desktop.engine.workflow import Workflow
 from gam_desktop.selfcheck.scripted_llm import RunningServer
 
@@ -93,16 +92,10 @@ def main() -> None:
             f"({time.perf_counter() - started:.1f} s)"
         )
         started = time.perf_counter()
-        tree = GAMTree.from_disk(root)
-        print(
-            f"open the tree (GAMTree.from_disk): {(time.perf_counter() - started) * 1000:.0f} ms"
-            f" ({tree.memory_count()} memories)"
-        )
-        started = time.perf_counter()
-        MemoryFolder(root).load_view()
+        view = MemoryFolder(root).load_view()
         print(
             f"open the folder view (names + READMEs): "
-            f"{(time.perf_counter() - started) * 1000:.0f} ms"
+            f"{(time.perf_counter() - started) * 1000:.0f} ms ({view.memory_count()} memories)"
         )
 
         tools = MemoryTools(root)

@@ -37,7 +37,7 @@ from gam_desktop.engine.ask.recall import is_fact
 from gam_desktop.engine.ask.tools import TOOLS, MemoryTools, ToolResult
 from gam_desktop.engine.ask.when import describe_today
 from gam_desktop.engine.chats.library import ConversationNotFound, find
-from gam_desktop.engine.llm import LLMCallFailed, LLMClient
+from gam_desktop.engine.llm import LLM, LLMCallFailed
 from gam_desktop.engine.llm.tools import ToolCall, ToolReply, chat_with_tools
 from gam_desktop.engine.models import ChatResult, Citation, utc_now
 from gam_desktop.engine.progress import CancelToken
@@ -130,7 +130,7 @@ class ChatAgent:
     def __init__(
         self,
         tools: MemoryTools,
-        llm: LLMClient,
+        llm: LLM,
         on_step: StepCallback | None = None,
         cancel: CancelToken | None = None,
         evidence_first: bool = True,

@@ -32,7 +32,7 @@ from gam_desktop.engine.ask.when import (
     recency,
     time_window,
 )
-from gam_desktop.engine.llm import LLMCallFailed, LLMClient
+from gam_desktop.engine.llm import LLM, LLMCallFailed
 from gam_desktop.engine.models import utc_now
 from gam_desktop.engine.progress import CancelToken
 from gam_desktop.engine.store.markdown import README as README_NAME
@@ -336,7 +336,7 @@ def clean_ending(text: str) -> str:
 
 
 def grounded_answer(
-    llm: LLMClient, question: str, passages: list[Passage], cancel: CancelToken
+    llm: LLM, question: str, passages: list[Passage], cancel: CancelToken
 ) -> tuple[str, list[str]]:
     """One call answering from `passages` alone; (answer, cited memories). Without the
     LLM, the passage sentences that share most words with the question."""
