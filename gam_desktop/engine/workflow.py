@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ from gam_desktop.engine.build.estimate import Estimate
 from gam_desktop.engine.build.estimate import estimate as size_of
 from gam_desktop.engine.chats import library as chats
 from gam_desktop.engine.chats.library import ConversationInfo
-from gam_desktop.engine.chats.record import Turn, new_record
+from gam_desktop.engine.chats.record import ConversationRecord, Turn, new_record
 from gam_desktop.engine.errors import GamError
 from gam_desktop.engine.facts.learn import Learned, learn
 from gam_desktop.engine.facts.record import Fact, read_facts
@@ -437,19 +438,51 @@ class Workflow:
         """Answer `question` in a saved conversation (a new one without an id) and commit
         the turn ("Chat: <title>"). With saving switched off for this memory the answer
         is given and nothing is written. Learning from it is `learn_from_turn`'s job."""
-        if conversation_id:
-            record, path = chats.load(self.folder.root, conversation_id)
-        else:
-            record, path = new_record(question, self.chat_settings.model), None
-        llm = LLMClient(self.chat_settings)
-        conversation = working_memory(record, llm)
+        record, path = self._conversation(question, conversation_id)
+        conversation = working_memory(record, LLMClient(self.chat_settings))
         result = self.request(
             question, None, max_iterations, conversation, on_step=on_step, explore=explore
         )
+        turn = Turn(utc_now(), question, result.answer, result.sources, result.confidence)
+        return self._save_turn(record, path, turn, conversation, result)
+
+    def save_turn(
+        self,
+        question: str,
+        answer: str,
+        conversation_id: str | None = None,
+        *,
+        sources: Sequence[str] = (),
+        confidence: float | None = None,
+        at: datetime | None = None,
+    ) -> ChatTurn:
+        """Record a turn answered elsewhere (another app through the memory's endpoint, an
+        imported chat) in a saved conversation, as `chat` would; no LLM call."""
+        record, path = self._conversation(question, conversation_id, at)
+        conversation = working_memory(record)  # folding without the LLM: first sentences
+        conversation.add(question, answer)
+        turn = Turn(at or utc_now(), question, answer, list(sources), confidence)
+        result = ChatResult(question=question, answer=answer, sources=list(sources))
+        return self._save_turn(record, path, turn, conversation, result)
+
+    def _conversation(
+        self, question: str, conversation_id: str | None, at: datetime | None = None
+    ) -> tuple[ConversationRecord, str | None]:
+        if conversation_id:
+            return chats.load(self.folder.root, conversation_id)
+        return new_record(question, self.chat_settings.model, now=at), None
+
+    def _save_turn(
+        self,
+        record: ConversationRecord,
+        path: str | None,
+        turn: Turn,
+        conversation: Conversation,
+        result: ChatResult,
+    ) -> ChatTurn:
         meta = self.folder.read_meta()
         if meta is not None and not meta.save_conversations:
             return ChatTurn(result, None, None, len(record.turns) + 1)
-        turn = Turn(utc_now(), question, result.answer, result.sources, result.confidence)
         record = chats.with_turn(record, turn, conversation.summary, conversation.folded)
         trailers = {TRAILER_KIND: CHAT, "Gam-Conversation": record.id}
         with self.versioned.operation(CHAT) as transaction:
@@ -457,7 +490,13 @@ class Workflow:
         self._changed(transaction.changes(CHAT))
         return ChatTurn(result, record.id, path or record.path, len(record.turns))
 
-    def learn_from_turn(self, conversation_id: str | None, turn: int, message: str) -> Learned:
+    def learn_from_turn(
+        self,
+        conversation_id: str | None,
+        turn: int,
+        message: str,
+        at: datetime | None = None,
+    ) -> Learned:
         """The facts the user's `message` states, reconciled with those known and
         committed as one operation ("Learned 2 facts, updated 1"); nothing when learning
         is off for this memory or the LLM fails (it never forgets on a failure)."""
@@ -466,7 +505,7 @@ class Workflow:
             return Learned()
         existing = read_facts(self.folder.root)
         llm = LLMClient(self.chat_settings)
-        learned = learn(llm, message, existing, conversation_id or "", turn, self.cancel)
+        learned = learn(llm, message, existing, conversation_id or "", turn, self.cancel, at)
         if learned:
             trailers = {TRAILER_KIND: LEARN, "Gam-Conversation": conversation_id or ""}
             with self.versioned.operation(LEARN) as transaction:

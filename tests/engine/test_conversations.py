@@ -183,3 +183,19 @@ def test_a_link_out_is_never_written_through(memory: Workflow, tmp_path: Path) -
     with pytest.raises(StoreError, match="'facts' is a link; nothing is written through links"):
         memory.learn_from_turn("c-1", 1, "I live in Porto.")
     assert list(outside.iterdir()) == [] and memory.facts() == []
+
+
+def test_a_turn_answered_elsewhere_is_saved_without_a_call(memory: Workflow, llm_server) -> None:
+    """Another app's turn (the memory's endpoint, an import) at the time it happened."""
+    when = utc_now() - timedelta(days=60)
+    before = len(llm_server.state.requests)
+    first = memory.save_turn("I bought a boat.", "Congratulations!", at=when)
+    again = memory.save_turn("It is called Sea Otter.", "A fine name.", first.conversation_id,
+                             sources=["notes/boats.md"], at=when + timedelta(minutes=2))  # fmt: skip
+    assert len(llm_server.state.requests) == before
+    record = parse((memory.folder.root / first.path).read_text())
+    assert [t.time for t in record.turns] == [when, when + timedelta(minutes=2)]
+    assert (
+        record.started == when and again.turn == 2 and record.turns[1].sources == ["notes/boats.md"]
+    )
+    assert first.path.startswith(f"conversations/{when:%Y-%m}/{when:%Y-%m-%d}-")
