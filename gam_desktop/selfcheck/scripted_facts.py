@@ -26,20 +26,31 @@ def extract(user: str) -> dict[str, Any]:
     message = user.split("The user's message:\n", 1)[-1]
     facts = []
     for sentence in _SENTENCES.split(message.strip()):
-        fact = _fact(sentence.strip())
-        if fact is not None:
-            facts.append(fact)
+        for clause in _clauses(sentence.strip()):
+            fact = _fact(clause)
+            if fact is not None:
+                facts.append(fact)
     return {"facts": facts[:3]}
 
 
+def _clauses(sentence: str) -> list[str]:
+    """ "I live in Porto and I work as a nurse." is two statements; so is "A; B"."""
+    sentence = re.sub(r"^(hi|hello|actually|also|well|so),?\s+", "", sentence, flags=re.I)
+    parts = re.split(r";\s+| and (?=I )", sentence)
+    return [part[:1].upper() + part[1:] for part in parts if part]
+
+
 def _fact(sentence: str) -> dict[str, str] | None:
-    if not sentence or sentence.endswith("?") or _REQUEST.match(sentence):
+    if not sentence or sentence.endswith(("?", ":")) or _REQUEST.match(sentence):
         return None
     text = re.sub(r" (now|these days|nowadays)$", "", sentence.rstrip(".!")) + "."
+    text = re.sub(r"\b(now|still) (?=\w)", "", text)  # "I now work" → "I work"
+    name = re.match(r"^(?:I'm|I am|My name is) ([A-Z][a-z]+)\.$", text)
+    if name:
+        return _about_user(f"The user's name is {name.group(1)}.")
     if re.match(r"^(I'm|I am) ", text):
-        return _about_user(
-            "The user is " + text.split(" ", 2 if text.startswith("I am") else 1)[-1]
-        )
+        rest = text.split(" ", 2 if text.startswith("I am") else 1)[-1]
+        return _about_user(f"The user is {rest}")
     if text.startswith("My "):
         return _about_user("The user's " + text[3:])
     if text.startswith("I no longer "):

@@ -121,3 +121,14 @@ def test_reopening_rebuilds_the_working_memory_without_a_call() -> None:
     reopened = working_memory(parse(render(record)), llm=None, budget_tokens=120)
     assert reopened.summary == live.summary and reopened.turns == live.turns
     assert reopened.context_messages() == live.context_messages()
+
+
+def test_a_long_file_without_a_summary_opens_within_the_budget() -> None:
+    """A 1,000-turn file another program wrote (no summary): the latest turns verbatim,
+    the ones before them folded into the summary by their first sentences, no call."""
+    record = conversation(turns=1000)
+    live = working_memory(parse(render(record)), llm=None, budget_tokens=1500)
+    assert live.tokens() <= 1500 and live.turns[-1][0] == "Question 999?"
+    assert live.folded + len(live.turns) == 1000 and live.total_turns == 1000
+    last_folded = live.folded - 1
+    assert f"Q: Question {last_folded}? A: Answer {last_folded}, from the notes." in live.summary

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gam_desktop.engine.ask.evidence import gather
+from gam_desktop.engine.ask.evidence import gather, unknown_names
 from gam_desktop.engine.ask.tools import MemoryTools
 from gam_desktop.engine.ask.when import asks_for_current, recency, time_window
 from gam_desktop.engine.chats.record import Turn, new_record, render
@@ -125,3 +125,22 @@ def test_an_answer_from_a_fact_cites_its_conversation(
     assert "Sea Otter" in result.answer
     cited = next(c for c in result.citations if c.path == stated.home)
     assert cited.source == said.path
+
+
+def test_what_was_said_on_a_day_needs_no_shared_word(personal: Path) -> None:
+    """ "What did I say on 14 September?" shares no word with what was said then, and
+    "September" is when, not a name the memory must mention."""
+    tools = MemoryTools(personal)
+    passages = gather(tools, "What did I say on 14 September?", now=NOW)
+    assert passages and "I am thinking of buying a boat." in passages[0].text
+    assert all(p.memory.startswith("conversations/2026-09/") for p in passages)
+    assert unknown_names(tools, "What did I say on 14 September?") == []
+
+
+def test_a_first_mention_is_answered_by_the_oldest(personal: Path) -> None:
+    passages = gather(
+        MemoryTools(personal), "When did I first mention the product launch?", now=NOW
+    )
+    said = [p for p in passages if p.memory.startswith("conversations/")]
+    assert "2026-10-05" in said[0].text and "set for January" in said[0].text
+    assert "2026-11-10" in said[1].text

@@ -42,15 +42,25 @@ class Conversation:
         llm: LLM | None = None,
         budget_tokens: int = 1500,
     ) -> Conversation:
-        """The working memory of a saved conversation: its summary, then its later turns
-        verbatim; turns beyond the budget are folded without the LLM (reopening a
-        conversation makes no call)."""
-        conversation = cls(None, budget_tokens)
-        conversation.summary, conversation.folded = summary, folded
-        conversation.total_turns = folded
-        for question, answer in turns[folded:]:
-            conversation.add(question, answer)
-        conversation.llm = llm
+        """The working memory of a saved conversation: its summary, then its latest turns
+        verbatim. Turns the summary does not cover yet and that do not fit the budget are
+        folded without the LLM, all at once (reopening makes no call and stays fast for
+        1,000 turns)."""
+        conversation = cls(llm, budget_tokens)
+        later = turns[folded:]
+        kept = _latest_within(later, budget_tokens - _summary_cost(summary))
+        if len(kept) < len(later):  # the summary will take its share of the budget
+            kept = _latest_within(later, budget_tokens - _summary_cost("") - budget_tokens // 3)
+        older = later[: len(later) - len(kept)]
+        if older:  # folded without the LLM; only the newest of them survive the cap
+            lines: list[str] = []
+            for question, answer in reversed(older):
+                lines.insert(0, f"Q: {question} A: {first_sentence(answer)}")
+                if count_tokens(" ".join(lines)) > budget_tokens // 3:
+                    break
+            summary = _cap(" ".join([summary, *lines]).strip(), budget_tokens // 3)
+        conversation.summary, conversation.folded = summary, folded + len(older)
+        conversation.turns, conversation.total_turns = kept, len(turns)
         return conversation
 
     def last_question(self) -> str | None:
@@ -107,6 +117,22 @@ class Conversation:
         self.summary = ""
         self.total_turns = 0
         self.folded = 0
+
+
+def _latest_within(turns: list[tuple[str, str]], budget: int) -> list[tuple[str, str]]:
+    """The latest turns whose context fits `budget` (always the last one)."""
+    kept: list[tuple[str, str]] = []
+    for question, answer in reversed(turns):
+        budget -= count_tokens(f"Question: {question}") + count_tokens(answer)
+        if kept and budget < 0:
+            break
+        kept.insert(0, (question, answer))
+    return kept
+
+
+def _summary_cost(summary: str) -> int:
+    """What the summary adds to the context (as context_messages sends it)."""
+    return count_tokens(f"Summary of the earlier conversation: {summary}") + count_tokens("Noted.")
 
 
 def working_memory(

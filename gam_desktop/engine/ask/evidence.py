@@ -17,15 +17,18 @@ from datetime import datetime
 
 from gam_desktop.engine.ask.corpus import ORIGINAL, CorpusFile, document_of, memory_of
 from gam_desktop.engine.ask.recall import (
+    asks_for_first,
     is_personal,
     personal_label,
     personal_passage,
+    started_at,
     time_of,
     within,
 )
 from gam_desktop.engine.ask.search import SearchHit, query_terms, tokenize
 from gam_desktop.engine.ask.tools import MemoryTools
 from gam_desktop.engine.ask.when import (
+    MONTHS,
     Window,
     asks_for_current,
     describe_today,
@@ -49,6 +52,10 @@ QUESTION_WORDS = frozenset(
     {"what", "which", "who", "whom", "when", "where", "why", "how", "is", "are", "does", "do",
      "did", "can", "could", "should", "would", "list", "name", "tell", "give", "compare", "i"}
 )  # fmt: skip
+# "What did I say on 20 September?": a date is when, not what; when.py reads it.
+TIME_WORDS = frozenset(
+    {*MONTHS, "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"}
+)
 ABSTAIN = re.compile(
     r"(does not|doesn't|do not|don't) (contain|mention|say|include)|no information|"
     r"not (found|mentioned|in the (memory|passages))|cannot (find|answer)",
@@ -109,7 +116,7 @@ def qualifiers(question: str) -> list[str]:
     words += VERSION.findall(question)
     # "CNNs" is about "CNN": a plural acronym is matched by its singular (mentions allows s).
     words = [w[:-1] if len(w) > 2 and w[-1] == "s" and w[:-1].isupper() else w for w in words]
-    found = [w.lower() for w in words if w.lower() not in QUESTION_WORDS | STOPWORDS]
+    found = [w.lower() for w in words if w.lower() not in QUESTION_WORDS | STOPWORDS | TIME_WORDS]
     return list(dict.fromkeys(found))
 
 
@@ -168,8 +175,12 @@ def gather(
     now = now or utc_now()
     period = time_window(question, now)
     ranked = _ranked(tools.index.search(question, top_k=limit * 4), files, question, now, period)
-    if period is not None and any(c.in_window for c in ranked):
-        ranked = [c for c in ranked if c.in_window]
+    if period is not None:  # what was said then, whether or not its words match
+        ranked += _said_during(files, period, {c.key for c in ranked})
+        if any(c.in_window for c in ranked):
+            ranked = [c for c in ranked if c.in_window]
+    if asks_for_first(question):
+        ranked = _oldest_personal_first(ranked)
     about_all = [c for c in ranked if c.about_all and not c.key.endswith(README_NAME)]
     candidates = about_all if focus and wanted and about_all else ranked
     if spread:
@@ -200,6 +211,30 @@ def _ranked(
     # passages only when nothing else matched.
     ranked.sort(key=lambda c: (c.key.endswith(README_NAME), -c.score))
     return ranked
+
+
+def _said_during(files: dict[str, CorpusFile], period: Window, seen: set[str]) -> list[_Candidate]:
+    """The conversations and facts of `period` that search did not find ("What did I say
+    on 20 September?" shares no word with what was said)."""
+    found = []
+    for key, file in files.items():
+        if key in seen or not is_personal(key):
+            continue
+        last, first = time_of(file.text), started_at(key, file.text)
+        if (last is not None and last < period[0]) or (first is not None and first >= period[1]):
+            continue  # cheap: no turn of it can fall inside
+        if within(key, file.text, period):
+            found.append(_Candidate(0.0, key, file.text, False, True))
+    return sorted(found, key=lambda c: started_at(c.key, c.text) or period[0])
+
+
+def _oldest_personal_first(ranked: list[_Candidate]) -> list[_Candidate]:
+    """The conversations and facts among `ranked` in the order they began, in the places
+    they held: "when did I first mention…" is answered by the oldest."""
+    best = max((c.score for c in ranked if is_personal(c.key)), default=0.0)
+    relevant = [c for c in ranked if is_personal(c.key) and c.score >= best / 2]  # not a stray hit
+    oldest = iter(sorted(relevant, key=lambda c: started_at(c.key, c.text) or utc_now()))
+    return [next(oldest) if c in relevant else c for c in ranked]
 
 
 def _each_document_first(

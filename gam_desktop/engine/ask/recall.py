@@ -15,7 +15,6 @@ from gam_desktop.engine.ask.when import Window
 from gam_desktop.engine.chats.record import parse as parse_conversation
 from gam_desktop.engine.store.folder import CONVERSATIONS_DIR, FACTS_DIR
 from gam_desktop.engine.store.markdown import parse_time
-from gam_desktop.engine.textutil import first_sentence
 
 _TIME = {
     name: re.compile(rf"^{name}:\s*'?([0-9T:+\-. ]+?)'?\s*$", re.MULTILINE)
@@ -41,6 +40,24 @@ def time_of(text: str) -> datetime | None:
     front = text[: text.find("\n---", 3)] if text.startswith("---") else ""
     for pattern in _TIME.values():
         found = pattern.search(front)
+        if found:
+            return parse_time(found.group(1).strip())
+    return None
+
+
+FIRST = re.compile(r"\b(first|earliest|originally|initially|before)\b", re.IGNORECASE)
+
+
+def asks_for_first(question: str) -> bool:
+    """ "When did I first mention X?", "where did I live before…": the oldest counts."""
+    return bool(FIRST.search(question))
+
+
+def started_at(key: str, text: str) -> datetime | None:
+    """When a conversation began, a fact was first stated, a memory was made."""
+    front = text[: text.find("\n---", 3)] if text.startswith("---") else ""
+    for name in ("started", "created", "updated"):
+        found = _TIME[name].search(front)
         if found:
             return parse_time(found.group(1).strip())
     return None
@@ -72,10 +89,9 @@ def personal_passage(key: str, text: str, window: Window | None) -> str:
         return text
     if window is not None:
         turns = [t for t in turns if window[0] <= t.time < window[1]] or turns
+    # The user's own words: answers came from the documents, which are searched themselves.
     return " ".join(
-        f"On {t.time:%Y-%m-%d %H:%M} the user said: {' '.join(t.question.split())} "
-        f"(answered: {first_sentence(t.answer)})"
-        for t in turns
+        f"On {t.time:%Y-%m-%d %H:%M} the user said: {' '.join(t.question.split())}" for t in turns
     )
 
 
