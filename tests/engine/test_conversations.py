@@ -190,8 +190,11 @@ def test_a_turn_answered_elsewhere_is_saved_without_a_call(memory: Workflow, llm
     when = utc_now() - timedelta(days=60)
     before = len(llm_server.state.requests)
     first = memory.save_turn("I bought a boat.", "Congratulations!", at=when)
-    again = memory.save_turn("It is called Sea Otter.", "A fine name.", first.conversation_id,
-                             sources=["notes/boats.md"], at=when + timedelta(minutes=2))  # fmt: skip
+    later = when + timedelta(minutes=2)
+    again = memory.save_turn(
+        "It is called Sea Otter.", "A fine name.", first.conversation_id,
+        sources=["notes/boats.md"], at=later,
+    )  # fmt: skip
     assert len(llm_server.state.requests) == before
     record = parse((memory.folder.root / first.path).read_text())
     assert [t.time for t in record.turns] == [when, when + timedelta(minutes=2)]
