@@ -12,6 +12,7 @@ plan_reorganization, history) changes nothing and reports nothing.
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -63,6 +64,9 @@ from gam_desktop.engine.store.markdown import parse_memory
 from gam_desktop.engine.store.watcher import FolderWatcher
 
 ChangeListener = Callable[[Changes], None]
+# How often the watcher asks git what changed, for edits whose notification was lost: on
+# Windows a buffer overflow drops them silently; elsewhere it is rarer (network folders).
+RESCAN_EVERY = 30.0 if os.name == "nt" else 120.0
 
 
 def ignore_changes(_changes: Changes) -> None:
@@ -158,6 +162,7 @@ class Workflow:
         git_path: str | None = None,
         tools: MemoryTools | None = None,
         on_change: ChangeListener = ignore_changes,
+        rescan_every: float = RESCAN_EVERY,
     ) -> None:
         if workflow_type != "text":
             raise ValueError(f"unsupported workflow type {workflow_type!r} (only 'text')")
@@ -176,6 +181,7 @@ class Workflow:
         self._tools: MemoryTools | None = tools
         self.progress = progress
         self.on_change = on_change
+        self.rescan_every = rescan_every  # seconds between the watcher's checks for lost edits
         self.cancel = cancel or CancelToken()
         self.lock_timeout = lock_timeout
         self.versioned = VersionedFolder(self.folder, git_path, lock_timeout, self._waiting)
@@ -380,7 +386,16 @@ class Workflow:
                 )
             )
 
-        watcher = FolderWatcher(self.folder.root, handle)
+        def missed() -> list[str]:
+            """Uncommitted files while no operation runs: edits no notification reported."""
+            repo = own.repo
+            if repo is None or journal.read(self.folder) is not None:
+                return []
+            return [p for p in repo.dirty_paths() if p.endswith(".md")]
+
+        watcher = FolderWatcher(
+            self.folder.root, handle, rescan=missed, rescan_every=self.rescan_every
+        )
         watcher.start()
         return watcher
 

@@ -168,3 +168,45 @@ def test_a_flushed_batch_names_each_file_once_in_nfc(tmp_path: Path) -> None:
     watcher._flush()
     watcher.stop()
     assert seen == [[unicodedata.normalize("NFC", "crème.md")]]
+
+
+def test_an_edit_whose_notification_was_lost_is_found_by_the_rescan(
+    built, memory_dir: Path
+) -> None:
+    """Windows drops every notification when ReadDirectoryChangesW's buffer overflows
+    (and watchdog says nothing): the periodic rescan (git status) still records the edit.
+    Simulated by stopping the notifications and keeping the rescan."""
+    built.rescan_every = 0.2
+    edits: list[OutsideEdit] = []
+    watcher = built.watch(edits.append)
+    try:
+        assert watcher._observer is not None
+        watcher._observer.stop()  # from now on no notification arrives
+        watcher._observer.join(timeout=5)
+        target = memory_file(memory_dir)
+        target.write_text(target.read_text() + "\nSaved while notifications were lost.\n")
+        assert wait_for(lambda: edits)
+        rel = target.relative_to(memory_dir).as_posix()
+        assert edits[0].paths == [rel] and edits[0].commit is not None
+        assert built.history.operations(limit=1)[0].kind == "manual-edit"
+    finally:
+        watcher.stop()
+    assert not watcher.running
+
+
+def test_the_rescan_leaves_a_running_operation_alone(built, memory_dir: Path) -> None:
+    """While an operation writes (its journal exists), uncommitted files are its own."""
+    from gam_desktop.engine.history import journal
+
+    built.rescan_every = 0.1
+    edits: list[OutsideEdit] = []
+    target = memory_file(memory_dir)
+    with built.versioned.operation("add") as _transaction:
+        assert journal.read(built.folder) is not None
+        watcher = built.watch(edits.append)
+        watcher._observer.stop()
+        target.write_text(target.read_text() + "\nWritten by the operation.\n")
+        rescans = watcher.rescan
+        assert rescans is not None and rescans() == []
+        watcher.stop()
+    assert edits == []

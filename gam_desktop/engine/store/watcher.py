@@ -5,6 +5,11 @@ one restarts a short timer and the batch is reported when the folder has been
 quiet for `delay` seconds. `.git/`, `.gam/`, hidden and temporary files are
 ignored; a rename reports its destination; the app's own writes are recognised
 by content (OWN_WRITES) and dropped.
+
+Notifications can be lost: Windows' ReadDirectoryChangesW drops every change when its
+buffer overflows and watchdog says nothing (gorakhargosh/watchdog#1019), and network
+folders may notify nothing at all. So every `rescan_every` seconds the watcher also asks
+`rescan` (git status, in practice) which files changed, and reports those like events.
 """
 
 from __future__ import annotations
@@ -74,11 +79,17 @@ class FolderWatcher:
         on_change: Callable[[list[str]], None],
         delay: float = 0.4,
         own_writes: OwnWrites = OWN_WRITES,
+        rescan: Callable[[], list[str]] | None = None,
+        rescan_every: float = 0.0,
     ) -> None:
         self.root = Path(root).resolve()
         self.on_change = on_change
         self.delay = delay
         self.own_writes = own_writes
+        self.rescan = rescan
+        self.rescan_every = rescan_every
+        self._stopping = threading.Event()
+        self._rescanner: threading.Thread | None = None
         self._pending: set[Path] = set()
         self._lock = threading.Lock()
         self._timer: threading.Timer | None = None
@@ -91,8 +102,32 @@ class FolderWatcher:
         self._observer.schedule(_Handler(self), str(self.root), recursive=True)
         self._observer.daemon = True
         self._observer.start()
+        if self.rescan is not None and self.rescan_every > 0:
+            self._stopping.clear()
+            self._rescanner = threading.Thread(target=self._rescan_loop, daemon=True)
+            self._rescanner.start()
+
+    def _rescan_loop(self) -> None:
+        """What notifications missed, as if they had reported it (through `touch`, so
+        it is coalesced and handled on the same path as events)."""
+        assert self.rescan is not None
+        while not self._stopping.wait(self.rescan_every):
+            try:
+                missed = self.rescan()
+            except Exception:  # a failing rescan must not kill the watcher
+                log.exception("rescanning the folder failed")
+                continue
+            with self._lock:  # already waiting to be reported: not a new change
+                fresh = [self.root / rel for rel in missed if self.root / rel not in self._pending]
+            for path in fresh:
+                if is_interesting(self.root, str(path)):
+                    self.touch(path)
 
     def stop(self) -> None:
+        self._stopping.set()
+        if self._rescanner is not None:
+            self._rescanner.join(timeout=5)
+            self._rescanner = None
         with self._lock:
             if self._timer is not None:
                 self._timer.cancel()
