@@ -1,11 +1,14 @@
-"""The chat panel: questions, live exploration steps, answers with sources and confidence.
-A source's link follows its file when the memory changes: to its new place after a move,
-shown as removed once it is gone (and a link again if it comes back)."""
+"""The chat panel: one conversation's questions, live exploration steps, answers with
+sources and confidence, and under an answer the "Learned" line (the facts that turn added,
+updated or removed, each with its Undo). A source's link follows its file when the memory
+changes: to its new place after a move, shown as removed once it is gone (and a link again
+if it comes back); a learned fact is shown undone once its file went."""
 
 from __future__ import annotations
 
 import html
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from PySide6.QtCore import Qt, QUrl, Signal
 from PySide6.QtGui import QGuiApplication, QKeyEvent, QTextDocument
@@ -19,8 +22,19 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gam_desktop.engine.chats.record import ConversationRecord
 from gam_desktop.engine.models import ChatResult, Citation
 from gam_desktop.engine.store.changes import Changes
+from gam_desktop.gui.learned import LearnedItem, LearnedNote
+
+NEW_HINT = (
+    "Ask a question about your memory. The conversation is saved in this memory and listed "
+    "on the left; what you tell it about yourself is learned as facts."
+)
+UNSAVED_HINT = (
+    "Ask a question about your memory. Saving conversations is off for this memory: this "
+    "one is kept only until you start another or close the app."
+)
 
 
 class QuestionBox(QPlainTextEdit):
@@ -43,6 +57,11 @@ class Turn:
     error: str | None = None
     steps: list[str] = field(default_factory=list)
     show_steps: bool = False
+    number: int = 0  # its number in the saved conversation (0: not saved)
+    when: datetime | None = None
+    restored: bool = False  # read back from the conversation's file (no steps kept)
+    note: LearnedNote | None = None  # what it taught
+    learning: bool = False  # being learned from now
 
 
 def markdown_html(text: str) -> str:
@@ -53,23 +72,30 @@ def markdown_html(text: str) -> str:
 
 
 class ChatPanel(QWidget):
-    """Signals: asked(question), cancel_requested(), new_conversation(),
-    source_clicked(path)."""
+    """Signals: asked(question), cancel_requested(), source_clicked(path),
+    undo_requested(note, item)."""
 
     asked = Signal(str)
     cancel_requested = Signal()
-    new_conversation = Signal()
     source_clicked = Signal(str)
+    undo_requested = Signal(object, object)
 
     def __init__(self) -> None:
         super().__init__()
         self.turns: list[Turn] = []
+        self.conversation_id: str | None = None  # the saved conversation shown, if any
+        self._hint = NEW_HINT  # shown while the conversation is empty
         # A cited path -> where its file is now, and whether it is still there.
         self._where: dict[str, tuple[str, bool]] = {}
+        self.heading = QLabel()
+        self.heading.setObjectName("conversationTitle")
+        self.heading.setWordWrap(True)
+        self.caption = QLabel()
+        self.caption.setObjectName("conversationCaption")
+        self.caption.setWordWrap(True)
         self.transcript = QTextBrowser()
         self.transcript.setOpenLinks(False)
         self.transcript.anchorClicked.connect(self._link)
-        self.transcript.setPlaceholderText("Ask a question about your memory.")
         self.live = QLabel()
         self.live.setObjectName("liveStep")
         self.input = QuestionBox()
@@ -84,21 +110,21 @@ class ChatPanel(QWidget):
         self.stop.hide()
         self.copy = QPushButton("Copy answer")
         self.copy.clicked.connect(self.copy_answer)
-        self.fresh = QPushButton("New conversation")
-        self.fresh.clicked.connect(self._new)
         buttons = QHBoxLayout()
-        for widget in (self.fresh, self.copy):
-            buttons.addWidget(widget)
+        buttons.addWidget(self.copy)
         buttons.addStretch(1)
         buttons.addWidget(self.stop)
         buttons.addWidget(self.send)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 8)
+        layout.addWidget(self.heading)
+        layout.addWidget(self.caption)
         layout.addWidget(self.transcript, 1)
         layout.addWidget(self.live)
         layout.addWidget(self.input)
         layout.addLayout(buttons)
         self.set_busy(False)
+        self.new_conversation()
 
     # -- driven by the main window ------------------------------------------------------
 
@@ -114,10 +140,84 @@ class ChatPanel(QWidget):
             self.turns[-1].steps.append(text)
         self.live.setText(f"… {text}")
 
-    def show_result(self, result: ChatResult) -> None:
-        self.turns[-1].result = result
+    def show_result(
+        self, result: ChatResult, number: int = 0, conversation_id: str | None = None
+    ) -> None:
+        """The answer to the last question: turn `number` of the saved conversation
+        `conversation_id` (0 and None when it was not saved)."""
+        turn = self.turns[-1]
+        turn.result, turn.number = result, number
+        if conversation_id is not None:
+            self.conversation_id = conversation_id
         self.set_busy(False)
         self._render()
+
+    def new_conversation(self, saving: bool = True) -> None:
+        """An empty conversation: the next question starts one."""
+        self.turns.clear()
+        self._where.clear()
+        self.conversation_id = None
+        self._hint = NEW_HINT if saving else UNSAVED_HINT
+        self.heading.setText("New conversation")
+        self.caption.setText(
+            "Saved in this memory once you ask."
+            if saving
+            else "Not saved: saving conversations is off for this memory (Memory menu)."
+        )
+        self.set_busy(False)
+        self._render()
+
+    def show_conversation(
+        self, record: ConversationRecord, notes: dict[int, LearnedNote] | None = None
+    ) -> None:
+        """A saved conversation's turns, read from its file, to continue it; `notes`: what
+        its turns taught, by turn number (those learned while the app was open)."""
+        notes = notes or {}
+        self.turns = [
+            Turn(
+                t.question,
+                ChatResult(
+                    question=t.question,
+                    answer=t.answer,
+                    sources=t.sources,
+                    confidence=t.confidence or 0.0,
+                ),
+                number=number,
+                when=t.time,
+                restored=True,
+                note=notes.get(number),
+            )
+            for number, t in enumerate(record.turns, 1)
+        ]
+        self._where.clear()
+        self.conversation_id = record.id
+        self.set_title(record.title, len(record.turns), record.started)
+        self.set_busy(False)
+        self._render()
+
+    def set_title(self, title: str, turns: int, started: datetime | None) -> None:
+        self.heading.setText(title)
+        noun = "turn" if turns == 1 else "turns"
+        since = f" · started {started.astimezone():%d %b %Y, %H:%M}" if started else ""
+        self.caption.setText(f"Saved in this memory · {turns} {noun}{since}")
+
+    def show_learning(self, number: int) -> None:
+        """Turn `number` is being learned from."""
+        turn = self._turn(number)
+        if turn is not None:
+            turn.learning = True
+            self._render()
+
+    def show_learned(self, note: LearnedNote) -> None:
+        """What turn `note.turn` taught (nothing shown when it taught nothing)."""
+        turn = self._turn(note.turn)
+        if turn is not None:
+            turn.learning = False
+            turn.note = note if note.items or note.problem else None
+            self._render()
+
+    def _turn(self, number: int) -> Turn | None:
+        return next((t for t in self.turns if number and t.number == number), None)
 
     def show_error(self, text: str) -> None:
         self.turns[-1].error = text
@@ -139,6 +239,10 @@ class ChatPanel(QWidget):
             else:
                 continue
             followed = True
+        for turn in self.turns:
+            note = turn.note
+            if note is not None and (note.follow(changes) or note.touched(changes)):
+                followed = True
         if followed:
             self._render()
 
@@ -166,12 +270,6 @@ class ChatPanel(QWidget):
         self._render()
         self.asked.emit(question)
 
-    def _new(self) -> None:
-        self.turns.clear()
-        self._where.clear()
-        self._render()
-        self.new_conversation.emit()
-
     def _link(self, url: QUrl) -> None:
         if url.scheme() == "source":
             self.source_clicked.emit(url.path())
@@ -179,37 +277,83 @@ class ChatPanel(QWidget):
             turn = self.turns[int(url.path())]
             turn.show_steps = not turn.show_steps
             self._render()
+        elif url.scheme() == "undo":
+            index, item = (int(part) for part in url.path().split("/"))
+            note = self.turns[index].note
+            if note is not None and note.can_undo(note.items[item]):
+                self.undo_requested.emit(note, note.items[item])
 
     def _render(self) -> None:
         parts = [self._turn_html(i, turn) for i, turn in enumerate(self.turns)]
+        if not parts:  # an empty conversation: what to do, and what becomes of it
+            parts = [f'<p style="color:#8a8f98">{html.escape(self._hint)}</p>']
         self.transcript.setHtml("".join(parts))
         bar = self.transcript.verticalScrollBar()
         bar.setValue(bar.maximum())
 
     def _turn_html(self, index: int, turn: Turn) -> str:
-        out = [f'<p style="margin-top:14px"><b>You:</b> {html.escape(turn.question)}</p>']
+        when = (
+            f' <span style="color:#8a8f98">· {turn.when.astimezone():%d %b %H:%M}</span>'
+            if turn.when
+            else ""
+        )
+        out = [f'<p style="margin-top:14px"><b>You:</b> {html.escape(turn.question)}{when}</p>']
         if turn.error:
             out.append(f'<p style="color:#b3261e">{html.escape(turn.error)}</p>')
         result = turn.result
         if result is None:
             return "".join(out)
         out.append(markdown_html(result.answer))
-        confidence = round(result.confidence * 100)
-        colour = "#1b7f3a" if confidence >= 60 else "#a86400" if confidence >= 30 else "#b3261e"
+        out.append(self._about_html(index, turn, result))
+        if turn.show_steps:
+            rows = "<br>".join(html.escape(s) for s in result.trajectory.splitlines())
+            out.append(f'<p style="font-family:monospace;color:#555">{rows}</p>')
+        out.append(self._learned_html(index, turn))
+        return "".join(out)
+
+    def _about_html(self, index: int, turn: Turn, result: ChatResult) -> str:
+        """Sources, confidence and the steps' link."""
         links = ", ".join(self._source_link(c) for c in result.citations) or ", ".join(
             self._path_link(s) for s in result.sources
         )
+        about = [f"Sources: {links or 'none'}"]
+        confidence = round(result.confidence * 100)
+        colour = "#1b7f3a" if confidence >= 60 else "#a86400" if confidence >= 30 else "#b3261e"
+        facts = [f'<span style="color:{colour}">Confidence {confidence}%</span>']
         steps = result.trajectory.splitlines()
-        label = "Hide" if turn.show_steps else "Show"
-        out.append(
-            f'<p style="color:#555">Sources: {links or "none"}<br>'
-            f'<span style="color:{colour}">Confidence {confidence}%</span> · '
-            f'<a href="steps:{index}">{label} the {len(steps)} steps</a></p>'
+        if steps:
+            label = "Hide" if turn.show_steps else "Show"
+            facts.append(f'<a href="steps:{index}">{label} the {len(steps)} steps</a>')
+        elif turn.restored and not result.confidence:
+            facts = []
+        if facts:
+            about.append(" · ".join(facts))
+        return f'<p style="color:#555">{"<br>".join(about)}</p>'
+
+    def _learned_html(self, index: int, turn: Turn) -> str:
+        """The "Learned" line: each fact with its Undo, or why nothing was learned."""
+        grey = 'style="color:#6b7280"'
+        if turn.learning:
+            return f"<p {grey}><i>Learning from what you said…</i></p>"
+        note = turn.note
+        if note is None:
+            return ""
+        if not note.items:
+            return f"<p {grey}>Nothing learned: {html.escape(note.problem or '')}</p>"
+        rows = [self._learned_item(index, i, note, item) for i, item in enumerate(note.items)]
+        return (
+            '<p style="color:#374151;background-color:#eef4ee">'
+            f"<b>Learned</b> from what you said:<br>{'<br>'.join(rows)}</p>"
         )
-        if turn.show_steps:
-            rows = "<br>".join(html.escape(s) for s in steps)
-            out.append(f'<p style="font-family:monospace;color:#555">{rows}</p>')
-        return "".join(out)
+
+    def _learned_item(self, index: int, number: int, note: LearnedNote, item: LearnedItem) -> str:
+        text = f"{item.sign} {html.escape(item.text)}"
+        if item.undone:
+            return f'<span style="color:#8a8f98"><s>{text}</s> (undone)</span>'
+        if not note.can_undo(item):
+            return text
+        label = html.escape(note.undo_label(item))
+        return f'{text} · <a href="undo:{index}/{number}">{label}</a>'
 
     def _source_link(self, citation: Citation) -> str:
         """A cited memory as a link, with the document (and pages) its wording comes from."""

@@ -8,7 +8,7 @@ import logging
 import os
 from pathlib import Path
 
-from PySide6.QtWidgets import QFileDialog, QMessageBox, QWidget
+from PySide6.QtWidgets import QFileDialog, QInputDialog, QLineEdit, QMessageBox, QWidget
 
 from gam_desktop.gui import messages
 
@@ -19,8 +19,9 @@ WELCOME_TEXT = (
     "GAM Desktop turns a folder into a memory organized by an LLM.\n\n"
     "1. Open or create a memory folder (File ▸ Open memory).\n"
     "2. Drag PDF, TXT or Markdown files onto this window.\n"
-    "3. Ask questions in the Chat tab; every change is in the History tab and can "
-    "be rolled back.\n\nSet your LLM endpoint and key in File ▸ Settings."
+    "3. Ask questions in the Chat tab: conversations are saved in the memory, and what "
+    "you tell it about yourself is learned (the Facts tab). Every change is in the "
+    "History tab and can be rolled back.\n\nSet your LLM endpoint and key in File ▸ Settings."
 )
 
 
@@ -36,6 +37,13 @@ class MessageBoxes:
 
     def tell(self, title: str, text: str) -> None:
         QMessageBox.information(self.parent, title, text)
+
+    def ask_text(self, title: str, label: str, text: str) -> str | None:
+        """A line of text (`text` to start from); None when cancelled."""
+        answer, ok = QInputDialog.getText(
+            self.parent, title, label, QLineEdit.EchoMode.Normal, text
+        )
+        return answer if ok else None
 
     def show_error(self, error: BaseException) -> None:
         message = messages.describe(error)

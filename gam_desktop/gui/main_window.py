@@ -1,11 +1,15 @@
-"""The main window: the memory tree, the preview, chat and history, and a status bar.
+"""The main window: the memory tree, the preview, the chat beside its conversations list,
+the facts, the history, and a status bar.
 
 It lays the panels out and wires them to the controllers, which act: the session (the open
 memory), the intake (adding documents), the history actions (rollback, restore, reorganize),
-the chat controller (questions) and the operations shown in the status bar. Every long call
-runs on a worker thread, so the window never freezes. The views update themselves from the
-session's one memory_changed(changes) signal. The controllers talk to the person
-through the window's `confirm`, `tell` and `show_error`, which tests replace.
+the chat controller (questions, and learning from them), the conversations (the list, which
+one is shown), the personal memory (facts, the memory's switches) and the operations shown
+in the status bar. Every long call runs on a worker thread, so the window never freezes. The
+views update themselves from the session's one memory_changed(changes) signal. The
+controllers talk to the person through the window's `confirm`, `tell`, `ask_text` and
+`show_error`, and files open in the person's editor through `open_external`; tests replace
+them.
 """
 
 from __future__ import annotations
@@ -13,10 +17,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import QSettings, Qt, QUrl
 from PySide6.QtGui import (
     QAction,
     QCloseEvent,
+    QDesktopServices,
     QDragEnterEvent,
     QDragLeaveEvent,
     QDropEvent,
@@ -32,18 +37,22 @@ from PySide6.QtWidgets import (
     QTabWidget,
 )
 
-from gam_desktop.engine.ask.conversation import Conversation
+from gam_desktop.engine.chats.library import ConversationInfo
 from gam_desktop.engine.history.log import Operation
 from gam_desktop.engine.store.folder import MemoryFolder
 from gam_desktop.engine.workflow import Workflow
 from gam_desktop.gui import dialogs
 from gam_desktop.gui.chat_controller import ChatController
 from gam_desktop.gui.chat_panel import ChatPanel
+from gam_desktop.gui.conversation_list import ConversationList
+from gam_desktop.gui.conversations import ConversationsController
 from gam_desktop.gui.dialogs import MessageBoxes
+from gam_desktop.gui.facts_view import FactsView
 from gam_desktop.gui.history_actions import HistoryActions
 from gam_desktop.gui.history_panel import HistoryPanel
 from gam_desktop.gui.intake import DocumentIntake
 from gam_desktop.gui.operations import Operations
+from gam_desktop.gui.personal_memory import PersonalMemory
 from gam_desktop.gui.preview import PreviewPane
 from gam_desktop.gui.session import MemorySession
 from gam_desktop.gui.settings import Preferences
@@ -59,13 +68,19 @@ class MainWindow(QMainWindow):
         self.confirm: Callable[[str, str], bool] = boxes.confirm
         self.tell: Callable[[str, str], None] = boxes.tell
         self.show_error: Callable[[BaseException], None] = boxes.show_error
+        self.ask_text: Callable[[str, str, str], str | None] = boxes.ask_text
+        self.open_external: Callable[[QUrl], object] = QDesktopServices.openUrl
         self.store = store
         self.tasks = TaskRunner(self)
         self.operations = Operations(self.tasks, self, self)
         self.session = MemorySession(prefs, store, api_key, self.operations, self, self)
         self.intake = DocumentIntake(self.session, self.operations, self, self)
         self.history_actions = HistoryActions(self.session, self.tasks, self)
-        self.questions = ChatController(self.session, self.tasks, self)
+        self.questions = ChatController(self.session, self)
+        self.conversations = ConversationsController(
+            self.session, self.questions, store, self, lambda *a: self.ask_text(*a), self
+        )
+        self.personal = PersonalMemory(self.session, self, self)
         self.setWindowTitle("GAM Desktop")
         self.setAcceptDrops(True)
         self._build_ui()
@@ -75,6 +90,7 @@ class MainWindow(QMainWindow):
         self.session.opened.connect(self._show_memory)
         for view in (self.tree, self.preview, self.history, self.chat):
             self.session.memory_changed.connect(view.memory_changed)
+        self._wire_conversations()
         self.session.status.connect(self.status_label.setText)
         self.intake.status.connect(self.status_label.setText)
         self.intake.progressed.connect(self._show_progress)
@@ -85,10 +101,6 @@ class MainWindow(QMainWindow):
     @property
     def workflow(self) -> Workflow | None:
         return self.session.workflow
-
-    @property
-    def conversation(self) -> Conversation | None:
-        return self.session.conversation
 
     @property
     def prefs(self) -> Preferences:
@@ -105,25 +117,28 @@ class MainWindow(QMainWindow):
         self.tree.opened.connect(self.open_file)
         self.tree.reorganize_requested.connect(self.history_actions.plan_reorganization)
         self.preview = PreviewPane()
+        self.preview.edit_requested.connect(self.edit_file)
         self.chat = ChatPanel()
-        self.chat.asked.connect(self.questions.ask)
-        self.chat.cancel_requested.connect(self.questions.cancel)
-        # Looked up on each call, as tests wrap the panel's methods after the window is made.
-        self.questions.answered.connect(lambda result: self.chat.show_result(result))
-        self.questions.failed.connect(lambda text: self.chat.show_error(text))
-        self.questions.step.connect(lambda text: self.chat.add_step(text))
-        self.chat.new_conversation.connect(self.session.new_conversation)
         self.chat.source_clicked.connect(self.open_file)
+        self.conversation_list = ConversationList()
+        self.chat_split = QSplitter(Qt.Orientation.Horizontal)
+        self.chat_split.addWidget(self.conversation_list)
+        self.chat_split.addWidget(self.chat)
+        self.chat_split.setStretchFactor(1, 1)
+        self.chat_split.setSizes([230, 470])
+        self.facts = FactsView()
         self.history = HistoryPanel()
         self.history.rollback_requested.connect(self.history_actions.roll_back)
         self.history.restore_requested.connect(self.history_actions.restore_before)
         self.tabs = QTabWidget()
-        self.tabs.addTab(self.chat, "Chat")
+        self.tabs.setUsesScrollButtons(False)  # three short tabs: always room for them
+        self.tabs.addTab(self.chat_split, "Chat")
+        self.tabs.addTab(self.facts, "Facts")
         self.tabs.addTab(self.history, "History")
         self.split = QSplitter(Qt.Orientation.Horizontal)
         for widget in (self.tree, self.preview, self.tabs):
             self.split.addWidget(widget)
-        self.split.setSizes([260, 440, 460])
+        self.split.setSizes([230, 350, 700])
         self.setCentralWidget(self.split)
         self.drop_hint = QLabel(
             "Drop PDF, TXT or Markdown files (or folders of them) to add them to this memory", self
@@ -144,6 +159,49 @@ class MainWindow(QMainWindow):
         bar.addPermanentWidget(self.cancel_button)
         self._menus()
 
+    def _wire_conversations(self) -> None:
+        """The chat, its conversations list, the Learned lines and the facts. Panel methods
+        are looked up on each call: tests wrap them after the window is made."""
+        chat, questions, listing = self.chat, self.questions, self.conversations
+        chat.asked.connect(questions.ask)
+        chat.cancel_requested.connect(questions.cancel)
+        chat.undo_requested.connect(questions.undo)
+        questions.answered.connect(
+            lambda turn: chat.show_result(turn.result, turn.turn, turn.conversation_id)
+        )
+        questions.failed.connect(lambda text: chat.show_error(text))
+        questions.step.connect(lambda text: chat.add_step(text))
+        questions.learning.connect(self._show_learning)
+        questions.learned.connect(lambda note: chat.show_learned(note))
+        questions.rollback_requested.connect(self.history_actions.roll_back)
+        panel = self.conversation_list
+        panel.new_requested.connect(listing.new)
+        panel.selected.connect(listing.open)
+        panel.rename_requested.connect(listing.rename)
+        panel.delete_requested.connect(listing.delete)
+        listing.listed.connect(panel.show_conversations)
+        listing.current.connect(self._show_current)
+        listing.cleared.connect(lambda saving: chat.new_conversation(saving))
+        listing.shown.connect(
+            lambda record: chat.show_conversation(record, questions.notes_for(record.id))
+        )
+        self.facts.show_requested.connect(self.open_file)
+        self.facts.edit_requested.connect(self.edit_file)
+        self.facts.forget_requested.connect(self.personal.forget)
+        self.facts.conversation_requested.connect(self.open_conversation)
+        self.personal.facts_listed.connect(self.facts.show_facts)
+        self.personal.switches.connect(self._show_switches)
+
+    def _show_current(self, info: ConversationInfo | None) -> None:
+        """The conversation on screen, as the list has it: selected, and its title shown."""
+        self.conversation_list.select(info)
+        if info is not None:
+            self.chat.set_title(info.title, info.turns, info.started)
+
+    def _show_learning(self, number: int) -> None:
+        if self.personal.learn_facts:  # else it learns nothing: nothing to wait for
+            self.chat.show_learning(number)
+
     def _menus(self) -> None:
         file_menu = self.menuBar().addMenu("&File")
         for label, shortcut, slot in (
@@ -157,6 +215,34 @@ class MainWindow(QMainWindow):
                 action.setShortcut(shortcut)
             action.triggered.connect(slot)
             file_menu.addAction(action)
+        memory = self.menuBar().addMenu("&Memory")
+        fresh = memory.addAction("&New conversation")
+        fresh.setShortcut(QKeySequence.StandardKey.New)
+        fresh.triggered.connect(self.new_conversation)
+        facts = memory.addAction("&Facts learned from you")
+        facts.triggered.connect(lambda: self.tabs.setCurrentWidget(self.facts))
+        memory.addSeparator()
+        self.save_switch = memory.addAction("&Save conversations in this memory")
+        self.learn_switch = memory.addAction("&Learn facts from what I say")
+        for switch in (self.save_switch, self.learn_switch):
+            switch.setCheckable(True)
+            switch.setChecked(True)
+            switch.setEnabled(False)  # until a memory is open: they are that memory's
+        self.save_switch.toggled.connect(self.personal.set_saving)
+        self.learn_switch.toggled.connect(self.personal.set_learning)
+
+    def _show_switches(self, save_conversations: bool, learn_facts: bool) -> None:
+        for switch, on in (
+            (self.save_switch, save_conversations),
+            (self.learn_switch, learn_facts),
+        ):
+            switch.blockSignals(True)  # showing the memory's switches is not switching them
+            switch.setChecked(on)
+            switch.blockSignals(False)
+            switch.setEnabled(True)
+        self.facts.set_learning(learn_facts)
+        if self.questions.conversation_id is None and not self.chat.turns:
+            self.chat.new_conversation(save_conversations)
 
     def _restore_layout(self) -> None:
         geometry = self.store.value("window/geometry")
@@ -235,6 +321,23 @@ class MainWindow(QMainWindow):
     def open_file(self, path: str) -> None:
         if self.workflow is not None:
             self.preview.show_file(self.workflow.folder, path)
+
+    def edit_file(self, path: str) -> None:
+        """Show a file and open it in the person's editor: the watcher records the edit."""
+        if self.workflow is not None:
+            self.open_file(path)
+            self.open_external(QUrl.fromLocalFile(str(self.workflow.folder.root / path)))
+
+    # -- conversations ----------------------------------------------------------------------
+
+    def new_conversation(self) -> None:
+        self.tabs.setCurrentWidget(self.chat_split)
+        self.conversations.new()
+        self.chat.input.setFocus()
+
+    def open_conversation(self, conversation_id: str) -> None:
+        self.tabs.setCurrentWidget(self.chat_split)
+        self.conversations.open(conversation_id)
 
     # -- history --------------------------------------------------------------------------
 

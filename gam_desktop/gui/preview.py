@@ -1,16 +1,18 @@
 """The preview pane: a README or memory rendered as Markdown, its front matter as fields.
 It follows what the memory changed: the file shown is reloaded when it changed, followed
 when it moved, and cleared when it went; the empty memory's advice gives way to the
-memory's overview once the first build is there."""
+memory's overview once the first build is there. Any file shown can be opened in the
+person's own editor (the watcher records what they change)."""
 
 from __future__ import annotations
 
 import html
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QFormLayout,
     QFrame,
+    QHBoxLayout,
     QLabel,
     QPushButton,
     QTextBrowser,
@@ -20,9 +22,17 @@ from PySide6.QtWidgets import (
 
 from gam_desktop.engine.store.changes import Changes
 from gam_desktop.engine.store.folder import MemoryFolder
-from gam_desktop.engine.store.markdown import README, parse_memory
+from gam_desktop.engine.store.markdown import README, parse_memory, parse_time
 
-_FIELDS = (("tldr", "Summary"), ("source", "Source"), ("tokens", "Tokens"), ("created", "Created"))
+_FIELDS = (
+    ("tldr", "Summary"),
+    ("subject", "About"),  # a fact's
+    ("source", "Source"),
+    ("tokens", "Tokens"),
+    ("turns", "Turns"),  # a conversation's
+    ("created", "Created"),
+    ("updated", "Updated"),
+)
 EMPTY_TITLE = "This memory is empty"
 EMPTY_TEXT = (
     "Drag PDF, TXT or Markdown files (or folders of them) onto this window, or use File ▸ "
@@ -31,6 +41,10 @@ EMPTY_TEXT = (
 
 
 class PreviewPane(QWidget):
+    """Signals: edit_requested(path)."""
+
+    edit_requested = Signal(str)
+
     def __init__(self) -> None:
         super().__init__()
         self.folder: MemoryFolder | None = None
@@ -52,10 +66,18 @@ class PreviewPane(QWidget):
         self.original = QPushButton("Show the original text")
         self.original.setCheckable(True)
         self.original.toggled.connect(self._render_body)
+        self.editor = QPushButton("Edit in your editor…")
+        self.editor.setToolTip("Open this file in your own editor; the change is recorded")
+        self.editor.clicked.connect(lambda: self.path and self.edit_requested.emit(self.path))
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.original)
+        buttons.addStretch(1)
+        buttons.addWidget(self.editor)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(12, 8, 12, 8)
-        for widget in (self.title, self.fields, self.problem, self.body, self.original):
+        for widget in (self.title, self.fields, self.problem, self.body):
             layout.addWidget(widget)
+        layout.addLayout(buttons)
         self.clear()
 
     def clear(self) -> None:
@@ -64,6 +86,7 @@ class PreviewPane(QWidget):
         self.fields.hide()
         self.problem.hide()
         self.original.hide()
+        self.editor.hide()
         self.body.setMarkdown("")
 
     def show_message(self, title: str, text: str) -> None:
@@ -105,7 +128,9 @@ class PreviewPane(QWidget):
             return
         parsed = parse_memory(file.read_text(encoding="utf-8", errors="replace"))
         self._front, self._body = parsed.front, parsed.body
-        self.title.setText(str(parsed.front.get("title", path)).replace("_", " "))
+        front = parsed.front
+        title = front.get("title") or front.get("statement") or path  # a fact has a statement
+        self.title.setText(str(title).replace("_", " "))
         self._fill_fields()
         self.problem.setVisible(
             bool(parsed.problem)
@@ -117,6 +142,7 @@ class PreviewPane(QWidget):
         )
         self.original.setChecked(False)
         self.original.setVisible(folder.original_text(parsed.front) is not None)
+        self.editor.show()
         self._render_body()
 
     def _fill_fields(self) -> None:
@@ -127,6 +153,9 @@ class PreviewPane(QWidget):
             if key not in front:
                 continue
             value = str(front[key])
+            moment = parse_time(front[key]) if key in ("created", "updated") else None
+            if moment is not None:
+                value = f"{moment.astimezone():%d %b %Y, %H:%M}"
             if key == "source" and front.get("pages"):
                 first, last = front["pages"]
                 value += f" (page {first})" if first == last else f" (pages {first}-{last})"

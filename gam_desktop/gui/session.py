@@ -1,5 +1,5 @@
-"""The open memory: its Workflow, the conversation, the folder watcher and the app lock;
-opening, closing and recovering a memory, and the operations run on it.
+"""The open memory: its Workflow, the folder watcher and the app lock; opening, closing and
+recovering a memory, and the operations run on it.
 
 It lives on the GUI thread. Each operation gets a Workflow of its own, made here and handed
 to its task thread. What an operation wrote, and what the watcher saw changing outside the
@@ -16,8 +16,6 @@ from typing import Any, TypeVar
 
 from PySide6.QtCore import QObject, QSettings, Signal, Slot
 
-from gam_desktop.engine.ask.conversation import Conversation
-from gam_desktop.engine.llm import LLMClient
 from gam_desktop.engine.progress import CancelToken, ProgressEvent
 from gam_desktop.engine.store.changes import Changes
 from gam_desktop.engine.store.folder import MemoryFolder
@@ -28,7 +26,7 @@ from gam_desktop.gui.history_panel import HistorySource
 from gam_desktop.gui.operations import Operations
 from gam_desktop.gui.prompts import Prompter
 from gam_desktop.gui.settings import Preferences, save
-from gam_desktop.gui.workers import Worker
+from gam_desktop.gui.workers import Task, Worker
 
 T = TypeVar("T")
 
@@ -59,7 +57,6 @@ class MemorySession(QObject):
         self.operations = operations
         self.prompter = prompter
         self.workflow: Workflow | None = None
-        self.conversation: Conversation | None = None
         self.watcher: FolderWatcher | None = None
         self.app_lock = AppLock()
         self.history_off = False  # git was not found when the memory was opened
@@ -103,7 +100,6 @@ class MemorySession(QObject):
         self.history_off = workflow.history is None
         if make_memory:
             workflow.initialize()
-        self.conversation = Conversation(LLMClient(workflow.chat_settings))
         self._own = None
         self.prefs.remember_folder(str(root))
         save(self.store, self.prefs)
@@ -189,8 +185,7 @@ class MemorySession(QObject):
             return call(workflow)
 
         def succeeded(result: Any) -> None:
-            if heard:
-                self._announce(functools.reduce(Changes.then, heard))
+            self._announce_heard(heard)
             self.status.emit(said(result))
             if then is not None:
                 then(result)
@@ -204,6 +199,50 @@ class MemorySession(QObject):
             cancellable=cancellable,
             cancel=workflow.cancel,
         )
+
+    def write_quietly(
+        self,
+        name: str,
+        call: Callable[[Workflow, Worker], T],
+        then: Callable[[T, Changes | None], None],
+        failed: Callable[[Exception], None],
+        *,
+        on_step: Callable[[Any], None] | None = None,
+        cancelled: Callable[[], None] | None = None,
+    ) -> Task:
+        """A writing operation its caller shows itself (a question in the chat, learning
+        from it): no status bar, no message box. Like `write`, memory_changed(what it
+        changed) comes first, then `then(result, changes)` (None when it wrote nothing);
+        `failed(error)` or `cancelled()` otherwise."""
+        workflow = self.task_workflow()
+        heard: list[Changes] = []
+        workflow.on_change = heard.append  # on the task's thread, before it returns
+
+        def succeeded(result: Any) -> None:
+            then(result, self._announce_heard(heard))
+
+        def failure(error: Exception) -> None:
+            self._announce_heard(heard)  # what it committed before failing, if anything
+            failed(error)
+
+        return self.operations.tasks.start(
+            name,
+            lambda worker, _cancel: call(workflow, worker),
+            on_success=succeeded,
+            on_failure=failure,
+            on_cancel=cancelled,
+            on_step=on_step,
+            cancel=workflow.cancel,
+        )
+
+    def _announce_heard(self, heard: list[Changes]) -> Changes | None:
+        """Announce what a task's operations changed (heard on its thread, read here once
+        it has finished), as one Changes."""
+        if not heard:
+            return None
+        changes = functools.reduce(Changes.then, heard)
+        self._announce(changes)
+        return changes
 
     def _announce(self, changes: Changes) -> None:
         self._own = changes
@@ -220,10 +259,6 @@ class MemorySession(QObject):
     def history_message(self) -> str | None:
         """Why history is off, when it is."""
         return self.workflow.history_message if self.workflow is not None else None
-
-    def new_conversation(self) -> None:
-        if self.workflow is not None:
-            self.conversation = Conversation(LLMClient(self.workflow.chat_settings))
 
     # -- settings -------------------------------------------------------------------------
 

@@ -28,10 +28,16 @@ class Recorder:
         self.errors: list[BaseException] = []
         self.asked: list[tuple[str, str]] = []
         self.answer = True
+        self.text: str | None = None  # what the person types when asked for text
+        self.opened: list = []  # URLs opened outside the app (an editor)
 
     def confirm(self, title: str, text: str) -> bool:
         self.asked.append((title, text))
         return self.answer
+
+    def ask_text(self, title: str, label: str, text: str) -> str | None:
+        self.asked.append((title, text))
+        return self.text
 
 
 @pytest.fixture
@@ -72,14 +78,17 @@ def make_window(qtbot, tmp_path: Path, recorder: Recorder):
     make_app([])
     windows = []
 
-    def make(prefs: Preferences) -> MainWindow:
-        store = QSettings(
-            str(tmp_path / f"settings-{len(windows)}.ini"), QSettings.Format.IniFormat
-        )
+    def make(prefs: Preferences, settings_file: str | None = None) -> MainWindow:
+        """A window; `settings_file` names its QSettings file (a window reopened later
+        gives the same name), else each window has its own."""
+        name = settings_file or f"settings-{len(windows)}.ini"
+        store = QSettings(str(tmp_path / name), QSettings.Format.IniFormat)
         window = MainWindow(prefs, store)
         window.confirm = recorder.confirm
         window.tell = lambda title, text: recorder.told.append((title, text))
         window.show_error = recorder.errors.append
+        window.ask_text = recorder.ask_text
+        window.open_external = recorder.opened.append
         qtbot.addWidget(window)
         window.resize(1280, 800)
         window.show()

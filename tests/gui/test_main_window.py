@@ -152,9 +152,9 @@ def test_a_follow_up_in_one_conversation_then_a_new_one(qtbot, window, tmp_path)
         window.chat.send.click()
         wait(qtbot, lambda: window.chat.turns[-1].result is not None)
     assert "2018" in window.chat.turns[-1].result.answer
-    assert window.conversation.total_turns == 2
-    window.chat.fresh.click()
-    assert window.chat.turns == [] and window.conversation.total_turns == 0
+    assert [turn.number for turn in window.chat.turns] == [1, 2]  # one saved conversation
+    window.conversation_list.fresh.click()
+    assert window.chat.turns == [] and window.questions.conversation_id is None
 
 
 def test_rollback_and_undo_through_the_history_panel(qtbot, window, tmp_path, git_threads) -> None:

@@ -49,3 +49,42 @@ def test_screenshots_of_the_main_states(qtbot, window, prefs, llm_server, tmp_pa
     dialog.show()
     shoot("5-settings", dialog)
     assert all(p.stat().st_size > 10_000 for p in shots)  # real pictures, not blank
+
+
+def test_screenshots_of_conversations_and_facts(
+    qtbot, make_window, make_workflow, prefs, tmp_path
+) -> None:
+    folder = Path(os.environ.get("GAM_SCREENSHOTS") or tmp_path / "screenshots")
+    folder.mkdir(parents=True, exist_ok=True)
+    engine = make_workflow()
+    engine.add(text="# Launch plan\n\nThe product launch is planned with the marketing team.\n")
+    window = make_window(prefs)
+    assert window.open_memory(engine.folder.root)
+    wait(qtbot, lambda: idle(window))
+    shots = [folder / "6-no-conversations.png"]
+    assert window.grab().save(str(shots[-1]))
+    window.tabs.setCurrentWidget(window.facts)
+    shots.append(folder / "6b-no-facts.png")
+    assert window.grab().save(str(shots[-1]))
+    window.tabs.setCurrentWidget(window.chat_split)
+    for question in (
+        "Who plans the product launch with the marketing team, and when does it start?",
+        "What is the launch planned with?",
+    ):
+        engine.chat(question)
+    window.conversations.refresh()  # (this process's own writes are no outside edit)
+    wait(qtbot, lambda: len(window.conversations.conversations) == 2)
+    for question in ("I live in Porto. What is the launch planned with?", "My sister is Anne."):
+        window.chat.input.setPlainText(question)
+        window.chat.send.click()
+        wait(qtbot, lambda: window.chat.turns[-1].result is not None and idle(window))
+    wait(qtbot, lambda: "Anne" in window.chat.transcript.toPlainText())
+    shots.append(folder / "7-conversations.png")
+    assert window.grab().save(str(shots[-1]))
+    window.tabs.setCurrentWidget(window.facts)
+    wait(qtbot, lambda: len(window.facts.rows) == 2)
+    window.facts.list.setCurrentItem(window.facts.list.topLevelItem(0))
+    window.facts.show_button.click()
+    shots.append(folder / "8-facts.png")
+    assert window.grab().save(str(shots[-1]))
+    assert all(p.stat().st_size > 10_000 for p in shots)
