@@ -202,3 +202,14 @@ def test_a_turn_answered_elsewhere_is_saved_without_a_call(memory: Workflow, llm
         record.started == when and again.turn == 2 and record.turns[1].sources == ["notes/boats.md"]
     )
     assert first.path.startswith(f"conversations/{when:%Y-%m}/{when:%Y-%m-%d}-")
+
+
+def test_a_turn_and_a_lesson_touch_only_their_own_files(memory: Workflow) -> None:
+    """No README or meta file is rewritten by saving a turn or learning a fact."""
+    turn = memory.chat("What is the launch planned with?")
+    assert memory.history is not None
+    (chat,) = memory.history.operations(limit=1)
+    assert [c.path for c in memory.history.changes(chat.sha)] == [turn.path]
+    memory.learn_from_turn(turn.conversation_id, 1, "I live in Porto.")
+    (learned,) = memory.history.operations(limit=1)
+    assert [c.path for c in memory.history.changes(learned.sha)] == [memory.facts()[0].path]

@@ -78,6 +78,9 @@ CELLS = {
     "reorganize, moving": ("reorganize", "write:2"),
     "rollback": ("rollback", "reverted:1"),
     "restore": ("restore", "restored:1"),
+    "chat turn, writing": ("chat", "write:1"),
+    "learning facts, writing": ("chat", "write:2"),
+    "learning facts, between git add and commit": ("chat", "staged:2"),
 }
 
 
@@ -119,6 +122,16 @@ def test_crash_and_recover(cell: str, mode: str, tmp_path: Path, settings, slow_
         ),
         "reorganize": [sys.executable, "-c", REORGANIZE, str(memory)],
         "rollback": cli_command("rollback_main", "--gam-dir", str(memory), "HEAD~1"),
+        "chat": cli_command(
+            "request_main",
+            "--gam-dir",
+            str(memory),
+            "--query",
+            "I live in Porto. What is python?",
+            "--conversation",
+            "new",
+            "-q",
+        ),
         "restore": cli_command(
             "rollback_main", "--gam-dir", str(memory), "HEAD", "--restore-before"
         ),
@@ -135,6 +148,9 @@ def test_crash_and_recover(cell: str, mode: str, tmp_path: Path, settings, slow_
 
     if mode == "restore":
         assert message.startswith("restored")
+        if cell.startswith("learning"):  # the turn was saved (its own commit), then it died
+            saved |= {p: t for p, t in tree(memory).items() if p.startswith("conversations/")}
+            assert git(memory, "log", "-1", "--format=%s").startswith("Chat: ")
         assert tree(memory) == saved  # exactly the last saved state
     if kind != "first" or mode == "keep":
         assert invariants.problems(memory) == [], message

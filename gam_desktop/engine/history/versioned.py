@@ -113,7 +113,9 @@ class Transaction:
     def _structure_changed(self, changes: ChangeSet) -> set[str]:
         """Memories someone else added or deleted since the operation started."""
         now = set(stat_files(self.folder.root))
-        before = {rel for rel, key in self.baseline.items() if key is not None}
+        # The baseline also holds the meta file, which stat_files (Markdown only) never
+        # lists: it is not a memory someone added or deleted.
+        before = {rel for rel, key in self.baseline.items() if key is not None} - {META_FILE}
         ours = changes.targets()
         return {p for p in (now ^ before) - ours if not p.endswith(f"/{README}") and p != README}
 
