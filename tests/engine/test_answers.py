@@ -400,3 +400,17 @@ def test_a_name_asked_about_guides_the_window_a_documents_own_name_does_not(
     passages = gather(MemoryTools(workflow.folder.root), "Which companies use Threadline?")
     assert {p.document for p in passages} == {"Acme", "Borealis"}
     assert all(p.original and "Threadline" in p.text for p in passages), passages
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "To determine the escalation time for unacknowledged pages at Tallowmere, let's analyze",
+        "Let's look at the passages one by one.",
+        "To find the answer, I'll read the policy.",
+    ],
+)
+def test_a_plan_of_how_to_answer_is_not_an_answer(reply: str) -> None:
+    """The 1.5B model's grounded reply began with its plan and was cut at 400 tokens."""
+    assert is_scaffolding(reply)
+    assert not is_scaffolding("Tallowmere escalates an unacknowledged page after 45 minutes.")
