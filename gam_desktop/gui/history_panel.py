@@ -43,6 +43,11 @@ _KIND_LABELS = {
     "restore": "Restore",
     "recover": "Recovery",
     "snapshot": "Snapshot",
+    "initialize": "New memory",
+    "chat": "Chat",
+    "learn": "Learned",
+    "forget": "Forget",
+    "settings": "Settings",
 }
 
 

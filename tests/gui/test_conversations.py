@@ -73,6 +73,7 @@ def test_a_question_starts_a_conversation_saved_and_listed(qtbot, window, memory
     assert window.chat.heading.text() == info.title
     assert window.chat.caption.text().startswith("Saved in this memory · 1 turn")
     wait(qtbot, lambda: newest_is(window, "chat", "Chat: What is the launch planned with?"))
+    assert window.history.list.topLevelItem(0).text(1) == "Chat"  # the History names its kind
 
 
 def test_an_older_conversation_is_shown_and_continued(qtbot, make_workflow, window, memory) -> None:
@@ -203,6 +204,7 @@ def test_the_learned_line_and_its_undo(qtbot, window, recorder, memory) -> None:
     assert "Undo (forget this fact)" in transcript(window)
     assert [f.statement for f in read_facts(memory)] == ["The user lives in Porto."]
     wait(qtbot, lambda: newest_is(window, "learn", "Learned 1 fact"))
+    assert window.history.list.topLevelItem(0).text(1) == "Learned"
     window.chat.transcript.anchorClicked.emit(QUrl("undo:0/0"))
     wait(qtbot, lambda: idle(window) and read_facts(memory) == [])
     wait(qtbot, lambda: "(undone)" in transcript(window))
