@@ -45,3 +45,18 @@ def test_tool_call_written_as_text_is_understood() -> None:
     assert call is not None and (call.name, call.arguments) == ("cat", {"file": "a.md"})
     assert parse_action('{"tool": "rm", "arguments": {}}', names) is None  # unknown tool
     assert parse_action("The answer is 42.", names) is None
+
+
+def test_the_answers_arguments_written_alone_are_the_answer() -> None:
+    """The 1.5B model replied '{"text": "Field report maalouf 2023", "confidence": 0.9,
+    "sources": [...]}' and the user saw that JSON as the answer."""
+    text = '{"text": "Maalouf led the team.", "confidence": 0.9, "sources": ["a/b.md"]}'
+    call = parse_action(text, {"ls", "answer"})
+    assert call is not None and call.name == "answer"
+    assert call.arguments == {
+        "text": "Maalouf led the team.",
+        "confidence": 0.9,
+        "sources": ["a/b.md"],
+    }
+    assert parse_action(text, {"ls", "cat"}) is None  # no answer tool offered
+    assert parse_action('{"text": "x", "path": "/etc"}', {"answer"}) is None  # other fields

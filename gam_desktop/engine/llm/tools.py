@@ -76,12 +76,21 @@ def parse_action(text: str, names: set[str]) -> ToolCall | None:
     if not isinstance(obj, dict):
         return None
     name = obj.get("tool") or obj.get("name") or obj.get("function")
+    if name is None and _bare_answer(obj, names):  # {"text": …, "sources": …}: the answer
+        return ToolCall("answer", obj)
     arguments = obj.get("arguments", obj.get("parameters", {}))
     if isinstance(arguments, str):
         arguments = json_repair.loads(arguments) if arguments.strip() else {}
     if name not in names or not isinstance(arguments, dict):
         return None
     return ToolCall(str(name), arguments)
+
+
+def _bare_answer(obj: dict[str, Any], names: set[str]) -> bool:
+    """The answer tool's arguments written alone (a small model's habit): answer text and
+    nothing but the answer's own fields."""
+    fields = {"text", "confidence", "sources"}
+    return "answer" in names and isinstance(obj.get("text"), str) and set(obj) <= fields
 
 
 def _native_calls(message: Any) -> list[ToolCall]:
