@@ -25,7 +25,7 @@ from gam_desktop.engine.history.log import TRAILER_KIND, Operation
 from gam_desktop.engine.llm import LLMClient
 from gam_desktop.engine.store.changes import LEARN, Changes
 from gam_desktop.engine.workflow import ChatTurn, Workflow
-from gam_desktop.gui import messages
+from gam_desktop.gui import error_advice
 from gam_desktop.gui.learned import FORGET, LearnedItem, LearnedNote
 from gam_desktop.gui.session import MemorySession
 from gam_desktop.gui.workers import Worker
@@ -106,7 +106,7 @@ class ChatController(QObject):
             "chat",
             job,
             answered,
-            lambda exc: shown(self.failed.emit, messages.describe(exc).full()),
+            lambda exc: shown(self.failed.emit, error_advice.describe(exc).full()),
             on_step=lambda step: shown(self.step.emit, step.describe()),
             cancelled=lambda: shown(self.failed.emit, "Stopped."),
         )
@@ -145,7 +145,7 @@ class ChatController(QObject):
             self._learn_next()
 
         def failed(error: Exception) -> None:
-            learned(Learned(problem=messages.describe(error).text), None)
+            learned(Learned(problem=error_advice.describe(error).text), None)
 
         self.session.write_quietly(
             "learn",

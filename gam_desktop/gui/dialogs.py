@@ -10,7 +10,7 @@ from pathlib import Path
 
 from PySide6.QtWidgets import QFileDialog, QInputDialog, QLineEdit, QMessageBox, QWidget
 
-from gam_desktop.gui import messages
+from gam_desktop.gui import error_advice
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ class MessageBoxes:
         return answer if ok else None
 
     def show_error(self, error: BaseException) -> None:
-        message = messages.describe(error)
+        message = error_advice.describe(error)
         log.warning("%s: %s", message.title, error)
         QMessageBox.warning(self.parent, message.title, message.full())
 

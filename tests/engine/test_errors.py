@@ -74,6 +74,6 @@ def test_an_unexpected_error_is_reported_as_a_bug(
 def test_the_gui_reads_the_title_and_advice_from_the_error(
     error: BaseException, title: str
 ) -> None:
-    from gam_desktop.gui.messages import describe
+    from gam_desktop.gui.error_advice import describe
 
     assert describe(error).title == title

@@ -13,7 +13,7 @@ from gam_desktop.engine.history.log import Operation
 from gam_desktop.engine.llm import LLMAuthError, LLMCallFailed, LLMUnreachable
 from gam_desktop.engine.llm.tokenizer import resources_dir
 from gam_desktop.engine.store.markdown import render_memory
-from gam_desktop.gui import messages
+from gam_desktop.gui import error_advice
 from gam_desktop.selfcheck.scripted_llm import Fault
 from tests.crash import crash_mid_add
 from tests.documents import topic_document
@@ -305,7 +305,7 @@ def test_llm_errors_are_shown_as_messages(
         assert "written without the LLM" in recorder.told[-1][1]
         return
     assert isinstance(recorder.errors[0], expected)
-    message = messages.describe(recorder.errors[0])
+    message = error_advice.describe(recorder.errors[0])
     assert message.title in ("The LLM server cannot be reached", "The API key was refused")
     assert "Settings" in message.advice
     assert window.status_label.text() == "Failed"
@@ -378,4 +378,4 @@ def test_read_only_memory_folder_is_a_clear_error(
     monkeypatch.setattr(folder_module.MemoryFolder, "check_writable", refuse)
     drop(window, SAMPLES[:1])
     wait(qtbot, lambda: bool(recorder.errors))
-    assert messages.describe(recorder.errors[0]).title == "The memory folder cannot be written"
+    assert error_advice.describe(recorder.errors[0]).title == "The memory folder cannot be written"
