@@ -56,16 +56,15 @@ class MemoryTree(QTreeWidget):
         self.view = self.folder.load_view()
         self._fill(self.invisibleRootItem(), self.view, top=True)
         for path in sorted(expanded, key=len):
-            item = self.find(path)
+            item = self.item_at(path)
             if item is not None:
                 item.setExpanded(True)
 
     def memory_count(self) -> int:
         return self.view.memory_count() if self.view else 0
 
-    # Shadows the static QWidget.find(WId), which nothing calls on a tree; the name stays
-    # while tests/gui/test_main_window.py calls tree.find(path).
-    def find(self, path: str) -> QTreeWidgetItem | None:  # type: ignore[override]
+    def item_at(self, path: str) -> QTreeWidgetItem | None:
+        """The item of `path` (populating folders on the way), or None."""
         item = self.invisibleRootItem()
         for part in path.split("/"):
             if _unpopulated(item):

@@ -247,7 +247,7 @@ def test_an_outside_edit_appears_in_the_tree_and_history(qtbot, window, tmp_path
     wait(qtbot, lambda: window.tree.memory_count() == count + 1)
     wait(qtbot, lambda: newest_is(window, "manual-edit"))
     assert "changed outside the app" in window.status_label.text()
-    assert window.tree.find("quokkas.md") is not None
+    assert window.tree.item_at("quokkas.md") is not None
 
 
 def test_a_second_window_on_the_same_memory_is_refused(
