@@ -21,6 +21,7 @@ from typing import Any
 
 from gam_desktop.engine.ask.agent import ChatAgent, StepCallback
 from gam_desktop.engine.ask.conversation import Conversation, working_memory
+from gam_desktop.engine.ask.intent import is_statement
 from gam_desktop.engine.ask.tools import MemoryTools
 from gam_desktop.engine.build.builder import BuildOptions, BuildReport, MemoryBuilder
 from gam_desktop.engine.build.documents import DocumentError, SourceDocument, load_file, load_text
@@ -455,11 +456,27 @@ class Workflow:
         is given and nothing is written. Learning from it is `learn_from_turn`'s job."""
         record, path = self._conversation(question, conversation_id)
         conversation = working_memory(record, LLMClient(self.chat_settings))
-        result = self.request(
-            question, None, max_iterations, conversation, on_step=on_step, explore=explore
-        )
+        if is_statement(question):  # told, not asked: acknowledged, learned afterwards
+            result = self._acknowledge(question)
+            conversation.add(question, result.answer)
+        else:
+            result = self.request(
+                question, None, max_iterations, conversation, on_step=on_step, explore=explore
+            )
         turn = Turn(utc_now(), question, result.answer, result.sources, result.confidence)
         return self._save_turn(record, path, turn, conversation, result)
+
+    def _acknowledge(self, statement: str) -> ChatResult:
+        meta = self.folder.read_meta()
+        learning = meta is not None and meta.learn_facts
+        answer = (
+            "Noted."
+            if learning
+            else "Noted here, but learning facts is off for this memory: it is not kept as a fact."
+        )
+        return ChatResult(
+            question=statement, answer=answer, confidence=1.0, notes="a statement, not a question"
+        )
 
     def save_turn(
         self,

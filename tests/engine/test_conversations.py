@@ -213,3 +213,18 @@ def test_a_turn_and_a_lesson_touch_only_their_own_files(memory: Workflow) -> Non
     memory.learn_from_turn(turn.conversation_id, 1, "I live in Porto.")
     (learned,) = memory.history.operations(limit=1)
     assert [c.path for c in memory.history.changes(learned.sha)] == [memory.facts()[0].path]
+
+
+def test_a_statement_is_acknowledged_and_a_mixed_message_answers_its_question(
+    memory: Workflow, llm_server
+) -> None:
+    """The GUI showed "The memory does not mention anne." for "My sister is Anne.", and
+    "…does not mention porto" for "I live in Porto. What is the launch planned with?"."""
+    before = len(llm_server.state.requests)
+    told = memory.chat("My sister is Anne.")
+    assert told.result.answer == "Noted." and llm_server.state.tasks()[before:] == []
+    assert memory.learn_from_turn(told.conversation_id, told.turn, "My sister is Anne.")
+    mixed = memory.chat("I live in Porto. What is the launch planned with?", told.conversation_id)
+    assert "marketing" in mixed.result.answer and "does not mention" not in mixed.result.answer
+    memory.set_personal_memory(learn_facts=False)
+    assert "learning facts is off" in memory.chat("I have a dog.").result.answer

@@ -33,6 +33,7 @@ from gam_desktop.engine.ask.evidence import (
     unknown_names,
     unsupported_figures,
 )
+from gam_desktop.engine.ask.intent import question_part
 from gam_desktop.engine.ask.recall import is_fact
 from gam_desktop.engine.ask.tools import TOOLS, MemoryTools, ToolResult
 from gam_desktop.engine.ask.when import describe_today
@@ -155,7 +156,7 @@ class ChatAgent:
         self.tools.corpus.refresh()
         self._first_try = None
         trail = _Trail()
-        unknown = unknown_names(self.tools, query)
+        unknown = unknown_names(self.tools, question_part(query))
         if unknown:  # no call can find what the memory never mentions
             trail.lines.append(f"nothing in the memory mentions {', '.join(unknown)}")
             text = f"The memory does not mention {', '.join(unknown)}."
@@ -180,7 +181,7 @@ class ChatAgent:
         if conversation is not None:
             messages += conversation.context_messages()
         # Plain retrieval is the floor: the best passages come with the question.
-        self.passages = gather(self.tools, _with_context(query, conversation))
+        self.passages = gather(self.tools, _with_context(question_part(query), conversation))
         trail.matched.extend(dict.fromkeys(p.memory for p in self.passages))
         question = f"Question: {query}"
         if self.passages:
