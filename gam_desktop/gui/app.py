@@ -11,11 +11,12 @@ from pathlib import Path
 from typing import cast
 
 from PySide6.QtCore import QCoreApplication, QSettings, QStandardPaths, QTimer
-from PySide6.QtGui import QIcon
+from PySide6.QtGui import QColor, QIcon, QPalette
 from PySide6.QtWidgets import QApplication
 
 from gam_desktop import __version__, keystore
 from gam_desktop.engine.llm.tokenizer import resources_dir
+from gam_desktop.gui import theme
 from gam_desktop.gui.main_window import MainWindow
 from gam_desktop.gui.settings import load
 from gam_desktop.gui.workers import call_in_daemon
@@ -71,10 +72,22 @@ def make_app(argv: list[str]) -> QApplication:
     icon = resources_dir() / "icons" / "gam-desktop-256.png"
     if icon.is_file():
         app.setWindowIcon(QIcon(str(icon)))
+    apply_theme(app)
+    if not app.property("gamThemeFollowed"):  # the OS switching light/dark (Qt 6.5+)
+        app.styleHints().colorSchemeChanged.connect(lambda _scheme: apply_theme(app))
+        app.setProperty("gamThemeFollowed", True)
+    return app
+
+
+def apply_theme(app: QApplication) -> None:
+    """The stylesheet in the colours of the OS's scheme (light or dark)."""
     style = resources_dir() / "style.qss"
     if style.is_file():
-        app.setStyleSheet(style.read_text(encoding="utf-8"))
-    return app
+        app.setStyleSheet(theme.stylesheet(style.read_text(encoding="utf-8"), app))
+    palette = app.palette()  # links in answers and previews: stylesheets cannot colour them
+    for role in (QPalette.ColorRole.Link, QPalette.ColorRole.LinkVisited):
+        palette.setColor(role, QColor(theme.colours(app)["link"]))
+    app.setPalette(palette)
 
 
 def parser() -> argparse.ArgumentParser:

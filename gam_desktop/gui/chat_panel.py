@@ -307,7 +307,7 @@ class ChatPanel(QWidget):
         out.append(self._about_html(index, turn, result))
         if turn.show_steps:
             rows = "<br>".join(html.escape(s) for s in result.trajectory.splitlines())
-            out.append(f'<p style="font-family:monospace;color:#555">{rows}</p>')
+            out.append(f'<p style="font-family:monospace;color:#8a8f98">{rows}</p>')
         out.append(self._learned_html(index, turn))
         return "".join(out)
 
@@ -328,7 +328,7 @@ class ChatPanel(QWidget):
             facts = []
         if facts:
             about.append(" · ".join(facts))
-        return f'<p style="color:#555">{"<br>".join(about)}</p>'
+        return f'<p style="color:#8a8f98">{"<br>".join(about)}</p>'
 
     def _learned_html(self, index: int, turn: Turn) -> str:
         """The "Learned" line: each fact with its Undo, or why nothing was learned."""
@@ -359,7 +359,9 @@ class ChatPanel(QWidget):
         """A cited memory as a link, with the document (and pages) its wording comes from."""
         link = self._path_link(citation.path)
         where = citation.where()
-        return f'{link} <span style="color:#777">({html.escape(where)})</span>' if where else link
+        if not where:
+            return link
+        return f'{link} <span style="color:#8a8f98">({html.escape(where)})</span>'
 
     def _path_link(self, cited: str) -> str:
         """A link to where the cited file is now, or its name marked removed."""

@@ -88,3 +88,31 @@ def test_screenshots_of_conversations_and_facts(
     shots.append(folder / "8-facts.png")
     assert window.grab().save(str(shots[-1]))
     assert all(p.stat().st_size > 10_000 for p in shots)
+
+
+def test_screenshot_in_dark_mode(qtbot, window, llm_server, tmp_path) -> None:
+    """The answered state under the dark palette an OS in dark mode gives."""
+    from PySide6.QtWidgets import QApplication
+
+    from gam_desktop.gui.app import apply_theme
+    from tests.gui.test_theme import os_palette
+
+    folder = Path(os.environ.get("GAM_SCREENSHOTS") or tmp_path / "screenshots")
+    folder.mkdir(parents=True, exist_ok=True)
+    app = QApplication.instance()
+    before = app.palette()
+    app.setPalette(os_palette(dark=True))
+    apply_theme(app)
+    try:
+        assert window.open_memory(tmp_path / "memory")
+        drop(window, SAMPLES)
+        wait(qtbot, lambda: idle(window) and window.tree.memory_count() > 0)
+        window.tree.expandAll()
+        window.chat.input.setPlainText("What is BERT?")
+        window.chat.send.click()
+        wait(qtbot, lambda: window.chat.turns[-1].result is not None)
+        path = folder / "9-dark.png"
+        assert window.grab().save(str(path)) and path.stat().st_size > 10_000
+    finally:
+        app.setPalette(before)
+        apply_theme(app)
