@@ -182,7 +182,10 @@ def _turn(
     )
     if getattr(args, "no_learn", False):
         return turn, None
-    return turn, workflow.learn_from_turn(turn.conversation_id, turn.turn, question)
+    try:
+        return turn, workflow.learn_from_turn(turn.conversation_id, turn.turn, question)
+    except EXPECTED_ERRORS as exc:  # the answer is saved: say why nothing was learned
+        return turn, Learned(problem=reason(exc))
 
 
 def _steps(args: argparse.Namespace) -> Callable[[AgentStep], None]:

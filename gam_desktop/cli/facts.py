@@ -53,7 +53,8 @@ def facts_main(argv: Sequence[str] | None = None) -> int:
 
 def _find(workflow: Workflow, fact_id: str) -> Fact:
     """The current fact with this id, or the one it starts (ids are long)."""
-    matches = [f for f in workflow.facts() if f.id == fact_id or f.id.startswith(fact_id)]
+    wanted = fact_id.strip()
+    matches = [f for f in workflow.facts() if wanted and f.id.startswith(wanted)]
     if len(matches) != 1:
         why = "no fact" if not matches else f"{len(matches)} facts"
         raise FactNotFound(f"{why} with the id {fact_id!r}; see gam-facts list")

@@ -29,7 +29,7 @@ from gam_desktop.engine.build.estimate import Estimate
 from gam_desktop.engine.build.estimate import estimate as size_of
 from gam_desktop.engine.chats import library as chats
 from gam_desktop.engine.chats.library import ConversationInfo
-from gam_desktop.engine.chats.record import ConversationRecord, Turn, new_record
+from gam_desktop.engine.chats.record import ConversationRecord, Turn, new_record, title_from
 from gam_desktop.engine.errors import GamError
 from gam_desktop.engine.facts.learn import Learned, learn
 from gam_desktop.engine.facts.record import Fact, read_facts
@@ -95,6 +95,15 @@ class ChatTurn:
     conversation_id: str | None
     path: str | None
     turn: int
+
+
+class EmptyQuestion(GamError, ValueError):
+    title = "Nothing to ask"
+    advice = "Type a question or something you want the memory to know."
+
+
+def _fact_state(facts: list[Fact]) -> set[tuple[str, str, str]]:
+    return {(fact.id, fact.statement, fact.path) for fact in facts}
 
 
 class FactNotFound(GamError, LookupError):
@@ -500,6 +509,10 @@ class Workflow:
     def _conversation(
         self, question: str, conversation_id: str | None, at: datetime | None = None
     ) -> tuple[ConversationRecord, str | None]:
+        if not self.folder.is_memory():  # never a repository made in someone's folder
+            raise NotAMemoryError(f"{self.folder.root} is not a GAM memory (no .gam_meta.json)")
+        if not question.strip():
+            raise EmptyQuestion("there is no question to ask or save")
         if conversation_id:
             return chats.load(self.folder.root, conversation_id)
         return new_record(question, self.chat_settings.model, now=at), None
@@ -515,9 +528,15 @@ class Workflow:
         meta = self.folder.read_meta()
         if meta is not None and not meta.save_conversations:
             return ChatTurn(result, None, None, len(record.turns) + 1)
-        record = chats.with_turn(record, turn, conversation.summary, conversation.folded)
         trailers = {TRAILER_KIND: CHAT, "Gam-Conversation": record.id}
         with self.versioned.operation(CHAT) as transaction:
+            summary, folded = conversation.summary, conversation.folded
+            if path is not None:  # as it is now: another window may have added a turn
+                fresh, path = chats.load(self.folder.root, record.id)
+                if len(fresh.turns) != len(record.turns):  # its summary state is the file's
+                    summary, folded = fresh.summary, fresh.summarized
+                record = fresh
+            record = chats.with_turn(record, turn, summary, folded)
             transaction.write(chats.stage_save(record, path), f"Chat: {record.title}", trailers)
         self._changed(transaction.changes(CHAT))
         return ChatTurn(result, record.id, path or record.path, len(record.turns))
@@ -538,10 +557,16 @@ class Workflow:
         existing = read_facts(self.folder.root)
         llm = LLMClient(self.chat_settings)
         learned = learn(llm, message, existing, conversation_id or "", turn, self.cancel, at)
-        if learned:
-            trailers = {TRAILER_KIND: LEARN, "Gam-Conversation": conversation_id or ""}
-            with self.versioned.operation(LEARN) as transaction:
+        if not learned:
+            return learned
+        trailers = {TRAILER_KIND: LEARN, "Gam-Conversation": conversation_id or ""}
+        with self.versioned.operation(LEARN) as transaction:
+            now = read_facts(self.folder.root)
+            if _fact_state(now) != _fact_state(existing):  # another process learned meanwhile
+                learned = learn(llm, message, now, conversation_id or "", turn, self.cancel, at)
+            if learned:
                 transaction.write(learned.changes(), learned.summary(), trailers)
+        if learned:
             self._changed(transaction.changes(LEARN))
         return learned
 
@@ -563,7 +588,7 @@ class Workflow:
 
     def rename_conversation(self, conversation_id: str, title: str) -> Changes:
         record, path = chats.load(self.folder.root, conversation_id)
-        old, record.title = record.title, " ".join(title.split()) or record.title
+        old, record.title = record.title, title_from(title) if title.strip() else record.title
         with self.versioned.operation(CHAT) as transaction:
             transaction.write(
                 chats.stage_save(record, path),

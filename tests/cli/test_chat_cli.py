@@ -96,3 +96,27 @@ def test_gam_facts_lists_shows_and_forgets(memory: Path, llm_server) -> None:
 def test_gam_facts_on_a_folder_that_is_not_a_memory(tmp_path: Path, llm_server) -> None:
     out = facts(tmp_path, llm_server.base_url, "list")
     assert out.returncode == 1 and "is not a GAM memory" in out.stderr
+
+
+def test_a_failure_while_learning_still_shows_the_saved_answer(
+    memory: Path, llm_server, tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (memory / "facts").symlink_to(elsewhere)
+    out = ask(memory, llm_server.base_url, "--query", "I live in Porto. What is the launch?",
+              "--conversation", "new", "--json")  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    said = json.loads(out.stdout)
+    assert said["conversation_id"] and said["learned"] is None
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_odd_arguments_are_refused_clearly(memory: Path, llm_server) -> None:
+    url = llm_server.base_url
+    ask(memory, url, "--query", "I work at Acme.", "--conversation", "new")
+    blank = facts(memory, url, "forget", "")
+    assert blank.returncode == 1 and "no fact with the id ''" in blank.stderr
+    assert len(json.loads(facts(memory, url, "list", "--json").stdout)) == 1
+    empty = ask(memory, url, "--query", "   ", "--conversation", "new")
+    assert empty.returncode == 1 and "no question" in empty.stderr

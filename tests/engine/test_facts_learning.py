@@ -209,3 +209,38 @@ def test_a_fact_edited_by_hand_is_read_from_its_body(tmp_path: Path) -> None:
     text = render(made).replace("\nThe user lives in Porto.\n", "\nThe user lives in Braga.\n")
     assert parse(text, made.home).statement == "The user lives in Braga."
     assert parse("# a note\n", "facts/x.md") is None
+
+
+def test_the_users_words_between_two_short_quotations_stay() -> None:
+    said = 'My boss said "great" when I told her about moving to Lisbon, and then "big news".'
+    assert "moving to Lisbon" in users_own_words(said)
+    assert (
+        users_own_words("Subject: news\nI now work at Beta.")
+        == "Subject: news\nI now work at Beta."
+    )
+    pasted = 'She wrote: "' + "a long pasted paragraph about other people " * 3 + '" I agree.'
+    assert "pasted paragraph" not in users_own_words(pasted) and "I agree." in users_own_words(
+        pasted
+    )
+
+
+def test_an_alias_given_two_events_keeps_its_fact() -> None:
+    """ "F1 NONE" then "f1 DELETE": conflicting, so the fact stays; the guard keeps the new
+    fact the model added even when it trips."""
+    old = fact("The user lives in Porto.")
+    llm = FakeLLM(
+        {
+            Extraction: extraction("The user lives in Lisbon."),
+            Reconciliation: {
+                "facts": [
+                    {"id": "F1", "event": "NONE"},
+                    {"id": "f1", "event": "DELETE"},
+                    {"id": "N1", "event": "ADD"},
+                ]
+            },
+        }
+    )
+    learned = learn(llm, "I live in Lisbon.", [old], now=NOW)
+    assert not learned.deleted and [f.statement for f in learned.added] == [
+        "The user lives in Lisbon."
+    ]

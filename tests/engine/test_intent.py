@@ -14,6 +14,11 @@ from gam_desktop.engine.ask.intent import is_statement, question_part
         ("I live in Porto. What is the launch planned with?", "What is the launch planned with?"),
         ("Where is it? And when?", "Where is it? And when?"),
         ("Summarize the launch plan.", "Summarize the launch plan."),  # no "?": all of it
+        (  # a full stop inside the question does not cut it
+            "What is the escalation time at Borealis Inc. for P1 incidents?",
+            "What is the escalation time at Borealis Inc. for P1 incidents?",
+        ),
+        ("What changed in version 2.1 of Osprine?", "What changed in version 2.1 of Osprine?"),
     ],
 )
 def test_the_question_part(message: str, asked: str) -> None:

@@ -37,6 +37,10 @@ def day(y: int, m: int, d: int) -> datetime:
         ("What did I say on November 3rd, 2025?", (day(2025, 11, 3), day(2025, 11, 4))),
         ("What happened on 2026-02-30?", None),  # no such day
         ("When did I first mention the boat?", None),
+        ("What did I say on 9999-12-31?", None),  # beyond the calendar: no crash
+        ("What did I say 3000000 days ago?", None),
+        ("What did I say on 25 December?", (day(2025, 12, 25), day(2025, 12, 26))),  # past one
+        ("What did I say on 29 February?", (day(2024, 2, 29), day(2024, 3, 1))),  # a leap year
     ],
 )
 def test_the_time_a_question_names(question: str, window) -> None:
@@ -144,3 +148,11 @@ def test_a_first_mention_is_answered_by_the_oldest(personal: Path) -> None:
     said = [p for p in passages if p.memory.startswith("conversations/")]
     assert "2026-10-05" in said[0].text and "set for January" in said[0].text
     assert "2026-11-10" in said[1].text
+
+
+def test_a_time_asked_about_documents_keeps_the_documents(personal: Path) -> None:
+    """ "What is the launch planned with today?" is not a question about what was said:
+    the notes stay among the passages."""
+    chat(personal, NOW - timedelta(hours=1), "I like tea.")
+    passages = gather(MemoryTools(personal), "What is sailing about today?", now=NOW)
+    assert any(p.memory == "notes/boats.md" for p in passages)

@@ -31,6 +31,7 @@ from gam_desktop.engine.ask.when import (
     MONTHS,
     Window,
     asks_for_current,
+    asks_what_was_said,
     describe_today,
     recency,
     time_window,
@@ -177,7 +178,7 @@ def gather(
     now = now or utc_now()
     period = time_window(question, now)
     ranked = _ranked(tools.index.search(question, top_k=limit * 4), files, question, now, period)
-    if period is not None:  # what was said then, whether or not its words match
+    if period is not None and asks_what_was_said(question):  # what was said then
         ranked += _said_during(files, period, {c.key for c in ranked})
         if any(c.in_window for c in ranked):
             ranked = [c for c in ranked if c.in_window]

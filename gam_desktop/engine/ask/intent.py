@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-_QUESTION = re.compile(r"[^.!?\n]*\?")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _FIRST_PERSON = re.compile(r"^\s*(i|i'm|i've|i'd|i'll|my|we|we're|we've|our)\b", re.IGNORECASE)
 _REQUEST = re.compile(
     r"^\s*(i (want|would like|need|wonder|am looking|was wondering)|i'd like|i'm looking|"
@@ -20,9 +20,14 @@ _REQUEST = re.compile(
 
 
 def question_part(message: str) -> str:
-    """The message's question sentences ("…?"), or the whole message when it has none."""
-    asked = [q.strip() for q in _QUESTION.findall(message) if q.strip(" ?")]
-    return " ".join(asked) if asked else message
+    """The message without the statements it makes before or after its question ("I live
+    in Porto. What is…?"); a full stop inside a question ("Borealis Inc. for P1?", "2.1")
+    does not cut it. The whole message when it asks nothing."""
+    if "?" not in message:
+        return message
+    sentences = _SENTENCE_END.split(message.strip())
+    asked = [s for s in sentences if not (_FIRST_PERSON.match(s) and not s.rstrip().endswith("?"))]
+    return " ".join(asked) or message
 
 
 def is_statement(message: str) -> bool:

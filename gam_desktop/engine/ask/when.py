@@ -39,6 +39,19 @@ _WORDS = {"a": 1, "one": 1, "two": 2, "three": 3}
 Window = tuple[datetime, datetime]  # [start, end)
 
 
+SAID = re.compile(
+    r"\b(say|said|tell|told|mention(ed)?|talk(ed)?|discuss(ed)?|ask(ed)?|chat(ted)?|"
+    r"wr[io]te|note[ds]?|remember(ed)?)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_what_was_said(question: str) -> bool:
+    """ "What did I say last week?": conversations and facts answer; "what is planned this
+    week?" is about the documents too."""
+    return bool(SAID.search(question))
+
+
 def asks_for_current(question: str) -> bool:
     return bool(CURRENT.search(question))
 
@@ -52,13 +65,15 @@ def recency(when: datetime | None, now: datetime) -> float:
 
 
 def time_window(question: str, now: datetime) -> Window | None:
-    """The span of time a question is about, or None when it names none."""
+    """The span of time a question is about, or None when it names none (or names a date
+    no calendar holds: year 9999 and a day, 3,000,000 days ago)."""
     today = now.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
     text = question.lower()
-    relative = _relative(text, today)
-    if relative is not None:
-        return relative
-    return _calendar(text, today)
+    try:
+        relative = _relative(text, today)
+        return relative if relative is not None else _calendar(text, today)
+    except OverflowError:
+        return None
 
 
 def _relative(text: str, today: datetime) -> Window | None:
@@ -96,9 +111,9 @@ def _calendar(text: str, today: datetime) -> Window | None:
     for pattern, day_group, month_group in ((_DAY_MONTH, 1, 2), (_MONTH_DAY, 2, 1)):
         found = pattern.search(text)
         if found:
-            month = MONTHS[found.group(month_group)]
-            year = int(found.group(3)) if found.group(3) else _latest_year(month, today)
-            start = _date(year, month, int(found.group(day_group)))
+            month, day = MONTHS[found.group(month_group)], int(found.group(day_group))
+            year = int(found.group(3)) if found.group(3) else _latest_year(month, today, day)
+            start = _date(year, month, day)
             return (start, start + timedelta(days=1)) if start else None
     found = _IN_MONTH.search(text)
     if found:
@@ -112,9 +127,14 @@ def _calendar(text: str, today: datetime) -> Window | None:
     return None
 
 
-def _latest_year(month: int, today: datetime) -> int:
-    """ "In October", asked in November 2026, is October 2026; asked in March, 2025."""
-    return today.year if month <= today.month else today.year - 1
+def _latest_year(month: int, today: datetime, day: int = 1) -> int:
+    """ "In October", asked in November 2026, is October 2026; asked in March, 2025. "On 25
+    December", asked on 10 December, is last year's; 29 February, the last leap year's."""
+    year = today.year if (month, day) <= (today.month, today.day) else today.year - 1
+    for candidate in range(year, year - 8, -1):
+        if _date(candidate, month, day) is not None:
+            return candidate
+    return year
 
 
 def _date(year: int, month: int, day: int) -> datetime | None:

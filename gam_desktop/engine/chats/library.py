@@ -55,7 +55,10 @@ def list_conversations(root: Path) -> list[ConversationInfo]:
         if resolve_within(root, path) is None or not path.is_file():
             continue
         with path.open(encoding="utf-8", errors="replace") as handle:
-            front = parse_front(handle.read(FRONT_BYTES))
+            head = handle.read(FRONT_BYTES)
+            if head.find("\n---", 3) < 0:  # front matter longer than usual: read it all
+                head += handle.read()
+            front = parse_front(head)
         if not front.get("id"):
             continue
         found.append(

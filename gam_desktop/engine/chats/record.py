@@ -106,7 +106,7 @@ def render(record: ConversationRecord) -> str:
         "summarized": record.summarized,
         "summary": record.summary,
     }
-    parts = [f"# {_one_line(record.title)}"]
+    parts = [f"# {_one_line(_escaped(record.title))}"]
     for number, turn in enumerate(record.turns, 1):
         parts.append(_render_turn(number, turn))
     header = yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=100)
@@ -192,6 +192,10 @@ def _split_question(lines: list[str]) -> tuple[list[str], list[str]]:
 
 
 def _escaped(text: str) -> str:
+    """Untrusted text made safe inside a turn: one kind of line break (a lone \\r reads as
+    a new line too), no control characters, no line that looks like a turn's start."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text = "".join(c if c in "\n\t" or c.isprintable() else " " for c in text)
     return _FORGED.sub(lambda m: "\\" + m.group(1), text)
 
 

@@ -351,9 +351,9 @@ class MemoryRepo:
             faults.reached("staged")
             if not self.git("diff", "--cached", "--name-only") and self.head() is not None:
                 return None
-            message = summary.strip()
-            if trailers:
-                message += "\n\n" + "\n".join(f"{k}: {v}" for k, v in trailers.items())
+            message = one_line(summary)
+            if trailers:  # a value with a newline would forge another trailer
+                message += "\n\n" + "\n".join(f"{k}: {one_line(v)}" for k, v in trailers.items())
             self.git("commit", "-q", "--no-verify", "--allow-empty", "-m", message)
         except GitFailed as exc:
             cause = exc.__cause__ if isinstance(exc.__cause__, Exception) else exc
@@ -363,3 +363,9 @@ class MemoryRepo:
     def unstage_all(self) -> None:
         """Undo a `stage_all` whose commit failed (best effort: the disk may still be full)."""
         self.git("reset", "-q", check=False)
+
+
+def one_line(text: str) -> str:
+    """`text` as one line of printable characters: a commit summary or trailer value made
+    from a title, an id or a statement (untrusted; git refuses a NUL)."""
+    return " ".join("".join(c if c.isprintable() else " " for c in text).split())

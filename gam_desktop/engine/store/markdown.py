@@ -9,7 +9,7 @@ a person broke by hand still yields its body, with the problem reported.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 import yaml
@@ -108,13 +108,17 @@ def humanize(name: str) -> str:
 
 
 def parse_time(value: object) -> datetime | None:
-    """A front matter time (YAML may already have made it a datetime), or None."""
-    if isinstance(value, datetime):
-        return value
-    try:
-        return datetime.fromisoformat(str(value))
-    except ValueError:
-        return None
+    """A front matter time, or None. YAML may already have made it a datetime or a date; a
+    person may write one without a zone (read as UTC), so every time compares with every
+    other."""
+    if isinstance(value, date) and not isinstance(value, datetime):
+        value = datetime(value.year, value.month, value.day)
+    if not isinstance(value, datetime):
+        try:
+            value = datetime.fromisoformat(str(value).strip())
+        except ValueError:
+            return None
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
 def parse_count(value: object) -> int:
