@@ -295,6 +295,7 @@ def test_a_citation_standing_for_a_name_becomes_the_documents_name() -> None:
         ("1. Acme pages within 5 minutes.\n2. Borealis within 15.", []),  # list numbers
         ("Acme 5.0 allows 20 GB.", []),  # 5.0 is the question's, 20 the evidence's
         ("The limit is 200 GB.", ["200"]),
+        ("It was released on April 9.", []),  # a single digit tells nothing
     ],
 )
 def test_figures_an_answer_states_must_be_in_its_evidence(answer: str, unsupported) -> None:

@@ -284,10 +284,16 @@ class ChatAgent:
     def _unsupported(self, query: str, text: str, sources: list[str]) -> list[str]:
         return unsupported_figures(text, self._evidence(sources), query)
 
+    def _shown(self, sources: list[str]) -> list[str]:
+        """The passages of `sources` as the model saw them (with conversations' dates)."""
+        return [p.text for p in self.passages if p.memory in sources]
+
     def _evidence(self, sources: list[str]) -> str:
-        """What the sources say: their files, and their passages as the model saw them
-        (which add the dates of conversations and facts)."""
-        shown = [p.text for p in self.passages if p.memory in sources]
+        """What the answer may draw on: its sources' files and the passages as the model saw
+        them (which add the dates of conversations and facts)."""
+        # Every passage the model was shown: a date or version it took from one it did not
+        # cite is not made up (the look-alike check is the entity check's job).
+        shown = [p.text for p in self.passages]
         return " ".join([*map(self._text_of, sources), *shown])
 
     def _citation(self, path: str) -> Citation:
@@ -315,11 +321,11 @@ class ChatAgent:
             trail.lines.append("the best passages did not answer it: exploring")
             return None
         wanted = qualifiers(query)
-        evidence = self._evidence(cited)
-        if wanted and mentions(evidence, wanted) < len(wanted):
+        cited_text = " ".join([*map(self._text_of, cited), *self._shown(cited)])
+        if wanted and mentions(cited_text, wanted) < len(wanted):
             trail.lines.append(f"the passages cited do not mention {', '.join(wanted)}: exploring")
             return None
-        invented = unsupported_figures(text, evidence, query)
+        invented = unsupported_figures(text, self._evidence(cited), query)
         if invented:
             trail.lines.append(f"the passages cited do not state {', '.join(invented)}: exploring")
             return None

@@ -424,7 +424,8 @@ def name_citations(text: str, passages: list[Passage]) -> str:
 def figures(text: str) -> set[str]:
     """The numbers a text states, as written without thousands separators (not the
     numbers of a numbered list)."""
-    return {f.replace(",", "") for f in FIGURE.findall(LIST_MARKER.sub(" ", text))}
+    found = {f.replace(",", "") for f in FIGURE.findall(LIST_MARKER.sub(" ", text))}
+    return {f for f in found if len(f) > 1}  # a single digit is too common to tell anything
 
 
 def unsupported_figures(answer: str, evidence: str, question: str) -> list[str]:
