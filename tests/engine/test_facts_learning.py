@@ -244,3 +244,24 @@ def test_an_alias_given_two_events_keeps_its_fact() -> None:
     assert not learned.deleted and [f.statement for f in learned.added] == [
         "The user lives in Lisbon."
     ]
+
+
+def test_an_update_to_the_same_statement_changes_nothing() -> None:
+    """The 1.5B model "updated" a fact to its own words: it was tombstoned and written
+    again, twice, under the same tombstone path."""
+    old = fact("The user's brother Tomas is a chef in Lisbon.")
+    llm = FakeLLM(
+        {
+            Extraction: extraction("The user adopted a cat."),
+            Reconciliation: {
+                "facts": [
+                    {"id": "F1", "event": "UPDATE", "statement": old.statement.upper()},
+                    {"id": "N1", "event": "ADD"},
+                ]
+            },
+        }
+    )
+    learned = learn(llm, "I adopted a cat.", [old], now=NOW)
+    assert not learned.updated and [f.statement for f in learned.added] == [
+        "The user adopted a cat."
+    ]

@@ -279,6 +279,8 @@ def _apply(
         decision = events.get(f"F{i}")
         if decision is None or decision.event in ("NONE", "ADD"):
             continue
+        if decision.event == "UPDATE" and _norm(decision.statement) == _norm(old.statement):
+            continue  # "updated" to what it already says: nothing changes
         if decision.event == "UPDATE" and decision.statement.strip():
             learned.updated.append((old, fact_of(decision.statement, old, old.created)))
         elif decision.event == "DELETE":  # an UPDATE without a statement changes nothing
