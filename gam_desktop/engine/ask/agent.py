@@ -37,7 +37,7 @@ from gam_desktop.engine.ask.intent import question_part
 from gam_desktop.engine.ask.recall import is_fact
 from gam_desktop.engine.ask.tools import TOOLS, MemoryTools, ToolResult
 from gam_desktop.engine.ask.when import describe_today
-from gam_desktop.engine.chats.library import ConversationNotFound, find
+from gam_desktop.engine.chats.library import list_conversations
 from gam_desktop.engine.llm import LLM, LLMCallFailed
 from gam_desktop.engine.llm.tools import ToolCall, ToolReply, chat_with_tools
 from gam_desktop.engine.models import ChatResult, Citation, utc_now
@@ -145,6 +145,7 @@ class ChatAgent:
         # answer is not enough (it abstains, cites nothing, or is about a look-alike).
         self.evidence_first = evidence_first
         self._first_try: tuple[list[Passage], str, list[str]] | None = None
+        self._conversations: dict[str, str] | None = None  # conversation id -> its file
 
     def request(
         self,
@@ -155,6 +156,7 @@ class ChatAgent:
     ) -> ChatResult:
         self.tools.corpus.refresh()
         self._first_try = None
+        self._conversations = None
         trail = _Trail()
         unknown = unknown_names(self.tools, question_part(query))
         if unknown:  # no call can find what the memory never mentions
@@ -276,10 +278,10 @@ class ChatAgent:
         said_in = CONVERSATION_ID.search(self._text_of(fact, original=False)[:2000])
         if said_in is None:
             return None
-        try:
-            return find(self.tools.sandbox.root, said_in.group(1)).path
-        except ConversationNotFound:
-            return None
+        if self._conversations is None:  # listed once per question, not once per fact
+            listed = list_conversations(self.tools.sandbox.root)
+            self._conversations = {info.id: info.path for info in listed}
+        return self._conversations.get(said_in.group(1))
 
     def _unsupported(self, query: str, text: str, sources: list[str]) -> list[str]:
         return unsupported_figures(text, self._evidence(sources), query)
