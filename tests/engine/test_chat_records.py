@@ -132,3 +132,12 @@ def test_a_long_file_without_a_summary_opens_within_the_budget() -> None:
     assert live.folded + len(live.turns) == 1000 and live.total_turns == 1000
     last_folded = live.folded - 1
     assert f"Q: Question {last_folded}? A: Answer {last_folded}, from the notes." in live.summary
+
+
+def test_a_front_matter_longer_than_usual_still_lists(tmp_path: Path) -> None:
+    """A summary edited by hand past the 16 KB the list reads at first."""
+    record = conversation(turns=2)
+    record.summary = "A long summary. " * 2000
+    save(tmp_path, record)
+    (info,) = list_conversations(tmp_path)
+    assert info.id == record.id and info.turns == 2
