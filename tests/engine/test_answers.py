@@ -415,3 +415,26 @@ def test_a_plan_of_how_to_answer_is_not_an_answer(reply: str) -> None:
     """The 1.5B model's grounded reply began with its plan and was cut at 400 tokens."""
     assert is_scaffolding(reply)
     assert not is_scaffolding("Tallowmere escalates an unacknowledged page after 45 minutes.")
+
+
+def test_an_answer_cites_the_documents_it_names_not_all_it_was_shown(
+    lookalikes, monkeypatch
+) -> None:
+    """The 1.5B model cited all eight passages of a "which" question, or the first one
+    while naming another company: the sources are the documents its answer names."""
+    from gam_desktop.engine.ask import agent
+
+    def citing_all(_llm, _question, passages, _cancel):
+        return "Borealis Systems escalates after 45 minutes.", [p.memory for p in passages]
+
+    monkeypatch.setattr(agent, "grounded_answer", citing_all)
+    result = lookalikes.request("Which company escalates after the longest wait?")
+    assert all("borealis" in s for s in result.sources), result.sources
+
+    def citing_the_first(_llm, _question, passages, _cancel):
+        others = [p for p in passages if "cobalt" not in p.memory]
+        return "Cobalt Labs escalates after 60 minutes.", [others[0].memory]
+
+    monkeypatch.setattr(agent, "grounded_answer", citing_the_first)
+    result = lookalikes.request("Which company escalates after the longest wait?")
+    assert result.sources and all("cobalt" in s for s in result.sources), result.sources

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gam_desktop.engine.ask.citations import supporting
 from gam_desktop.engine.ask.conversation import Conversation
 from gam_desktop.engine.ask.corpus import ORIGINAL
 from gam_desktop.engine.ask.evidence import (
@@ -30,6 +31,7 @@ from gam_desktop.engine.ask.evidence import (
     mentions,
     qualifiers,
     render,
+    source_name,
     unknown_names,
     unsupported_figures,
 )
@@ -309,6 +311,9 @@ class ChatAgent:
             pages=pages if isinstance(pages, list) and pages else None,
         )
 
+    def _source_name(self, path: str) -> str:
+        return source_name(self.tools.corpus.snapshot(), path)
+
     def _text_of(self, memory: str, original: bool = True) -> str:
         """A memory's text and its original wording, as the corpus holds them."""
         files = self.tools.corpus.snapshot()
@@ -430,7 +435,12 @@ class ChatAgent:
         dropped = [s for s in wanted if s not in sources]
         if cited is None:  # said nothing about sources, as opposed to an explicit []
             sources = _default_sources(trail, root)
-        sources = self._with_conversations(self._closest(query, sources))
+        sources = self._closest(query, sources)
+        if not abstains(text):  # the cited files its words are about, not all it was shown
+            sources = supporting(
+                text, query, sources, self.passages, self._source_name, self._text_of
+            )
+        sources = self._with_conversations(sources)
         score = _confidence(confidence, bool(sources))
         invented = [] if abstains(text) else self._unsupported(query, text, sources)
         if invented:  # a figure its sources never state: made up, or from elsewhere

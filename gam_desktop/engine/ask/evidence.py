@@ -297,9 +297,16 @@ def _document(files: dict[str, CorpusFile], key: str) -> str:
     memory = files.get(memory_of(key))
     if memory is not None and is_personal(key):
         return personal_label(key, memory.text)
-    name = document_of(memory.text) if memory is not None else None
+    return source_name(files, key) or memory_of(key)
+
+
+def source_name(files: dict[str, CorpusFile], key: str) -> str:
+    """The reader's name of the source document of a memory ("Acme oncall"), or ""
+    for a README, a conversation, a fact or a memory without a source."""
+    memory = files.get(memory_of(key))
+    name = document_of(memory.text) if memory is not None and not is_personal(key) else None
     if not name:
-        return memory_of(key)
+        return ""
     words = re.sub(r"[-_\s]+", " ", name.rsplit(".", 1)[0]).strip()
     return words[:1].upper() + words[1:] if words else name
 

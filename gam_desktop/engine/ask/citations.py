@@ -1,0 +1,71 @@
+"""Which of the cited files an answer actually rests on.
+
+A small model cites by habit: every passage it was shown ("[1]-[8]"), or the first one,
+while its sentence names another document ("Lumenvault 4.0 …" citing the 3.1 notes).
+Look-alike documents differ in their names (the company, the version, the author), so
+the answer's own words say which documents it is about: those are its sources. When it
+names none, the files stating other figures than its own are not. Nothing here asks the model again.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable
+
+from gam_desktop.engine.ask.evidence import Passage, figures
+from gam_desktop.engine.textutil import STOPWORDS
+
+NAME_TOKEN = re.compile(r"\d+(?:\.\d+)+|[^\W_]+")
+
+
+def name_tokens(document: str) -> set[str]:
+    """The words and version numbers of a document's name ("Lumenvault 4.0 release notes")."""
+    tokens = NAME_TOKEN.findall(document.lower())
+    return {t for t in tokens if (len(t) > 1 or t.isdigit()) and t not in STOPWORDS}
+
+
+def _says(text: str, token: str) -> bool:
+    return bool(re.search(rf"(?<![\w.]){re.escape(token)}(?:'?s)?(?![\w]|\.\d)", text))
+
+
+def named_documents(answer: str, documents: list[str]) -> list[str]:
+    """The `documents` the answer names by what only their name has among them: "4.0"
+    among four Lumenvault releases, "Osprine" among four on-call policies (never
+    "oncall", which all four share)."""
+    distinct = list(dict.fromkeys(d for d in documents if d))
+    if len(distinct) < 2:
+        return []
+    counts = Counter(t for d in distinct for t in name_tokens(d))
+    text = answer.lower()
+    return [d for d in distinct if any(counts[t] == 1 and _says(text, t) for t in name_tokens(d))]
+
+
+def supporting(
+    answer: str,
+    question: str,
+    sources: list[str],
+    passages: list[Passage],
+    document_of: Callable[[str], str],  # "" for a file that is not from a document
+    text_of: Callable[[str], str],
+) -> list[str]:
+    """The `sources` (memory paths) `answer` rests on, given the `passages` the model was
+    shown: the ones whose document it names, with a shown passage of each named document
+    it did not cite; else all but those stating other figures than the answer's."""
+    of_source = {s: document_of(s) for s in sources}
+    of_passage = {p.memory: document_of(p.memory) for p in passages}
+    named = set(named_documents(answer, [*of_source.values(), *of_passage.values()]))
+    if named:
+        kept = [s for s in sources if not of_source[s] or of_source[s] in named]
+        covered = {of_source[s] for s in kept}
+        for memory, document in of_passage.items():
+            if document in named and document not in covered:
+                kept.append(memory)
+                covered.add(document)
+        return kept
+    stated = figures(answer) - figures(question)
+    stating = {s: figures(text_of(s)) for s in sources} if stated else {}
+    if any(stated & numbers for numbers in stating.values()):
+        # A source stating other numbers than the answer's is the look-alike it did not use.
+        return [s for s in sources if not stating[s] or stated & stating[s]]
+    return sources

@@ -1,0 +1,87 @@
+"""Citations an answer rests on (issue 10): a small model cites every passage it was shown,
+or the first one while its sentence names another document."""
+
+from __future__ import annotations
+
+import pytest
+
+from gam_desktop.engine.ask.citations import name_tokens, named_documents, supporting
+from gam_desktop.engine.ask.evidence import Passage
+
+RELEASES = [
+    "Lumenvault 3.0 release notes",
+    "Lumenvault 3.1 release notes",
+    "Lumenvault 4.0 release notes",
+]
+TEXTS = {
+    "v30.md": "Lumenvault 3.0 keeps deleted files for 30 days.",
+    "v31.md": "Lumenvault 3.1 keeps deleted files for 60 days.",
+    "v40.md": "Lumenvault 4.0 keeps deleted files for 90 days.",
+    "notes.md": "Deleted files are kept; the period is a setting.",  # no figure, no document
+}
+DOCUMENT = {"v30.md": RELEASES[0], "v31.md": RELEASES[1], "v40.md": RELEASES[2]}
+
+
+def passages(*memories: str) -> list[Passage]:
+    return [
+        Passage(n, m, True, TEXTS[m], 1.0, DOCUMENT.get(m, m)) for n, m in enumerate(memories, 1)
+    ]
+
+
+def rest_on(answer: str, cited: list[str], shown: list[str], question: str = "?") -> list[str]:
+    return supporting(
+        answer, question, cited, passages(*shown), lambda s: DOCUMENT.get(s, ""), TEXTS.__getitem__
+    )
+
+
+def test_a_document_is_named_by_what_only_its_name_has() -> None:
+    assert name_tokens("Juniper and ash kitchen procedures") == {
+        "juniper", "ash", "kitchen", "procedures"
+    }  # fmt: skip
+    assert named_documents("Lumenvault 4.0 keeps them 90 days.", RELEASES) == [RELEASES[2]]
+    # "Lumenvault" and "release notes" are in every name: they name none of them
+    assert named_documents("The Lumenvault release notes say 90 days.", RELEASES) == []
+    # "4.0" is not "4.0.1", and "3.0" is not inside "13.0"
+    assert named_documents("Fixed in 4.0.1 and 13.0.", RELEASES) == []
+    policies = ["Osprine oncall policy", "Brindlewave oncall policy"]
+    assert named_documents("Brindlewave's engineers answer in 5 minutes.", policies) == [
+        policies[1]
+    ]
+    assert named_documents("Anything at all.", ["Only one document"]) == []
+
+
+@pytest.mark.parametrize(
+    ("answer", "cited", "expected"),
+    [
+        # the 1.5B model cited all it was shown; its sentence is about 4.0 only
+        (
+            "Lumenvault 4.0 keeps deleted files for 90 days.",
+            ["v30.md", "v31.md", "v40.md"],
+            ["v40.md"],
+        ),
+        # it cited the 3.1 passage while naming 4.0: the 4.0 passage it was shown is the source
+        ("The latest release is Lumenvault 4.0.", ["v31.md"], ["v40.md"]),
+        # an enumeration names two documents and cited one: both
+        ("Lumenvault 3.0 and 3.1 keep them under 90 days.", ["v30.md"], ["v30.md", "v31.md"]),
+        # no document named: the passages stating other figures than the answer's go
+        (
+            "Deleted files are kept for 90 days.",
+            ["v30.md", "v40.md", "notes.md"],
+            ["v40.md", "notes.md"],
+        ),
+        # nothing to tell them apart: the citations stand
+        ("Deleted files are kept for a while.", ["v30.md", "v31.md"], ["v30.md", "v31.md"]),
+    ],
+)
+def test_the_sources_are_what_the_answer_rests_on(
+    answer: str, cited: list[str], expected: list[str]
+) -> None:
+    assert rest_on(answer, cited, ["v30.md", "v31.md", "v40.md", "notes.md"]) == expected
+
+
+def test_a_figure_the_question_gives_does_not_choose() -> None:
+    question = "Which release keeps files for 30 days?"
+    answer = "Files are kept for 30 days."
+    assert rest_on(answer, ["v30.md", "v40.md"], ["v30.md", "v40.md"], question) == [
+        "v30.md", "v40.md"
+    ]  # fmt: skip
