@@ -139,10 +139,10 @@ def test_an_instruction_in_quoted_text_deletes_nothing(tmp_path: Path) -> None:
 
 
 def test_the_model_can_only_touch_the_facts_it_was_shown() -> None:
-    shown = fact("The user lives in Porto.", n=1)
+    shown = fact("The user likes tea.", n=1)
     llm = FakeLLM(
         {
-            Extraction: extraction("The user lives in Lisbon."),
+            Extraction: extraction("The user likes jazz."),
             Reconciliation: {
                 "facts": [
                     {"id": "F9", "event": "DELETE"},
@@ -152,7 +152,7 @@ def test_the_model_can_only_touch_the_facts_it_was_shown() -> None:
             },
         }
     )
-    learned = learn(llm, "I live in Lisbon.", [shown], now=NOW)
+    learned = learn(llm, "I like jazz.", [shown], now=NOW)
     assert not learned.deleted and len(learned.added) == 1
 
 
@@ -227,10 +227,10 @@ def test_the_users_words_between_two_short_quotations_stay() -> None:
 def test_an_alias_given_two_events_keeps_its_fact() -> None:
     """ "F1 NONE" then "f1 DELETE": conflicting, so the fact stays; the guard keeps the new
     fact the model added even when it trips."""
-    old = fact("The user lives in Porto.")
+    old = fact("The user likes tea.")
     llm = FakeLLM(
         {
-            Extraction: extraction("The user lives in Lisbon."),
+            Extraction: extraction("The user likes green tea."),
             Reconciliation: {
                 "facts": [
                     {"id": "F1", "event": "NONE"},
@@ -240,9 +240,9 @@ def test_an_alias_given_two_events_keeps_its_fact() -> None:
             },
         }
     )
-    learned = learn(llm, "I live in Lisbon.", [old], now=NOW)
+    learned = learn(llm, "I like green tea.", [old], now=NOW)
     assert not learned.deleted and [f.statement for f in learned.added] == [
-        "The user lives in Lisbon."
+        "The user likes green tea."
     ]
 
 
@@ -265,3 +265,91 @@ def test_an_update_to_the_same_statement_changes_nothing() -> None:
     assert not learned.updated and [f.statement for f in learned.added] == [
         "The user adopted a cat."
     ]
+
+
+def test_a_value_the_model_kept_is_replaced_by_the_new_one_for_the_same_property() -> None:
+    """The 1.5B model answered ADD for "moved to Braga" and NONE for "lives in Porto":
+    both stayed current. The same person's home, set again, is an update."""
+    home, sister = fact("I live in Porto.", n=1), fact("The user's sister Anne lives in Lyon.", n=2)
+    llm = FakeLLM(
+        {
+            Extraction: extraction("The user moved to Braga last week."),
+            Reconciliation: {
+                "facts": [
+                    {"id": "F1", "event": "NONE"},
+                    {"id": "F2", "event": "NONE"},
+                    {"id": "N1", "event": "ADD"},
+                ]
+            },
+        }
+    )
+    learned = learn(llm, "I moved to Braga last week.", [home, sister], now=NOW)
+    assert [(o.statement, n.statement) for o, n in learned.updated] == [
+        ("I live in Porto.", "The user moved to Braga last week.")
+    ]
+    assert not learned.added and not learned.deleted  # the sister's home is hers
+    assert (
+        "Likely (same person and property): N1 replaces F1." in llm.asked(Reconciliation)[0].prompt
+    )
+
+
+def test_a_confused_reconciliation_keeps_only_the_replacement_the_property_confirms() -> None:
+    """The model replaced five facts for one new one: the guard used to keep all five,
+    the stale home among them; now the home is updated and the other four stay."""
+    known = [fact("I live in Porto.", n=1)] + [
+        fact(f"The user likes colour {c}.", topic="likes", n=i)
+        for i, c in enumerate(["red", "blue", "green", "teal"], 2)
+    ]
+    llm = FakeLLM(
+        {
+            Extraction: extraction("The user lives in Braga."),
+            Reconciliation: {
+                "facts": [
+                    {"id": f"F{i}", "event": "UPDATE", "statement": "The user lives in Braga."}
+                    for i in range(1, 6)
+                ]
+                + [{"id": "N1", "event": "NONE"}]
+            },
+        }
+    )
+    learned = learn(llm, "I live in Braga now.", known, now=NOW)
+    assert [(o.statement, n.statement) for o, n in learned.updated] == [
+        ("I live in Porto.", "The user lives in Braga.")
+    ]
+    assert not learned.deleted and not learned.added
+
+
+def test_a_retraction_of_the_same_property_deletes_without_the_model() -> None:
+    cat = fact("The user adopted a cat called Pimenta.", topic="pets", n=1)
+    llm = FakeLLM(
+        {
+            Extraction: extraction("The user no longer has the cat Pimenta."),
+            Reconciliation: {"facts": [{"id": "N1", "event": "ADD"}]},
+        }
+    )
+    learned = learn(llm, "I no longer have the cat.", [cat], now=NOW)
+    assert learned.deleted == [cat] and not learned.updated
+    assert [f.statement for f in learned.added] == ["The user no longer has the cat Pimenta."]
+
+
+def test_a_new_fact_the_model_says_is_known_proposes_nothing() -> None:
+    home = fact("The user lives in Porto.", n=1)
+    llm = FakeLLM(
+        {
+            Extraction: extraction("The user lives in Porto, Portugal."),
+            Reconciliation: {
+                "facts": [{"id": "F1", "event": "NONE"}, {"id": "N1", "event": "NONE"}]
+            },
+        }
+    )
+    assert not learn(llm, "I live in Porto, Portugal.", [home], now=NOW)
+
+
+def test_a_reconcile_failure_applies_no_proposal() -> None:
+    llm = FakeLLM(
+        {
+            Extraction: extraction("The user lives in Braga."),
+            Reconciliation: LLMCallFailed("connection dropped"),
+        }
+    )
+    assert not learn(llm, "I live in Braga.", [fact("The user lives in Porto.")], now=NOW)

@@ -7,9 +7,14 @@ facts, returning every candidate with an event (ADD / UPDATE / DELETE / NONE). W
 neighbours there is nothing to reconcile and the facts are added. Any LLM failure
 learns nothing and forgets nothing.
 
+Property matching (claims.py) proposes what a new fact replaces: "moved to Braga" sets
+the same property as "lives in Porto". The proposals are hints in the prompt, and they
+stand when the model keeps a fact whose property a new one sets again.
+
 Guards, because the model's decisions are untrusted: it can only update or delete the
 facts it was shown (by a short alias, never a path), and a reconciliation that would
-remove more facts than the user just stated removes none.
+remove more facts than the user just stated keeps only the replacements the property
+matching confirms (at most one per new fact).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from gam_desktop.engine.ask.search import query_terms, tokenize
+from gam_desktop.engine.facts.claims import claim
 from gam_desktop.engine.facts.record import Fact, new_fact_id, render
 from gam_desktop.engine.llm import LLM, LLMCallFailed
 from gam_desktop.engine.models import utc_now
@@ -215,7 +221,8 @@ def learn(
         if not new:
             return learned
         related = neighbourhood(existing, new)
-        decisions = reconcile(llm, related, new, cancel) if related else None
+        proposed = proposals(related, new)
+        decisions = reconcile(llm, related, new, cancel, proposed) if related else None
         learned.calls += bool(related)
     except LLMCallFailed as exc:
         log.warning("learning skipped: %s", exc)
@@ -238,12 +245,35 @@ def learn(
     if decisions is None:
         learned.added = [fact_of(f.statement, f, stamp) for f in new]
         return learned
-    _apply(learned, decisions, related, new, fact_of, stamp)
+    _apply(learned, decisions, related, new, fact_of, stamp, proposed)
     return learned
 
 
+def proposals(related: list[Fact], new: list[ExtractedFact]) -> dict[int, tuple[int, str]]:
+    """F number -> (N number, UPDATE or DELETE): the existing facts a new one replaces or
+    retracts because it sets the same property of the same subject (claims.py). Each
+    existing fact is proposed once, each new fact replaces at most one."""
+    found: dict[int, tuple[int, str]] = {}
+    for n, fact in enumerate(new, 1):
+        stated = claim(fact.statement)
+        if stated is None:
+            continue
+        for f, old in enumerate(related, 1):
+            known = claim(old.statement)
+            if f in found or known is None or known.negated or not stated.shared(known):
+                continue
+            if _norm(old.statement) != _norm(fact.statement):
+                found[f] = (n, "DELETE" if stated.negated else "UPDATE")
+            break
+    return found
+
+
 def reconcile(
-    llm: LLM, related: list[Fact], new: list[ExtractedFact], cancel: CancelToken | None = None
+    llm: LLM,
+    related: list[Fact],
+    new: list[ExtractedFact],
+    cancel: CancelToken | None = None,
+    proposed: dict[int, tuple[int, str]] | None = None,
 ) -> Reconciliation:
     existing = "\n".join(
         f"F{i}: {fact.statement} (subject: {fact.subject})" for i, fact in enumerate(related, 1)
@@ -251,6 +281,12 @@ def reconcile(
     stated = "\n".join(
         f"N{i}: {fact.statement} (subject: {fact.subject})" for i, fact in enumerate(new, 1)
     )
+    hints = [
+        f"N{n} {'replaces' if event == 'UPDATE' else 'says this is no longer true:'} F{f}"
+        for f, (n, event) in sorted((proposed or {}).items())
+    ]
+    if hints:  # what the property matching saw; the model may know better
+        stated += "\n\nLikely (same person and property): " + "; ".join(hints) + "."
     return llm.structured(
         [
             {"role": "system", "content": RECONCILE_SYSTEM},
@@ -273,30 +309,58 @@ def _apply(
     new: list[ExtractedFact],
     fact_of: FactMaker,
     stamp: datetime,
+    proposed: dict[int, tuple[int, str]] | None = None,
 ) -> None:
     events = _events(decisions)
-    for i, old in enumerate(related, 1):
-        decision = events.get(f"F{i}")
-        if decision is None or decision.event in ("NONE", "ADD"):
-            continue
-        if decision.event == "UPDATE" and _norm(decision.statement) == _norm(old.statement):
-            continue  # "updated" to what it already says: nothing changes
-        if decision.event == "UPDATE" and decision.statement.strip():
-            learned.updated.append((old, fact_of(decision.statement, old, old.created)))
-        elif decision.event == "DELETE":  # an UPDATE without a statement changes nothing
+    confirmed = proposed or {}
+    # A proposal overrides the model's NONE for the old fact unless the model said the new
+    # one is already known ("lives in Porto, Portugal" beside "lives in Porto").
+    overriding = {
+        f: (n, event)
+        for f, (n, event) in confirmed.items()
+        if getattr(events.get(f"N{n}"), "event", "ADD") != "NONE"
+    }
+    chosen = _chosen(events, len(related), new, overriding)
+    if len(chosen) > len(new):
+        # More replaced than said: a confused (or manipulated) reconciliation. Only the
+        # replacements the property matching confirms stay (at most one per new fact).
+        log.warning("reconciliation would replace %d facts for %d new ones", len(chosen), len(new))
+        chosen = {
+            f: (event, new[n - 1].statement) for f, (n, event) in confirmed.items() if f in chosen
+        }
+    for f, (event, statement) in sorted(chosen.items()):
+        old = related[f - 1]
+        if event == "DELETE":
             learned.deleted.append(old)
-    if len(learned.updated) + len(learned.deleted) > len(new):
-        # More forgotten than said: a confused (or manipulated) reconciliation. Every
-        # existing fact is kept; the new ones are added as the model decided.
-        count = len(learned.updated) + len(learned.deleted)
-        log.warning("reconciliation would replace %d facts for %d new ones: none", count, len(new))
-        learned.updated, learned.deleted = [], []
+        elif _norm(statement) != _norm(old.statement):  # "updated" to what it says: no change
+            learned.updated.append((old, fact_of(statement, old, old.created)))
     replaced = {_norm(new_fact.statement) for _old, new_fact in learned.updated}
     for i, fact in enumerate(new, 1):
         decision = events.get(f"N{i}")
         if (decision is not None and decision.event == "NONE") or _norm(fact.statement) in replaced:
             continue
         learned.added.append(fact_of(fact.statement, fact, stamp))
+
+
+def _chosen(
+    events: dict[str, Decision],
+    related: int,
+    new: list[ExtractedFact],
+    overriding: dict[int, tuple[int, str]],
+) -> dict[int, tuple[str, str]]:
+    """F number -> (UPDATE or DELETE, the new statement): the model's changes, and the
+    proposals for the facts it kept."""
+    chosen: dict[int, tuple[str, str]] = {}
+    for f in range(1, related + 1):
+        decision = events.get(f"F{f}")
+        if decision is not None and decision.event == "DELETE":
+            chosen[f] = ("DELETE", "")
+        elif decision is not None and decision.event == "UPDATE" and decision.statement.strip():
+            chosen[f] = ("UPDATE", decision.statement)  # without a statement: no change
+        elif f in overriding:  # the model kept a fact a new one sets again: the new value wins
+            n, event = overriding[f]
+            chosen[f] = (event, new[n - 1].statement)
+    return chosen
 
 
 def _events(decisions: Reconciliation) -> dict[str, Decision]:
