@@ -18,8 +18,11 @@ TEXTS = {
     "v31.md": "Lumenvault 3.1 keeps deleted files for 60 days.",
     "v40.md": "Lumenvault 4.0 keeps deleted files for 90 days.",
     "notes.md": "Deleted files are kept; the period is a setting.",  # no figure, no document
+    "set30.md": "Lumenvault 3.0 calls the setting keep_days.",
+    "set40.md": "Lumenvault 4.0 renamed it to retention.days.",
 }
 DOCUMENT = {"v30.md": RELEASES[0], "v31.md": RELEASES[1], "v40.md": RELEASES[2]}
+DOCUMENT |= {"set30.md": RELEASES[0], "set40.md": RELEASES[2]}
 
 
 def passages(*memories: str) -> list[Passage]:
@@ -69,6 +72,10 @@ def test_a_document_is_named_by_what_only_its_name_has() -> None:
             ["v30.md", "v40.md", "notes.md"],
             ["v40.md", "notes.md"],
         ),
+        # its figure is in none of its citations: the shown passage stating it is the source
+        ("Deleted files are kept for 90 days.", ["v31.md"], ["v40.md"]),
+        # so is its identifier
+        ("The setting is now called `retention.days`.", ["set30.md"], ["set40.md"]),
         # nothing to tell them apart: the citations stand
         ("Deleted files are kept for a while.", ["v30.md", "v31.md"], ["v30.md", "v31.md"]),
     ],
@@ -76,7 +83,8 @@ def test_a_document_is_named_by_what_only_its_name_has() -> None:
 def test_the_sources_are_what_the_answer_rests_on(
     answer: str, cited: list[str], expected: list[str]
 ) -> None:
-    assert rest_on(answer, cited, ["v30.md", "v31.md", "v40.md", "notes.md"]) == expected
+    shown = ["v30.md", "v31.md", "v40.md", "notes.md", "set30.md", "set40.md"]
+    assert rest_on(answer, cited, shown) == expected
 
 
 def test_a_figure_the_question_gives_does_not_choose() -> None:

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from gam_desktop.engine.ask.evidence import Passage, figures
 from gam_desktop.engine.textutil import STOPWORDS
 
+IDENTIFIER = re.compile(r"\b[A-Za-z]\w*(?:[._]\w+)+\b")  # a setting: retention.days, keep_days
 NAME_TOKEN = re.compile(r"\d+(?:\.\d+)+|[^\W_]+")
 
 
@@ -51,7 +52,8 @@ def supporting(
 ) -> list[str]:
     """The `sources` (memory paths) `answer` rests on, given the `passages` the model was
     shown: the ones whose document it names, with a shown passage of each named document
-    it did not cite; else all but those stating other figures than the answer's."""
+    it did not cite; else, when none of them states its figures and identifiers, the
+    shown passages that do; else all but those stating other figures than the answer's."""
     of_source = {s: document_of(s) for s in sources}
     of_passage = {p.memory: document_of(p.memory) for p in passages}
     named = set(named_documents(answer, [*of_source.values(), *of_passage.values()]))
@@ -63,9 +65,30 @@ def supporting(
                 kept.append(memory)
                 covered.add(document)
         return kept
-    stated = figures(answer) - figures(question)
-    stating = {s: figures(text_of(s)) for s in sources} if stated else {}
-    if any(stated & numbers for numbers in stating.values()):
-        # A source stating other numbers than the answer's is the look-alike it did not use.
-        return [s for s in sources if not stating[s] or stated & stating[s]]
-    return sources
+    markers = evidence_markers(answer, question)
+    if not markers:
+        return sources
+    found = {s: markers_in(markers, text_of(s)) for s in dict.fromkeys([*sources, *of_passage])}
+    if not any(found[s] for s in sources):
+        # What it states is in none of its citations: the passages that state it are its
+        # sources ("90 days" cited from the 3.2 notes, stated by the 4.0 notes).
+        most = max(len(found[m]) for m in of_passage) if of_passage else 0
+        return [m for m in of_passage if most and len(found[m]) == most] or sources
+    # A source stating other numbers than the answer's is the look-alike it did not use.
+    return [s for s in sources if found[s] or not figures(text_of(s))]
+
+
+def evidence_markers(answer: str, question: str) -> set[str]:
+    """What tells an answer's source apart: its figures and its identifiers
+    (`schedule.interval_minutes`, keep_days) that the question does not give."""
+    identifiers = {i.lower() for i in IDENTIFIER.findall(answer)}
+    return (
+        (figures(answer) | identifiers)
+        - figures(question)
+        - {i.lower() for i in IDENTIFIER.findall(question)}
+    )
+
+
+def markers_in(markers: set[str], text: str) -> set[str]:
+    lower = text.lower()
+    return {m for m in markers if m in figures(text) or (not m.isdigit() and m in lower)}

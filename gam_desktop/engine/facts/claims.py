@@ -111,7 +111,7 @@ def _properties(
 
 def _head(rest: str) -> str | None:
     """The first word of the object that is not an article ("a cat called Pimenta" → cat)."""
-    for word in _WORD.findall(rest.lower()):
+    for word in map(str, _WORD.findall(rest.lower())):
         if word not in _ARTICLES and word not in {"to", "in", "at", "as", "with", "for"}:
             return word
     return None
