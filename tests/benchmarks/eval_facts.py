@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import re
 import sys
 import tempfile
 import time
@@ -90,6 +91,15 @@ def talk(workflow: Workflow, dialogue: dict[str, Any], proxy: CountingProxy) -> 
     return turns
 
 
+NEGATION = re.compile(r"\b(no longer|not|never|anymore)\b|n't\b", re.IGNORECASE)
+
+
+def negates(statement: str) -> bool:
+    """ "The user no longer has the cat." says the old value is gone: it is not the old
+    value still current."""
+    return bool(NEGATION.search(statement))
+
+
 def judge_facts(current: list[Fact], tombs: list[Fact], dialogue: dict[str, Any]) -> dict:
     expected = dialogue["expected_facts"]
     found = [e["id"] for e in expected if any(matches(f.statement, e) for f in current)]
@@ -98,22 +108,39 @@ def judge_facts(current: list[Fact], tombs: list[Fact], dialogue: dict[str, Any]
         {"rule": r["id"], "fact": f.statement}
         for r in dialogue["forbidden_current"]
         for f in current
-        if matches(f.statement, r)
+        if matches(f.statement, r) and not negates(f.statement)
     ]
     by_id = {f.id: f for f in current}
+    tomb_by_id = {t.id: t for t in tombs}
+
+    def now_current(tomb: Fact) -> Fact | None:
+        """The current fact a tombstone's replacements lead to (Porto → "moved to Braga"
+        → "lives in Braga": the second update replaced the first replacement)."""
+        seen = set()
+        while tomb.replaced_by and tomb.replaced_by not in seen:
+            seen.add(tomb.replaced_by)
+            if tomb.replaced_by in by_id:
+                return by_id[tomb.replaced_by]
+            if tomb.replaced_by not in tomb_by_id:
+                return None
+            tomb = tomb_by_id[tomb.replaced_by]
+        return None
+
     updates = []
     for rule in dialogue["updates"]:
         right = any(
             matches(t.statement, {"all": rule["old"]})
-            and t.replaced_by in by_id
-            and matches(by_id[t.replaced_by].statement, {"all": rule["new"]})
+            and (successor := now_current(t)) is not None
+            and matches(successor.statement, {"all": rule["new"]})
             for t in tombs
         )
         updates.append({"id": rule["id"], "right": right})
     deletes = []
     for rule in dialogue["deletes"]:
         gone = not any(
-            matches(f.statement, {"all": rule["old"], "any": rule["any"]}) for f in current
+            matches(f.statement, {"all": rule["old"], "any": rule["any"]})
+            and not negates(f.statement)  # "no longer has the cat" is the retraction itself
+            for f in current
         )
         recorded = any(matches(t.statement, {"all": rule["old"]}) for t in tombs)
         deletes.append({"id": rule["id"], "right": gone and recorded})

@@ -171,10 +171,37 @@ def test_an_llm_failure_learns_and_forgets_nothing() -> None:
     assert not learned and learned.changes().deletes == []
 
 
-def test_questions_teach_nothing_and_make_one_call() -> None:
-    llm = FakeLLM({Extraction: {"facts": []}})
-    learned = learn(llm, "Where does Anne live?", [fact("Anne lives in Porto.")], now=NOW)
-    assert not learned and learned.calls == 1 and llm.asked(Reconciliation) == []
+def test_questions_and_requests_teach_nothing_and_make_no_call() -> None:
+    """The 1.5B model learned "The user's memory knows about launches." from a question."""
+    llm = FakeLLM({Extraction: extraction("The user's memory knows about launches.")})
+    for asked in ("Where does Anne live?", "Can you tell me what the memory knows about launches?",
+                  "Please list my facts."):  # fmt: skip
+        learned = learn(llm, asked, [fact("Anne lives in Porto.")], now=NOW)
+        assert not learned and learned.calls == 0
+    assert llm.stages() == []
+    learn(llm, "I live in Porto. Where does Anne live?", [], now=NOW)
+    assert llm.asked(Extraction)[0].prompt.endswith("I live in Porto.")  # the question left out
+
+
+def test_a_user_who_introduces_themselves_is_the_user_in_their_facts() -> None:
+    """ "Hi, I'm Iris. I live in Porto." became "Iris lives in Porto.", which "The user moved
+    to Braga." never updated: the stale home stayed current."""
+    llm = FakeLLM({Extraction: extraction("Iris lives in Porto.", subject="Iris")})
+    learned = learn(llm, "Hi, I'm Iris. I live in Porto.", [], now=NOW)
+    assert [(f.subject, f.statement) for f in learned.added] == [
+        ("the user", "The user lives in Porto."),
+        ("the user", "The user's name is Iris."),
+    ]
+    moved = FakeLLM(
+        {
+            Extraction: extraction("The user moved to Braga."),
+            Reconciliation: {"facts": [{"id": "N1", "event": "ADD"}]},
+        }
+    )
+    update = learn(moved, "I moved to Braga.", learned.added, now=NOW)
+    assert [(o.statement, n.statement) for o, n in update.updated] == [
+        ("The user lives in Porto.", "The user moved to Braga.")
+    ]
 
 
 def test_two_people_with_similar_names_are_neighbours_but_stay_apart() -> None:

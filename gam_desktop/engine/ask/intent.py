@@ -34,3 +34,12 @@ def is_statement(message: str) -> bool:
     """Something the user tells rather than asks: no question mark, first person, not a
     request ("I want to know…", "Please…")."""
     return "?" not in message and bool(_FIRST_PERSON.match(message)) and not _REQUEST.match(message)
+
+
+def told_part(message: str) -> str:
+    """The sentences of `message` that tell rather than ask: no questions, no requests
+    ("Can you tell me what the memory knows about launches?" tells nothing)."""
+    sentences = _SENTENCE_END.split(message.strip())
+    return " ".join(
+        s for s in sentences if s.strip() and not s.rstrip().endswith("?") and not _REQUEST.match(s)
+    )

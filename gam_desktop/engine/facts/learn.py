@@ -30,6 +30,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from gam_desktop.engine.ask.intent import told_part
 from gam_desktop.engine.ask.search import query_terms, tokenize
 from gam_desktop.engine.facts.claims import claim
 from gam_desktop.engine.facts.record import Fact, new_fact_id, render
@@ -75,6 +76,10 @@ _FORWARDED = re.compile(
     r"(^-{2,}\s*(original message|forwarded message)\s*-{2,}"
     r"|^(from|sent|to|date|subject|cc):[^\n]*\n(from|sent|to|date|subject|cc):).*",
     re.IGNORECASE | re.MULTILINE | re.DOTALL,
+)
+# "My name is Iris", "call me Iris", "Hi, I'm Iris" (not "I am Dutch": no greeting before it).
+_INTRODUCTION = re.compile(
+    r"(?i:\bmy name is|\bcall me|\b(?:hi|hello|hey)\b[,!.]?\s+(?:i'm|i am))\s+([A-Z][a-z]+)\b"
 )
 _QUOTE_MARK = re.compile(r"[\"“”]")
 LONG_QUOTE = 80  # characters: a quotation this long is pasted text, not the user's words
@@ -167,7 +172,9 @@ def _without_long_quotations(text: str) -> str:
 
 
 def extract(llm: LLM, message: str, cancel: CancelToken | None = None) -> list[ExtractedFact]:
-    own = users_own_words(message)
+    # Questions and requests state nothing: a small model asked "what does the memory
+    # know about launches?" learned "The user's memory knows about launches."
+    own = told_part(users_own_words(message))
     if not own:
         return []
     result = llm.structured(
@@ -181,7 +188,32 @@ def extract(llm: LLM, message: str, cancel: CancelToken | None = None) -> list[E
         max_tokens=400,
     )
     facts = [f for f in result.facts if f.statement.strip()]
-    return facts[:MAX_NEW]
+    return as_the_user(facts[:MAX_NEW], introduced_as(own))
+
+
+def introduced_as(message: str) -> str | None:
+    """The name the user gives themselves ("Hi, I'm Iris.", "My name is Iris")."""
+    found = _INTRODUCTION.search(message)
+    return found.group(1) if found else None
+
+
+def as_the_user(facts: list[ExtractedFact], name: str | None) -> list[ExtractedFact]:
+    """Facts about the user by the name they introduced themselves with ("Iris lives in
+    Porto.") said of "the user", as every other fact about them is, so that "The user
+    moved to Braga" updates them; and their name kept as a fact of its own."""
+    if not name:
+        return facts
+    named = re.compile(rf"^{re.escape(name)}\b('s)?", re.IGNORECASE)
+    out = []
+    for fact in facts:
+        statement = named.sub(lambda m: "The user's" if m.group(1) else "The user", fact.statement)
+        if statement != fact.statement or fact.subject.strip().lower() == name.lower():
+            fact = fact.model_copy(update={"statement": statement, "subject": "the user"})
+        out.append(fact)
+    if not any(name.lower() in f.statement.lower() for f in out):
+        out.append(ExtractedFact(subject="the user", statement=f"The user's name is {name}.",
+                                 topic="personal"))  # fmt: skip
+    return out
 
 
 def neighbourhood(existing: list[Fact], new: list[ExtractedFact]) -> list[Fact]:
@@ -215,6 +247,8 @@ def learn(
 ) -> Learned:
     """What the user's `message` teaches, reconciled with the `existing` facts."""
     learned = Learned(at=now or utc_now())
+    if not told_part(users_own_words(message)):
+        return learned  # a question or a request: nothing to learn, no call
     try:
         new = extract(llm, message, cancel)
         learned.calls += 1
