@@ -380,3 +380,22 @@ def test_a_reconcile_failure_applies_no_proposal() -> None:
         }
     )
     assert not learn(llm, "I live in Braga.", [fact("The user lives in Porto.")], now=NOW)
+
+
+def test_a_fact_deleted_for_a_new_value_of_its_property_is_updated() -> None:
+    """The 1.5B model answered "moved to Braga" with DELETE "lives in Porto" and ADD: the
+    tombstone did not say what replaced it."""
+    home = fact("I live in Porto.")
+    llm = FakeLLM(
+        {
+            Extraction: extraction("The user moved to Braga."),
+            Reconciliation: {
+                "facts": [{"id": "F1", "event": "DELETE"}, {"id": "N1", "event": "ADD"}]
+            },
+        }
+    )
+    learned = learn(llm, "I moved to Braga.", [home], now=NOW)
+    assert [(o.statement, n.statement) for o, n in learned.updated] == [
+        ("I live in Porto.", "The user moved to Braga.")
+    ]
+    assert not learned.deleted and not learned.added

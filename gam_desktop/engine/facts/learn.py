@@ -354,7 +354,7 @@ def _apply(
         for f, (n, event) in confirmed.items()
         if getattr(events.get(f"N{n}"), "event", "ADD") != "NONE"
     }
-    chosen = _chosen(events, len(related), new, overriding)
+    chosen = _chosen(events, len(related), new, overriding, confirmed)
     if len(chosen) > len(new):
         # More replaced than said: a confused (or manipulated) reconciliation. Only the
         # replacements the property matching confirms stay (at most one per new fact).
@@ -381,6 +381,7 @@ def _chosen(
     related: int,
     new: list[ExtractedFact],
     overriding: dict[int, tuple[int, str]],
+    confirmed: dict[int, tuple[int, str]],
 ) -> dict[int, tuple[str, str]]:
     """F number -> (UPDATE or DELETE, the new statement): the model's changes, and the
     proposals for the facts it kept."""
@@ -388,7 +389,10 @@ def _chosen(
     for f in range(1, related + 1):
         decision = events.get(f"F{f}")
         if decision is not None and decision.event == "DELETE":
-            chosen[f] = ("DELETE", "")
+            n, event = confirmed.get(f, (0, "DELETE"))
+            # Deleted for a new value of the same property: an update, so that the
+            # tombstone says what replaced it ("lives in Porto" → "moved to Braga").
+            chosen[f] = ("UPDATE", new[n - 1].statement) if event == "UPDATE" else ("DELETE", "")
         elif decision is not None and decision.event == "UPDATE" and decision.statement.strip():
             chosen[f] = ("UPDATE", decision.statement)  # without a statement: no change
         elif f in overriding:  # the model kept a fact a new one sets again: the new value wins
