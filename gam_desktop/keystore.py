@@ -17,16 +17,16 @@ from keyring.backends import fail
 from gam_desktop.engine.errors import GamError
 
 SERVICE = "gam-desktop"
-NO_KEYCHAIN = (
-    "No keychain is available on this system, so the API key cannot be saved. "
-    "It is kept for this session only; set OPENAI_API_KEY to avoid retyping it."
-)
+NO_KEYCHAIN = "No keychain is available on this system, so the API key cannot be saved."
+SESSION_ONLY = "The key is kept for this session only; set OPENAI_API_KEY to avoid retyping it."
 
 
 class KeychainUnavailable(GamError, RuntimeError):
-    """No usable keychain backend; str() says what to do."""
+    """No usable keychain, or it refused: str() says what happened, `advice` what becomes of
+    the key (said once, whatever the cause)."""
 
     title = "The key was not saved"
+    advice = SESSION_ONLY
 
 
 def backend_name() -> str:
@@ -50,7 +50,7 @@ def get_key(endpoint: str) -> str | None:
     try:
         return keyring.get_password(SERVICE, _account(endpoint))
     except keyring.errors.KeyringError as exc:
-        raise KeychainUnavailable(f"the keychain could not be read: {exc}") from exc
+        raise KeychainUnavailable(f"The keychain could not be read: {exc}") from exc
 
 
 def set_key(endpoint: str, key: str) -> None:
@@ -62,7 +62,7 @@ def set_key(endpoint: str, key: str) -> None:
         else:
             delete_key(endpoint)
     except keyring.errors.KeyringError as exc:
-        raise KeychainUnavailable(f"the keychain refused the key: {exc}") from exc
+        raise KeychainUnavailable(f"The keychain refused the key: {exc}") from exc
 
 
 def delete_key(endpoint: str) -> None:

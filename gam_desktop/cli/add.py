@@ -23,6 +23,7 @@ from gam_desktop.engine.build.documents import files_in
 from gam_desktop.engine.history.versioned import InterruptedOperationError
 from gam_desktop.engine.models import ChunkConfig
 from gam_desktop.engine.progress import OperationCancelled
+from gam_desktop.engine.textutil import plural
 from gam_desktop.engine.workflow import Workflow
 
 
@@ -64,7 +65,7 @@ def _expand_files(names: Sequence[str], gam_dir: str, quiet: bool) -> tuple[list
         if not found:
             problems.append(f"{name}: a folder with no PDF, TXT or Markdown files")
         elif not quiet:
-            print(f"{name}: {len(found)} supported file{'s' * (len(found) != 1)}", file=sys.stderr)
+            print(f"{name}: {plural(len(found), 'supported file')}", file=sys.stderr)
         files += found
     return files, problems
 

@@ -11,6 +11,7 @@ from gam_desktop.cli.common import EXPECTED_ERRORS, entry_point, reason
 from gam_desktop.engine.facts.record import Fact
 from gam_desktop.engine.llm import LLMSettings
 from gam_desktop.engine.store.folder import NotAMemoryError
+from gam_desktop.engine.textutil import plural
 from gam_desktop.engine.workflow import FactNotFound, Workflow
 
 
@@ -56,7 +57,7 @@ def _find(workflow: Workflow, fact_id: str) -> Fact:
     wanted = fact_id.strip()
     matches = [f for f in workflow.facts() if wanted and f.id.startswith(wanted)]
     if len(matches) != 1:
-        why = "no fact" if not matches else f"{len(matches)} facts"
+        why = "no fact" if not matches else plural(len(matches), "fact")
         raise FactNotFound(f"{why} with the id {fact_id!r}; see gam-facts list")
     return matches[0]
 

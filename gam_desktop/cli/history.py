@@ -16,8 +16,14 @@ from gam_desktop.cli.common import (
     recovery_workflow,
     whole,
 )
-from gam_desktop.engine.history.log import History, RollbackConflict
+from gam_desktop.engine.history.log import (
+    History,
+    RollbackConflict,
+    restore_summary,
+    rollback_summary,
+)
 from gam_desktop.engine.history.versioned import InterruptedOperationError
+from gam_desktop.engine.textutil import plural
 
 
 def history_parser() -> argparse.ArgumentParser:
@@ -40,7 +46,7 @@ def history_parser() -> argparse.ArgumentParser:
 def _print_operations(history: History, limit: int, offset: int) -> None:
     for op in history.operations(offset, limit):
         when = datetime.fromtimestamp(op.time).strftime("%Y-%m-%d %H:%M")
-        tokens = f"  ({op.tokens} tokens)" if op.tokens else ""
+        tokens = f"  ({plural(op.tokens, 'token')})" if op.tokens else ""
         print(f"{op.sha[:10]}  {when}  {op.kind:<12} {op.summary}{tokens}")
     shown = offset + limit
     if history.count() > shown:
@@ -52,7 +58,7 @@ def _print_operation(history: History, sha: str, diff: str | None) -> None:
     if diff:
         print(history.diff(op.sha, diff), end="")
         return
-    print(f"{op.sha}\n{op.summary}\n{op.kind}, {op.tokens} tokens")
+    print(f"{op.sha}\n{op.summary}\n{op.kind}, {plural(op.tokens, 'token')}")
     for change in history.changes(op.sha):
         moved = f"{change.old_path} -> " if change.old_path else ""
         print(f"  {change.status:<9}{moved}{change.path}")
@@ -103,10 +109,10 @@ def rollback_main(argv: Sequence[str] | None = None) -> int:
         operation = history.get(args.sha)
         if args.restore_before:
             workflow.restore_before(operation.sha)
-            print(f"Restored the memory to before: {operation.summary}")
+            print(restore_summary(operation))
         else:
             workflow.rollback(operation.sha)
-            print(f"Rolled back: {operation.summary} (undo with gam-rollback on the new operation)")
+            print(f"{rollback_summary(operation)} (undo with gam-rollback on the new operation)")
     except KeyboardInterrupt:
         print("gam-rollback: cancelled", file=sys.stderr)
         return 130

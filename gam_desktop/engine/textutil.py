@@ -1,4 +1,5 @@
-"""Small text helpers shared by the deterministic fallbacks and the scripted server."""
+"""Small text helpers shared by the deterministic fallbacks, the scripted server and every
+user-facing count ("1 file", "3 memories")."""
 
 from __future__ import annotations
 
@@ -32,3 +33,19 @@ def first_sentence(text: str, limit: int = 200) -> str:
     match = _FIRST_SENTENCE.match(flat)
     sentence = match.group(1) if match else flat
     return sentence if len(sentence) <= limit else sentence[: limit - 1].rstrip() + "…"
+
+
+def plural(count: int, noun: str, many: str | None = None) -> str:
+    """A count and its noun, as a person writes them: "1 file", "0 files", "3 memories",
+    "1,200 documents". `many` gives a plural the rules below do not know ("child", "children");
+    otherwise a consonant + y becomes "ies", s/x/z/ch/sh take "es", anything else "s"."""
+    return f"{count:,} {noun if count == 1 else many or plural_of(noun)}"
+
+
+def plural_of(noun: str) -> str:
+    """The plural of a regular English noun ("memory", "file", "pass", "LLM call")."""
+    if noun.endswith("y") and noun[-2:-1] not in ("a", "e", "i", "o", "u", ""):
+        return noun[:-1] + "ies"
+    if noun.endswith(("s", "x", "z", "ch", "sh")):
+        return noun + "es"
+    return noun + "s"

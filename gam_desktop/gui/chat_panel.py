@@ -25,6 +25,8 @@ from PySide6.QtWidgets import (
 from gam_desktop.engine.chats.record import ConversationRecord
 from gam_desktop.engine.models import ChatResult, Citation
 from gam_desktop.engine.store.changes import Changes
+from gam_desktop.engine.textutil import plural
+from gam_desktop.gui import local_time
 from gam_desktop.gui.learned import LearnedItem, LearnedNote
 
 NEW_HINT = (
@@ -197,9 +199,8 @@ class ChatPanel(QWidget):
 
     def set_title(self, title: str, turns: int, started: datetime | None) -> None:
         self.heading.setText(title)
-        noun = "turn" if turns == 1 else "turns"
-        since = f" · started {started.astimezone():%d %b %Y, %H:%M}" if started else ""
-        self.caption.setText(f"Saved in this memory · {turns} {noun}{since}")
+        since = f" · started {local_time.date_time(started)}" if started else ""
+        self.caption.setText(f"Saved in this memory · {plural(turns, 'turn')}{since}")
 
     def show_learning(self, number: int) -> None:
         """Turn `number` is being learned from."""
@@ -293,13 +294,14 @@ class ChatPanel(QWidget):
 
     def _turn_html(self, index: int, turn: Turn) -> str:
         when = (
-            f' <span style="color:#8a8f98">· {turn.when.astimezone():%d %b %H:%M}</span>'
+            f' <span style="color:#8a8f98">· {local_time.date_time(turn.when)}</span>'
             if turn.when
             else ""
         )
         out = [f'<p style="margin-top:14px"><b>You:</b> {html.escape(turn.question)}{when}</p>']
         if turn.error:
-            out.append(f'<p style="color:#b3261e">{html.escape(turn.error)}</p>')
+            said = html.escape(turn.error).replace("\n", "<br>")  # what happened, then advice
+            out.append(f'<p style="color:#b3261e">{said}</p>')
         result = turn.result
         if result is None:
             return "".join(out)
@@ -323,7 +325,7 @@ class ChatPanel(QWidget):
         steps = result.trajectory.splitlines()
         if steps:
             label = "Hide" if turn.show_steps else "Show"
-            facts.append(f'<a href="steps:{index}">{label} the {len(steps)} steps</a>')
+            facts.append(f'<a href="steps:{index}">{label} the {plural(len(steps), "step")}</a>')
         elif turn.restored and not result.confidence:
             facts = []
         if facts:

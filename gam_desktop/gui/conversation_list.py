@@ -20,6 +20,8 @@ from PySide6.QtWidgets import (
 )
 
 from gam_desktop.engine.chats.library import ConversationInfo
+from gam_desktop.engine.textutil import plural
+from gam_desktop.gui import local_time
 
 ID_ROLE = Qt.ItemDataRole.UserRole
 EMPTY_HINT = (
@@ -36,12 +38,10 @@ def when(moment: datetime | None, now: datetime | None = None) -> str:
     today = (now or datetime.now().astimezone()).date()
     days = (today - local.date()).days
     if days == 0:
-        return f"Today {local:%H:%M}"
+        return f"Today {local_time.time_of_day(moment)}"
     if days == 1:
-        return f"Yesterday {local:%H:%M}"
-    if local.year == today.year:
-        return f"{local.day} {local:%b}"
-    return f"{local.day} {local:%b %Y}"
+        return f"Yesterday {local_time.time_of_day(moment)}"
+    return local_time.day(moment, with_year=local.year != today.year)
 
 
 class ConversationList(QWidget):
@@ -129,7 +129,7 @@ class ConversationList(QWidget):
         for info in self.conversations:
             if wanted and wanted not in info.title.casefold():
                 continue
-            turns = "1 turn" if info.turns == 1 else f"{info.turns} turns"
+            turns = plural(info.turns, "turn")
             item = QListWidgetItem(f"{info.title}\n{when(info.updated)} · {turns}")
             item.setData(ID_ROLE, info.id)
             item.setToolTip(info.title)

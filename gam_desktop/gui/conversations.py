@@ -21,6 +21,7 @@ from gam_desktop.engine.chats.library import ConversationInfo
 from gam_desktop.engine.chats.record import ConversationRecord
 from gam_desktop.engine.store.changes import CHAT, Changes
 from gam_desktop.engine.store.folder import CONVERSATIONS_DIR, MemoryFolder
+from gam_desktop.engine.textutil import plural
 from gam_desktop.gui.chat_controller import ChatController
 from gam_desktop.gui.prompts import Prompter
 from gam_desktop.gui.session import MemorySession
@@ -189,7 +190,7 @@ class ConversationsController(QObject):
         info = self.info(conversation_id)
         if info is None:
             return
-        turns = "1 turn" if info.turns == 1 else f"{info.turns} turns"
+        turns = plural(info.turns, "turn")
         if not self.prompter.confirm(
             "Delete this conversation?",
             f"“{info.title}” ({turns}) will be deleted from this memory. The facts learned "

@@ -18,7 +18,11 @@ class Message:
     advice: str
 
     def full(self) -> str:
-        return f"{self.text}\n\n{self.advice}" if self.advice else self.text
+        """What happened, then what to do: each said once."""
+        said = " ".join(self.text.split()).casefold()
+        if not self.advice or " ".join(self.advice.split()).casefold().rstrip(".") in said:
+            return self.text
+        return f"{self.text}\n\n{self.advice}"
 
 
 _ENVIRONMENT: list[tuple[type[OSError], str, str]] = [

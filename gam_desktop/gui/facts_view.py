@@ -18,6 +18,8 @@ from PySide6.QtWidgets import (
 )
 
 from gam_desktop.engine.facts.record import Fact
+from gam_desktop.engine.textutil import plural
+from gam_desktop.gui import local_time
 from gam_desktop.gui.conversation_list import when
 from gam_desktop.gui.personal_memory import FactRow
 
@@ -108,16 +110,15 @@ class FactsView(QWidget):
             item.setData(0, ROW_ROLE, fact.id)
             item.setToolTip(0, f"{fact.statement}\n{fact.path}")
             item.setToolTip(1, row.conversation_title or "")
-            item.setToolTip(2, f"{fact.updated.astimezone():%d %b %Y %H:%M}")
+            item.setToolTip(2, local_time.date_time(fact.updated))
             self.list.addTopLevelItem(item)
             if chosen is not None and fact.id == chosen.id:
                 self.list.setCurrentItem(item)
         self.list.setVisible(bool(rows))
         self.empty.setVisible(not rows)
-        count = "1 fact" if len(rows) == 1 else f"{len(rows)} facts"
         self.caption.setText(
-            f"{count}, the most recently updated first. Each is a Markdown file under "
-            "facts/: edit it in any editor, or forget it (History can bring it back)."
+            f"{plural(len(rows), 'fact')}, the most recently updated first. Each is a Markdown "
+            "file under facts/: edit it in any editor, or forget it (History can bring it back)."
             if rows
             else ""
         )

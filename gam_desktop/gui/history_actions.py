@@ -5,8 +5,14 @@ No git on the GUI thread: what a rollback would change is read on a worker befor
 
 from __future__ import annotations
 
-from gam_desktop.engine.history.log import FileChange, Operation
+from gam_desktop.engine.history.log import (
+    FileChange,
+    Operation,
+    restore_summary,
+    rollback_summary,
+)
 from gam_desktop.engine.models import ReorganizeOperation
+from gam_desktop.engine.textutil import plural
 from gam_desktop.gui.prompts import Prompter
 from gam_desktop.gui.session import MemorySession
 from gam_desktop.gui.workers import TaskRunner
@@ -45,7 +51,7 @@ class HistoryActions:
         verb = "Undo the rollback of" if operation.kind == "rollback" else "Roll back"
         if not self.prompter.confirm(
             f"{verb} this operation?",
-            f"“{operation.summary}”\n\nIts changes to {len(changes)} files "
+            f"“{operation.summary}”\n\nIts changes to {plural(len(changes), 'file')} "
             f"({effect}) will be reversed as a new operation, which you can "
             "undo in turn.",
         ):
@@ -54,7 +60,7 @@ class HistoryActions:
             "rollback",
             lambda workflow: workflow.rollback(operation.sha),
             "Rolling back…",
-            lambda _sha: f"Rolled back: {operation.summary}",
+            lambda _sha: rollback_summary(operation),
         )
 
     def restore_before(self, operation: Operation) -> None:
@@ -69,7 +75,7 @@ class HistoryActions:
             "rollback",
             lambda workflow: workflow.restore_before(operation.sha),
             "Restoring…",
-            lambda _sha: f"Restored to before: {operation.summary}",
+            lambda _sha: restore_summary(operation),
         )
 
     def plan_reorganization(self, path: str) -> None:
@@ -89,12 +95,12 @@ class HistoryActions:
         more = f"\n… and {len(plan.moved_files) - 25} more" if len(plan.moved_files) > 25 else ""
         if self.prompter.confirm(
             f"Reorganize {path}/?",
-            f"{len(plan.moved_files)} memories would move into "
-            f"{len(plan.new_directories)} new folders:\n{moves}{more}",
+            f"{plural(len(plan.moved_files), 'memory')} would move into "
+            f"{plural(len(plan.new_directories), 'new folder')}:\n{moves}{more}",
         ):
             self.session.write(
                 "reorganize",
                 lambda workflow: workflow.reorganize(path),
                 f"Reorganizing {path}/…",
-                lambda op: f"Reorganized {path}/: {len(op.moved_files)} memories moved",
+                lambda op: f"Reorganized {path}/: {plural(len(op.moved_files), 'memory')} moved",
             )

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal, SignalInstance
@@ -31,6 +30,7 @@ from PySide6.QtWidgets import (
 from gam_desktop.engine.history.gitrepo import MemoryRepo
 from gam_desktop.engine.history.log import FileChange, History, Operation
 from gam_desktop.engine.store.changes import Changes
+from gam_desktop.gui import local_time
 from gam_desktop.gui.workers import TaskRunner
 
 PAGE = 50
@@ -203,7 +203,7 @@ class HistoryPanel(QWidget):
             return  # the list was reloaded meanwhile
         self.operations += page
         for operation in page:
-            when = datetime.fromtimestamp(operation.time).strftime("%Y-%m-%d %H:%M")
+            when = local_time.date_time(operation.time)
             tokens = f"{operation.tokens:,}" if operation.tokens else ""
             item = QTreeWidgetItem(
                 [when, _KIND_LABELS.get(operation.kind, operation.kind), operation.summary, tokens]

@@ -22,6 +22,8 @@ from PySide6.QtWidgets import (
 
 from gam_desktop import keystore
 from gam_desktop.engine.llm.probe import detect_local, probe
+from gam_desktop.engine.textutil import plural
+from gam_desktop.gui import error_advice
 from gam_desktop.gui.settings import PRESETS, Preferences
 from gam_desktop.gui.workers import TaskRunner, call_in_daemon
 
@@ -161,9 +163,8 @@ class SettingsDialog(QDialog):
             if models:
                 self.builder_model.setText(models[0])
                 self.chat_model.setText(models[0])
-            self.report.setText(
-                "Found " + "; ".join(f"{n} at {u} ({len(m)} models)" for n, u, m in servers)
-            )
+            found = (f"{n} at {u} ({plural(len(m), 'model')})" for n, u, m in servers)
+            self.report.setText("Found " + "; ".join(found))
 
         self.tasks.start("detect", lambda w, c: detect_local(), on_success=found)
 
@@ -188,13 +189,18 @@ class SettingsDialog(QDialog):
     def _not_stored(self, error: object) -> None:
         if self._keychain_timer.isActive():
             self._keychain_timer.stop()
-            self.keychain_message = f"{error} The key is kept for this session only."
+            self.keychain_message = self._not_saved(error)
             self.accept()
 
     @Slot()
     def _keychain_timed_out(self) -> None:
-        self.keychain_message = (
-            f"The keychain did not answer within {KEYCHAIN_TIMEOUT:g} s (is it locked?). "
-            "The key is kept for this session only."
+        self.keychain_message = self._not_saved(
+            f"The keychain did not answer within {KEYCHAIN_TIMEOUT:g} s (is it locked?)."
         )
         self.accept()
+
+    @staticmethod
+    def _not_saved(error: object) -> str:
+        """Why the key was not saved, then, once, that it is kept for this session only."""
+        what = error_advice.describe(error).text if isinstance(error, BaseException) else error
+        return f"{what}\n\n{keystore.SESSION_ONLY}"

@@ -77,3 +77,28 @@ def test_recover_after_a_crash(make_workflow, memory_dir: Path, llm_server) -> N
     out = run("history_main", ["--gam-dir", str(memory_dir), "recover", "--restore"])
     assert out.returncode == 0 and out.stdout.startswith("restored the last saved state")
     assert run("history_main", ["--gam-dir", str(memory_dir)]).stderr == ""
+
+
+def test_rolling_back_a_rollback_is_not_rolled_back_twice(make_workflow, memory_dir: Path) -> None:
+    workflow = make_workflow(min_tokens=20, max_tokens=200)
+    workflow.add(text=topic_document({"python": 3}))
+    workflow.add(text=topic_document({"rust": 3}))
+    add = workflow.history.operations(limit=1)[0]
+    assert run("rollback_main", ["--gam-dir", str(memory_dir), add.sha]).returncode == 0
+    rollback = workflow.history.operations(limit=1)[0]
+    undone = run("rollback_main", ["--gam-dir", str(memory_dir), rollback.sha])
+    assert undone.returncode == 0, undone.stderr
+    assert undone.stdout.startswith(f"Undid rollback: {add.summary} (undo with")
+    assert "Rolled back: Rolled back" not in undone.stdout
+
+
+def test_recovery_counts_one_memory_in_the_singular(
+    make_workflow, memory_dir: Path, llm_server
+) -> None:
+    from tests.engine.test_words import ONE_WITH_A_PLURAL
+
+    make_workflow().add(text="Git branches are cheap.")  # one memory
+    crash_mid_add(memory_dir, llm_server.base_url, topic_document({"rust": 3}), 1)
+    out = run("history_main", ["--gam-dir", str(memory_dir), "recover", "--keep"])
+    assert out.returncode == 0, out.stderr
+    assert "(1 memory)" in out.stdout and not ONE_WITH_A_PLURAL.search(out.stdout)

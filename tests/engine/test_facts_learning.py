@@ -9,6 +9,7 @@ from pathlib import Path
 
 from gam_desktop.engine.facts.learn import (
     Extraction,
+    Learned,
     Reconciliation,
     learn,
     neighbourhood,
@@ -16,6 +17,7 @@ from gam_desktop.engine.facts.learn import (
 )
 from gam_desktop.engine.facts.record import Fact, parse, read_facts, render
 from gam_desktop.engine.llm import LLMCallFailed
+from gam_desktop.engine.textutil import plural
 from tests.fakes import FakeLLM
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
@@ -399,3 +401,12 @@ def test_a_fact_deleted_for_a_new_value_of_its_property_is_updated() -> None:
         ("I live in Porto.", "The user moved to Braga.")
     ]
     assert not learned.deleted and not learned.added
+
+
+def test_the_summary_counts_as_every_other_message_does() -> None:
+    """The commit's summary writes its count with the app's one plural rule (textutil.plural,
+    thousands separated), not a copy of it."""
+    for n in (1, 2, 1200):
+        learned = Learned(added=[fact(f"The user owns book {i}.", n=i) for i in range(n)])
+        assert learned.summary() == f"Learned {plural(n, 'fact')}"
+    assert Learned(added=[fact("x")] * 1200).summary() == "Learned 1,200 facts"

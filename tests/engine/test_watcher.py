@@ -84,6 +84,20 @@ def test_the_apps_own_writes_are_not_manual_edits(watched, memory_dir: Path) -> 
     assert [op.kind for op in workflow.history.operations(limit=2)] == ["add", "build"]
 
 
+def test_rolling_back_the_first_build_is_no_outside_edit(watched, memory_dir: Path) -> None:
+    """With its only build rolled back the folder is no memory any more (no .gam_meta.json),
+    but its repository still tells git's writes from a person's: they were reported as
+    "11 files changed outside the app"."""
+    workflow, edits = watched
+    build = workflow.history.operations(limit=1)[0]
+    rollback = workflow.rollback(build.sha)
+    assert not workflow.folder.is_memory()
+    assert wait_for(lambda: edits)
+    assert all(edit.paths == [] for edit in edits)  # seen, but none of it a person's
+    assert edits[0].head == rollback and edits[0].commit is None
+    assert "README.md" in edits[0].changed
+
+
 def test_git_and_app_folders_are_ignored(memory_dir: Path, built) -> None:
     seen: list[list[str]] = []
     watcher = FolderWatcher(memory_dir, seen.append, delay=0.2)
@@ -107,7 +121,10 @@ def test_broken_front_matter_is_reported_searched_and_left_alone(watched, memory
     broken = "---\ntitle: [unclosed\ntldr: x\n---\n\nThe zanzibar fact stays findable.\n"
     target.write_text(broken)
     assert wait_for(lambda: edits)
-    assert edits[0].problems and "not valid YAML" in edits[0].problems[0]
+    assert (
+        edits[0].problems
+        and "cannot be read: the list opened with '[' on line 2" in (edits[0].problems[0])
+    )
     assert target.read_text() == broken  # never silently rewritten
     result = workflow.request("zanzibar")
     rel = target.relative_to(memory_dir).as_posix()

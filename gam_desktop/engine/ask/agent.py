@@ -46,6 +46,7 @@ from gam_desktop.engine.models import ChatResult, Citation, utc_now
 from gam_desktop.engine.progress import CancelToken
 from gam_desktop.engine.store.markdown import README as README_NAME
 from gam_desktop.engine.store.markdown import parse_memory
+from gam_desktop.engine.textutil import plural
 
 log = logging.getLogger(__name__)
 RESULT_LIMIT = 6000  # characters of one tool result sent back to the model
@@ -336,7 +337,7 @@ class ChatAgent:
         if invented:
             trail.lines.append(f"the passages cited do not state {', '.join(invented)}: exploring")
             return None
-        trail.lines.append(f"answered from the {len(self.passages)} best passages")
+        trail.lines.append(f"answered from the {plural(len(self.passages), 'best passage')}")
         return self._result(
             query, text, EXCERPT_CONFIDENCE, cited, trail, "answered from the best passages"
         )
@@ -351,7 +352,7 @@ class ChatAgent:
 
     def _grounded(self, query: str, trail: _Trail, why: str) -> ChatResult:
         text, cited = self._grounded_call(query)
-        trail.lines.append(f"grounded answer from {len(self.passages)} passages ({why})")
+        trail.lines.append(f"grounded answer from {plural(len(self.passages), 'passage')} ({why})")
         confidence = 0.1 if not cited else 0.5
         return self._result(query, text, confidence, cited, trail, f"{why}; answered from passages")
 

@@ -29,6 +29,7 @@ from gam_desktop.engine.store.readmes import (
     stage_meta,
     stage_readmes,
 )
+from gam_desktop.engine.textutil import plural
 
 log = logging.getLogger(__name__)
 
@@ -56,12 +57,10 @@ class BuildReport:
     def summary(self) -> str:
         docs, memories = len(self.documents), len(self.memories)
         verb = "Built" if self.operation == "build" else "Added"
-        text = (
-            f"{verb} {docs} document{'s' * (docs != 1)} "
-            f"({memories} memor{'y' if memories == 1 else 'ies'})"
-        )
+        text = f"{verb} {plural(docs, 'document')} ({plural(memories, 'memory')})"
         for op in self.reorganizations:
-            text += f"; reorganized {op.directory or '/'} into {len(op.new_directories)} folders"
+            where = op.directory or "/"
+            text += f"; reorganized {where} into {plural(len(op.new_directories), 'folder')}"
         return text
 
 
@@ -72,7 +71,7 @@ def reorganize_summary(operation: ReorganizeOperation) -> str:
         d for d in operation.new_directories if (d.rsplit("/", 1)[0] if "/" in d else "") == base
     ]
     name = f"{base}/" if base else "the root"
-    return f"Reorganized {name} into {len(direct)} folder{'s' * (len(direct) != 1)}"
+    return f"Reorganized {name} into {plural(len(direct), 'folder')}"
 
 
 class MemoryBuilder:
@@ -110,7 +109,7 @@ class MemoryBuilder:
         )
         report.chunks = len(chunks)
         total = len(chunks)
-        self._report("memorize", 0, total, f"Writing memories for {total} chunks")
+        self._report("memorize", 0, total, f"Writing memories for {plural(total, 'chunk')}")
         memories = memorize_chunks(
             self.llm,
             chunks,
@@ -121,15 +120,16 @@ class MemoryBuilder:
         report.fallbacks = sum(1 for m in memories if m.metadata.get("fallback"))
         if report.fallbacks:
             report.warnings.append(
-                f"{report.fallbacks} of {total} memories were written without "
-                "the LLM (it kept failing); they are marked fallback: true"
+                f"{report.fallbacks} of {plural(total, 'memory')} "
+                f"{'was' if report.fallbacks == 1 else 'were'} written without the LLM (it kept "
+                "failing); they are marked fallback: true"
             )
         return memories
 
     def _write(self, changes: ChangeSet, kind: str, summary: str, **trailers: object) -> None:
         """Apply all of one operation's writes, then report it as one operation (a commit)."""
         self.cancel.raise_if_cancelled()  # last chance: after this the write is all or nothing
-        self._report("write", 0, 1, f"Writing {len(changes.writes)} files")
+        self._report("write", 0, 1, f"Writing {plural(len(changes.writes), 'file')}")
         details = {
             "Gam-Operation": kind,
             **{f"Gam-{k.title()}": v for k, v in trailers.items()},
@@ -276,5 +276,5 @@ class MemoryBuilder:
                 directory=path or "/",
                 moved=len(operation.moved_files),
             )
-        self._report("reorganize", 1, 1, f"{len(operation.moved_files)} memories moved")
+        self._report("reorganize", 1, 1, f"{plural(len(operation.moved_files), 'memory')} moved")
         return operation

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from gam_desktop.engine.build.chunking import Chunker
 from gam_desktop.engine.build.documents import SourceDocument
 from gam_desktop.engine.models import ChunkConfig
+from gam_desktop.engine.textutil import plural
 
 SYSTEM_PROMPT_TOKENS = 260  # the memorize prompt around each chunk
 ORGANIZE_TOKENS_PER_CHUNK = 40
@@ -35,9 +36,9 @@ class Estimate:
 
     def summary(self) -> str:
         return (
-            f"{self.documents} document{'s' * (self.documents != 1)}, about "
-            f"{self.chunks} memories: about {self.llm_calls} LLM calls and "
-            f"{self.prompt_tokens:,} prompt tokens"
+            f"{plural(self.documents, 'document')}, about {plural(self.chunks, 'memory')}: "
+            f"about {plural(self.llm_calls, 'LLM call')} and "
+            f"{plural(self.prompt_tokens, 'prompt token')}"
         )
 
 

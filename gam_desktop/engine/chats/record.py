@@ -137,7 +137,8 @@ def parse(text: str) -> ConversationRecord:
     parsed = parse_memory(text)
     front = parsed.front
     if not front.get("id"):
-        raise ValueError(parsed.problem or "not a conversation: its front matter has no id")
+        why = f"its front matter cannot be read: {parsed.problem}" if parsed.problem else ""
+        raise ValueError(f"not a conversation: {why or 'its front matter has no id'}")
     turns = []
     pieces = MARKER.split(parsed.body)  # [before, meta1, text1, meta2, text2, ...]
     for raw_meta, raw_text in zip(pieces[1::2], pieces[2::2], strict=True):

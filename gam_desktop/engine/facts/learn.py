@@ -38,6 +38,7 @@ from gam_desktop.engine.llm import LLM, LLMCallFailed
 from gam_desktop.engine.models import utc_now
 from gam_desktop.engine.progress import CancelToken
 from gam_desktop.engine.store.changeset import ChangeSet
+from gam_desktop.engine.textutil import plural
 
 log = logging.getLogger(__name__)
 MAX_NEW = 3
@@ -123,7 +124,7 @@ class Learned:
         """ "Learned 2 facts, updated 1, forgot 1" (the commit's summary)."""
         parts = []
         if self.added:
-            parts.append(f"Learned {_count(len(self.added), 'fact')}")
+            parts.append(f"Learned {plural(len(self.added), 'fact')}")
         if self.updated:
             parts.append(f"updated {len(self.updated)}")
         if self.deleted:
@@ -420,7 +421,3 @@ def _tombstoned(fact: Fact, when: datetime, replaced_by: str = "") -> Fact:
 
 def _norm(text: str) -> str:
     return " ".join(text.lower().split()).rstrip(".")
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"

@@ -33,10 +33,11 @@ NO_GIT_MESSAGE = (
 
 
 class GitUnavailable(GamError, RuntimeError):
-    """No usable git executable; str() says what to do."""
+    """No usable git executable, or history is off for this memory; str() says what to do
+    (it is also shown alone, above the History tab), so there is no separate advice to
+    repeat it."""
 
     title = "History is unavailable"
-    advice = "Install git, or set its path in Settings. Everything else keeps working."
 
 
 class GitFailed(StoreError):
@@ -62,7 +63,10 @@ class HistoryWriteError(GitFailed):
 class GitMissing(GitFailed):
     """The chosen git executable could not be started (uninstalled, moved, or not
     executable since the memory was opened); GitPython's GitCommandNotFound is no
-    GitCommandError, so without this it escaped every handler."""
+    GitCommandError, so without this it escaped every handler. str() says what to do."""
+
+    title = "git could not be started"
+    advice = ""
 
     def __init__(self, executable: str) -> None:
         StoreError.__init__(

@@ -18,6 +18,9 @@ from gam_desktop.engine.store import faults
 from gam_desktop.engine.store.changes import Changes
 
 TRAILER_KIND = "Gam-Operation"
+ROLLED_BACK = "Rolled back: "
+UNDID_ROLLBACK = "Undid rollback: "
+RESTORED = "Restored the memory to before: "
 _RECORD, _FIELD = "\x1e", "\x1f"
 DERIVED_NAMES = ("README.md", ".gam_meta.json")
 
@@ -39,6 +42,27 @@ class Operation:
             return int(self.trailers.get("Gam-Tokens", "0"))
         except ValueError:
             return 0
+
+
+def rollback_summary(operation: Operation) -> str:
+    """What rolling back `operation` is called, in the history and wherever it is reported:
+    "Rolled back: Add…", then "Undid rollback: Add…", then "Rolled back: Add…" again; never
+    "Rolled back: Rolled back: …"."""
+    if operation.kind == "rollback":
+        if operation.summary.startswith(ROLLED_BACK):
+            return UNDID_ROLLBACK + operation.summary.removeprefix(ROLLED_BACK)
+        if operation.summary.startswith(UNDID_ROLLBACK):
+            return ROLLED_BACK + operation.summary.removeprefix(UNDID_ROLLBACK)
+    return ROLLED_BACK + operation.summary
+
+
+def restore_summary(operation: Operation) -> str:
+    """What restoring the memory to before `operation` is called: "Restored the memory to
+    before: Add…"; before a restore, "… before the restore to before: Add…" (its prefix is
+    not repeated)."""
+    if operation.summary.startswith(RESTORED):
+        return f"{RESTORED}the restore to before “{operation.summary.removeprefix(RESTORED)}”"
+    return RESTORED + operation.summary
 
 
 @dataclass
@@ -79,14 +103,16 @@ class RollbackConflict(GamError, RuntimeError):
     """Later operations changed what the rollback would undo."""
 
     title = "This operation cannot be undone on its own"
-    advice = "Use “Restore to before this” to go back to the state before it."
+    advice = (
+        "Use “Restore to before this” to make the whole memory as it was before it (later "
+        "operations are then undone too)."
+    )
 
     def __init__(self, operation: Operation, paths: list[str], later: list[Operation]) -> None:
         names = ", ".join(f"'{op.summary}'" for op in later) or "later edits"
+        same = "the same file" if len(paths) == 1 else f"{len(paths)} of the same files"
         super().__init__(
-            f"'{operation.summary}' cannot be undone on its own: {names} changed "
-            f"{len(paths)} of the same files. Restore the whole memory to before "
-            "it instead (later operations are then undone too)."
+            f"'{operation.summary}' cannot be undone on its own: {names} changed {same}."
         )
         self.operation = operation
         self.paths = paths
@@ -176,14 +202,10 @@ class History:
         if conflicted:
             self.repo.git("checkout", "--ours", "--", *conflicted)
             regenerate(conflicted)
-        undoing = operation.kind == "rollback"
-        summary = (
-            f"Undid rollback: {operation.summary.removeprefix('Rolled back: ')}"
-            if undoing
-            else f"Rolled back: {operation.summary}"
-        )
         self.repo.git("revert", "--quit", check=False)
-        new = self.repo.commit_all(summary, {TRAILER_KIND: "rollback", "Gam-Reverts": sha})
+        new = self.repo.commit_all(
+            rollback_summary(operation), {TRAILER_KIND: "rollback", "Gam-Reverts": sha}
+        )
         if new is None:
             raise NothingToUndo("nothing to roll back: the operation changed nothing")
         return new

@@ -28,6 +28,7 @@ from gam_desktop.engine.history.log import TRAILER_KIND
 from gam_desktop.engine.store.changeset import ChangeSet
 from gam_desktop.engine.store.derived import regenerate_all
 from gam_desktop.engine.store.folder import SOURCES_DIR, MemoryFolder
+from gam_desktop.engine.textutil import plural
 
 SHA256 = re.compile(r"[0-9a-f]{64}")
 GIT_OPERATIONS = ("rollback", "restore")  # written by git itself, not by a change set
@@ -74,11 +75,13 @@ def keep_files(folder: MemoryFolder, repo: MemoryRepo | None, interrupted: Inter
             f"Kept files after an interrupted {interrupted.operation}", {TRAILER_KIND: "recover"}
         )
     message = (
-        f"kept the files as they are ({folder.load_view().memory_count()} memories); "
+        f"kept the files as they are ({plural(folder.load_view().memory_count(), 'memory')}); "
         "folder READMEs and counts were recomputed"
     )
     for name, written, planned in dropped:
-        message += f"; removed '{name}' ({written} of {planned} memories had been written): "
+        message += (
+            f"; removed '{name}' ({written} of {plural(planned, 'memory')} had been written): "
+        )
         message += "add it again"
     return message
 

@@ -14,6 +14,7 @@ import contextlib
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 from gam_desktop.engine.errors import GamError
@@ -28,13 +29,27 @@ from gam_desktop.engine.store.derived import regenerate
 from gam_desktop.engine.store.folder import APP_DIR, MemoryFolder, stat_files
 from gam_desktop.engine.store.lock import writer_lock
 from gam_desktop.engine.store.markdown import README, merge_readme
+from gam_desktop.engine.textutil import plural
 
 
 class InterruptedOperationError(GamError, RuntimeError):
     """A previous operation died half-way; the user must choose how to recover first."""
 
     title = "An earlier operation was interrupted"
-    advice = "Choose whether to restore the last saved state or keep the files as they are."
+    advice = (
+        "Restore the last saved state or keep the files as they are: reopen the memory to be "
+        "asked, or run gam-history recover."
+    )
+
+
+def _when(started: str) -> str:
+    """An ISO time from the journal as a person reads it, in local time: "on 3 Nov 2025 at
+    14:05" (the GUI shows the journal's time in its locale itself)."""
+    try:
+        moment = datetime.fromisoformat(started).astimezone()
+    except ValueError:
+        return started
+    return f"on {moment.day} {moment:%b %Y} at {moment:%H:%M}"
 
 
 class ConcurrentEditError(StoreError):
@@ -237,9 +252,8 @@ class VersionedFolder:
             interrupted = journal.read(self.folder)
             if interrupted is not None:
                 raise InterruptedOperationError(
-                    f"a previous {interrupted.operation} was interrupted (started "
-                    f"{interrupted.started}); recover first: restore the last saved state or "
-                    "keep the files as they are (gam-history recover)"
+                    f"a previous {interrupted.operation} was interrupted (it began "
+                    f"{_when(interrupted.started)}) and must be recovered first"
                 )
             # Before the repository is opened (which may `git init`): undoing a first
             # build removes the repository only if the build made it.
@@ -291,7 +305,11 @@ class VersionedFolder:
         written by the app (this process or another, a rollback too). If an operation
         holds the folder past `timeout`, FolderBusyError: it commits pending edits itself."""
         seen = Changes.seen(OUTSIDE_EDIT, self.folder.root, paths)
-        if not self.folder.is_memory():  # (a restored first build): no repository to make
+        memory = self.folder.is_memory()
+        # No longer a memory (its first build rolled back, or restored to before it): the
+        # repository that recorded that is still there, and still tells the app's own
+        # writes from a person's; only a folder without one has no repository to make.
+        if not memory and not (self.folder.root / ".git").is_dir():
             return RecordedEdits(None, paths, seen)
         repo = self.repo
         if repo is None:
@@ -301,11 +319,11 @@ class VersionedFolder:
                 return RecordedEdits(None, [], seen, repo.head())  # recovery decides
             dirty = set(repo.dirty_paths())
             outside = [p for p in paths if p in dirty or any(d.startswith(f"{p}/") for d in dirty)]
-            if not dirty:
+            if not dirty or not memory:  # not a memory: edits there are not recorded
                 return RecordedEdits(None, outside, seen, repo.head())
-            noun = "file" if len(dirty) == 1 else "files"
             sha = repo.commit_all(
-                f"Edited {len(dirty)} {noun} outside the app", {TRAILER_KIND: "manual-edit"}
+                f"Edited {plural(len(dirty), 'file')} outside the app",
+                {TRAILER_KIND: "manual-edit"},
             )
             if sha is None:
                 return RecordedEdits(None, outside, seen, repo.head())

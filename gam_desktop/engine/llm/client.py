@@ -39,6 +39,7 @@ from gam_desktop.engine.llm.structured import ParseProblem, parse_model, schema_
 from gam_desktop.engine.llm.tokenizer import count_tokens
 from gam_desktop.engine.llm.usage import UsageMeter
 from gam_desktop.engine.progress import CancelToken
+from gam_desktop.engine.textutil import plural
 
 log = logging.getLogger(__name__)
 T = TypeVar("T", bound=BaseModel)
@@ -118,8 +119,7 @@ class LLMClient:
                 response = _checked(self._openai.chat.completions.create(**kwargs))
             except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
                 raise LLMAuthError(
-                    f"{self.settings.base_url} refused the API key "
-                    f"(HTTP {exc.status_code}); check the key in Settings"
+                    f"{self.settings.base_url} refused the API key (HTTP {exc.status_code})"
                 ) from exc
             except openai.NotFoundError as exc:
                 raise LLMCallFailed(
@@ -158,11 +158,13 @@ class LLMClient:
             return None
         if refused is not None:
             return LLMUnreachable(
-                f"cannot reach the LLM server at {url}: {refused} after {attempt + 1} attempts"
+                f"cannot reach the LLM server at {url}: {refused} after "
+                f"{plural(attempt + 1, 'attempt')}"
             )
         problem = _describe(exc, self.settings.timeout)
         return LLMCallFailed(
-            f"the LLM server at {url} kept failing after {attempt + 1} attempts: {problem}"
+            f"the LLM server at {url} kept failing after {plural(attempt + 1, 'attempt')}: "
+            f"{problem}"
         )
 
     def _record_usage(self, stage: str, messages: Messages, response: Any) -> None:

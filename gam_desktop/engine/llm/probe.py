@@ -19,6 +19,7 @@ from gam_desktop.engine.llm.errors import LLMAuthError, LLMError
 from gam_desktop.engine.llm.settings import LLMSettings
 from gam_desktop.engine.llm.tools import Tool, chat_with_tools
 
+REFUSED = (401, 403)  # the key is wrong or lacks the right
 LOCAL_SERVERS = {"Ollama": "http://127.0.0.1:11434/v1", "LM Studio": "http://127.0.0.1:1234/v1"}
 
 
@@ -34,8 +35,16 @@ class ProbeReport:
     structured: str = ""  # the best structured-output mode that worked
     tools: bool | None = None
     error: str = ""
+    refused: str = ""  # the server answered, refusing the key: "HTTP 401"
 
     def summary(self) -> str:
+        """What the test found, the finding that matters most first: a refused key is the
+        headline (the server answered, but nothing will work with this key)."""
+        if self.refused:
+            return (
+                f"The API key was refused: {self.base_url} answered {self.refused}. Check "
+                "the key for this endpoint (each endpoint keeps its own), then test again."
+            )
         if not self.reachable:
             return f"Cannot use {self.base_url}: {self.error}"
         parts = [f"Connected to {self.base_url}."]
@@ -66,6 +75,10 @@ def probe(settings: LLMSettings) -> ProbeReport:
     quick = settings.model_copy(update={"max_retries": 0, "timeout": min(settings.timeout, 60)})
     try:
         report.models = list_models(settings.base_url, settings.key_value())
+    except urllib.error.HTTPError as exc:
+        report.error = f"the model list is unavailable ({exc})"
+        if exc.code in REFUSED:  # the headline, unless a completion works with the key
+            report.reachable, report.refused = True, f"HTTP {exc.code}"
     except (OSError, ValueError) as exc:
         report.error = f"the model list is unavailable ({exc})"
     capabilities.forget_all()
@@ -73,6 +86,7 @@ def probe(settings: LLMSettings) -> ProbeReport:
     messages = [{"role": "user", "content": 'Reply with the JSON {"ok": true}.'}]
     try:
         llm.structured(messages, _Ping, stage="probe", max_tokens=20)
+        report.refused = ""  # the model list refused the key, a completion did not
         caps = llm.caps
         report.structured = next(
             (m for m in capabilities.STRUCTURED_MODES[:2] if caps.known(m)), "schema in the prompt"
@@ -87,9 +101,12 @@ def probe(settings: LLMSettings) -> ProbeReport:
             max_tokens=50,
         )
         report.tools = llm.caps.usable("tools")
+    except LLMAuthError as exc:
+        report.reachable = True  # it answered
+        status = getattr(exc.__cause__, "status_code", None)
+        report.refused = f"HTTP {status}" if status else "that the key is refused"
     except LLMError as exc:
         report.error = str(exc)
-        report.reachable = report.reachable or isinstance(exc, LLMAuthError)  # it answered
     return report
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
+from gam_desktop.engine.textutil import plural
+
 
 @dataclass
 class StageUsage:
@@ -41,6 +43,6 @@ class UsageMeter:
 
     def summary(self) -> str:
         return (
-            f"{self.calls} LLM calls, {self.prompt_tokens} prompt + "
+            f"{plural(self.calls, 'LLM call')}, {self.prompt_tokens} prompt + "
             f"{self.completion_tokens} completion tokens"
         )

@@ -13,7 +13,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-from gam_desktop.engine.textutil import STOPWORDS, WORD
+from gam_desktop.engine.textutil import STOPWORDS, WORD, plural
 
 # fmt: off
 GENERIC_WORDS = frozenset({
@@ -100,14 +100,14 @@ def describe_contents(
     subject = f" on {join_words(list(terms))}" if terms else ""
     parts = []
     if titles:
-        noun = "memory" if len(titles) == 1 else "memories"
-        parts.append(f"{len(titles)} {noun}{subject}: {_listing([readable(t) for t in titles])}.")
+        listed = _listing([readable(t) for t in titles])
+        parts.append(f"{plural(len(titles), 'memory')}{subject}: {listed}.")
         subject = ""  # said once is enough
     if folders:
         total = sum(n for _, n in folders)
-        noun = "folder" if len(folders) == 1 else "folders"
         shown = [f"{readable(name)} ({n})" for name, n in folders]
-        parts.append(f"{total} memories{subject} in {len(folders)} {noun}: {_listing(shown)}.")
+        where = plural(len(folders), "folder")
+        parts.append(f"{plural(total, 'memory')}{subject} in {where}: {_listing(shown)}.")
     return " ".join(parts) or "Empty for now."
 
 

@@ -8,11 +8,14 @@ a person broke by hand still yields its body, with the problem reported.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
 
 import yaml
+
+from gam_desktop.engine.textutil import plural
 
 README = "README.md"
 CONTENTS_HEADING = "## Contents"
@@ -51,18 +54,64 @@ def render_memory(front: dict[str, Any], body: str) -> str:
 
 
 def parse_memory(text: str) -> ParsedMemory:
+    """The front matter and body of a memory file. A broken front matter gives its body and,
+    as `problem`, what is wrong in words ("line 3 has a ':' where a value was expected"),
+    to follow "The front matter of x.md cannot be read: "."""
     if not text.startswith("---"):
-        return ParsedMemory({}, text, "no front matter")
+        return ParsedMemory({}, text, "the file does not start with a line of three dashes (---)")
     end = text.find("\n---", 3)
     if end < 0:
-        return ParsedMemory({}, text, "front matter is not closed with ---")
+        return ParsedMemory({}, text, "it is not closed by a line of three dashes (---)")
     try:
         front = yaml.safe_load(text[3:end]) or {}
     except yaml.YAMLError as exc:
-        return ParsedMemory({}, text[end + 4 :].strip(), f"front matter is not valid YAML: {exc}")
+        return ParsedMemory({}, text[end + 4 :].strip(), yaml_problem(exc))
     if not isinstance(front, dict):
-        return ParsedMemory({}, text[end + 4 :].strip(), "front matter is not a mapping")
+        return ParsedMemory({}, text[end + 4 :].strip(), "it is not a list of 'name: value' lines")
     return ParsedMemory(front, text[end + 4 :].strip())
+
+
+def yaml_problem(exc: yaml.YAMLError) -> str:
+    """A YAML parser error in words, naming the file's line (the front matter starts after
+    the opening "---" line, which is line 1). PyYAML's own text ("mapping values are not
+    allowed here\n  in "<unicode string>", line 3, column 9") is for programmers."""
+    if not isinstance(exc, yaml.MarkedYAMLError) or exc.problem_mark is None:
+        return "it is not valid YAML"
+    line = exc.problem_mark.line + 1  # 0-based within the front matter, after line 1
+    opened = exc.context_mark.line + 1 if exc.context_mark is not None else line
+    said = f"{exc.context or ''} | {exc.problem or ''}"
+    character = "*" if "alias" in said else (exc.problem or "").partition("'")[2][:1] or "?"
+    for clue, words in _YAML_WORDS:
+        if re.search(clue, said):
+            return words.format(line=line, opened=opened, character=character)
+    return f"line {line} cannot be read ({exc.problem or 'not valid YAML'})"
+
+
+# What PyYAML says (its context, then its problem), and the same in words; the first match.
+_YAML_WORDS = (
+    (
+        "mapping values are not allowed",
+        "line {line} has a ':' where a value was expected (a value holding ': ' needs "
+        "quotes around it)",
+    ),
+    ("could not find expected ':'", "line {line} has no ':' between a name and its value"),
+    ("quoted scalar", "the quote opened on line {opened} is never closed"),
+    ("flow sequence", "the list opened with '[' on line {opened} is never closed with ']'"),
+    ("flow mapping", "the '{{' opened on line {opened} is never closed with '}}'"),
+    (r"'\\t'", "line {line} is indented with a tab; indent with spaces"),  # PyYAML writes \t
+    (
+        "cannot start any token|undefined alias",
+        "line {line} has a name or value starting with '{character}', which needs quotes around it",
+    ),
+    (
+        r"expected (<block|'<document start>').*found '(<scalar>|\]|\})'$",
+        "line {line} has more after the end of a value (check its quotes)",
+    ),
+    (
+        r"expected (<block|'<document start>')",
+        "line {line} does not line up with the lines above it (check its indentation)",
+    ),
+)
 
 
 def render_entries(entries: list[ReadmeEntry]) -> str:
@@ -70,8 +119,7 @@ def render_entries(entries: list[ReadmeEntry]) -> str:
     lines = []
     for entry in entries:
         if entry.is_dir:
-            noun = "memory" if entry.count == 1 else "memories"
-            count = "" if entry.count is None else f" ({entry.count} {noun})"
+            count = "" if entry.count is None else f" ({plural(entry.count, 'memory')})"
             lines.append(f"- **{entry.name}/**{count}: {entry.summary.strip()}")
         else:
             lines.append(f"- **{entry.name}**: {entry.summary.strip()}")
