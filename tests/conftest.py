@@ -31,6 +31,7 @@ from gam_desktop.engine.llm import LLMSettings, capabilities  # noqa: E402
 from gam_desktop.engine.models import ChunkConfig  # noqa: E402
 from gam_desktop.engine.workflow import Workflow  # noqa: E402
 from gam_desktop.selfcheck.scripted_llm import RunningServer  # noqa: E402
+from tests.places import fake_home  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -57,6 +58,12 @@ def settings(llm_server: RunningServer) -> LLMSettings:
         backoff_base=0.01,
         workers=4,
     )
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A home folder of the test's own (`tests.places.fake_home`): Path.home gives it."""
+    return fake_home(tmp_path, monkeypatch)
 
 
 @pytest.fixture

@@ -19,8 +19,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from gam_desktop.engine.ask import find
 from gam_desktop.engine.ask.agent import ChatAgent, StepCallback
 from gam_desktop.engine.ask.conversation import Conversation, working_memory
+from gam_desktop.engine.ask.find import Found
 from gam_desktop.engine.ask.intent import is_statement
 from gam_desktop.engine.ask.tools import MemoryTools
 from gam_desktop.engine.build.builder import BuildOptions, BuildReport, MemoryBuilder
@@ -35,7 +37,7 @@ from gam_desktop.engine.facts.learn import Learned, learn
 from gam_desktop.engine.facts.record import Fact, read_facts
 from gam_desktop.engine.history import journal
 from gam_desktop.engine.history.journal import Interrupted
-from gam_desktop.engine.history.log import TRAILER_KIND, History, NothingToUndo
+from gam_desktop.engine.history.log import TRAILER_KIND, History, NothingToUndo, restore_summary
 from gam_desktop.engine.history.versioned import RecordedEdits, VersionedFolder
 from gam_desktop.engine.llm import LLMClient, LLMSettings
 from gam_desktop.engine.models import (
@@ -60,6 +62,7 @@ from gam_desktop.engine.store.changes import (
 )
 from gam_desktop.engine.store.changeset import ChangeSet
 from gam_desktop.engine.store.folder import MemoryFolder, NotAMemoryError
+from gam_desktop.engine.store.location import user_content
 from gam_desktop.engine.store.lock import FolderBusyError, writer_lock
 from gam_desktop.engine.store.markdown import parse_memory
 from gam_desktop.engine.store.watcher import FolderWatcher
@@ -112,7 +115,8 @@ class FactNotFound(GamError, LookupError):
 
 
 def front_matter_problems(folder: MemoryFolder, paths: list[str]) -> list[str]:
-    """Memories whose front matter a person broke: reported, never rewritten."""
+    """Memories whose front matter a person broke, in words: "The front matter of x.md cannot
+    be read: line 3 has a ':' where a value was expected …". Reported, never rewritten."""
     problems = []
     for path in paths:
         file = folder.root / path
@@ -121,34 +125,19 @@ def front_matter_problems(folder: MemoryFolder, paths: list[str]) -> list[str]:
         text = file.read_text(encoding="utf-8", errors="replace")
         problem = parse_memory(text).problem
         if problem and text.startswith("---"):
-            problems.append(f"{path}: {problem}")
+            problems.append(f"The front matter of {path} cannot be read: {problem}.")
     return problems
 
 
-# What an empty folder may still hold: the app's private folder and the files operating
-# systems drop everywhere. Anything else, dotfiles and a git repository included, is the
-# user's: such a folder is made a memory only when they agree.
-_NOT_CONTENT = frozenset({".gam", ".DS_Store", "Thumbs.db", "desktop.ini"})
-
-
 def foreign_content(root: Path) -> list[str]:
-    """The user's things in a folder that is not a memory yet: writing a memory there needs
-    their consent. Empty for a memory, a missing or empty folder, and a folder an
-    interrupted first build left (its operation asks for recovery instead)."""
+    """The user's things in a folder that is not a memory yet (`store.location.user_content`,
+    the one rule for an empty folder): writing a memory there needs their consent. Empty for
+    a memory, a missing or empty folder, and a folder an interrupted first build left (its
+    operation asks for recovery instead)."""
     folder = MemoryFolder(root)
     if folder.is_memory() or not root.is_dir() or journal.read(folder) is not None:
         return []
-    names = sorted(p.name for p in root.iterdir() if p.name not in _NOT_CONTENT)
-    return [n for n in names if not (n == ".git" and not _has_history(root / n))]
-
-
-def _has_history(git_dir: Path) -> bool:
-    """A repository with commits (or anything staged) holds the user's work."""
-    return (
-        any((git_dir / "refs" / "heads").rglob("*"))
-        or (git_dir / "index").exists()
-        or (git_dir / "packed-refs").exists()
-    )
+    return user_content(root)
 
 
 class Workflow:
@@ -348,9 +337,7 @@ class Workflow:
         parent = history.repo.git("rev-parse", "--verify", "-q", f"{sha}^", check=False).strip()
         if not parent:
             raise NothingToUndo(f"'{operation.summary}' is the first operation; nothing before it")
-        changes = self.versioned.restore(
-            parent, f"Restored the memory to before: {operation.summary}"
-        )
+        changes = self.versioned.restore(parent, restore_summary(operation))
         self._changed(changes)
         return changes.commit
 
@@ -415,6 +402,18 @@ class Workflow:
         if self._tools is None:
             self._tools = MemoryTools(self.folder.root)
         return self._tools
+
+    def search(self, query: str, limit: int = 20) -> list[Found]:
+        """The files whose text best matches `query` (BM25 over the memories, their original
+        wording, READMEs, conversations and facts), best first, one per file, each with its
+        title and a snippet with the query's words marked. Reads only; stops (raising
+        OperationCancelled) between its steps once this Workflow's token is cancelled."""
+        return find.search(self.search_tools(), query, limit, self.cancel)
+
+    def titles(self) -> dict[str, str]:
+        """Every Markdown file's title by path, for filtering the tree by name. Reads only;
+        cancelled as `search` is."""
+        return find.titles(self.search_tools(), self.cancel)
 
     def _changed(self, changes: Changes) -> None:
         """A writing operation finished: the search index re-reads the folder on the next

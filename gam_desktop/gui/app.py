@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import cast
 
 from PySide6.QtCore import QCoreApplication, QSettings, QStandardPaths, QTimer
-from PySide6.QtGui import QColor, QIcon, QPalette
+from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
 
 from gam_desktop import __version__, keystore
@@ -80,14 +80,9 @@ def make_app(argv: list[str]) -> QApplication:
 
 
 def apply_theme(app: QApplication) -> None:
-    """The stylesheet in the colours of the OS's scheme (light or dark)."""
-    style = resources_dir() / "style.qss"
-    if style.is_file():
-        app.setStyleSheet(theme.stylesheet(style.read_text(encoding="utf-8"), app))
-    palette = app.palette()  # links in answers and previews: stylesheets cannot colour them
-    for role in (QPalette.ColorRole.Link, QPalette.ColorRole.LinkVisited):
-        palette.setColor(role, QColor(theme.colours(app)["link"]))
-    app.setPalette(palette)
+    """The stylesheet in the colours of the scheme followed: the one chosen in View ▸ Theme,
+    else the OS's (light or dark)."""
+    theme.apply(app)
 
 
 def parser() -> argparse.ArgumentParser:

@@ -1,14 +1,23 @@
 """The app's standard dialogs: message boxes (the real `Prompter`), the first-run welcome,
-and choosing a memory folder or documents. Modal; GUI thread only."""
+and choosing a memory folder or documents (a new memory: `new_memory_dialog`). Modal; GUI
+thread only."""
 
 from __future__ import annotations
 
 import enum
 import logging
-import os
+from collections.abc import Hashable, Mapping
 from pathlib import Path
+from typing import TypeVar
 
-from PySide6.QtWidgets import QFileDialog, QInputDialog, QLineEdit, QMessageBox, QWidget
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QInputDialog,
+    QLineEdit,
+    QMessageBox,
+    QPushButton,
+    QWidget,
+)
 
 from gam_desktop.gui import error_advice
 
@@ -17,12 +26,26 @@ log = logging.getLogger(__name__)
 WELCOME_TITLE = "Welcome to GAM Desktop"
 WELCOME_TEXT = (
     "GAM Desktop turns a folder into a memory organized by an LLM.\n\n"
-    "1. Open or create a memory folder (File ▸ Open memory).\n"
-    "2. Drag PDF, TXT or Markdown files onto this window.\n"
+    "1. Create a memory (File ▸ New memory) or open one (File ▸ Open memory).\n"
+    "2. Drag PDF, TXT or Markdown files onto this window. With no memory open yet, "
+    "GAM Desktop offers to create one for them.\n"
     "3. Ask questions in the Chat tab: conversations are saved in the memory, and what "
     "you tell it about yourself is learned (the Facts tab). Every change is in the "
-    "History tab and can be rolled back.\n\nSet your LLM endpoint and key in File ▸ Settings."
+    "History tab and can be rolled back.\n\nSet your LLM endpoint and key in Edit ▸ Settings."
 )
+
+
+MAKE_MEMORY_TITLE = "Make this folder a memory?"
+
+
+Answer = TypeVar("Answer", bound=Hashable)
+# A button of a question: one of Qt's standard buttons (placed and worded as the platform
+# does), or a label and its role.
+Button = QMessageBox.StandardButton | tuple[str, QMessageBox.ButtonRole]
+YES_NO: dict[bool, Button] = {
+    True: QMessageBox.StandardButton.Yes,
+    False: QMessageBox.StandardButton.No,
+}
 
 
 class MessageBoxes:
@@ -31,9 +54,9 @@ class MessageBoxes:
     def __init__(self, parent: QWidget) -> None:
         self.parent = parent
 
-    def confirm(self, title: str, text: str) -> bool:
-        answer = QMessageBox.question(self.parent, title, text)
-        return answer == QMessageBox.StandardButton.Yes
+    def confirm(self, title: str, text: str, default_no: bool = False) -> bool:
+        """A Yes/No question (Escape is No); Yes is the default unless `default_no`."""
+        return ask(self.parent, title, text, YES_NO, default=not default_no, escape=False) is True
 
     def tell(self, title: str, text: str) -> None:
         QMessageBox.information(self.parent, title, text)
@@ -51,43 +74,92 @@ class MessageBoxes:
         QMessageBox.warning(self.parent, message.title, message.full())
 
 
+def question_box(
+    parent: QWidget,
+    title: str,
+    text: str,
+    buttons: Mapping[Answer, Button],
+    default: Answer,
+    escape: Answer | None = None,
+    *,
+    informative: str = "",
+    icon: QMessageBox.Icon = QMessageBox.Icon.Question,
+) -> tuple[QMessageBox, dict[Answer, QPushButton]]:
+    """A question (not shown yet) with one button per answer, in `buttons`' order, and the
+    buttons by their answer. Enter answers `default`, Escape `escape` (the default when None).
+    Every question the app asks is built here: a Yes/No (`YES_NO`), the close question, the
+    welcome."""
+    box = QMessageBox(parent)
+    box.setIcon(icon)
+    box.setWindowTitle(title)
+    box.setText(text)
+    if informative:
+        box.setInformativeText(informative)
+    added: dict[Answer, QPushButton] = {}
+    for answer, button in buttons.items():
+        if isinstance(button, QMessageBox.StandardButton):
+            added[answer] = box.addButton(button)
+        else:
+            added[answer] = box.addButton(*button)
+    box.setDefaultButton(added[default])
+    box.setEscapeButton(added[default if escape is None else escape])
+    return box, added
+
+
+def ask(
+    parent: QWidget,
+    title: str,
+    text: str,
+    buttons: Mapping[Answer, Button],
+    default: Answer,
+    escape: Answer | None = None,
+    *,
+    informative: str = "",
+    icon: QMessageBox.Icon = QMessageBox.Icon.Question,
+) -> Answer | None:
+    """Ask `question_box`'s question, modally; the answer clicked (None when the box was
+    closed another way). The box is detached from `parent` once answered and its last
+    reference dropped, so it is freed: a box left a child of the window lived as long as the
+    window, one more per question. (Not deleteLater: it crashed PySide6 here.)"""
+    box, added = question_box(
+        parent, title, text, buttons, default, escape, informative=informative, icon=icon
+    )
+    try:
+        box.exec()
+        clicked = box.clickedButton()
+        return next((answer for answer, button in added.items() if button is clicked), None)
+    finally:
+        box.setParent(None)  # Python owns it now: freed when this returns
+
+
 class Welcome(enum.Enum):
     CREATE = "create"
     OPEN_EXISTING = "open existing"
     LATER = "later"
 
 
-def default_memory_dir() -> Path:
-    return Path(os.path.expanduser("~")) / "GAM Memory"
-
-
 def ask_where_memory_lives(parent: QWidget) -> Welcome:
     """The first run's question: create a memory, open an existing one, or later."""
-    box = QMessageBox(parent)
-    box.setWindowTitle(WELCOME_TITLE)
-    box.setText("Where should your memory live?")
-    create = box.addButton("Create a new memory…", QMessageBox.ButtonRole.AcceptRole)
-    existing = box.addButton("Open an existing memory…", QMessageBox.ButtonRole.ActionRole)
-    box.addButton("Later", QMessageBox.ButtonRole.RejectRole)
-    box.exec()
-    if box.clickedButton() is create:
-        return Welcome.CREATE
-    if box.clickedButton() is existing:
-        return Welcome.OPEN_EXISTING
-    return Welcome.LATER
-
-
-def choose_new_memory_folder(parent: QWidget) -> Path | None:
-    """Where to create a memory, starting from ~/GAM Memory (made if missing)."""
-    default_memory_dir().mkdir(parents=True, exist_ok=True)
-    folder = QFileDialog.getExistingDirectory(
-        parent, "Create the memory in", str(default_memory_dir())
+    role = QMessageBox.ButtonRole
+    answer = ask(
+        parent,
+        WELCOME_TITLE,
+        "Where should your memory live?",
+        {
+            Welcome.CREATE: ("Create a new memory…", role.AcceptRole),
+            Welcome.OPEN_EXISTING: ("Open an existing memory…", role.ActionRole),
+            Welcome.LATER: ("Later", role.RejectRole),
+        },
+        default=Welcome.CREATE,
+        escape=Welcome.LATER,
+        icon=QMessageBox.Icon.NoIcon,
     )
-    return Path(folder) if folder else None
+    return answer or Welcome.LATER
 
 
-def choose_memory_folder(parent: QWidget) -> Path | None:
-    folder = QFileDialog.getExistingDirectory(parent, "Choose or create a memory folder")
+def choose_memory_folder(parent: QWidget, start: str = "") -> Path | None:
+    """An existing memory's folder (a new one: `new_memory_dialog`)."""
+    folder = QFileDialog.getExistingDirectory(parent, "Open a memory folder", start)
     return Path(folder) if folder else None
 
 

@@ -11,6 +11,7 @@ from gam_desktop.engine.build.builder import BuildReport
 from gam_desktop.engine.build.documents import files_in, is_supported
 from gam_desktop.engine.build.estimate import Estimate
 from gam_desktop.engine.progress import ProgressEvent
+from gam_desktop.engine.textutil import plural
 from gam_desktop.gui.operations import Operations
 from gam_desktop.gui.prompts import Prompter
 from gam_desktop.gui.session import MemorySession
@@ -53,11 +54,20 @@ class DocumentIntake(QObject):
         operations.stopped.connect(self._next_in_queue)
 
     def accepts_drops(self) -> bool:
-        return self.session.workflow is not None
+        """Dropped files are always taken: with no memory open, the window first offers to
+        create one for them (then adds them)."""
+        return True
 
-    def add_paths(self, paths: list[Path]) -> None:
+    def drop_hint(self) -> str:
+        """What the window says while files are dragged over it."""
+        what = "Drop PDF, TXT or Markdown files (or folders of them)"
         if self.session.workflow is None:
-            return
+            return f"{what} to create a memory for them"
+        return f"{what} to add them to this memory"
+
+    def documents(self, paths: list[Path]) -> list[Path]:
+        """The files among `paths` GAM Desktop reads (folders searched); the others are named
+        to the person, once."""
         supported, unsupported = collect_files(paths)
         if unsupported:
             names = "\n".join(f"• {p.name}" for p in unsupported[:20])
@@ -66,13 +76,23 @@ class DocumentIntake(QObject):
                 "Some files were not added",
                 f"GAM Desktop reads PDF, TXT and Markdown. These were left out:\n{names}{more}",
             )
-        if not supported:
+        return supported
+
+    def add_paths(self, paths: list[Path]) -> None:
+        """Add what `paths` hold to the open memory (none open: nothing is added; the window
+        offers to create a memory first, then calls `add_documents`)."""
+        self.add_documents(self.documents(paths))
+
+    def add_documents(self, files: list[Path]) -> None:
+        """Estimate, confirm and build `files` (supported files) into the open memory, or
+        queue them behind the build or estimate running."""
+        if self.session.workflow is None or not files:
             return
         if self.operations.running("build") or self.operations.running("estimate"):
-            self.queue += supported
-            self.status.emit(f"{len(self.queue)} files queued for the next build")
+            self.queue += files
+            self.status.emit(f"{plural(len(self.queue), 'file')} queued for the next build")
             return
-        self._estimate(supported)
+        self._estimate(files)
 
     def cancel_build(self) -> None:
         """Stop the build and forget the files queued after it."""
@@ -84,7 +104,7 @@ class DocumentIntake(QObject):
         self.session.read(
             "estimate",
             lambda workflow: workflow.estimate(files),
-            f"Reading {len(files)} files…",
+            f"Reading {plural(len(files), 'file')}…",
             lambda estimate: self._confirm_build(files, estimate),
         )
 
@@ -102,7 +122,7 @@ class DocumentIntake(QObject):
         self.session.write(
             "build",
             lambda workflow: workflow.add(files=files, estimate=estimate),  # parsed once
-            f"Adding {len(files)} documents…",
+            f"Adding {plural(len(files), 'document')}…",
             BuildReport.summary,
             self._built,
             on_progress=self._progress,

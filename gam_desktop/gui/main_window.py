@@ -19,13 +19,11 @@ from pathlib import Path
 
 from PySide6.QtCore import QSettings, Qt, QUrl
 from PySide6.QtGui import (
-    QAction,
     QCloseEvent,
     QDesktopServices,
     QDragEnterEvent,
     QDragLeaveEvent,
     QDropEvent,
-    QKeySequence,
     QResizeEvent,
 )
 from PySide6.QtWidgets import (
@@ -40,23 +38,27 @@ from PySide6.QtWidgets import (
 from gam_desktop.engine.chats.library import ConversationInfo
 from gam_desktop.engine.history.log import Operation
 from gam_desktop.engine.store.folder import MemoryFolder
+from gam_desktop.engine.textutil import plural
 from gam_desktop.engine.workflow import Workflow
 from gam_desktop.gui import dialogs
 from gam_desktop.gui.chat_controller import ChatController
 from gam_desktop.gui.chat_panel import ChatPanel
+from gam_desktop.gui.closing import CloseGuard
 from gam_desktop.gui.conversation_list import ConversationList
 from gam_desktop.gui.conversations import ConversationsController
 from gam_desktop.gui.dialogs import MessageBoxes
 from gam_desktop.gui.facts_view import FactsView
+from gam_desktop.gui.find_panel import FindPanel
 from gam_desktop.gui.history_actions import HistoryActions
 from gam_desktop.gui.history_panel import HistoryPanel
 from gam_desktop.gui.intake import DocumentIntake
+from gam_desktop.gui.menus import Menus
 from gam_desktop.gui.operations import Operations
 from gam_desktop.gui.personal_memory import PersonalMemory
 from gam_desktop.gui.preview import PreviewPane
 from gam_desktop.gui.session import MemorySession
 from gam_desktop.gui.settings import Preferences
-from gam_desktop.gui.tree_panel import MemoryTree
+from gam_desktop.gui.tree_panel import MemoryTree, reveal
 from gam_desktop.gui.workers import TaskRunner
 
 
@@ -65,7 +67,7 @@ class MainWindow(QMainWindow):
         super().__init__()
         # How the controllers talk to the person; tests and the self-test replace these.
         boxes = MessageBoxes(self)
-        self.confirm: Callable[[str, str], bool] = boxes.confirm
+        self.confirm: Callable[..., bool] = boxes.confirm  # (title, text, default_no=False)
         self.tell: Callable[[str, str], None] = boxes.tell
         self.show_error: Callable[[BaseException], None] = boxes.show_error
         self.ask_text: Callable[[str, str, str], str | None] = boxes.ask_text
@@ -81,6 +83,7 @@ class MainWindow(QMainWindow):
             self.session, self.questions, store, self, lambda *a: self.ask_text(*a), self
         )
         self.personal = PersonalMemory(self.session, self, self)
+        self.closing = CloseGuard(self)  # a close while a build runs asks first
         self.setWindowTitle("GAM Desktop")
         self.setAcceptDrops(True)
         self._build_ui()
@@ -116,8 +119,21 @@ class MainWindow(QMainWindow):
         self.tree = MemoryTree()
         self.tree.opened.connect(self.open_file)
         self.tree.reorganize_requested.connect(self.history_actions.plan_reorganization)
+        self.tree.edit_requested.connect(self.edit_file)
+        # "Show in folder" (tests replace it: Explorer and Finder are started directly)
+        self.show_in_folder: Callable[[Path], object] = lambda file: reveal(
+            file, self.open_external
+        )
+        self.tree.reveal_requested.connect(
+            lambda path: (
+                self.workflow is not None and self.show_in_folder(self.workflow.folder.root / path)
+            )
+        )
+        self.find_panel = FindPanel(self.tree, self.session)  # the find box over the tree
+        self.find_panel.opened.connect(self.open_file)
         self.preview = PreviewPane()
         self.preview.edit_requested.connect(self.edit_file)
+        self.preview.shown.connect(self.find_panel.follow)  # the tree highlights what it shows
         self.chat = ChatPanel()
         self.chat.source_clicked.connect(self.open_file)
         self.conversation_list = ConversationList()
@@ -136,7 +152,7 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.facts, "Facts")
         self.tabs.addTab(self.history, "History")
         self.split = QSplitter(Qt.Orientation.Horizontal)
-        for widget in (self.tree, self.preview, self.tabs):
+        for widget in (self.find_panel, self.preview, self.tabs):
             self.split.addWidget(widget)
         self.split.setSizes([230, 350, 700])
         self.setCentralWidget(self.split)
@@ -203,33 +219,9 @@ class MainWindow(QMainWindow):
             self.chat.show_learning(number)
 
     def _menus(self) -> None:
-        file_menu = self.menuBar().addMenu("&File")
-        for label, shortcut, slot in (
-            ("&Open memory…", QKeySequence.StandardKey.Open, self.choose_folder),
-            ("&Add documents…", None, self.choose_documents),
-            ("&Settings…", QKeySequence.StandardKey.Preferences, self.open_settings),
-            ("&Quit", QKeySequence.StandardKey.Quit, self.close),
-        ):
-            action = QAction(label, self)
-            if shortcut is not None:
-                action.setShortcut(shortcut)
-            action.triggered.connect(slot)
-            file_menu.addAction(action)
-        memory = self.menuBar().addMenu("&Memory")
-        fresh = memory.addAction("&New conversation")
-        fresh.setShortcut(QKeySequence.StandardKey.New)
-        fresh.triggered.connect(self.new_conversation)
-        facts = memory.addAction("&Facts learned from you")
-        facts.triggered.connect(lambda: self.tabs.setCurrentWidget(self.facts))
-        memory.addSeparator()
-        self.save_switch = memory.addAction("&Save conversations in this memory")
-        self.learn_switch = memory.addAction("&Learn facts from what I say")
-        for switch in (self.save_switch, self.learn_switch):
-            switch.setCheckable(True)
-            switch.setChecked(True)
-            switch.setEnabled(False)  # until a memory is open: they are that memory's
-        self.save_switch.toggled.connect(self.personal.set_saving)
-        self.learn_switch.toggled.connect(self.personal.set_learning)
+        """File, Edit, View, Memory and Help (gui/menus.py)."""
+        self.menus = Menus(self)
+        self.save_switch, self.learn_switch = self.menus.save_switch, self.menus.learn_switch
 
     def _show_switches(self, save_conversations: bool, learn_facts: bool) -> None:
         for switch, on in (
@@ -261,13 +253,14 @@ class MainWindow(QMainWindow):
     # -- opening a memory -----------------------------------------------------------------
 
     def welcome(self) -> None:
-        """The first run: say what the app does and ask where the memory should live."""
+        """The first run: say what the app does and ask where the memory should live (a new
+        one: a name and a location, the folder made once confirmed)."""
+        from gam_desktop.gui.new_memory_dialog import offer_new_memory
+
         self.preview.show_message(dialogs.WELCOME_TITLE, dialogs.WELCOME_TEXT)
         choice = dialogs.ask_where_memory_lives(self)
         if choice is dialogs.Welcome.CREATE:
-            folder = dialogs.choose_new_memory_folder(self)
-            if folder:
-                self.open_memory(folder)
+            offer_new_memory(self, self.open_memory)
         elif choice is dialogs.Welcome.OPEN_EXISTING:
             self.choose_folder()
 
@@ -277,11 +270,15 @@ class MainWindow(QMainWindow):
             self.open_memory(folder)
 
     def open_memory(self, root: Path) -> bool:
-        """Open (or start) a memory; False when the user declined or it is in use."""
+        """Open (or start) a memory; False when the user declined or it is in use, and while
+        a build or a reorganization runs in the open memory: the person is asked first
+        (`closing`), and `root` opens once that work has finished or been cancelled."""
+        if not self.closing.allows_opening(root, self.open_memory):
+            return False
         if not self.session.open(root):
             return False
         self.status_label.setText(
-            f"Opened {root} — {self.tree.memory_count()} memories"
+            f"Opened {root} — {plural(self.tree.memory_count(), 'memory')}"
             + (" — history is off: git was not found" if self.session.history_off else "")
         )
         return True
@@ -298,6 +295,7 @@ class MainWindow(QMainWindow):
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
         if event.mimeData().hasUrls() and self.intake.accepts_drops():
             event.acceptProposedAction()
+            self.drop_hint.setText(self.intake.drop_hint())  # add, or create a memory first
             self.drop_hint.show()
             self.drop_hint.raise_()
 
@@ -308,19 +306,42 @@ class MainWindow(QMainWindow):
         self.drop_hint.hide()
         paths = [Path(url.toLocalFile()) for url in event.mimeData().urls() if url.isLocalFile()]
         event.acceptProposedAction()
-        self.intake.add_paths(paths)
+        self.add_paths(paths)  # the dialog it may offer is window-modal: the drop ends now
 
     def choose_documents(self) -> None:
-        self.intake.add_paths(dialogs.choose_documents(self))
+        self.add_paths(dialogs.choose_documents(self))
 
     def add_paths(self, paths: list[Path]) -> None:
-        self.intake.add_paths(paths)
+        """Add files (and folders of them) to the open memory. With none open, offer to
+        create one (or to open an existing one), then go on with these files."""
+        from gam_desktop.gui.new_memory_dialog import offer_new_memory
+
+        files = self.intake.documents(paths)
+        if not files or self.workflow is not None:
+            self.intake.add_documents(files)
+            return
+
+        def go_on(folder: Path) -> None:
+            if self.open_memory(folder):
+                self.intake.add_documents(files)
+
+        offer_new_memory(self, go_on, len(files))
 
     # -- the preview ----------------------------------------------------------------------
 
-    def open_file(self, path: str) -> None:
+    def open_file(self, path: str, original: bool = False) -> None:
+        """Show a file in the preview (with `original`, the text it was written from); the
+        tree and the find results highlight it."""
         if self.workflow is not None:
-            self.preview.show_file(self.workflow.folder, path)
+            self.preview.show_file(self.workflow.folder, path, original)
+
+    def show_find(self) -> None:
+        """Edit ▸ Find (Ctrl+F): to the find box over the tree, shown if it was hidden."""
+        panels = getattr(getattr(self, "menus", None), "panel_actions", {})
+        if "tree" in panels and not panels["tree"].isChecked():
+            panels["tree"].setChecked(True)  # View ▸ Memory tree, as if chosen there
+        self.find_panel.show()
+        self.find_panel.focus_filter()
 
     def edit_file(self, path: str) -> None:
         """Show a file and open it in the person's editor: the watcher records the edit."""
@@ -386,6 +407,8 @@ class MainWindow(QMainWindow):
     # -- closing --------------------------------------------------------------------------
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        if not self.closing.allows(event):  # a build runs: finish it first, or keep working
+            return
         self.store.setValue("window/geometry", self.saveGeometry())
         self.store.setValue("window/splitter", self.split.saveState())
         self.store.sync()

@@ -1,8 +1,14 @@
 """The preview pane: a README or memory rendered as Markdown, its front matter as fields.
 It follows what the memory changed: the file shown is reloaded when it changed, followed
-when it moved, and cleared when it went; the empty memory's advice gives way to the
-memory's overview once the first build is there. Any file shown can be opened in the
-person's own editor (the watcher records what they change)."""
+when it moved, said to be gone when it went, and shown again when it comes back (an undo,
+an editor that deletes and writes again); the empty memory's advice gives way to the
+memory's overview once the first build is there (or to the tree, for files put there by
+hand), and comes back when the memory is emptied. Opening the same memory again (its
+settings saved) keeps the file shown. A folder with no overview (made by hand, or its
+README removed) is shown as a folder: its name, how many memories and folders it holds,
+what is in it. Every file shown is announced (shown(path, original)), so the tree
+highlights it and the find box knows which text of it is on show. Any file shown can be
+opened in the person's own editor (the watcher records what they change)."""
 
 from __future__ import annotations
 
@@ -21,8 +27,11 @@ from PySide6.QtWidgets import (
 )
 
 from gam_desktop.engine.store.changes import Changes
-from gam_desktop.engine.store.folder import MemoryFolder
+from gam_desktop.engine.store.folder import DirView, MemoryFolder
 from gam_desktop.engine.store.markdown import README, parse_memory, parse_time
+from gam_desktop.engine.textutil import plural
+from gam_desktop.gui import local_time
+from gam_desktop.gui.overview import folder_of, is_overview, overview_name
 
 _FIELDS = (
     ("tldr", "Summary"),
@@ -41,16 +50,22 @@ EMPTY_TEXT = (
 
 
 class PreviewPane(QWidget):
-    """Signals: edit_requested(path)."""
+    """Signals: edit_requested(path); shown(path or None, original) whenever what it shows
+    changed (`original`: the memory's original text is on show, not the memory)."""
 
     edit_requested = Signal(str)
+    shown = Signal(object, bool)
 
     def __init__(self) -> None:
         super().__init__()
         self.folder: MemoryFolder | None = None
         self.path: str | None = None
         self._empty = False  # showing the empty memory's advice
+        self._gone: str | None = None  # the file shown until it was removed
+        self.folder_shown: str | None = None  # the folder shown for its missing overview
         self._front: dict = {}
+        self._body = ""
+        self._showing = False  # a file being shown: announced once, when it is
         self.title = QLabel("Select a memory or a folder")
         self.title.setObjectName("previewTitle")
         self.title.setWordWrap(True)
@@ -65,7 +80,7 @@ class PreviewPane(QWidget):
         self.body.setOpenExternalLinks(True)
         self.original = QPushButton("Show the original text")
         self.original.setCheckable(True)
-        self.original.toggled.connect(self._render_body)
+        self.original.toggled.connect(self._original_toggled)
         self.editor = QPushButton("Edit in your editor…")
         self.editor.setToolTip("Open this file in your own editor; the change is recorded")
         self.editor.clicked.connect(lambda: self.path and self.edit_requested.emit(self.path))
@@ -81,13 +96,15 @@ class PreviewPane(QWidget):
         self.clear()
 
     def clear(self) -> None:
-        self.path, self._front, self._empty = None, {}, False
+        self.path, self._front, self._empty, self._gone = None, {}, False, None
+        self.folder_shown = None
         self.title.setText("Select a memory or a folder")
         self.fields.hide()
         self.problem.hide()
         self.original.hide()
         self.editor.hide()
         self.body.setMarkdown("")
+        self.shown.emit(None, False)
 
     def show_message(self, title: str, text: str) -> None:
         self.clear()
@@ -95,7 +112,11 @@ class PreviewPane(QWidget):
         self.body.setMarkdown(text)
 
     def show_memory(self, folder: MemoryFolder, empty: bool) -> None:
-        """A memory was opened: nothing selected yet, or how to start when it is `empty`."""
+        """A memory was opened: nothing selected yet, or how to start when it is `empty`.
+        The same memory opened again (its settings were saved) keeps the file shown."""
+        if self.path is not None and self.folder is not None and self.folder.root == folder.root:
+            self.show_file(folder, self.path, original=self.original.isChecked())
+            return
         self.folder = folder
         self.clear()
         if empty:
@@ -104,46 +125,102 @@ class PreviewPane(QWidget):
 
     def memory_changed(self, changes: Changes) -> None:
         """Reload the file shown if it changed, follow it if it moved, say it is gone if it
-        was removed; after the first build, show the memory's overview."""
+        was removed (the empty memory's advice if nothing is left) and show it again if it
+        comes back; after the first build, show the memory's overview. A folder shown for
+        lack of an overview is shown again when anything in it changed."""
         folder = self.folder
         if folder is None:
             return
         if self._empty:
-            if (folder.root / README).is_file():
-                self.show_file(folder, README)
+            self._leave_empty(folder)
             return
-        if self.path is None or not changes.touches(self.path):
+        if self.path is None:
+            gone = self._gone
+            if gone is not None and changes.touches(gone):
+                back = changes.moved_to(gone) or gone
+                if (folder.root / back).is_file() or (
+                    is_overview(back) and (folder.root / folder_of(back)).is_dir()
+                ):
+                    self.show_file(folder, back)  # (a folder's: the folder, if no overview)
             return
-        original = self.original.isChecked()
-        self.show_file(folder, changes.moved_to(self.path) or self.path)
-        if original and not self.original.isHidden():
-            self.original.setChecked(True)  # the same file: as it was being read
+        if not changes.touches(self.path if self.folder_shown is None else self.folder_shown):
+            return
+        original = self.original.isChecked()  # the same file: as it was being read
+        self.show_file(folder, changes.moved_to(self.path) or self.path, original=original)
+        if self.path is None and _is_empty(folder):  # everything went (the first build undone)
+            self.show_memory(folder, empty=True)
 
-    def show_file(self, folder: MemoryFolder, path: str) -> None:
-        self.folder, self.path, self._empty = folder, path, False
+    def _leave_empty(self, folder: MemoryFolder) -> None:
+        """The empty memory's advice, until there is something: its overview once built,
+        else (files put there by hand) the tree's invitation to pick one."""
+        if (folder.root / README).is_file():
+            self.show_file(folder, README)
+        elif not _is_empty(folder):
+            self.clear()
+
+    def show_file(self, folder: MemoryFolder, path: str, original: bool = False) -> None:
+        """Show `path`; with `original`, the original text it was written from, if known.
+        A folder's overview that is not there shows the folder itself."""
+        self.folder, self.path, self._empty, self.folder_shown = folder, path, False, None
         file = folder.root / path
         if not file.is_file():
+            if is_overview(path) and self._show_folder(folder, path):
+                return
             self.clear()
-            self.title.setText(f"{path} no longer exists")
+            gone = folder_of(path) if is_overview(path) and folder_of(path) else path
+            self.title.setText(f"{gone} no longer exists")
+            self._gone = path
             return
-        parsed = parse_memory(file.read_text(encoding="utf-8", errors="replace"))
+        self._showing = True
+        try:
+            self._show_parsed(folder, path, file.read_text(encoding="utf-8", errors="replace"))
+            if original and not self.original.isHidden():
+                self.original.setChecked(True)
+        finally:
+            self._showing = False
+        self.shown.emit(path, self.original.isChecked())
+
+    def _show_parsed(self, folder: MemoryFolder, path: str, text: str) -> None:
+        parsed = parse_memory(text)
         self._front, self._body = parsed.front, parsed.body
         front = parsed.front
-        title = front.get("title") or front.get("statement") or path  # a fact has a statement
-        self.title.setText(str(title).replace("_", " "))
-        self._fill_fields()
-        self.problem.setVisible(
-            bool(parsed.problem)
-            and file.read_text(encoding="utf-8", errors="replace").startswith("---")
+        title = str(front.get("title") or front.get("statement") or path)  # a fact: statement
+        self.title.setText(
+            overview_name(path) if title == path and is_overview(path) else title.replace("_", " ")
         )
+        self._fill_fields()
+        self.problem.setVisible(bool(parsed.problem) and text.startswith("---"))
         self.problem.setText(
             f"⚠ The front matter of this file is broken: {parsed.problem}. "
-            "It is shown and searched as it is; fix it in any editor."
+            "It is shown and searched as it is; fix it in your editor (Edit in your editor "
+            "below, or right-click it in the tree ▸ Open in editor)."
         )
         self.original.setChecked(False)
         self.original.setVisible(folder.original_text(parsed.front) is not None)
         self.editor.show()
         self._render_body()
+
+    def _show_folder(self, folder: MemoryFolder, path: str) -> bool:
+        """The folder whose overview `path` would be, as the tree lists it, when there is
+        one (not an empty memory's top: that has its own advice); False otherwise."""
+        where = folder_of(path)
+        view = folder.folder_view(where)
+        if view is None or (not where and view.memory_count() == 0):
+            return False
+        self.folder_shown, self._front, self._body = where, {}, ""
+        self.title.setText(where.rsplit("/", 1)[-1] if where else folder.root.name)
+        self._fill_fields()
+        self.problem.hide()
+        self._showing = True
+        try:
+            self.original.setChecked(False)
+        finally:
+            self._showing = False
+        self.original.hide()
+        self.editor.hide()  # no file to edit: the context menu says why
+        self.body.setHtml(_folder_html(folder, view))
+        self.shown.emit(path, False)
+        return True
 
     def _fill_fields(self) -> None:
         while self.form.rowCount():
@@ -155,15 +232,21 @@ class PreviewPane(QWidget):
             value = str(front[key])
             moment = parse_time(front[key]) if key in ("created", "updated") else None
             if moment is not None:
-                value = f"{moment.astimezone():%d %b %Y, %H:%M}"
+                value = local_time.date_time(moment)
             if key == "source" and front.get("pages"):
                 first, last = front["pages"]
                 value += f" (page {first})" if first == last else f" (pages {first}-{last})"
-            text = QLabel(html.escape(value))
+            text = QLabel(value)
+            text.setTextFormat(Qt.TextFormat.PlainText)  # as written: no "&quot;" shown
             text.setWordWrap(True)
             text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             self.form.addRow(f"{label}:", text)
         self.fields.setVisible(self.form.rowCount() > 0)
+
+    def _original_toggled(self, _checked: bool) -> None:
+        self._render_body()
+        if not self._showing and self.path is not None:
+            self.shown.emit(self.path, self.original.isChecked())  # the other text of it
 
     def _render_body(self) -> None:
         if self.original.isChecked() and self.folder is not None:
@@ -171,5 +254,34 @@ class PreviewPane(QWidget):
             self.body.setPlainText(original)
             self.original.setText("Show the memory")
         else:
-            self.body.setMarkdown(getattr(self, "_body", ""))
+            self.body.setMarkdown(self._body)
             self.original.setText("Show the original text")
+
+
+def _is_empty(folder: MemoryFolder) -> bool:
+    """No overview and no memory: what an empty memory's advice is for."""
+    return not (folder.root / README).is_file() and folder.load_view().memory_count() == 0
+
+
+def _folder_html(folder: MemoryFolder, view: DirView) -> str:
+    """A folder without an overview: what it holds (its folders with their counts, its
+    memories by title), as the tree lists it."""
+    where = "memory" if not view.path else "folder"
+    holds = [plural(len(view.subdirs), "folder")] if view.subdirs else []
+    if view.files or not view.subdirs:
+        holds.append(plural(len(view.files), "memory"))
+    total = view.memory_count()
+    in_all = f", {plural(total, 'memory')} in all" if view.subdirs and total else ""
+    fronts = folder.read_fronts(view) if view.files else {}
+    items = [
+        f"<li><b>{html.escape(name)}/</b> — {plural(sub.memory_count(), 'memory')}</li>"
+        for name, sub in view.subdirs.items()
+    ]
+    for name in view.files:
+        title = str(fronts.get(name, {}).get("title") or name.removesuffix(".md"))
+        items.append(f"<li>{html.escape(title.replace('_', ' '))}</li>")
+    listing = f"<ul>{''.join(items)}</ul>" if items else ""
+    return (
+        f"<p>This {where} has no overview ({README}). It holds {' and '.join(holds)}"
+        f"{in_all}{':' if items else '.'}</p>{listing}"
+    )

@@ -8,7 +8,9 @@ from typing import Protocol
 
 
 class Prompter(Protocol):
-    def confirm(self, title: str, text: str) -> bool: ...
+    # default_no: Enter (or a hurried click on the highlighted button) answers No, for
+    # questions whose Yes commits files the person already has.
+    def confirm(self, title: str, text: str, default_no: bool = False) -> bool: ...
 
     def tell(self, title: str, text: str) -> None: ...
 

@@ -30,6 +30,7 @@ def run() -> int:
 
     from gam_desktop.engine.llm.tokenizer import resources_dir
     from gam_desktop.gui.app import make_app
+    from gam_desktop.gui.closing import CloseChoice
     from gam_desktop.gui.main_window import MainWindow
     from gam_desktop.gui.settings import Preferences
     from gam_desktop.selfcheck.scripted_llm import RunningServer
@@ -49,9 +50,10 @@ def run() -> int:
             max_tokens=200,
         )
         window = MainWindow(prefs, store)
-        window.confirm = lambda *_args: True
+        window.confirm = lambda *_args, **_kwargs: True
         window.tell = lambda title, text: problems.append(f"{title}: {text}")
         window.show_error = lambda error: problems.append(f"error: {error}")
+        window.closing.ask = lambda *_question: CloseChoice.CANCEL  # a failed step: stop
         window.show()
         try:
             steps(app, window, Path(tmp) / "memory", resources_dir() / "samples")

@@ -19,9 +19,13 @@ from PySide6.QtCore import QObject, QSettings, Signal, Slot
 from gam_desktop.engine.progress import CancelToken, ProgressEvent
 from gam_desktop.engine.store.changes import Changes
 from gam_desktop.engine.store.folder import MemoryFolder
+from gam_desktop.engine.store.location import unsuitable
 from gam_desktop.engine.store.watcher import FolderWatcher
+from gam_desktop.engine.textutil import plural
 from gam_desktop.engine.workflow import OutsideEdit, Workflow, foreign_content
+from gam_desktop.gui import local_time
 from gam_desktop.gui.app_lock import AppLock, FolderInUse
+from gam_desktop.gui.dialogs import MAKE_MEMORY_TITLE
 from gam_desktop.gui.history_panel import HistorySource
 from gam_desktop.gui.operations import Operations
 from gam_desktop.gui.prompts import Prompter
@@ -66,14 +70,24 @@ class MemorySession(QObject):
     # -- opening and closing --------------------------------------------------------------
 
     def open(self, root: Path) -> bool:
-        """Open (or start) a memory; False when the user declined or it is in use."""
+        """Open (or start) a memory; False when the user declined, the folder is no place
+        for a memory (`store.location`: the home folder, a system folder, a drive root, inside
+        another memory or a git repository) or it is in use. Making a folder that holds files
+        a memory is asked first, No being the default."""
         folder = MemoryFolder(root)
-        if foreign_content(root):
+        refused = None if folder.is_memory() else unsuitable(root)
+        if refused is not None:
+            self.prompter.tell("This folder cannot be a memory", f"{root}\n\n{refused}")
+            return False
+        content = foreign_content(root)
+        if content:
+            shown = ", ".join(content[:5]) + (", …" if len(content) > 5 else "")
             if not self.prompter.confirm(
-                "Make this folder a memory?",
-                f"{root} holds other files and is not a memory yet. GAM Desktop "
-                "can make it one; its files are kept (and recorded in the "
-                "history first).",
+                MAKE_MEMORY_TITLE,
+                f"{root} is not a memory yet and holds other things ({shown}). GAM Desktop "
+                "can make it one: they are kept, and all of them are recorded in the memory's "
+                "history first.\n\nChoose No to leave the folder as it is.",
+                default_no=True,
             ):
                 return False
             make_memory = True
@@ -124,9 +138,9 @@ class MemorySession(QObject):
             return
         restore = self.prompter.confirm(
             "An operation was interrupted",
-            f"A {interrupted.operation} started {interrupted.started} did not finish (the app "
-            "or the computer stopped). Restore the memory to its last saved state? "
-            "Choose No to keep the files as they are.",
+            f"The {interrupted.operation} that began {local_time.date_time(interrupted.started)} "
+            "did not finish (the app or the computer stopped). Restore the memory to its last "
+            "saved state? Choose No to keep the files as they are.",
         )
         self.write(
             "recover",
@@ -284,16 +298,15 @@ class MemorySession(QObject):
             self.memory_changed.emit(edit.changes)
         if not edit.paths:  # written by the app itself (another window, gam-add, a rollback)
             return
-        noun = "file" if len(edit.paths) == 1 else "files"
         self.status.emit(
-            f"{len(edit.paths)} {noun} changed outside the app"
+            f"{plural(len(edit.paths), 'file')} changed outside the app"
             + (" (recorded in the history)" if edit.commit else "")
         )
         if edit.problems:
             self.prompter.tell(
                 "A memory's front matter is broken",
-                "These files are still shown and searched, but their fields could not "
-                "be read:\n" + "\n".join(f"• {p}" for p in edit.problems),
+                "\n".join(edit.problems)
+                + "\n\nThese files are still shown and searched; fix them in any editor.",
             )
 
     def _echo(self, edit: OutsideEdit) -> bool:

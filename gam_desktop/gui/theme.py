@@ -5,6 +5,11 @@ fills them in for a light or a dark scheme. Dark comes from the OS (Qt's colour 
 Windows 11, macOS, GNOME) or, when Qt cannot tell, from the palette's window colour. Every
 rule that sets a background sets the text colour too, so dark-mode text (light) never
 lands on a light background, as it did when the sheet forced white.
+
+The person may also choose (View ▸ Theme): Light, Dark, or System (the OS decides). A
+chosen scheme is asked of Qt (`QStyleHints.setColorScheme`, which switches the native
+palette where the platform can) and, where it cannot, the palette is made from the same
+colours, so widgets the stylesheet does not paint follow the choice too.
 """
 
 from __future__ import annotations
@@ -12,7 +17,15 @@ from __future__ import annotations
 from string import Template
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtGui import QColor, QGuiApplication, QPalette
+from PySide6.QtWidgets import QApplication
+
+from gam_desktop.engine.llm.tokenizer import resources_dir
+
+SYSTEM, LIGHT_CHOICE, DARK_CHOICE = "system", "light", "dark"
+CHOICES = {SYSTEM: "&System", LIGHT_CHOICE: "&Light", DARK_CHOICE: "&Dark"}  # menu labels
+SETTING = "view/theme"  # the QSettings key the choice is kept under
+_CHOICE_PROPERTY = "gamThemeChoice"  # on the application: one choice for all its windows
 
 LIGHT = {
     "window": "#f6f7f9",
@@ -64,7 +77,16 @@ DARK = {
 }
 
 
+def chosen(app: QGuiApplication) -> str:
+    """The scheme the person chose: "system" (the default), "light" or "dark"."""
+    choice = app.property(_CHOICE_PROPERTY)
+    return choice if choice in CHOICES else SYSTEM
+
+
 def is_dark(app: QGuiApplication) -> bool:
+    choice = chosen(app)
+    if choice != SYSTEM:
+        return choice == DARK_CHOICE
     scheme = app.styleHints().colorScheme()
     if scheme != Qt.ColorScheme.Unknown:
         return scheme == Qt.ColorScheme.Dark
@@ -77,3 +99,72 @@ def colours(app: QGuiApplication) -> dict[str, str]:
 
 def stylesheet(template: str, app: QGuiApplication) -> str:
     return Template(template).substitute(colours(app))
+
+
+_os_palette: list[QPalette] = []  # the OS's palette, kept while a chosen scheme replaces it
+
+
+def choose(app: QGuiApplication, choice: str) -> bool:
+    """Follow `choice` ("system", "light" or "dark") from now on, and restyle the app;
+    False (and nothing done) when it is the scheme already followed."""
+    if choice not in CHOICES:
+        choice = SYSTEM
+    if choice == chosen(app):
+        return False
+    app.setProperty(_CHOICE_PROPERTY, choice)
+    hints = app.styleHints()
+    if choice == SYSTEM:
+        hints.unsetColorScheme()
+        if _os_palette:
+            app.setPalette(_os_palette.pop())
+    else:
+        if not _os_palette:
+            _os_palette.append(QPalette(app.palette()))
+        dark = choice == DARK_CHOICE
+        hints.setColorScheme(Qt.ColorScheme.Dark if dark else Qt.ColorScheme.Light)
+        app.setPalette(palette(DARK if dark else LIGHT))
+    apply(app)
+    return True
+
+
+def palette(colour: dict[str, str]) -> QPalette:
+    """A palette in the stylesheet's colours, for what the sheet does not paint (a chosen
+    scheme on a platform that cannot switch its own palette)."""
+    result = QPalette()
+    roles = {
+        QPalette.ColorRole.Window: "window",
+        QPalette.ColorRole.WindowText: "text",
+        QPalette.ColorRole.Base: "base",
+        QPalette.ColorRole.AlternateBase: "frame",
+        QPalette.ColorRole.Text: "text",
+        QPalette.ColorRole.Button: "base",
+        QPalette.ColorRole.ButtonText: "text",
+        QPalette.ColorRole.ToolTipBase: "base",
+        QPalette.ColorRole.ToolTipText: "text",
+        QPalette.ColorRole.PlaceholderText: "muted",
+        QPalette.ColorRole.Highlight: "accent",
+        QPalette.ColorRole.HighlightedText: "accent_text",
+        QPalette.ColorRole.Link: "link",
+        QPalette.ColorRole.LinkVisited: "link",
+        QPalette.ColorRole.Mid: "border",
+    }
+    for role, name in roles.items():
+        result.setColor(role, QColor(colour[name]))
+    for role in (
+        QPalette.ColorRole.WindowText,
+        QPalette.ColorRole.Text,
+        QPalette.ColorRole.ButtonText,
+    ):
+        result.setColor(QPalette.ColorGroup.Disabled, role, QColor(colour["disabled"]))
+    return result
+
+
+def apply(app: QGuiApplication) -> None:
+    """The stylesheet in the colours of the scheme followed (chosen, else the OS's)."""
+    style = resources_dir() / "style.qss"
+    if isinstance(app, QApplication) and style.is_file():
+        app.setStyleSheet(stylesheet(style.read_text(encoding="utf-8"), app))
+    links = app.palette()  # links in answers and previews: stylesheets cannot colour them
+    for role in (QPalette.ColorRole.Link, QPalette.ColorRole.LinkVisited):
+        links.setColor(role, QColor(colours(app)["link"]))
+    app.setPalette(links)

@@ -90,7 +90,7 @@ def stall_during_build(chunks: int, latency_ms: float) -> tuple[float, float, in
             workers=8,
         )
         window = MainWindow(prefs, QSettings(str(Path(tmp) / "s.ini"), QSettings.Format.IniFormat))
-        window.confirm = lambda *_: True
+        window.confirm = lambda *_args, **_kwargs: True
         window.tell = lambda *_: None
         window.show()
         from gam_desktop.gui.app import warm_up

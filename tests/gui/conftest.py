@@ -16,6 +16,7 @@ from PySide6.QtCore import QSettings
 
 from gam_desktop.engine.history.gitrepo import MemoryRepo
 from gam_desktop.gui.app import make_app
+from gam_desktop.gui.closing import CloseChoice
 from gam_desktop.gui.main_window import MainWindow
 from gam_desktop.gui.settings import Preferences
 
@@ -27,17 +28,30 @@ class Recorder:
         self.told: list[tuple[str, str]] = []
         self.errors: list[BaseException] = []
         self.asked: list[tuple[str, str]] = []
+        self.defaults_no: list[bool] = []  # per question: was No the default
         self.answer = True
         self.text: str | None = None  # what the person types when asked for text
         self.opened: list = []  # URLs opened outside the app (an editor)
+        self.on_close = CloseChoice.CANCEL  # closing while a build runs: as before, cancel
+        self.close_asked: list[tuple[str, str, str]] = []  # (task, title, text)
+        self.close_answers: list[dict[CloseChoice, str]] = []  # per question: its buttons
 
-    def confirm(self, title: str, text: str) -> bool:
+    def confirm(self, title: str, text: str, default_no: bool = False) -> bool:
         self.asked.append((title, text))
+        self.defaults_no.append(default_no)
         return self.answer
 
     def ask_text(self, title: str, label: str, text: str) -> str | None:
         self.asked.append((title, text))
         return self.text
+
+    def ask_close(
+        self, task: str, title: str, text: str, answers: dict[CloseChoice, str]
+    ) -> CloseChoice:
+        """Closing, or opening another memory, while a build or a reorganization runs."""
+        self.close_asked.append((task, title, text))
+        self.close_answers.append(answers)
+        return self.on_close
 
 
 @pytest.fixture
@@ -89,6 +103,7 @@ def make_window(qtbot, tmp_path: Path, recorder: Recorder):
         window.show_error = recorder.errors.append
         window.ask_text = recorder.ask_text
         window.open_external = recorder.opened.append
+        window.closing.ask = recorder.ask_close
         qtbot.addWidget(window)
         window.resize(1280, 800)
         window.show()

@@ -149,6 +149,25 @@ class MemoryFolder:
         (they are never planned, reorganized, counted or listed in a README)."""
         return self._scan(self.root, "", skip=() if personal else PERSONAL_DIRS)
 
+    def folder_view(self, path: str) -> DirView | None:
+        """The view of one folder of the document tree (`path`; "" is the whole tree), its
+        subfolders scanned too, the rest of the tree not read; None when the tree has no
+        such folder (gone, a file, a hidden name, a link, the conversations or facts)."""
+        if not path:
+            return self.load_view()
+        parts = path.split("/")
+        if parts[0] in PERSONAL_DIRS:
+            return None
+        folder = self.root
+        for part in parts:
+            folder = folder / part
+            if not part or part.startswith(".") or not is_real_dir(folder):
+                return None
+        try:
+            return self._scan(folder, path)
+        except OSError:  # removed meanwhile
+            return None
+
     def _scan(self, folder: Path, rel: str, skip: tuple[str, ...] = ()) -> DirView:
         view = DirView(path=rel)
         readme_found = False
