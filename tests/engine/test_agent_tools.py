@@ -192,3 +192,17 @@ def test_a_private_folder_reached_under_another_name_is_refused(memory: Path) ->
         assert result.error and "private" in result.text and "[core]" not in result.text
     finally:
         subprocess.run(["umount", str(alias)], capture_output=True, timeout=30)
+
+
+def test_a_word_in_half_the_files_is_still_found(tmp_path: Path) -> None:
+    """rank-bm25's IDF is zero for a word in half the files: in a memory of one document
+    (its memory and its original text) search found nothing for the memory's own words."""
+    from gam_desktop.engine.ask.corpus import Corpus
+    from gam_desktop.engine.ask.search import SearchIndex
+
+    (tmp_path / "a.md").write_text("---\ntitle: a\n---\n\nThe quokka checklist is mandatory.\n")
+    (tmp_path / "b.md").write_text("---\ntitle: b\n---\n\nRotations hand over on Monday.\n")
+    corpus = Corpus(tmp_path)
+    corpus.refresh()
+    hits = SearchIndex(corpus).search("quokka checklist")
+    assert [h.path for h in hits] == ["a.md"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import math
 import re
 import threading
 import unicodedata
@@ -28,10 +29,22 @@ from gam_desktop.engine.store.links import check_writable_path
 from gam_desktop.engine.textutil import STOPWORDS
 
 CACHE_FILE = f"{CACHE_DIR}/bm25.json"
-CACHE_VERSION = 2  # 2: stemmed tokens
+CACHE_VERSION = 2  # 2: stemmed tokens (the cache holds tokens, not scores)
 _CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+", re.UNICODE)
 _IS_CJK = re.compile(rf"[{_CJK}]")
+
+
+class _BM25(BM25Okapi):  # type: ignore[misc]  # rank-bm25 has no type hints
+    """BM25 with Lucene's IDF, log(1 + (N - n + 0.5) / (n + 0.5)), which is never zero.
+    rank-bm25's own IDF is zero for a word in half the files, and so is every score for
+    it: in a new memory of one document (its memory, its original text, a README) a
+    word the memory and its original share was found nowhere."""
+
+    def _calc_idf(self, nd: dict[str, int]) -> None:
+        for word, freq in nd.items():
+            self.idf[word] = math.log(1 + (self.corpus_size - freq + 0.5) / (freq + 0.5))
+        self.average_idf = sum(self.idf.values()) / len(self.idf) if self.idf else 0.0
 
 
 _STEMMER = snowballstemmer.stemmer("english")
@@ -120,7 +133,7 @@ class SearchIndex:
             self._tokens = current
             self._paths = sorted(current)
             corpus = [current[p][2] or ["\u0000"] for p in self._paths]
-            self._model = BM25Okapi(corpus) if corpus else None
+            self._model = _BM25(corpus) if corpus else None
             self._postings = {}
             for i, frequencies in enumerate(self._model.doc_freqs if self._model else []):
                 for token in frequencies:
