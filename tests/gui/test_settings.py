@@ -133,6 +133,7 @@ def test_a_keychain_that_never_answers_does_not_hang_the_dialog(
     dialog.save()
     qtbot.waitUntil(lambda: dialog.result() == dialog.DialogCode.Accepted, timeout=WAIT)
     assert "did not answer" in dialog.keychain_message and dialog.result_key() == "sk-locked"
+    assert dialog.keychain_message.count("session only") == 1  # said once (issue 13 words)
     release.set()
     dialog.tasks.wait_all()
 

@@ -71,25 +71,6 @@ def test_the_keychain_notice_says_session_only_once(qtbot, window, prefs, monkey
     assert message.startswith(keystore.NO_KEYCHAIN) and message.count("session only") == 1
 
 
-def test_a_keychain_that_never_answers_says_session_only_once(
-    qtbot, window, prefs, monkeypatch
-) -> None:
-    import threading
-
-    from gam_desktop.gui import settings_dialog
-
-    release = threading.Event()
-    monkeypatch.setattr(settings_dialog, "KEYCHAIN_TIMEOUT", 0.2)
-    monkeypatch.setattr(keystore, "set_key", lambda endpoint, key: release.wait(10))
-    dialog = SettingsDialog(prefs, None, window)
-    qtbot.addWidget(dialog)
-    dialog.api_key.setText("sk-locked")
-    dialog.save()
-    wait(qtbot, lambda: dialog.result() == dialog.DialogCode.Accepted)
-    assert dialog.keychain_message.count("session only") == 1
-    release.set()
-
-
 def test_counts_of_one_in_the_chat_are_singular(qtbot) -> None:
     make_app([])
     panel = ChatPanel()
