@@ -12,6 +12,7 @@ person) rank first: look-alike documents differ in exactly those.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -193,7 +194,7 @@ def gather(
 
 def _ranked(
     hits: list[SearchHit],
-    files: dict[str, CorpusFile],
+    files: Mapping[str, CorpusFile],
     question: str,
     now: datetime,
     period: Window | None,
@@ -216,7 +217,9 @@ def _ranked(
     return ranked
 
 
-def _said_during(files: dict[str, CorpusFile], period: Window, seen: set[str]) -> list[_Candidate]:
+def _said_during(
+    files: Mapping[str, CorpusFile], period: Window, seen: set[str]
+) -> list[_Candidate]:
     """The conversations and facts of `period` that search did not find ("What did I say
     on 20 September?" shares no word with what was said)."""
     found = []
@@ -241,7 +244,7 @@ def _oldest_personal_first(ranked: list[_Candidate]) -> list[_Candidate]:
 
 
 def _each_document_first(
-    candidates: list[_Candidate], files: dict[str, CorpusFile]
+    candidates: list[_Candidate], files: Mapping[str, CorpusFile]
 ) -> list[_Candidate]:
     """Each document's best candidate first, then the rest in rank order."""
     firsts = {_document(files, c.key): c.key for c in reversed(candidates)}
@@ -253,7 +256,7 @@ def _each_document_first(
 
 def _passages(
     candidates: list[_Candidate],
-    files: dict[str, CorpusFile],
+    files: Mapping[str, CorpusFile],
     question: str,
     limit: int,
     period: Window | None,
@@ -291,7 +294,7 @@ def _passages(
     return passages
 
 
-def _document(files: dict[str, CorpusFile], key: str) -> str:
+def _document(files: Mapping[str, CorpusFile], key: str) -> str:
     """The reader's name of the document a corpus key comes from: "acme-oncall.md" is
     "Acme oncall"; a README or a memory without a source is named by its path."""
     memory = files.get(memory_of(key))
@@ -300,7 +303,7 @@ def _document(files: dict[str, CorpusFile], key: str) -> str:
     return source_name(files, key) or memory_of(key)
 
 
-def source_name(files: dict[str, CorpusFile], key: str) -> str:
+def source_name(files: Mapping[str, CorpusFile], key: str) -> str:
     """The reader's name of the source document of a memory ("Acme oncall"), or ""
     for a README, a conversation, a fact or a memory without a source."""
     memory = files.get(memory_of(key))

@@ -66,11 +66,12 @@ class DirView:
         return len(self.files) + sum(s.memory_count() for s in self.subdirs.values())
 
 
-def stat_files(root: Path) -> dict[str, os.stat_result]:
+def stat_files(root: Path, below: str = "") -> dict[str, os.stat_result]:
     """Every visible Markdown file below `root` (links out, hidden names and linked
-    folders left out), by POSIX path relative to it, with its stat."""
+    folders left out), or only below its folder `below`, by POSIX path relative to
+    `root`, with its stat."""
     seen: dict[str, os.stat_result] = {}
-    _walk_markdown(root, root, "", seen)
+    _walk_markdown(root, root / below if below else root, below, seen)
     return seen
 
 
