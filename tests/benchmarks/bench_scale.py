@@ -38,6 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from gam_desktop.engine.ask.corpus import Corpus  # noqa: E402
 from gam_desktop.engine.ask.tools import MemoryTools  # noqa: E402
 from gam_desktop.engine.store.folder import APP_DIR, CACHE_DIR, MemoryFolder  # noqa: E402
 from tests.benchmarks.scale_memory import generate  # noqa: E402
@@ -88,6 +89,9 @@ def prepare(cache: Path, memories: int, folders: int) -> Path:
     shutil.rmtree(run, ignore_errors=True)
     subprocess.run(["cp", "-a", str(pristine), str(run)], check=True)
     (run / READY).unlink()
+    # The copy's files have new inodes and times: git's index would take each for changed
+    # until something refreshes it (a real memory's index is fresh).
+    subprocess.run(["git", "-C", str(run), "update-index", "-q", "--refresh"], check=False)
     return run
 
 
@@ -153,23 +157,41 @@ def phase_build(root: Path) -> None:
     )
 
 
+def targeted() -> bool:
+    """Whether the corpus can refresh only the paths it is told (after issue 14)."""
+    return "paths" in inspect.signature(MemoryTools.__init__).parameters or (
+        "paths" in inspect.signature(Corpus.refresh).parameters
+    )
+
+
 def refresh_after_edit(tools: MemoryTools, paths: list[str]) -> None:
     """What the watcher's thread does with the paths of an outside edit."""
-    if "paths" in inspect.signature(tools.corpus.refresh).parameters:
+    if targeted():
         tools.corpus.refresh(paths=paths)  # type: ignore[call-arg]
     else:
         tools.corpus.refresh()
     tools.index.ensure_built()
 
 
+def after_own_write(tools: MemoryTools, paths: list[str]) -> None:
+    """What Workflow does after one of its operations (before issue 14: walk again)."""
+    if targeted():
+        tools.corpus.refresh(paths=paths)  # type: ignore[call-arg]
+    else:
+        tools.corpus.mark_stale()
+
+
 def phase_agent(root: Path, runs: int) -> None:
     rng = random.Random(3)
     started = time.perf_counter()
     tools = MemoryTools(root)
+    tools.corpus.refresh()  # every file stat'ed (before issue 14: read) for outside edits
+    walked = time.perf_counter() - started
+    started = time.perf_counter()
     tools.bm25_search("first question")
     print(
         f"  index loaded and a first search answered: {ms(time.perf_counter() - started)} "
-        "[target <= 1000 ms]"
+        f"[target <= 1000 ms], after the files were looked at for edits: {ms(walked)}"
     )
     files = _memory_paths(root)
     folders = sorted({p.rsplit("/", 1)[0] for p in files})
@@ -216,7 +238,7 @@ def phase_agent(root: Path, runs: int) -> None:
             with (root / path).open("a", encoding="utf-8") as file:
                 file.write(f"\nWritten by the app: quaggaroo{round_}.\n")
         started = time.perf_counter()
-        tools.corpus.mark_stale()  # what Workflow does after its own operations
+        after_own_write(tools, changed)
         found = tools.bm25_search(f"quaggaroo{round_}", top_k=20).matched
         samples.append(time.perf_counter() - started)
         assert sorted(found) == sorted(changed), (found, changed)
@@ -367,9 +389,14 @@ def main() -> None:
     parser.add_argument("--root", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.phase:
-        {"tree": lambda: phase_tree(args.root), "build": lambda: phase_build(args.root)}.get(
-            args.phase, lambda: phase_agent(args.root, args.runs)
-        )()
+        phases: dict[str, Callable[[], None]] = {
+            "tree": lambda: phase_tree(args.root),
+            "build": lambda: phase_build(args.root),
+            "agent": lambda: phase_agent(args.root, args.runs),
+            "commits": lambda: commits(args.root),
+            "add": lambda: whole_add(args.root),
+        }
+        phases[args.phase]()
         return
     if args.cache is None:
         parser.error("--cache is required")
