@@ -31,6 +31,7 @@ FORMAT = "1"  # the tables and the tokenization: another value is read as no ind
 RECENT_LIMIT = 200_000  # rows of `recent` before they are merged into the parts
 MAX_PARTS = 12  # a word's postings in more parts than this are joined into one
 IdArray = npt.NDArray[np.int64]
+Ints = npt.NDArray[np.int64] | npt.NDArray[np.int32]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;
@@ -192,7 +193,8 @@ class Postings:
         top = self._db.execute("SELECT seq FROM sqlite_sequence WHERE name = 'docs'").fetchone()
         next_id = (top[0] if top else 0) + 1  # ids never given twice: parts keep old ones
         names: dict[str, int] = {}  # the words of the batch, numbered
-        wids, ids, tfs = array("q"), array("q"), array("q")  # one posting per row
+        wids, ids, tfs = array("i"), array("i"), array("i")  # one posting per row (int32:
+        # a build from nothing holds millions of them)
         rows = []
         for doc in docs:
             length = len(doc.words) or 1  # an empty text counts one word, as in rank-bm25
@@ -248,21 +250,23 @@ class Postings:
         """The rows of `recent` become one more part of each word's postings."""
         rows = self._db.execute("SELECT word, id, tf FROM recent").fetchall()
         names: dict[str, int] = {}
-        wids = np.array([names.setdefault(word, len(names)) for word, _, _ in rows], np.int64)
-        ids = np.array([row[1] for row in rows], np.int64)
-        tfs = np.array([row[2] for row in rows], np.int64)
+        wids = np.array([names.setdefault(word, len(names)) for word, _, _ in rows], np.int32)
+        ids = np.array([row[1] for row in rows], np.int32)
+        tfs = np.array([row[2] for row in rows], np.int32)
         self._add_part(list(names), wids, ids, tfs)
         self._db.execute("DELETE FROM recent")
         self._recent_rows = 0
 
-    def _add_part(self, words: list[str], wids: IdArray, ids: IdArray, tfs: IdArray) -> None:
+    def _add_part(self, words: list[str], wids: Ints, ids: Ints, tfs: Ints) -> None:
         """Postings (one per row: word number, document, count) as one more part of each
         word's; a word then in more than MAX_PARTS parts has them joined into one."""
         part = int(self._db.execute("SELECT value FROM meta WHERE key = 'parts'").fetchone()[0]) + 1
         self._db.execute("UPDATE meta SET value = ? WHERE key = 'parts'", (part,))
         keep = self.alive[ids]
-        order = np.lexsort((ids[keep], wids[keep]))  # by word, then by document
-        wids, ids, tfs = wids[keep][order], ids[keep][order], tfs[keep][order]
+        if not keep.all():
+            wids, ids, tfs = wids[keep], ids[keep], tfs[keep]
+        order = np.lexsort((ids, wids))  # by word, then by document
+        wids, ids, tfs = wids[order], ids[order], tfs[order]
         if not len(wids):
             return
         starts = np.flatnonzero(np.diff(wids, prepend=-1))
@@ -384,19 +388,20 @@ def _marks(group: list[str]) -> str:
     return ",".join("?" * len(group))
 
 
-def _array(values: array[int]) -> IdArray:
-    return np.frombuffer(values, np.int64) if len(values) else np.zeros(0, np.int64)
+def _array(values: array[int]) -> npt.NDArray[np.int32]:
+    return np.frombuffer(values, np.int32) if len(values) else np.zeros(0, np.int32)
 
 
 _WIDTHS = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.int64}
 
 
-def _widths(tops: IdArray) -> IdArray:
+def _widths(tops: Ints) -> Ints:
     """The bytes that numbers up to each of `tops` need."""
+    tops = tops.astype(np.int64)
     return np.where(tops < 2**8, 1, np.where(tops < 2**16, 2, np.where(tops < 2**32, 4, 8)))
 
 
-def _packed(values: IdArray, width: int) -> bytes:
+def _packed(values: Ints, width: int) -> bytes:
     """Numbers as a blob: a byte saying how wide each is, then each in that many bytes."""
     return bytes([width]) + values.astype(_WIDTHS[width]).tobytes()
 

@@ -72,7 +72,6 @@ class Holding:
 class SearchIndex:
     def __init__(self, corpus: Corpus) -> None:
         self.corpus = corpus
-        self.cache_path = corpus.root / CACHE_FILE
         self._store: Postings | None = None
         self._synced = -1  # the corpus generation the index follows
         self._order: np.ndarray | None = None  # rank of each document id by key, for grep
