@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-FORMAT = "1"  # the tables and the tokenization: another value is read as no index
+FORMAT = "2"  # the tables and the tokenization: another value is read as no index
 RECENT_LIMIT = 200_000  # rows of `recent` before they are merged into the parts
 MAX_PARTS = 12  # a word's postings in more parts than this are joined into one
 IdArray = npt.NDArray[np.int64]
@@ -68,7 +68,9 @@ class Postings:
         self.path = path  # None: kept in memory only (a folder that cannot be written)
         self.stem = stem
         self.ids: dict[str, int] = {}  # key -> id
-        self.stats: dict[str, tuple[int, int]] = {}  # key -> (mtime_ns, size) when indexed
+        # key -> (mtime_ns, size) of the file when indexed (not for a text that is part of
+        # a file, its mtime_ns -1: a memory's original)
+        self.stats: dict[str, tuple[int, int]] = {}
         self.keys: list[str | None] = []  # id -> key (None: no longer indexed)
         self.alive: npt.NDArray[np.bool_] = np.zeros(0, bool)
         self.lengths: npt.NDArray[np.float64] = np.zeros(0)
@@ -127,17 +129,18 @@ class Postings:
         size = (top[0] if top else 0) + 1  # every id ever given: parts still list old ones
         self.alive = np.zeros(size, bool)
         self.lengths = np.zeros(size)
-        rows = db.execute("SELECT id, key, mtime_ns, size, length, plain FROM docs").fetchall()
-        ids, keys, mtimes, sizes, lengths, plains = zip(*rows, strict=True) if rows else ([],) * 6
+        rows = db.execute("SELECT id, key, length FROM docs").fetchall()
+        ids, keys, lengths = zip(*rows, strict=True) if rows else ([], [], [])
         self.ids = dict(zip(keys, ids, strict=True))
-        self.stats = dict(zip(keys, zip(mtimes, sizes, strict=True), strict=True))
+        stated = db.execute("SELECT key, mtime_ns, size FROM docs WHERE mtime_ns >= 0")
+        self.stats = {key: (mtime_ns, file_size) for key, mtime_ns, file_size in stated}
         places = np.array(ids, np.int64)
         self.alive[places] = True
         self.lengths[places] = lengths
         table = np.full(size, None, object)
         table[places] = keys
         self.keys = table.tolist()
-        self.irregular = {i for i, plain in zip(ids, plains, strict=True) if not plain}
+        self.irregular = {i for (i,) in db.execute("SELECT id FROM docs WHERE plain = 0")}
         self.count, self.total_length = len(rows), int(self.lengths.sum())
         self._recent_rows = db.execute("SELECT count(*) FROM recent").fetchone()[0]
         self._vocabulary = None
@@ -237,7 +240,8 @@ class Postings:
             self.alive = np.concatenate([self.alive, np.zeros(grow - len(self.alive), bool)])
             self.lengths = np.concatenate([self.lengths, np.zeros(grow - len(self.lengths))])
         self.ids[doc.key] = doc_id
-        self.stats[doc.key] = (doc.mtime_ns, doc.size)
+        if doc.mtime_ns >= 0:
+            self.stats[doc.key] = (doc.mtime_ns, doc.size)
         self.keys[doc_id] = doc.key
         self.alive[doc_id] = True
         self.lengths[doc_id] = length

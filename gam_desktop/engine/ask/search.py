@@ -28,7 +28,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from gam_desktop.engine.ask.corpus import ORIGINAL, Corpus, memory_of, title_of
+from gam_desktop.engine.ask.corpus import ORIGINAL, Corpus, title_of
 from gam_desktop.engine.ask.postings import Doc, Postings
 from gam_desktop.engine.ask.words import (
     is_one_word,
@@ -132,8 +132,8 @@ class SearchIndex:
         what the corpus says changed since the last look, or else by comparing them all."""
         changed = self.corpus.changed_since(self._synced) if self._synced >= 0 else None
         stats = self.corpus.stats(changed)
-        if changed is None:
-            gone = {memory_of(k) for k in store.ids} - stats.keys()
+        if changed is None:  # (an original is removed with its memory, never alone)
+            gone = store.stats.keys() - stats.keys()
         else:
             gone = {k for k in changed if k not in stats and k in store.ids}
         stale = sorted(k for k, stat in stats.items() if store.stats.get(k) != stat)
@@ -147,7 +147,8 @@ class SearchIndex:
         docs = [Doc(key, *stat, words(text), title_of(key, text), _plain(text))]
         original = self.corpus.text(key + ORIGINAL)  # (its memory was just read)
         if original is not None:
-            docs.append(Doc(key + ORIGINAL, *stat, words(original), "", _plain(original)))
+            # its stat is its memory's: -1, not compared
+            docs.append(Doc(key + ORIGINAL, -1, -1, words(original), "", _plain(original)))
         return docs
 
     def _open(self) -> Postings:
