@@ -25,13 +25,16 @@ from gam_desktop.engine.ask.conversation import Conversation, working_memory
 from gam_desktop.engine.ask.find import Found
 from gam_desktop.engine.ask.intent import is_statement
 from gam_desktop.engine.ask.tools import MemoryTools
+from gam_desktop.engine.build import resume
 from gam_desktop.engine.build.builder import BuildOptions, BuildReport, MemoryBuilder
 from gam_desktop.engine.build.documents import DocumentError, SourceDocument, load_file, load_text
-from gam_desktop.engine.build.estimate import Estimate
+from gam_desktop.engine.build.estimate import SECONDS_PER_CALL, Estimate, Pace
 from gam_desktop.engine.build.estimate import estimate as size_of
+from gam_desktop.engine.build.resume import PendingAdd
 from gam_desktop.engine.chats import library as chats
 from gam_desktop.engine.chats.library import ConversationInfo
 from gam_desktop.engine.chats.record import ConversationRecord, Turn, new_record, title_from
+from gam_desktop.engine.drop import Drop
 from gam_desktop.engine.errors import GamError
 from gam_desktop.engine.facts.learn import Learned, learn
 from gam_desktop.engine.facts.record import Fact, read_facts
@@ -40,6 +43,7 @@ from gam_desktop.engine.history.journal import Interrupted
 from gam_desktop.engine.history.log import TRAILER_KIND, History, NothingToUndo, restore_summary
 from gam_desktop.engine.history.versioned import RecordedEdits, VersionedFolder
 from gam_desktop.engine.llm import LLMClient, LLMSettings
+from gam_desktop.engine.llm.prices import PriceTable
 from gam_desktop.engine.models import (
     META_FILE,
     ChatResult,
@@ -162,6 +166,7 @@ class Workflow:
         tools: MemoryTools | None = None,
         on_change: ChangeListener = ignore_changes,
         rescan_every: float = RESCAN_EVERY,
+        prices: PriceTable | None = None,
     ) -> None:
         if workflow_type != "text":
             raise ValueError(f"unsupported workflow type {workflow_type!r} (only 'text')")
@@ -175,6 +180,7 @@ class Workflow:
             else LLMSettings.from_env("chat", model=model, **(llm_config or {}))
         )
         self.options = options or BuildOptions()
+        self.prices = prices  # for the estimate's cost; None: the cost is not named
         # The search tools (corpus, BM25 index) are thread-safe and may be shared by the
         # Workflows of several tasks, so the index stays warm between questions.
         self._tools: MemoryTools | None = tools
@@ -184,10 +190,18 @@ class Workflow:
         self.cancel = cancel or CancelToken()
         self.lock_timeout = lock_timeout
         self.versioned = VersionedFolder(self.folder, git_path, lock_timeout, self._waiting)
+        # What the last add's finished steps added: kept also when it was cancelled or
+        # failed after some of them (gam-add says so).
+        self.last_add: BuildReport | None = None
 
-    def _builder(self) -> MemoryBuilder:
+    def _builder(self, results: resume.StageResults = resume.NO_RESULTS) -> MemoryBuilder:
         return MemoryBuilder(
-            self.folder, LLMClient(self.settings), self.options, self.progress, self.cancel
+            self.folder,
+            LLMClient(self.settings),
+            self.options,
+            self.progress,
+            self.cancel,
+            results,
         )
 
     def check_folder(self) -> None:
@@ -235,9 +249,12 @@ class Workflow:
         chunk_config: dict[str, Any] | None = None,
         estimate: Estimate | None = None,
     ) -> BuildReport:
-        """Add documents: a full build into an empty memory, else an incremental add.
-        With the `estimate` made of the same files, what it read is used again (a file
-        changed since is read anew)."""
+        """Add documents: a full build into an empty memory, else an incremental add; a big
+        drop in steps, each committed as it is done (`engine.drop`), every LLM result kept
+        as it arrives so that running the same add again pays for nothing twice. With the
+        `estimate` made of the same files, what it read is used again (a file changed
+        since is read anew). A cancel keeps the finished steps (`last_add` says what they
+        added), or undoes them with `cancel(undo=True)`."""
         if chunk_config:
             self.options.chunk = ChunkConfig.model_validate(
                 {**self.options.chunk.model_dump(), **chunk_config}
@@ -255,28 +272,60 @@ class Workflow:
         if not docs:  # nothing to write: no lock, no journal, no repository made
             report = BuildReport("add" if self.folder.is_memory() else "build")
         else:
-            with self.versioned.operation("add") as transaction:
-                meta = self.folder.read_meta()
-                builder = self._builder()
-                builder.write_changes = transaction.write
-                if meta is None or meta.total_chunks == 0:
-                    report = builder.build(docs)
-                else:
-                    report = builder.add(docs)
-            self._changed(transaction.changes(report.operation))
+            drop = Drop(
+                self.versioned,
+                self._builder,
+                self.settings.model,
+                self.options,
+                self.progress,
+                self.cancel,
+                self._changed,
+            )
+            try:
+                report = drop.run(docs)
+            finally:
+                self.last_add = drop.report
         report.unreadable = unreadable
         report.warnings = skipped + [w for d in docs for w in d.warnings] + report.warnings
         return report
 
     def estimate(self, files: Sequence[str | Path]) -> Estimate:
-        """The size of adding `files` (chunks, LLM calls, tokens), without the LLM."""
+        """The size of adding `files` (chunks, LLM calls, tokens, time, cost when the price is
+        known), without the LLM; `resume` is the unfinished add of some of them, if any."""
         stamps = file_stamps(files)
         parsed, unreadable = self._parse(files)
         docs, skipped = self._new_only(parsed)
-        result = size_of(docs, self.options.chunk)
-        result.unreadable, result.skipped = unreadable, skipped
+        pending = self.interrupted_add()
+        if pending is not None and not pending.hashes & {d.content_hash for d in parsed}:
+            pending = None  # an unfinished add of other documents
+        result = size_of(
+            docs,
+            self.options.chunk,
+            kept=pending.ready if pending else frozenset(),
+            step_documents=self.options.step_documents,
+            pace=self._pace(),
+        )
+        result.unreadable, result.skipped, result.resume = unreadable, skipped, pending
         result.parsed, result.stamps = parsed, stamps
         return result
+
+    def _pace(self) -> Pace:
+        settings = self.settings
+        measured = resume.measured_seconds(self.folder, settings.model)
+        price = self.prices.price(settings.base_url, settings.model) if self.prices else None
+        seconds = measured if measured is not None else SECONDS_PER_CALL
+        return Pace(settings.workers, seconds, measured is not None, settings.model, price)
+
+    def interrupted_add(self) -> PendingAdd | None:
+        """The add that began here and did not finish (cancelled, crashed, failed): its
+        files and how many of its documents are already summarized with this model."""
+        if not (self.folder.root / ".gam").is_dir():
+            return None
+        return resume.pending(self.folder, self.settings.model)
+
+    def forget_interrupted_add(self) -> None:
+        """The person does not want to resume it: it is no longer offered."""
+        resume.forget_pending(self.folder)
 
     def initialize(self) -> None:
         """Make a folder that holds other things a memory, after the user agreed: its

@@ -52,6 +52,13 @@ def _when(started: str) -> str:
     return f"on {moment.day} {moment:%b %Y} at {moment:%H:%M}"
 
 
+def _must_recover(interrupted: journal.Interrupted) -> InterruptedOperationError:
+    return InterruptedOperationError(
+        f"a previous {interrupted.operation} was interrupted (it began "
+        f"{_when(interrupted.started)}) and must be recovered first"
+    )
+
+
 class ConcurrentEditError(StoreError):
     """Another program changed a file this operation was about to replace."""
 
@@ -251,10 +258,7 @@ class VersionedFolder:
         with self._lock():
             interrupted = journal.read(self.folder)
             if interrupted is not None:
-                raise InterruptedOperationError(
-                    f"a previous {interrupted.operation} was interrupted (it began "
-                    f"{_when(interrupted.started)}) and must be recovered first"
-                )
+                raise _must_recover(interrupted)
             # Before the repository is opened (which may `git init`): undoing a first
             # build removes the repository only if the build made it.
             new_repository = not (self.folder.root / ".git").exists()
@@ -331,6 +335,13 @@ class VersionedFolder:
             return RecordedEdits(sha, outside, committed.merged(seen), sha)
 
     # -- crash recovery ------------------------------------------------------------------
+
+    def check_recovered(self) -> None:
+        """Refuse before any work (any LLM call) when a crash left an operation to recover;
+        an operation running now is no reason (`operation` waits for it)."""
+        interrupted = self.interrupted()
+        if interrupted is not None:
+            raise _must_recover(interrupted)
 
     def interrupted(self) -> journal.Interrupted | None:
         """The operation a crash left half-done, if any (never one running right now)."""

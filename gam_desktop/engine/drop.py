@@ -1,0 +1,168 @@
+"""Adding a drop of documents: in steps, each committed as it is done, nothing paid twice.
+
+A drop of more than `BuildOptions.step_documents` documents is written in steps of that
+many. Each step is a normal operation (its commit, its History entry, its rollback): the
+first one into an empty memory plans the taxonomy, later ones place their memories in the
+tree and reorganize a folder that crosses the threshold, as any add does. The memory can
+be asked between steps, and a cancel keeps the finished steps.
+
+A step's memories are made before it takes the folder (the writer lock and the journal
+cover placing and writing only): a crash while the LLM works, most of a big add, leaves
+no interrupted operation to recover, only the results kept so far (`build.resume`), which
+the same add run again uses instead of calling the LLM. The chunks of the whole drop are
+cut first, so that "Resuming: 312 of 500 chunks already summarized" can be said at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from gam_desktop.engine.build import resume
+from gam_desktop.engine.build.builder import BuildOptions, BuildReport, MemoryBuilder
+from gam_desktop.engine.build.chunking import Chunk
+from gam_desktop.engine.build.documents import SourceDocument
+from gam_desktop.engine.build.memorize import already_memorized
+from gam_desktop.engine.build.resume import StageResults
+from gam_desktop.engine.history.versioned import VersionedFolder
+from gam_desktop.engine.llm import UsageMeter
+from gam_desktop.engine.models import MemorizedChunk
+from gam_desktop.engine.progress import (
+    CancelToken,
+    OperationCancelled,
+    ProgressCallback,
+    ProgressEvent,
+)
+from gam_desktop.engine.store.changes import Changes
+from gam_desktop.engine.store.results import ResultStore
+from gam_desktop.engine.textutil import plural
+
+
+def steps_of(docs: Sequence[SourceDocument], size: int) -> list[list[SourceDocument]]:
+    """`docs` in steps of `size` (one step when `size` is 0 or the drop is no bigger)."""
+    if size <= 0 or len(docs) <= size:
+        return [list(docs)]
+    return [list(docs[i : i + size]) for i in range(0, len(docs), size)]
+
+
+@dataclass
+class Drop:
+    """One drop's run. `builder(results)` makes the builder (its LLM client's usage meter
+    is replaced per step, so each commit's tokens are its own); `changed` hears what each
+    step (and each undo) recorded. `report` is what the finished steps added, also when
+    the run ends in a cancel or an error (those steps are kept)."""
+
+    versioned: VersionedFolder
+    builder: Callable[[StageResults], MemoryBuilder]
+    model: str
+    options: BuildOptions
+    progress: ProgressCallback
+    cancel: CancelToken
+    changed: Callable[[Changes], None]
+    report: BuildReport = field(default_factory=lambda: BuildReport("add"))
+
+    def run(self, docs: Sequence[SourceDocument]) -> BuildReport:
+        folder = self.versioned.folder
+        folder.check_writable()  # before any call; also makes .gam/ for the results
+        self.versioned.check_recovered()
+        store = ResultStore.of(folder)
+        assert store is not None  # made when missing
+        results = StageResults(store, self.model)
+        resume.begin(store, docs, self.model)
+        builder = self.builder(results)
+        total = self.report = BuildReport("add", usage=UsageMeter())
+        commits: list[str] = []
+        try:
+            builder.llm.usage = UsageMeter()
+            chunks = builder.chunk(docs)
+            total.usage.absorb(builder.llm.usage)
+            resume.record_chunks(store, chunks)
+            self._say_resumed(chunks, results)
+            steps = steps_of(docs, self.options.step_documents)
+            for number, step in enumerate(steps, 1):
+                self.cancel.raise_if_cancelled()
+                if number > 1 and self.cancel.stopping:
+                    total.remaining = [d.name for s in steps[number - 1 :] for d in s]
+                    break
+                report = self._step(builder, step, chunks, (number, len(steps)), commits)
+                results.forget_documents(step)
+                total.operation = total.operation if number > 1 else report.operation
+                total.absorb(report)
+                total.steps = number
+            if not total.remaining:
+                results.forget_stage("split")
+                resume.finish(store)
+        except OperationCancelled:
+            self._cancelled(commits, store)
+            raise
+        finally:
+            total.reused = results.reused
+            results.close()
+        return total
+
+    def _step(
+        self,
+        builder: MemoryBuilder,
+        docs: list[SourceDocument],
+        chunks: list[Chunk],
+        position: tuple[int, int],
+        commits: list[str],
+    ) -> BuildReport:
+        """Memorize one step's documents, then place and commit them as one operation."""
+        number, count = position
+        if count > 1:
+            builder.progress = self._step_progress(number, count, len(docs))
+        builder.llm.usage = UsageMeter()  # this step's tokens, in its commit
+        hashes = {d.content_hash for d in docs}
+        memories = builder.memorize([c for c in chunks if c.source.content_hash in hashes])
+        with self.versioned.operation("add") as transaction:
+            builder.write_changes = transaction.write
+            docs, memories = _still_new(self.versioned, docs, memories)
+            meta = self.versioned.folder.read_meta()
+            if not docs:
+                report = BuildReport("add", usage=builder.llm.usage)
+            elif meta is None or meta.total_chunks == 0:
+                report = builder.build(docs, memories)
+            else:
+                report = builder.add(docs, memories)
+        commits += transaction.commits
+        self.changed(transaction.changes(report.operation))
+        return report
+
+    def _step_progress(self, number: int, count: int, size: int) -> ProgressCallback:
+        prefix = f"Step {number} of {count} ({plural(size, 'document')})"
+
+        def report(event: ProgressEvent) -> None:
+            message = f"{prefix}: {event.message}" if event.message else prefix
+            self.progress(ProgressEvent(event.stage, event.done, event.total, message))
+
+        return report
+
+    def _say_resumed(self, chunks: list[Chunk], results: StageResults) -> None:
+        kept = already_memorized(chunks, results)
+        if kept:
+            message = f"Resuming: {kept} of {plural(len(chunks), 'chunk')} already summarized"
+            self.progress(ProgressEvent("resume", kept, len(chunks), message))
+
+    def _cancelled(self, commits: list[str], store: ResultStore) -> None:
+        """A cancel: the finished steps stay, or with `undo` are rolled back, newest first
+        (each rollback an operation of its own), and the drop is forgotten."""
+        if not self.cancel.undo:
+            return
+        for sha in reversed(commits):
+            self.changed(self.versioned.rollback(sha))
+        self.report = BuildReport("add")  # nothing of it is left
+        resume.finish(store)
+
+
+def _still_new(
+    versioned: VersionedFolder, docs: list[SourceDocument], memories: list[MemorizedChunk]
+) -> tuple[list[SourceDocument], list[MemorizedChunk]]:
+    """The documents (and their memories) no one added while this step's memories were made
+    (another window or `gam-add` may have, the folder not being held then)."""
+    known = versioned.folder.known_sources()
+    fresh = [d for d in docs if d.content_hash not in known]
+    if len(fresh) == len(docs):
+        return docs, memories
+    keep = {d.content_hash for d in fresh}
+    return fresh, [m for m in memories if m.metadata.get("source_hash") in keep]
