@@ -24,6 +24,7 @@ from gam_desktop.engine.build.chunking import Chunk
 from gam_desktop.engine.build.documents import SourceDocument
 from gam_desktop.engine.build.memorize import already_memorized
 from gam_desktop.engine.build.resume import StageResults
+from gam_desktop.engine.history import journal
 from gam_desktop.engine.history.versioned import VersionedFolder
 from gam_desktop.engine.llm import UsageMeter
 from gam_desktop.engine.models import MemorizedChunk
@@ -65,10 +66,11 @@ class Drop:
         folder = self.versioned.folder
         folder.check_writable()  # before any call; also makes .gam/ for the results
         self.versioned.check_recovered()
-        store = ResultStore.of(folder)
-        assert store is not None  # made when missing
+        journal.check_space(folder)  # a full disk: refused before any call is paid for
+        store = ResultStore.of(folder)  # None: kept nowhere (a linked cache folder)
         results = StageResults(store, self.model)
-        resume.begin(store, docs, self.model)
+        if store is not None:
+            resume.begin(store, docs, self.model)
         builder = self.builder(results)
         total = self.report = BuildReport("add", usage=UsageMeter())
         commits: list[str] = []
@@ -76,7 +78,8 @@ class Drop:
             builder.llm.usage = UsageMeter()
             chunks = builder.chunk(docs)
             total.usage.absorb(builder.llm.usage)
-            resume.record_chunks(store, chunks)
+            if store is not None:
+                resume.record_chunks(store, chunks)
             self._say_resumed(chunks, results)
             steps = steps_of(docs, self.options.step_documents)
             for number, step in enumerate(steps, 1):
@@ -91,7 +94,8 @@ class Drop:
                 total.steps = number
             if not total.remaining:
                 results.forget_stage("split")
-                resume.finish(store)
+                if store is not None:
+                    resume.finish(store)
         except OperationCancelled:
             self._cancelled(commits, store)
             raise
@@ -144,7 +148,7 @@ class Drop:
             message = f"Resuming: {kept} of {plural(len(chunks), 'chunk')} already summarized"
             self.progress(ProgressEvent("resume", kept, len(chunks), message))
 
-    def _cancelled(self, commits: list[str], store: ResultStore) -> None:
+    def _cancelled(self, commits: list[str], store: ResultStore | None) -> None:
         """A cancel: the finished steps stay, or with `undo` are rolled back, newest first
         (each rollback an operation of its own), and the drop is forgotten."""
         if not self.cancel.undo:
@@ -152,7 +156,8 @@ class Drop:
         for sha in reversed(commits):
             self.changed(self.versioned.rollback(sha))
         self.report = BuildReport("add")  # nothing of it is left
-        resume.finish(store)
+        if store is not None:
+            resume.finish(store)
 
 
 def _still_new(

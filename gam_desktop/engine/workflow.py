@@ -321,7 +321,8 @@ class Workflow:
         files and how many of its documents are already summarized with this model."""
         if not (self.folder.root / ".gam").is_dir():
             return None
-        return resume.pending(self.folder, self.settings.model)
+        pending = resume.pending(self.folder, self.settings.model)
+        return None if pending is None or pending.running else pending
 
     def forget_interrupted_add(self) -> None:
         """The person does not want to resume it: it is no longer offered."""

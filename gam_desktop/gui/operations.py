@@ -41,8 +41,11 @@ class Operations(QObject):
         on_progress: Callable[[Any], None] | None = None,
         cancellable: bool = False,
         cancel: CancelToken | None = None,
+        on_step: Callable[[Any], None] | None = None,
+        said_on_cancel: Callable[[], str] | None = None,
     ) -> None:
-        """`cancel`: the token the job's Workflow polls (made with it), if it has one."""
+        """`cancel`: the token the job's Workflow polls (made with it), if it has one;
+        `said_on_cancel`: what the status says after a cancel (else that nothing changed)."""
         self.busy.emit(busy, cancellable)
 
         def finish() -> None:
@@ -61,7 +64,9 @@ class Operations(QObject):
 
         def cancelled() -> None:
             finish()
-            self.status.emit("Cancelled; the memory was not changed")
+            self.status.emit(
+                said_on_cancel() if said_on_cancel else "Cancelled; the memory was not changed"
+            )
             self.stopped.emit()
 
         self.tasks.start(
@@ -71,6 +76,7 @@ class Operations(QObject):
             on_failure=failed,
             on_cancel=cancelled,
             on_progress=on_progress,
+            on_step=on_step,
             cancel=cancel,
         )
 

@@ -72,6 +72,12 @@ class SettingsDialog(QDialog):
         self.max_tokens = _spin(100, 16000, prefs.max_tokens)
         self.workers = _spin(1, 32, prefs.workers)
         self.threshold = _spin(3, 500, prefs.reorganize_threshold)
+        self.step_documents = _spin(0, 10_000, prefs.step_documents)
+        self.step_documents.setSpecialValueText("never (one step)")
+        self.step_documents.setToolTip(
+            "A big drop is saved in steps of this many documents: each step can be asked, "
+            "and a cancel keeps the finished ones."
+        )
         self.git_path = QLineEdit(prefs.git_path)
         self.git_path.setPlaceholderText("found on PATH when empty")
         self.report = QLabel()
@@ -94,6 +100,7 @@ class SettingsDialog(QDialog):
             ("Largest chunk (tokens)", self.max_tokens),
             ("Parallel LLM calls", self.workers),
             ("Reorganize a folder above", self.threshold),
+            ("Save big drops every (documents)", self.step_documents),
             ("git executable", self.git_path),
         ):
             form.addRow(label, widget)
@@ -132,6 +139,7 @@ class SettingsDialog(QDialog):
             max_tokens=max(self.max_tokens.value(), self.min_tokens.value() + 1),
             workers=self.workers.value(),
             reorganize_threshold=self.threshold.value(),
+            step_documents=self.step_documents.value(),
             git_path=self.git_path.text().strip(),
         )
 

@@ -66,17 +66,25 @@ class Estimate:
     stamps: dict[str, tuple[int, int] | None] = field(default_factory=dict, repr=False)
 
     def summary(self) -> str:
+        """ "60 documents, about 64 memories: about 70 LLM calls, 40,000 prompt and 16,000
+        completion tokens, about 2 minutes and about $0.02 at gpt-4o-mini's price; added in
+        3 steps of 25 documents, each usable as soon as it is done"."""
+        if self.completion_tokens:
+            tokens = (
+                f"{self.prompt_tokens:,} prompt and {self.completion_tokens:,} completion tokens"
+            )
+        else:
+            tokens = plural(self.prompt_tokens, "prompt token")
+        parts = [f"about {plural(self.llm_calls, 'LLM call')}", tokens]
+        if self.seconds:
+            parts.append(duration(self.seconds))
+        if self.cost is not None:
+            parts.append(f"{money(self.cost, self.currency)} at {self.model}'s price")
         text = (
             f"{plural(self.documents, 'document')}, about {plural(self.chunks, 'memory')}: "
-            f"about {plural(self.llm_calls, 'LLM call')} and "
-            f"{plural(self.prompt_tokens, 'prompt token')}"
+            + ", ".join(parts[:-1])
+            + f" and {parts[-1]}"
         )
-        if self.completion_tokens:
-            text += f" + {self.completion_tokens:,} completion"
-        if self.seconds:
-            text += f", {duration(self.seconds)}"
-        if self.cost is not None:
-            text += f", {money(self.cost, self.currency)} at {self.model}'s price"
         if self.steps > 1:
             text += (
                 f"; added in {plural(self.steps, 'step')} of {self.step_documents} documents, "

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import threading
 import time
 from collections.abc import Sequence
@@ -155,10 +156,17 @@ class PendingAdd:
     summarized: int = 0  # documents in the memory or with every chunk's memory kept
     added: int = 0  # of them, documents in the memory already
     ready: set[str] = field(default_factory=set)  # not in it yet, every memory kept
+    pid: int = 0  # the process that ran it last
 
     @property
     def hashes(self) -> set[str]:
         return set(self.documents)
+
+    @property
+    def running(self) -> bool:
+        """Whether another process on this computer is still running it (a `gam-add` in a
+        terminal): then it is not interrupted, and not to be resumed."""
+        return bool(self.pid) and self.pid != os.getpid() and _alive(self.pid)
 
     @property
     def total(self) -> int:
@@ -182,7 +190,14 @@ def begin(store: ResultStore, docs: Sequence[SourceDocument], model: str) -> Non
     else:
         started = utc_now().isoformat()
     store.set_state(
-        PENDING, {"files": files, "documents": documents, "model": model, "started": started}
+        PENDING,
+        {
+            "files": files,
+            "documents": documents,
+            "model": model,
+            "started": started,
+            "pid": os.getpid(),
+        },
     )
 
 
@@ -234,7 +249,20 @@ def pending(folder: MemoryFolder, model: str) -> PendingAdd | None:
         summarized=added + len(ready),
         added=added,
         ready=ready,
+        pid=int(record.get("pid") or 0),
     )
+
+
+def _alive(pid: int) -> bool:
+    if os.name != "posix":  # no cheap check: taken as ended (the offer is only a question)
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # it exists, owned by someone else
+        return True
+    return True
 
 
 def forget_pending(folder: MemoryFolder) -> None:

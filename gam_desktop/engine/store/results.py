@@ -26,6 +26,7 @@ from typing import Any
 
 from gam_desktop.engine.store import faults
 from gam_desktop.engine.store.folder import RESULTS_DIR, MemoryFolder
+from gam_desktop.engine.store.links import LinkedPathError, check_writable_path
 
 log = logging.getLogger(__name__)
 RESULTS_FILE = f"{RESULTS_DIR}/results.sqlite3"
@@ -65,8 +66,15 @@ class ResultStore:
 
     @classmethod
     def of(cls, folder: MemoryFolder, create: bool = True) -> ResultStore | None:
-        """The memory's store; None without `create` when it has none yet."""
-        path = folder.root / RESULTS_FILE
+        """The memory's store; None without `create` when it has none yet, and None when
+        its file, a file SQLite keeps beside it or a folder on the way is a link (nothing is
+        written through links: the memory's summaries would land where it points)."""
+        try:
+            for suffix in ("-wal", "-shm", "-journal", ""):
+                path = check_writable_path(folder.root, RESULTS_FILE + suffix)
+        except LinkedPathError as exc:
+            log.warning("LLM results will not be kept: %s", exc)
+            return None
         if not create and not path.is_file():
             return None
         return cls(path)
