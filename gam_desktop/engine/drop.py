@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from gam_desktop.engine.build import resume
 from gam_desktop.engine.build.builder import BuildOptions, BuildReport, MemoryBuilder
 from gam_desktop.engine.build.chunking import Chunk
 from gam_desktop.engine.build.documents import SourceDocument
@@ -67,10 +66,8 @@ class Drop:
         folder.check_writable()  # before any call; also makes .gam/ for the results
         self.versioned.check_recovered()
         journal.check_space(folder)  # a full disk: refused before any call is paid for
-        store = ResultStore.of(folder)  # None: kept nowhere (a linked cache folder)
-        results = StageResults(store, self.model)
-        if store is not None:
-            resume.begin(store, docs, self.model)
+        results = StageResults(ResultStore.of(folder), self.model)  # (None: a linked cache)
+        results.begin(docs)
         builder = self.builder(results)
         total = self.report = BuildReport("add", usage=UsageMeter())
         commits: list[str] = []
@@ -78,31 +75,41 @@ class Drop:
             builder.llm.usage = UsageMeter()
             chunks = builder.chunk(docs)
             total.usage.absorb(builder.llm.usage)
-            if store is not None:
-                resume.record_chunks(store, chunks)
+            results.record_chunks(chunks)
             self._say_resumed(chunks, results)
-            steps = steps_of(docs, self.options.step_documents)
-            for number, step in enumerate(steps, 1):
-                self.cancel.raise_if_cancelled()
-                if number > 1 and self.cancel.stopping:
-                    total.remaining = [d.name for s in steps[number - 1 :] for d in s]
-                    break
-                report = self._step(builder, step, chunks, (number, len(steps)), commits)
-                results.forget_documents(step)
-                total.operation = total.operation if number > 1 else report.operation
-                total.absorb(report)
-                total.steps = number
+            self._add_in_steps(builder, docs, chunks, commits, total)
             if not total.remaining:
-                results.forget_stage("split")
-                if store is not None:
-                    resume.finish(store)
+                results.finish()
         except OperationCancelled:
-            self._cancelled(commits, store)
+            if self.cancel.undo:
+                self._undo(commits, results)
             raise
         finally:
             total.reused = results.reused
             results.close()
         return total
+
+    def _add_in_steps(
+        self,
+        builder: MemoryBuilder,
+        docs: Sequence[SourceDocument],
+        chunks: list[Chunk],
+        commits: list[str],
+        total: BuildReport,
+    ) -> None:
+        """Each step memorized, placed and committed; a stop asked for between two steps
+        leaves the rest in `total.remaining`."""
+        steps = steps_of(docs, self.options.step_documents)
+        for number, step in enumerate(steps, 1):
+            self.cancel.raise_if_cancelled()
+            if number > 1 and self.cancel.stopping:
+                total.remaining = [d.name for s in steps[number - 1 :] for d in s]
+                return
+            report = self._step(builder, step, chunks, (number, len(steps)), commits)
+            builder.results.forget_documents(step)
+            total.operation = total.operation if number > 1 else report.operation
+            total.absorb(report)
+            total.steps = number
 
     def _step(
         self,
@@ -148,16 +155,13 @@ class Drop:
             message = f"Resuming: {kept} of {plural(len(chunks), 'chunk')} already summarized"
             self.progress(ProgressEvent("resume", kept, len(chunks), message))
 
-    def _cancelled(self, commits: list[str], store: ResultStore | None) -> None:
-        """A cancel: the finished steps stay, or with `undo` are rolled back, newest first
-        (each rollback an operation of its own), and the drop is forgotten."""
-        if not self.cancel.undo:
-            return
+    def _undo(self, commits: list[str], results: StageResults) -> None:
+        """Cancelled with `undo`: the finished steps are rolled back, newest first (each
+        rollback an operation of its own), and the drop is forgotten."""
         for sha in reversed(commits):
             self.changed(self.versioned.rollback(sha))
         self.report = BuildReport("add")  # nothing of it is left
-        if store is not None:
-            resume.finish(store)
+        results.forget_pending()
 
 
 def _still_new(

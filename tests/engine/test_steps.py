@@ -5,6 +5,9 @@ this drop" rolls the drop back."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -13,6 +16,7 @@ from gam_desktop.engine.progress import CancelToken, OperationCancelled, Progres
 from gam_desktop.engine.store.changes import Changes
 from gam_desktop.engine.store.folder import MemoryFolder
 from tests import invariants
+from tests.clirun import cli_command
 from tests.documents import document_files
 from tests.engine.helpers import wait_for
 from tests.engine.test_resume import kept, memorize_calls
@@ -135,3 +139,43 @@ def test_stop_now_undo_this_drop(
         assert invariants.problems(memory_dir) == []
     assert workflow.last_add is not None and not workflow.last_add.documents
     assert make_workflow().interrupted_add() is None  # undone: nothing to resume
+
+
+def test_gam_add_interrupted_after_a_step_says_what_it_kept(
+    tmp_path: Path, llm_server, memory_dir: Path
+) -> None:
+    files = document_files(tmp_path / "docs", 6)
+    llm_server.state.latency_s = 0.2
+    args = ["--gam-dir", str(memory_dir), "--files", *map(str, files), "--step-documents", "2"]
+    env = {**os.environ, "OPENAI_BASE_URL": llm_server.base_url, "OPENAI_MODEL": "scripted"}
+    process = subprocess.Popen(
+        cli_command("add_main", *args, "-q"), env=env, stderr=subprocess.PIPE, text=True
+    )
+    # The third memory is asked for once the first step (two documents) is committed.
+    assert wait_for(lambda: memorize_calls(llm_server) >= 3, seconds=60)
+    process.send_signal(signal.SIGINT)  # Ctrl+C
+    _out, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert "gam-add: cancelled; 2 documents were added in finished steps and kept" in err
+    assert len(MemoryFolder(memory_dir).known_sources()) == 2
+    assert invariants.problems(memory_dir) == []
+
+
+def test_a_step_that_reorganizes_recomputes_nothing_from_every_memory(
+    make_workflow, tmp_path: Path, monkeypatch
+) -> None:
+    """Only memories someone else added or deleted while an operation ran make it recompute
+    the READMEs and counts from every memory's front matter (derived.regenerate). The
+    documents' text its own first change set wrote under .gam/sources was taken for such
+    memories: every step that then reorganized read every memory of the memory again."""
+    from gam_desktop.engine.history import versioned
+
+    original, recomputed = versioned.regenerate, []
+
+    def regenerate(folder, paths):
+        recomputed.append(paths)
+        return original(folder, paths)
+
+    monkeypatch.setattr(versioned, "regenerate", regenerate)
+    report = make_workflow(threshold=8).add(files=document_files(tmp_path / "docs", 60))
+    assert report.reorganizations and recomputed == []

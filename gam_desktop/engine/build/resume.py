@@ -110,16 +110,32 @@ class StageResults:
                 self.store.close()
         return value
 
+    # -- the add these results are for -----------------------------------------------------
+
+    def begin(self, docs: Sequence[SourceDocument]) -> None:
+        if self.store is not None:
+            begin(self.store, docs, self.model)
+
+    def record_chunks(self, chunks: Sequence[Chunk]) -> None:
+        if self.store is not None:
+            record_chunks(self.store, chunks)
+
+    def finish(self) -> None:
+        """The add is done: its split points go, and it is no longer unfinished."""
+        if self.store is not None:
+            self.store.forget_stage("split")
+            finish(self.store)
+
+    def forget_pending(self) -> None:
+        if self.store is not None:
+            finish(self.store)
+
     def forget_documents(self, docs: Sequence[SourceDocument]) -> None:
         """`docs` are in the memory now: their results, and the descriptions (made for a
         tree that has changed since), are no longer needed."""
         if self.store is not None:
             self.store.forget_documents(d.content_hash for d in docs)
             self.store.forget_stage("describe")
-
-    def forget_stage(self, stage: str) -> None:
-        if self.store is not None:
-            self.store.forget_stage(stage)
 
     def close(self) -> None:
         """Remember how long a memorize call took (for the next estimate), then close the

@@ -135,9 +135,11 @@ class Transaction:
     def _structure_changed(self, changes: ChangeSet) -> set[str]:
         """Memories someone else added or deleted since the operation started."""
         now = set(stat_files(self.folder.root))
-        # The baseline also holds the meta file, which stat_files (Markdown only) never
-        # lists: it is not a memory someone added or deleted.
-        before = {rel for rel, key in self.baseline.items() if key is not None} - {META_FILE}
+        # The baseline also holds what stat_files (visible Markdown only) never lists: the
+        # meta file, and the documents' text an earlier change set of this operation wrote
+        # under .gam/sources (taken for memories deleted meanwhile, they had every README
+        # and the meta file recomputed from every memory's front matter, once per write).
+        before = {rel for rel, key in self.baseline.items() if key is not None and _listed(rel)}
         ours = changes.targets()
         return {p for p in (now ^ before) - ours if not p.endswith(f"/{README}") and p != README}
 
@@ -169,6 +171,11 @@ class Transaction:
             changes.writes[rel] = merge_readme(
                 ours if isinstance(ours, str) else ours.decode(), theirs
             )
+
+
+def _listed(rel: str) -> bool:
+    """Whether `stat_files` lists `rel`: a Markdown file with no hidden part."""
+    return rel.endswith(".md") and not any(part.startswith(".") for part in rel.split("/"))
 
 
 def _applied(root: Path, changes: ChangeSet, written: set[str], existed: set[str]) -> Changes:
