@@ -98,6 +98,7 @@ def main() -> None:
         f"killed at {args.kill_at:.0%} of the memorize calls; in {base}"
     )
     with RunningServer(latency_ms=args.latency_ms) as server:
+        server.httpd.handle_error = lambda *_args: None  # the killed client's broken pipes
         env = environment(server.base_url, base / "home", args.workers)
         whole, _ = add(base / "uninterrupted", docs, env)
         needed = calls(server)
