@@ -17,6 +17,7 @@ from PySide6.QtWidgets import QApplication
 from gam_desktop import __version__, keystore
 from gam_desktop.engine.llm.tokenizer import resources_dir
 from gam_desktop.gui import theme
+from gam_desktop.gui.accessible import ring_focus
 from gam_desktop.gui.main_window import MainWindow
 from gam_desktop.gui.settings import load
 from gam_desktop.gui.workers import call_in_daemon
@@ -73,6 +74,7 @@ def make_app(argv: list[str]) -> QApplication:
     if icon.is_file():
         app.setWindowIcon(QIcon(str(icon)))
     apply_theme(app)
+    ring_focus(app)  # combo and spin boxes show they have the keyboard too
     if not app.property("gamThemeFollowed"):  # the OS switching light/dark (Qt 6.5+)
         app.styleHints().colorSchemeChanged.connect(lambda _scheme: apply_theme(app))
         app.setProperty("gamThemeFollowed", True)

@@ -9,14 +9,16 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass, field
 from datetime import datetime
+from math import ceil
 
-from PySide6.QtCore import Qt, QUrl, Signal
+from PySide6.QtCore import QSize, Qt, QUrl, Signal
 from PySide6.QtGui import QGuiApplication, QKeyEvent, QTextDocument
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
     QPushButton,
+    QSizePolicy,
     QTextBrowser,
     QVBoxLayout,
     QWidget,
@@ -40,9 +42,21 @@ UNSAVED_HINT = (
 
 
 class QuestionBox(QPlainTextEdit):
-    """Enter sends; Shift+Enter breaks the line. Signals: submitted()."""
+    """Enter sends; Shift+Enter breaks the line. Three lines high in its own font (not a
+    fixed height in pixels: a larger font would not fit). Signals: submitted()."""
 
     submitted = Signal()
+    LINES = 3
+
+    def sizeHint(self) -> QSize:
+        self.ensurePolished()  # the stylesheet's font and padding
+        frame = self.contentsMargins()  # the frame and the stylesheet's padding
+        text = self.fontMetrics().lineSpacing() * self.LINES
+        height = text + 2 * self.document().documentMargin() + frame.top() + frame.bottom()
+        return QSize(super().sizeHint().width(), ceil(height))
+
+    def minimumSizeHint(self) -> QSize:
+        return QSize(super().minimumSizeHint().width(), self.sizeHint().height())
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         enter = event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
@@ -96,21 +110,31 @@ class ChatPanel(QWidget):
         self.caption.setObjectName("conversationCaption")
         self.caption.setWordWrap(True)
         self.transcript = QTextBrowser()
+        self.transcript.setAccessibleName("Conversation")
+        self.transcript.setAccessibleDescription(
+            "Questions and answers; Tab moves through the answers' sources and steps"
+        )
         self.transcript.setOpenLinks(False)
         self.transcript.anchorClicked.connect(self._link)
         self.live = QLabel()
         self.live.setObjectName("liveStep")
         self.input = QuestionBox()
         self.input.setPlaceholderText("Ask a question… (Enter sends, Shift+Enter for a new line)")
-        self.input.setFixedHeight(72)
+        self.input.setAccessibleName("Question")
+        self.input.setAccessibleDescription("Enter sends it, Shift+Enter starts a new line")
+        self.input.setTabChangesFocus(True)  # Tab goes on to the buttons, as in a form
+        self.input.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.input.submitted.connect(self._send)
         self.send = QPushButton("Ask")
         self.send.setDefault(True)
         self.send.clicked.connect(self._send)
+        self.send.setAccessibleDescription("Send the question (Enter in the question box)")
         self.stop = QPushButton("Stop")
+        self.stop.setAccessibleName("Stop answering")
         self.stop.clicked.connect(self.cancel_requested)
         self.stop.hide()
         self.copy = QPushButton("Copy answer")
+        self.copy.setAccessibleDescription("Copy the last answer to the clipboard")
         self.copy.clicked.connect(self.copy_answer)
         buttons = QHBoxLayout()
         buttons.addWidget(self.copy)

@@ -140,13 +140,15 @@ class MainWindow(QMainWindow):
         self.chat_split = QSplitter(Qt.Orientation.Horizontal)
         self.chat_split.addWidget(self.conversation_list)
         self.chat_split.addWidget(self.chat)
-        self.chat_split.setStretchFactor(1, 1)
+        self.chat_split.setStretchFactor(0, 1)  # a narrow window (200% on a laptop) narrows
+        self.chat_split.setStretchFactor(1, 3)  # both, the list less: the chat stays readable
         self.chat_split.setSizes([230, 470])
         self.facts = FactsView()
         self.history = HistoryPanel()
         self.history.rollback_requested.connect(self.history_actions.roll_back)
         self.history.restore_requested.connect(self.history_actions.restore_before)
         self.tabs = QTabWidget()
+        self.tabs.setAccessibleName("Chat, facts and history")
         self.tabs.setUsesScrollButtons(False)  # three short tabs: always room for them
         self.tabs.addTab(self.chat_split, "Chat")
         self.tabs.addTab(self.facts, "Facts")
@@ -164,9 +166,11 @@ class MainWindow(QMainWindow):
         self.drop_hint.hide()
         self.status_label = QLabel("Ready")
         self.progress = QProgressBar()
+        self.progress.setAccessibleName("Progress")
         self.progress.setMaximumWidth(240)
         self.progress.hide()
         self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setAccessibleName("Cancel the build")
         self.cancel_button.clicked.connect(self.intake.cancel_build)
         self.cancel_button.hide()
         bar = self.statusBar()
@@ -240,8 +244,9 @@ class MainWindow(QMainWindow):
         geometry = self.store.value("window/geometry")
         if geometry:
             self.restoreGeometry(geometry)
-        else:
-            self.resize(1280, 800)
+        else:  # never larger than the screen (200% on a 1080p screen leaves 960x540)
+            room = self.screen().availableGeometry()
+            self.resize(min(1280, room.width() * 95 // 100), min(800, room.height() * 9 // 10))
         state = self.store.value("window/splitter")
         if state:
             self.split.restoreState(state)

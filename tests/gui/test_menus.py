@@ -56,6 +56,7 @@ def test_every_menu_is_there_with_its_actions(window) -> None:
     assert labels(menus.view_menu) == ["Theme", "Memory tree", "Preview", "Chat, facts and history"]
     assert labels(menus.theme_menu) == ["System", "Light", "Dark"]
     assert labels(menus.memory_menu) == [
+        "Chat",
         "New conversation",
         "Facts learned from you",
         "History",
