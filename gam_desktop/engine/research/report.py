@@ -57,11 +57,15 @@ def build(
     )
 
 
-def markdown(report: ResearchReport, link_prefix: str = "") -> str:
+def markdown(
+    report: ResearchReport, link_prefix: str = "", title: bool = True, level: int = 2
+) -> str:
     """The report as Markdown; each claim followed by its citations, links to the memory
-    files (`link_prefix` makes them relative to where the report is saved)."""
+    files (`link_prefix` makes them relative to where the report is saved, or a scheme);
+    without `title` where the question is shown already; sections at heading `level`."""
     where = {c.path: c.where() for c in report.citations}
-    out = [f"# {report.question}", ""]
+    heading = "#" * level
+    out = [f"# {report.question}", ""] if title else []
     out.append(
         f"*Research report: {len(report.sections) + len(report.not_said)} sub-questions, "
         f"{report.iterations} iteration{'s' if report.iterations != 1 else ''}, "
@@ -70,24 +74,30 @@ def markdown(report: ResearchReport, link_prefix: str = "") -> str:
     if report.partial:
         out += ["", "**Partial report:** the run stopped at " + "; ".join(report.limits_hit) + "."]
     for section in report.sections:
-        out += ["", f"## {section.title}", "", f"Confidence: {_level(section.confidence)}", ""]
+        out += [
+            "",
+            f"{heading} {section.title}",
+            "",
+            f"Confidence: {_level(section.confidence)}",
+            "",
+        ]
         for claim in section.claims:
             cited = "; ".join(
                 _cite(s.path, s.lines, where.get(s.path), link_prefix) for s in claim.sources
             )
             out.append(f"- {claim.text} ({cited})")
     if report.not_said:
-        out += ["", f"## {NOT_SAID}", ""] + [f"- {line}" for line in report.not_said]
+        out += ["", f"{heading} {NOT_SAID}", ""] + [f"- {line}" for line in report.not_said]
     if report.dropped:
-        out += ["", "## Claims left out", "", "Their citations failed the check:", ""]
+        out += ["", f"{heading} Claims left out", "", "Their citations failed the check:", ""]
         out += [f"- {line}" for line in report.dropped]
     if report.sources:
-        out += ["", "## Sources", ""]
+        out += ["", f"{heading} Sources", ""]
         out += [
             f"{n}. [{path}]({link_prefix}{path})" + (f" — {where[path]}" if where.get(path) else "")
             for n, path in enumerate(report.sources, start=1)
         ]
-    return "\n".join(out).rstrip() + "\n"
+    return "\n".join(out).strip() + "\n"
 
 
 def _cite(path: str, lines: tuple[int, int], where: str | None, prefix: str) -> str:

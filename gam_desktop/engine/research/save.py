@@ -37,7 +37,8 @@ def render(report: ResearchReport, now: datetime) -> str:
         "created": now.isoformat(timespec="seconds"),
         "partial": report.partial,
     }
-    return render_memory(front, markdown(report, link_prefix="../"))
+    # the title is the front matter's (a preview shows it above the body)
+    return render_memory(front, markdown(report, link_prefix="../", title=False))
 
 
 def stage_save(report: ResearchReport, root: Path, now: datetime) -> tuple[str, ChangeSet]:
