@@ -121,7 +121,7 @@ class ResearchAgent:
             if section.searched:
                 continue
             self.cancel.raise_if_cancelled()
-            found = steps.search(self.tools, i, run.subs[i], run.ids, run.saw)
+            found = steps.search(self.tools, run.question, i, run.subs[i], run.ids, run.saw)
             section.searched = True
             run.found[i] = found
             if found.missing_names:

@@ -133,15 +133,17 @@ class ExcerptIds:
 
 def search(
     tools: MemoryTools,
+    question: str,
     index: int,
     sub: SubQuestion,
     ids: ExcerptIds,
     seen: Callable[[list[str], list[str]], None],
 ) -> SearchResult:
-    """The excerpts answering `sub`: the files of its best BM25 passages and of its keywords'
-    grep matches, each read (cat) and cut to its best window. `seen(read, matched)` hears
-    every file the run touched: citations are checked against them."""
-    missing = unknown_names(tools, sub.question)
+    """The excerpts answering `sub` (of `question`): the files of its best BM25 passages and
+    of its keywords' grep matches, each read (cat) and cut to its best window.
+    `seen(read, matched)` hears every file the run touched: citations are checked against
+    them."""
+    missing = absent(unknown_names(tools, sub.question), sub.question, question)
     passages = gather(tools, sub.question, limit=PASSAGES_PER_QUESTION)
     files = [p.memory for p in passages]
     seen([], files)
@@ -169,6 +171,17 @@ def search(
         text = best_window(shown, sub.question)
         excerpts.append(ids.add(path, _line_span(result.text, terms), text, read=True))
     return SearchResult(sub_question=index, excerpts=excerpts, missing_names=missing)
+
+
+def absent(unknown: list[str], sub_question: str, question: str) -> list[str]:
+    """The names that make `sub_question` unanswerable: a version or year the memory never
+    mentions ("Lumenvault 5.0": its look-alikes would answer with their values), a name the
+    person asked about, or every name it gives. A word the planner added ("the SLA") is not
+    worth skipping the sub-question for."""
+    asked = set(qualifiers(question))
+    named = qualifiers(sub_question)
+    decisive = [n for n in unknown if n in asked or any(c.isdigit() for c in n)]
+    return decisive or (unknown if named and len(unknown) == len(named) else [])
 
 
 def _body(text: str) -> str:

@@ -15,7 +15,7 @@ from gam_desktop.engine.progress import OperationCancelled
 from gam_desktop.engine.research.budget import Limits
 from gam_desktop.engine.research.models import ClaimReply, Excerpt
 from gam_desktop.engine.research.report import NOT_SAID, markdown
-from gam_desktop.engine.research.steps import check_claims, fallback_plan
+from gam_desktop.engine.research.steps import absent, check_claims, fallback_plan
 from gam_desktop.engine.store.folder import MemoryFolder
 from gam_desktop.engine.store.markdown import parse_memory
 from gam_desktop.engine.store.naming import sanitize_folder_name
@@ -96,6 +96,15 @@ def test_a_sub_question_without_evidence_is_reported_as_such(memory, llm_server)
     assert f"## {NOT_SAID}" in markdown(report)
     # nothing to integrate: no call spent on it
     assert research_tasks(llm_server).count("research_integrate") == 1
+
+
+def test_only_decisive_unknown_names_skip_a_sub_question() -> None:
+    question = "How many devices does Lumenvault 5.0 allow, compared with Acme Corp?"
+    assert absent(["5.0"], "Devices in Lumenvault 5.0?", question) == ["5.0"]  # a version
+    assert absent(["zephyr"], "Zephyr's rules?", "Compare Acme and Zephyr") == ["zephyr"]
+    # a word the planner added, the rest of its names known: searched all the same
+    assert absent(["sla"], "What does the SLA of Acme Corp say?", "Acme escalation?") == []
+    assert absent(["sla"], "What does the SLA say?", "Acme escalation?") == ["sla"]
 
 
 def test_the_iteration_limit_gives_a_partial_report_that_says_so(memory) -> None:
