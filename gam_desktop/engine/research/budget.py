@@ -18,7 +18,7 @@ class Limits:
     iterations: int = 3  # plan/search/integrate/reflect rounds
     llm_calls: int = 30
     tokens: int = 60_000  # prompt + completion, all calls together
-    seconds: float = 300.0
+    seconds: float = 600.0  # a local model on a laptop takes minutes
 
 
 @dataclass

@@ -35,12 +35,13 @@ from gam_desktop.engine.research.models import (
 from gam_desktop.engine.store.markdown import README as README_NAME
 
 STAGE = "research"
-PASSAGES_PER_QUESTION = 4  # BM25 passages per sub-question
-FILES_PER_QUESTION = 6  # files read (cat) per sub-question
+PASSAGES_PER_QUESTION = 3  # BM25 passages per sub-question
+FILES_PER_QUESTION = 4  # files read (cat) per sub-question: a local model reads them all
 KEYWORDS_PER_QUESTION = 4
 MAX_SUB_QUESTIONS = 6
 README_LIMIT = 2500  # characters of the root README shown to the planner
 EXCERPT_ID = re.compile(r"^\[?\s*E\s*(\d+)\s*\]?$", re.IGNORECASE)
+INLINE_ID = re.compile(r"\s*[\[(]\s*(E\d+(?:\s*[,;]\s*E\d+)*)\s*[\])]", re.IGNORECASE)
 
 PLAN_SYSTEM = """You are the research planner of a memory: folders of Markdown notes, each \
 folder with a README.md. Split the QUESTION into the sub-questions that must be answered to \
@@ -262,7 +263,7 @@ def check_claims(
     kept: list[Claim] = []
     dropped: list[str] = []
     by_path = {e.path: e for e in excerpts.values()}
-    for claim in claims:
+    for claim in map(_cited_inline, claims):
         sources: list[Excerpt] = []
         failed: list[str] = []
         for cited in claim.sources:
@@ -288,6 +289,15 @@ def check_claims(
             dropped.append(f"a citation of “{claim.text}”: {', '.join(failed)} (not found)")
         kept.append(Claim(text=claim.text.strip(), sources=sources))
     return kept, dropped
+
+
+def _cited_inline(claim: ClaimReply) -> ClaimReply:
+    """A small model's habits: ids written into the text ("… 30 minutes [E2].") or several
+    in one string ("E1, E3"): the text without them, each id a source of its own."""
+    inline = [i for found in INLINE_ID.findall(claim.text) for i in re.split(r"[,;\s]+", found)]
+    listed = [i for cited in claim.sources for i in re.split(r"[,;]\s*|\s+(?=E\d)", cited)]
+    text = INLINE_ID.sub("", claim.text).strip()
+    return ClaimReply(text=text or claim.text, sources=[*listed, *inline])
 
 
 # -- reflect ------------------------------------------------------------------------

@@ -190,6 +190,16 @@ def test_check_claims_drops_a_figure_its_source_does_not_state(tmp_path: Path) -
     )
     assert [c.text for c in kept] == ["Acme escalates after 30 minutes."]
     assert "do not state 90" in dropped[0] and "E7" in dropped[1] and "gone.md" in dropped[2]
+    # ids written into the text, or several in one string: each a source, the text clean
+    inline = [
+        ClaimReply(text="Acme escalates after 30 minutes [E1].", sources=[]),
+        ClaimReply(text="Escalation takes 30 minutes.", sources=["E1, E7"]),
+    ]
+    kept, dropped = check_claims(
+        inline, "escalation?", {"E1": excerpt}, lambda p: (tmp_path / p).is_file(), set()
+    )
+    assert [c.text for c in kept] == ["Acme escalates after 30 minutes.", inline[1].text]
+    assert all(c.sources == [excerpt] for c in kept) and "E7" in dropped[0]
 
 
 def test_save_is_a_commit_searchable_and_rolled_back(memory) -> None:
