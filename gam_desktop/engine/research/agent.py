@@ -38,7 +38,7 @@ class ResearchStep:
     """One step, reported live: the phase, what it did, and the plan so far with each
     sub-question's state (ticked when answered)."""
 
-    phase: str  # "plan", "search", "read", "integrate", "reflect", "limit", "report"
+    phase: str  # "plan", "search", "integrate", "reflect", "limit", "report"
     message: str
     iteration: int
     sub_questions: list[str] = field(default_factory=list)
