@@ -49,6 +49,10 @@ from gam_desktop.engine.models import (
     utc_now,
 )
 from gam_desktop.engine.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
+from gam_desktop.engine.research import save as research_files
+from gam_desktop.engine.research.agent import ResearchAgent, ResearchCallback
+from gam_desktop.engine.research.budget import Limits
+from gam_desktop.engine.research.models import ResearchReport
 from gam_desktop.engine.store.changes import (
     CHAT,
     FORGET,
@@ -57,6 +61,7 @@ from gam_desktop.engine.store.changes import (
     OUTSIDE_EDIT,
     RECOVER,
     REORGANIZE,
+    RESEARCH,
     SETTINGS,
     Changes,
 )
@@ -447,6 +452,37 @@ class Workflow:
         if conversation is not None:
             conversation.add(user_prompt, result.answer, self.cancel)
         return result
+
+    # -- research -----------------------------------------------------------------------
+
+    def research(
+        self, question: str, limits: Limits | None = None, on_step: ResearchCallback | None = None
+    ) -> ResearchReport:
+        """Research `question` across the memory (plan, search, integrate, reflect) into a
+        report whose every claim cites a file the run read or matched. Reads only; stops
+        between steps once this Workflow's token is cancelled (OperationCancelled)."""
+        if not self.folder.is_memory():
+            raise NotAMemoryError(f"{self.folder.root} is not a GAM memory (no .gam_meta.json)")
+        if not question.strip():
+            raise EmptyQuestion("there is no question to research")
+        agent = ResearchAgent(
+            self.search_tools(), LLMClient(self.chat_settings), limits, on_step, self.cancel
+        )
+        return agent.run(question.strip())
+
+    def save_research(self, report: ResearchReport) -> tuple[str, Changes]:
+        """Save `report` as research/<date>-<slug>.md, one commit ("Research: <question>")
+        that History can undo; returns its path and what changed."""
+        if not self.folder.is_memory():
+            raise NotAMemoryError(f"{self.folder.root} is not a GAM memory")
+        with self.versioned.operation(RESEARCH) as transaction:
+            path, changes = research_files.stage_save(report, self.folder.root, utc_now())
+            transaction.write(
+                changes, f"Research: {report.question[:80]}", {TRAILER_KIND: RESEARCH}
+            )
+        changed = transaction.changes(RESEARCH)
+        self._changed(changed)
+        return path, changed
 
     # -- conversations and facts ---------------------------------------------------------
 

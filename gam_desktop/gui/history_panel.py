@@ -48,6 +48,7 @@ _KIND_LABELS = {
     "learn": "Learned",
     "forget": "Forget",
     "settings": "Settings",
+    "research": "Research",
 }
 
 

@@ -56,6 +56,7 @@ from gam_desktop.gui.menus import Menus
 from gam_desktop.gui.operations import Operations
 from gam_desktop.gui.personal_memory import PersonalMemory
 from gam_desktop.gui.preview import PreviewPane
+from gam_desktop.gui.research_controller import ResearchController
 from gam_desktop.gui.session import MemorySession
 from gam_desktop.gui.settings import Preferences
 from gam_desktop.gui.tree_panel import MemoryTree, reveal
@@ -79,6 +80,7 @@ class MainWindow(QMainWindow):
         self.intake = DocumentIntake(self.session, self.operations, self, self)
         self.history_actions = HistoryActions(self.session, self.tasks, self)
         self.questions = ChatController(self.session, self)
+        self.research = ResearchController(self.session, self)
         self.conversations = ConversationsController(
             self.session, self.questions, store, self, lambda *a: self.ask_text(*a), self
         )
@@ -194,6 +196,16 @@ class MainWindow(QMainWindow):
         questions.learning.connect(self._show_learning)
         questions.learned.connect(lambda note: chat.show_learned(note))
         questions.rollback_requested.connect(self.history_actions.roll_back)
+        research = self.research
+        chat.research_asked.connect(research.ask)
+        chat.cancel_requested.connect(research.cancel)
+        chat.save_requested.connect(research.save)
+        research.step.connect(lambda step: chat.show_research_step(step))
+        research.reported.connect(lambda report: chat.show_report(report))
+        research.failed.connect(lambda text: chat.show_error(text))
+        research.saved.connect(self._research_saved)
+        listing.cleared.connect(lambda _saving: research.show())  # a report in flight: dropped
+        listing.shown.connect(lambda _record: research.show())
         panel = self.conversation_list
         panel.new_requested.connect(listing.new)
         panel.selected.connect(listing.open)
@@ -211,6 +223,11 @@ class MainWindow(QMainWindow):
         self.facts.conversation_requested.connect(self.open_conversation)
         self.personal.facts_listed.connect(self.facts.show_facts)
         self.personal.switches.connect(self._show_switches)
+
+    def _research_saved(self, report: object, path: str) -> None:
+        """The saved report is shown in the preview, where it is a memory like any other."""
+        self.chat.show_saved(report, path)  # type: ignore[arg-type]
+        self.open_file(path)
 
     def _show_current(self, info: ConversationInfo | None) -> None:
         """The conversation on screen, as the list has it: selected, and its title shown."""

@@ -27,7 +27,7 @@ from typing import Any
 
 from gam_desktop.engine.llm.tokenizer import count_tokens
 from gam_desktop.engine.textutil import keywords
-from gam_desktop.selfcheck import scripted_agent, scripted_facts
+from gam_desktop.selfcheck import scripted_agent, scripted_facts, scripted_research
 
 SENTENCE = re.compile(r"(?<=[.!?。！？])\s*")
 TASKS = {
@@ -40,6 +40,9 @@ TASKS = {
     "You answer questions from passages": "ground",
     "You extract facts about the user": "extract_facts",
     "You keep a personal memory of facts": "reconcile_facts",
+    "You are the research planner": "research_plan",
+    "You are the research integrator": "research_integrate",
+    "You are the research reviewer": "research_reflect",
 }
 
 
@@ -337,6 +340,17 @@ ANSWERS = {
     "describe": describe,
     "extract_facts": scripted_facts.extract,
     "reconcile_facts": scripted_facts.reconcile,
+    "research_plan": scripted_research.plan,
+    "research_integrate": scripted_research.integrate,
+    "research_reflect": scripted_research.reflect,
+}
+
+# (task, fault kind) -> the answer of a model making that mistake
+FAULTY_ANSWERS = {
+    ("organize", "invalid_taxonomy"): invalid_taxonomy,
+    ("organize", "one_folder_taxonomy"): one_folder_taxonomy,
+    ("organize", "generic_names"): generic_names,
+    ("research_integrate", "made_up_source"): scripted_research.integrate_made_up,
 }
 
 
@@ -359,12 +373,9 @@ def answer_for(task: str, messages: list[dict[str, Any]], fault: Fault | None) -
         return "Sure! I would be happy to help with that."
     if fault and fault.kind == "wrong_shape":
         return json.dumps({"result": "ok", "items": []})
-    if task == "organize" and fault and fault.kind == "invalid_taxonomy":
-        return json.dumps(invalid_taxonomy(user))
-    if task == "organize" and fault and fault.kind == "one_folder_taxonomy":
-        return json.dumps(one_folder_taxonomy(user))
-    if task == "organize" and fault and fault.kind == "generic_names":
-        return json.dumps(generic_names(user))
+    spoilt = FAULTY_ANSWERS.get((task, fault.kind if fault else ""))
+    if spoilt is not None:
+        return json.dumps(spoilt(user))
     if task == "organize" and fault and fault.kind == "singleton_taxonomy":
         folders = [
             {

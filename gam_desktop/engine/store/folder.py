@@ -32,12 +32,14 @@ LOCK_FILE = f"{APP_DIR}/lock"  # one writer per folder, per operation
 APP_LOCK_FILE = f"{APP_DIR}/app.lock"  # one window per memory, while it is open
 JOURNAL_FILE = f"{APP_DIR}/journal.json"  # present only while an operation runs
 UNTRACKED = (f"{CACHE_DIR}/", LOCK_FILE, APP_LOCK_FILE, JOURNAL_FILE)  # kept out of git
-# What the memory learned from its user rather than from documents: kept out of the
-# document taxonomy (never planned, reorganized or listed in a document folder's README).
+# What the memory learned from its user (and the research it did for them) rather than from
+# documents: kept out of the document taxonomy (never planned, reorganized or listed in a
+# document folder's README).
 CONVERSATIONS_DIR = "conversations"  # conversations/<yyyy-mm>/<date>-<slug>.md
 FACTS_DIR = "facts"  # facts/<topic>/<statement>.md
 DELETED_FACTS_DIR = f"{FACTS_DIR}/.deleted"  # updated and retracted facts, never destroyed
-PERSONAL_DIRS = (CONVERSATIONS_DIR, FACTS_DIR)
+RESEARCH_DIR = "research"  # research/<date>-<slug>.md: saved research reports
+PERSONAL_DIRS = (CONVERSATIONS_DIR, FACTS_DIR, RESEARCH_DIR)
 assert frozenset(PERSONAL_DIRS) == RESERVED_FOLDER_NAMES  # no document folder takes them
 
 
