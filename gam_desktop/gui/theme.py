@@ -50,6 +50,12 @@ LIGHT = {
     "drop_text": "#1d4fa8",
     "status": "#eceff3",
     "disabled": "#999999",
+    # diffs in the History panel: added and removed lines, hunk headers
+    "diff_add": "#1b7f3a",
+    "diff_add_bg": "#e9f6ec",
+    "diff_del": "#b3261e",
+    "diff_del_bg": "#fdecea",
+    "diff_hunk": "#6b4fbb",
 }
 DARK = {
     "window": "#1e2024",
@@ -74,6 +80,11 @@ DARK = {
     "drop_text": "#8ab4ff",
     "status": "#25272b",
     "disabled": "#6b6f76",
+    "diff_add": "#81c995",
+    "diff_add_bg": "#1f3326",
+    "diff_del": "#f28b82",
+    "diff_del_bg": "#3b2323",
+    "diff_hunk": "#b39ddb",
 }
 
 
@@ -95,6 +106,13 @@ def is_dark(app: QGuiApplication) -> bool:
 
 def colours(app: QGuiApplication) -> dict[str, str]:
     return DARK if is_dark(app) else LIGHT
+
+
+def current() -> dict[str, str]:
+    """The colours of the scheme the running application follows (light without one), for
+    HTML and items the stylesheet cannot reach."""
+    app = QGuiApplication.instance()
+    return colours(app) if isinstance(app, QGuiApplication) else LIGHT
 
 
 def stylesheet(template: str, app: QGuiApplication) -> str:
