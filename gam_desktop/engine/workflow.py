@@ -48,7 +48,13 @@ from gam_desktop.engine.models import (
     ReorganizeOperation,
     utc_now,
 )
-from gam_desktop.engine.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
+from gam_desktop.engine.progress import (
+    CancelToken,
+    ProgressCallback,
+    ProgressEvent,
+    Stages,
+    no_progress,
+)
 from gam_desktop.engine.research import save as research_files
 from gam_desktop.engine.research.agent import ResearchAgent, ResearchCallback
 from gam_desktop.engine.research.budget import Limits
@@ -71,6 +77,7 @@ from gam_desktop.engine.store.location import user_content
 from gam_desktop.engine.store.lock import FolderBusyError, writer_lock
 from gam_desktop.engine.store.markdown import parse_memory
 from gam_desktop.engine.store.watcher import FolderWatcher
+from gam_desktop.engine.textutil import plural
 
 ChangeListener = Callable[[Changes], None]
 # How often the watcher asks git what changed, for edits whose notification was lost: on
@@ -190,9 +197,15 @@ class Workflow:
         self.lock_timeout = lock_timeout
         self.versioned = VersionedFolder(self.folder, git_path, lock_timeout, self._waiting)
 
-    def _builder(self) -> MemoryBuilder:
+    def _builder(self, stages: Stages | None = None) -> MemoryBuilder:
+        """A builder reporting on `stages` (the operation's bar, begun before it), else on a
+        bar of its own."""
         return MemoryBuilder(
-            self.folder, LLMClient(self.settings), self.options, self.progress, self.cancel
+            self.folder,
+            LLMClient(self.settings),
+            self.options,
+            stages or Stages(self.progress),
+            self.cancel,
         )
 
     def check_folder(self) -> None:
@@ -208,14 +221,19 @@ class Workflow:
                 "empty folder or an existing memory, or open it in GAM Desktop to make it one"
             )
 
-    def _parse(self, files: Sequence[str | Path]) -> tuple[list[SourceDocument], list[str]]:
+    def _parse(
+        self, files: Sequence[str | Path], stages: Stages
+    ) -> tuple[list[SourceDocument], list[str]]:
         docs, unreadable = [], []
+        count = len(files)
         for i, path in enumerate(files):
-            self.progress(ProgressEvent("read", i, len(files), f"Reading {Path(path).name}"))
+            where = f"document {i + 1} of {count}: " if count > 1 else ""
+            stages.report("read", i, count, f"Reading {where}{Path(path).name}")
             try:
                 docs.append(load_file(path))
             except DocumentError as exc:
                 unreadable.append(str(exc))
+        stages.report("read", count, count, f"Read {plural(count, 'file')}")
         return docs, unreadable
 
     def _new_only(self, docs: list[SourceDocument]) -> tuple[list[SourceDocument], list[str]]:
@@ -250,10 +268,12 @@ class Workflow:
         if not use_chunking:
             self.options.chunk = self.options.chunk.model_copy(update={"max_tokens": 10**9})
         self.check_folder()
+        stages = Stages(self.progress)  # one bar from reading to the last commit
         if estimate is not None and estimate.stamps == file_stamps(files or ()):
             parsed, unreadable = list(estimate.parsed), list(estimate.unreadable)
         else:
-            parsed, unreadable = self._parse(files or ())
+            stages.expect(read=1, build=4)  # reading is quick beside the LLM's work
+            parsed, unreadable = self._parse(files or (), stages)
         if text and text.strip():
             parsed.append(load_text(text))
         docs, skipped = self._new_only(parsed)
@@ -262,13 +282,14 @@ class Workflow:
         else:
             with self.versioned.operation("add") as transaction:
                 meta = self.folder.read_meta()
-                builder = self._builder()
+                builder = self._builder(stages)
                 builder.write_changes = transaction.write
                 if meta is None or meta.total_chunks == 0:
                     report = builder.build(docs)
                 else:
                     report = builder.add(docs)
             self._changed(transaction.changes(report.operation))
+        stages.finish()
         report.unreadable = unreadable
         report.warnings = skipped + [w for d in docs for w in d.warnings] + report.warnings
         return report
@@ -276,9 +297,13 @@ class Workflow:
     def estimate(self, files: Sequence[str | Path]) -> Estimate:
         """The size of adding `files` (chunks, LLM calls, tokens), without the LLM."""
         stamps = file_stamps(files)
-        parsed, unreadable = self._parse(files)
+        stages = Stages(self.progress)
+        stages.expect(read=4, size=1)
+        parsed, unreadable = self._parse(files, stages)
         docs, skipped = self._new_only(parsed)
+        stages.report("size", 0, 1, "Counting chunks and tokens")
         result = size_of(docs, self.options.chunk)
+        stages.report("size", 1, 1, "Estimate ready")
         result.unreadable, result.skipped = unreadable, skipped
         result.parsed, result.stamps = parsed, stamps
         return result
@@ -302,9 +327,17 @@ class Workflow:
         if not self.folder.is_memory():
             raise NotAMemoryError(f"{self.folder.root} is not a GAM memory")
         with writer_lock(self.folder, self.lock_timeout, on_wait=self._waiting):
-            return self._builder().reorganize(path.strip("/"), dry_run=True)
+            builder = self._builder()
+            plan = builder.reorganize(path.strip("/"), dry_run=True)
+        builder.stages.finish()
+        return plan
 
-    def reorganize(self, path: str = "", dry_run: bool = False) -> ReorganizeOperation:
+    def reorganize(
+        self, path: str = "", dry_run: bool = False, plan: ReorganizeOperation | None = None
+    ) -> ReorganizeOperation:
+        """Reorganize `path` as the LLM plans it now, or as `plan` (from
+        `plan_reorganization`, shown to the person) says, without asking the LLM again; a
+        ReorganizeError when the folder changed since that plan was made."""
         if dry_run:  # changes nothing, commits nothing
             return self.plan_reorganization(path)
         if not self.folder.is_memory():
@@ -312,8 +345,10 @@ class Workflow:
         with self.versioned.operation(REORGANIZE) as transaction:
             builder = self._builder()
             builder.write_changes = transaction.write
-            operation = builder.reorganize(path.strip("/"))
+            where = plan.directory if plan is not None else path.strip("/")
+            operation = builder.reorganize(where, plan=plan)
         self._changed(transaction.changes(REORGANIZE))
+        builder.stages.finish()
         return operation
 
     # -- history -----------------------------------------------------------------------

@@ -10,7 +10,6 @@ from PySide6.QtCore import QObject, Signal
 from gam_desktop.engine.build.builder import BuildReport
 from gam_desktop.engine.build.documents import files_in, is_supported
 from gam_desktop.engine.build.estimate import Estimate
-from gam_desktop.engine.progress import ProgressEvent
 from gam_desktop.engine.textutil import plural
 from gam_desktop.gui.operations import Operations
 from gam_desktop.gui.prompts import Prompter
@@ -33,10 +32,9 @@ def collect_files(paths: list[Path]) -> tuple[list[Path], list[Path]]:
 
 class DocumentIntake(QObject):
     """Drops and File ▸ Add documents: estimate, confirm, build, then the next queued files.
-    Signals: status(text), progressed(done, maximum)."""
+    Signals: status(text). (Their progress is shown by `Operations`.)"""
 
     status = Signal(str)
-    progressed = Signal(int, int)
 
     def __init__(
         self,
@@ -125,7 +123,6 @@ class DocumentIntake(QObject):
             f"Adding {plural(len(files), 'document')}…",
             BuildReport.summary,
             self._built,
-            on_progress=self._progress,
             cancellable=True,
         )
 
@@ -139,7 +136,3 @@ class DocumentIntake(QObject):
         if self.queue:
             files, self.queue = self.queue, []
             self._estimate(files)
-
-    def _progress(self, event: ProgressEvent) -> None:
-        self.progressed.emit(event.done, max(event.total, 1))
-        self.status.emit(event.message or event.stage.capitalize())

@@ -7,9 +7,9 @@ the chat controller (questions, and learning from them), the conversations (the 
 one is shown), the personal memory (facts, the memory's switches) and the operations shown
 in the status bar. Every long call runs on a worker thread, so the window never freezes. The
 views update themselves from the session's one memory_changed(changes) signal. The
-controllers talk to the person through the window's `confirm`, `tell`, `ask_text` and
-`show_error`, and files open in the person's editor through `open_external`; tests replace
-them.
+controllers talk to the person through the window's `confirm`, `tell`, `ask_text`,
+`show_error` and `review_plan` (a reorganization's plan), and files open in the person's
+editor through `open_external`; tests replace them.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from PySide6.QtWidgets import (
 
 from gam_desktop.engine.chats.library import ConversationInfo
 from gam_desktop.engine.history.log import Operation
+from gam_desktop.engine.models import ReorganizeOperation
 from gam_desktop.engine.store.folder import MemoryFolder
 from gam_desktop.engine.textutil import plural
 from gam_desktop.engine.workflow import Workflow
@@ -62,6 +63,8 @@ from gam_desktop.gui.settings import Preferences
 from gam_desktop.gui.tree_panel import MemoryTree, reveal
 from gam_desktop.gui.workers import TaskRunner
 
+PROGRESS_STEPS = 1000  # the status bar's progress: tenths of a percent
+
 
 class MainWindow(QMainWindow):
     def __init__(self, prefs: Preferences, store: QSettings, api_key: str | None = None) -> None:
@@ -73,12 +76,15 @@ class MainWindow(QMainWindow):
         self.show_error: Callable[[BaseException], None] = boxes.show_error
         self.ask_text: Callable[[str, str, str], str | None] = boxes.ask_text
         self.open_external: Callable[[QUrl], object] = QDesktopServices.openUrl
+        self.review_plan: Callable[[ReorganizeOperation], bool] = self._review
         self.store = store
         self.tasks = TaskRunner(self)
         self.operations = Operations(self.tasks, self, self)
         self.session = MemorySession(prefs, store, api_key, self.operations, self, self)
         self.intake = DocumentIntake(self.session, self.operations, self, self)
-        self.history_actions = HistoryActions(self.session, self.tasks, self)
+        self.history_actions = HistoryActions(
+            self.session, self.tasks, self, lambda plan: self.review_plan(plan)
+        )
         self.questions = ChatController(self.session, self)
         self.research = ResearchController(self.session, self)
         self.conversations = ConversationsController(
@@ -98,7 +104,7 @@ class MainWindow(QMainWindow):
         self._wire_conversations()
         self.session.status.connect(self.status_label.setText)
         self.intake.status.connect(self.status_label.setText)
-        self.intake.progressed.connect(self._show_progress)
+        self.operations.progressed.connect(self._show_progress)
         self._restore_layout()
 
     # -- the open memory ------------------------------------------------------------------
@@ -393,6 +399,12 @@ class MainWindow(QMainWindow):
     def plan_reorganization(self, path: str) -> None:
         self.history_actions.plan_reorganization(path)
 
+    def _review(self, plan: ReorganizeOperation) -> bool:
+        """A reorganization's plan, before and after, with Apply and Cancel."""
+        from gam_desktop.gui.reorganize_plan_dialog import review
+
+        return review(self, plan)
+
     # -- settings -------------------------------------------------------------------------
 
     def open_settings(self) -> None:
@@ -414,7 +426,7 @@ class MainWindow(QMainWindow):
 
     def _show_busy(self, text: str, cancellable: bool) -> None:
         self.status_label.setText(text)
-        self.progress.setRange(0, 0)
+        self.progress.setRange(0, 0)  # busy until the engine says how far it has come
         self.progress.show()
         self.cancel_button.setVisible(cancellable)
 
@@ -422,9 +434,11 @@ class MainWindow(QMainWindow):
         self.progress.hide()
         self.cancel_button.hide()
 
-    def _show_progress(self, done: int, maximum: int) -> None:
-        self.progress.setMaximum(maximum)
-        self.progress.setValue(done)
+    def _show_progress(self, fraction: float) -> None:
+        """How far the whole operation has come (the engine's fraction, in tenths of a
+        percent so a long build visibly moves)."""
+        self.progress.setRange(0, PROGRESS_STEPS)
+        self.progress.setValue(round(fraction * PROGRESS_STEPS))
 
     # -- closing --------------------------------------------------------------------------
 

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from PySide6.QtCore import QObject, QSettings, Signal, Slot
 
-from gam_desktop.engine.progress import CancelToken, ProgressEvent
+from gam_desktop.engine.progress import CancelToken
 from gam_desktop.engine.store.changes import Changes
 from gam_desktop.engine.store.folder import MemoryFolder
 from gam_desktop.engine.store.location import unsuitable
@@ -172,9 +172,14 @@ class MemorySession(QObject):
         self, name: str, call: Callable[[Workflow], T], busy: str, then: Callable[[T], None]
     ) -> None:
         """Run a read-only call (an estimate, a plan) on a task thread, shown in the status
-        bar; `then(result)` on the GUI thread."""
+        bar with its progress; `then(result)` on the GUI thread."""
         workflow = self.task_workflow()
-        self.operations.run(name, lambda w, c: call(workflow), busy, then, cancel=workflow.cancel)
+
+        def job(worker: Worker, _cancel: CancelToken) -> T:
+            workflow.progress = worker.report_progress  # the worker's signal is thread-safe
+            return call(workflow)
+
+        self.operations.run(name, job, busy, then, cancel=workflow.cancel)
 
     def write(
         self,
@@ -183,19 +188,17 @@ class MemorySession(QObject):
         busy: str,
         said: Callable[[T], str],
         then: Callable[[T], None] | None = None,
-        on_progress: Callable[[ProgressEvent], None] | None = None,
         cancellable: bool = False,
     ) -> None:
-        """Run a writing operation on a task thread, shown in the status bar. Once it
-        succeeded: memory_changed(what it changed) once, if it wrote anything; then
-        status(said(result)); then `then(result)`."""
+        """Run a writing operation on a task thread, shown in the status bar with its
+        progress. Once it succeeded: memory_changed(what it changed) once, if it wrote
+        anything; then status(said(result)); then `then(result)`."""
         workflow = self.task_workflow()
         heard: list[Changes] = []
         workflow.on_change = heard.append  # on the task's thread, before it returns
 
         def job(worker: Worker, _cancel: CancelToken) -> T:
-            if on_progress is not None:
-                workflow.progress = worker.report_progress
+            workflow.progress = worker.report_progress
             return call(workflow)
 
         def succeeded(result: Any) -> None:
@@ -209,7 +212,6 @@ class MemorySession(QObject):
             job,
             busy,
             succeeded,
-            on_progress=on_progress,
             cancellable=cancellable,
             cancel=workflow.cancel,
         )

@@ -52,6 +52,12 @@ LIGHT = {
     "drop_text": "#1d4fa8",
     "status": "#eceff3",
     "disabled": "#999999",
+    # diffs in the History panel: added and removed lines, hunk headers
+    "diff_add": "#1b7f3a",
+    "diff_add_bg": "#e9f6ec",
+    "diff_del": "#b3261e",
+    "diff_del_bg": "#fdecea",
+    "diff_hunk": "#6b4fbb",
 }
 DARK = {
     "window": "#1e2024",
@@ -76,6 +82,11 @@ DARK = {
     "drop_text": "#8ab4ff",
     "status": "#25272b",
     "disabled": "#6b6f76",
+    "diff_add": "#81c995",
+    "diff_add_bg": "#1f3326",
+    "diff_del": "#f28b82",
+    "diff_del_bg": "#3b2323",
+    "diff_hunk": "#b39ddb",
 }
 
 
@@ -108,6 +119,13 @@ def font_sizes(app: QGuiApplication) -> dict[str, str]:
     font = app.font()
     points = font.pointSizeF() if font.pointSizeF() > 0 else font.pixelSize() * 0.75
     return {f"font_{name}": f"{points * scale:.1f}pt" for name, scale in FONT_SCALES.items()}
+
+
+def current() -> dict[str, str]:
+    """The colours of the scheme the running application follows (light without one), for
+    HTML and items the stylesheet cannot reach."""
+    app = QGuiApplication.instance()
+    return colours(app) if isinstance(app, QGuiApplication) else LIGHT
 
 
 def stylesheet(template: str, app: QGuiApplication) -> str:

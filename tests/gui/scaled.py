@@ -150,7 +150,7 @@ def run(out: Path, shots: Path | None, dark: bool = False) -> None:
         window.chat.input.setPlainText("What is BERT?")
         window.chat.send.click()
         wait_until(lambda: window.chat.turns[-1].result is not None and not window.tasks.running())
-        window.intake.progressed.emit(2, 5)  # the status bar's progress, as in a build
+        window.operations.progressed.emit(2 / 5)  # the status bar's progress, as in a build
         window.progress.show()
         look(window, "main-chat")
         window.progress.hide()

@@ -147,7 +147,7 @@ def test_every_control_of_the_window_is_named(qtbot, window, tmp_path: Path) -> 
     qtbot.keyClicks(window.find_panel.box, "bert")
     wait(qtbot, lambda: window.find_panel.hits.count() > 0)
     history(qtbot, window)
-    window.intake.progressed.emit(1, 3)  # the status bar's progress, as during a build
+    window.operations.progressed.emit(1 / 3)  # the status bar's progress, as during a build
     assert_named(window)
     names = {spoken_name(node) for _where, node in controls(window)}
     assert {  # those Qt cannot guess: no text, or a text that says nothing alone

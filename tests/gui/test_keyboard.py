@@ -172,6 +172,7 @@ def test_tab_goes_through_the_window_in_reading_order(qtbot, window, tmp_path: P
         chat.transcript,
         chat.input,
         chat.copy,
+        chat.research,
         chat.send,
     ]
     assert [type(w).__name__ for w in stops] == [type(w).__name__ for w in expected]
