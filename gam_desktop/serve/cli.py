@@ -31,19 +31,29 @@ def serve_parser() -> argparse.ArgumentParser:
     parser.add_argument("--gam-dir", required=True, help="the memory folder")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (loopback)")
     parser.add_argument("--port", type=whole(0, 65535), default=DEFAULT_PORT)
-    parser.add_argument("--token", help=f"the bearer token to require (default: ${TOKEN_ENV}, "
-                        "else one kept in the OS keychain)")  # fmt: skip
-    parser.add_argument("--model", help="the upstream model (default: $CHAT_AGENT_MODEL or "
-                        "$OPENAI_MODEL)")  # fmt: skip
+    parser.add_argument(
+        "--token",
+        help=f"the bearer token to require (default: ${TOKEN_ENV}, "
+        "else one kept in the OS keychain)",
+    )
+    parser.add_argument(
+        "--model", help="the upstream model (default: $CHAT_AGENT_MODEL or $OPENAI_MODEL)"
+    )
     parser.add_argument("--base-url", help="the upstream endpoint (default: $OPENAI_BASE_URL)")
     parser.add_argument("--timeout", type=float, help="seconds per upstream call (default 120)")
-    parser.add_argument("--model-map", action="append", default=[], metavar="NAME=MODEL",
-                        help="serve the client's model NAME with the upstream MODEL "
-                        "(repeatable; 'gam' is always the configured model)")  # fmt: skip
+    parser.add_argument(
+        "--model-map",
+        action="append",
+        default=[],
+        metavar="NAME=MODEL",
+        help="serve the client's model NAME with the upstream MODEL "
+        "(repeatable; 'gam' is always the configured model)",
+    )
     parser.add_argument("--max-body", type=whole(1024), default=MAX_BODY, help="bytes")
     parser.add_argument("--top-k", type=whole(1, 50), default=5, help="passages per request")
-    parser.add_argument("--no-learn", action="store_true",
-                        help="do not save turns or learn facts from them")  # fmt: skip
+    parser.add_argument(
+        "--no-learn", action="store_true", help="do not save turns or learn facts from them"
+    )
     return parser
 
 
@@ -61,8 +71,10 @@ def serve_main(argv: Sequence[str] | None = None) -> int:
         return 2
     app, _endpoint = create_app(config)
     if not config.loopback_only:
-        print(f"gam-serve: warning: listening on {args.host}, reachable from other machines",
-              file=sys.stderr)  # fmt: skip
+        print(
+            f"gam-serve: warning: listening on {args.host}, reachable from other machines",
+            file=sys.stderr,
+        )
     print(f"gam-serve: {root} at http://{_shown(args.host)}:{args.port}/v1", file=sys.stderr)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning", access_log=False)
     return 0
@@ -71,7 +83,7 @@ def serve_main(argv: Sequence[str] | None = None) -> int:
 def _config(args: argparse.Namespace, root: Path) -> ServeConfig:
     settings = upstream_settings(settings_for("chat", _llm_args(args)))
     token = resolve_token(args.token)
-    _tell_token(token)
+    tell_token("gam-serve", token)
     return ServeConfig(
         gam_dir=root,
         settings=settings,
@@ -109,7 +121,7 @@ def _pair(item: str) -> tuple[str, str]:
     return name.strip(), model.strip()
 
 
-def _tell_token(token: Token) -> None:
+def tell_token(program: str, token: Token) -> None:
     """The token a person needs to configure a client: shown unless they gave it."""
     if token.source in ("flag", "environment"):
         return
@@ -118,7 +130,7 @@ def _tell_token(token: Token) -> None:
         "generated": "new, kept in the keychain",
         "session": "for this session only (no keychain)",
     }[token.source]
-    print(f"gam-serve: token ({where}): {token.value}", file=sys.stderr)
+    print(f"{program}: token ({where}): {token.value}", file=sys.stderr)
 
 
 def _shown(host: str) -> str:
