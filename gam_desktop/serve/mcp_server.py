@@ -26,7 +26,7 @@ INSTRUCTIONS = (
     "README.md, plus saved conversations (conversations/) and facts the user stated "
     "(facts/). Search it, list folders, read files by their path, or ask it a question."
 )
-READ_ONLY = ToolAnnotations(readOnlyHint=True, openWorldHint=False)
+READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 TREE_LIMIT = 2000  # folders listed in the tree resource
 
 
