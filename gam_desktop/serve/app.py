@@ -27,6 +27,7 @@ from starlette.routing import Route
 
 from gam_desktop.engine.ask.tools import MemoryTools
 from gam_desktop.engine.llm import LLMSettings
+from gam_desktop.engine.progress import ProgressEvent
 from gam_desktop.engine.store.folder import MemoryFolder
 from gam_desktop.engine.workflow import Workflow
 from gam_desktop.serve import retrieval
@@ -66,10 +67,15 @@ class MemoryEndpoint:
             settings=config.settings,
             tools=self.tools,
             lock_timeout=config.lock_timeout,
+            progress=self._progress,
         )
         self.writer = TurnWriter(workflow)
         self.on_served = on_served
         self.served = 0
+
+    def _progress(self, event: ProgressEvent) -> None:
+        if event.stage == "lock":  # another app or CLI is writing: the turns wait their turn
+            self.writer.waited.set()
 
     @contextlib.asynccontextmanager
     async def lifespan(self, _app: Starlette) -> AsyncIterator[None]:

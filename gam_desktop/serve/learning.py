@@ -70,6 +70,7 @@ class TurnWriter:
         self.workflow = workflow
         self.on_saved = on_saved
         self.stats = WriterStats()
+        self.waited = threading.Event()  # set once a turn waited for another writer's lock
         self._queue: queue.Queue[object] = queue.Queue()
         self._conversations: dict[str, str] = {}  # history key -> conversation id
         self._thread = threading.Thread(target=self._run, name="gam-serve-writer", daemon=True)

@@ -259,6 +259,7 @@ def test_turns_wait_for_another_writer_and_none_is_lost(served: Served, memory: 
         for thread in threads:
             thread.join(60)
         assert len(answered) == 6
+        assert served.endpoint.writer.waited.wait(60)  # the writer is waiting for the lock
         assert len(commits(memory)) == before  # nothing written while the lock is held
         assert served.endpoint.writer.pending() >= 1
     assert served.endpoint.writer.drain(120)

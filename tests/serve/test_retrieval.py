@@ -50,7 +50,8 @@ def test_near_duplicates_give_way_to_a_different_passage(tmp_path: Path) -> None
         {
             "a/apples.md": same,
             "a/apples_again.md": same + " Really.",
-            "b/pears.md": "The user likes pears and green apples from the market stall in the town square.",
+            "b/pears.md": "The user likes pears and green apples from the market stall in "
+            "the town square.",
             "c/other.md": "Nothing about fruit here at all.",
         },
     )
