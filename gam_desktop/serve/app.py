@@ -25,7 +25,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from gam_desktop.engine.ask.tools import MemoryTools
 from gam_desktop.engine.llm import LLMSettings
 from gam_desktop.engine.progress import ProgressEvent
 from gam_desktop.engine.store.folder import MemoryFolder
@@ -33,6 +32,7 @@ from gam_desktop.engine.workflow import Workflow
 from gam_desktop.serve import retrieval
 from gam_desktop.serve.auth import MAX_BODY, Guard
 from gam_desktop.serve.errors import HANDLERS, ServeError
+from gam_desktop.serve.index import FreshIndex
 from gam_desktop.serve.learning import PendingTurn, TurnWriter
 from gam_desktop.serve.retrieval import Passage, ReadOptions
 from gam_desktop.serve.upstream import Upstream
@@ -55,19 +55,19 @@ class ServeConfig:
 
 
 class MemoryEndpoint:
-    """What the routes share: the search tools, the upstream, the writer thread."""
+    """What the routes share: the search index, the upstream, the writer thread."""
 
     def __init__(self, config: ServeConfig, on_served: Callable[[str], None] | None = None):
         self.config = config
-        self.tools = MemoryTools(config.gam_dir)
+        self.index = FreshIndex(config.gam_dir)
         model_map = {"gam": config.settings.model, **config.model_map}
         self.upstream = Upstream(config.settings, model_map)
-        workflow = Workflow(
+        workflow = Workflow(  # the writer's own: saving and learning need no search tools
             gam_dir=config.gam_dir,
             settings=config.settings,
-            tools=self.tools,
             lock_timeout=config.lock_timeout,
             progress=self._progress,
+            on_change=lambda _changes: self.index.changed(),
         )
         self.writer = TurnWriter(workflow)
         self.on_served = on_served
@@ -79,12 +79,14 @@ class MemoryEndpoint:
 
     @contextlib.asynccontextmanager
     async def lifespan(self, _app: Starlette) -> AsyncIterator[None]:
+        await anyio.to_thread.run_sync(self.index.start)
         self.writer.start()
         try:
             yield
         finally:
             await self.upstream.close()
             await anyio.to_thread.run_sync(self.writer.stop)  # the queue is written first
+            await anyio.to_thread.run_sync(self.index.stop)
 
     # -- routes --------------------------------------------------------------------------
 
@@ -106,9 +108,7 @@ class MemoryEndpoint:
         if not isinstance(messages, list) or not messages:
             raise ServeError(400, "'messages' must be a non-empty list of messages.")
         query = retrieval.query_of(messages)
-        found = await anyio.to_thread.run_sync(
-            retrieval.passages, self.tools, query, self.config.read
-        )
+        found = await anyio.to_thread.run_sync(self._read, query)
         forward = {
             **body,
             "model": self.upstream.model_for(body.get("model")),
@@ -123,6 +123,9 @@ class MemoryEndpoint:
         self._answered(pending, forwarded.text)
         reply = {**forwarded.body, "gam": {"sources": [_source(p) for p in found]}}
         return JSONResponse(reply, headers=headers)
+
+    def _read(self, query: str) -> list[Passage]:
+        return retrieval.passages(self.index.current, query, self.config.read, refresh=False)
 
     def _pending(
         self, messages: list[dict[str, Any]], query: str, found: list[Passage], request: Request

@@ -49,13 +49,20 @@ class Passage:
 
 
 def passages(
-    tools: MemoryTools, query: str, options: ReadOptions, now: datetime | None = None
+    tools: MemoryTools,
+    query: str,
+    options: ReadOptions,
+    now: datetime | None = None,
+    *,
+    refresh: bool = True,
 ) -> list[Passage]:
     """The best `options.top_k` passages for `query`, relevance and recency blended,
-    near-duplicates removed."""
+    near-duplicates removed. Without `refresh` the tools are read as they are (someone
+    else keeps them fresh: `serve.index.FreshIndex`)."""
     if not query.strip():
         return []
-    tools.corpus.refresh_if_stale()
+    if refresh:
+        tools.corpus.refresh_if_stale()
     hits = tools.index.search(query, options.top_k * options.pool)
     if not hits:
         return []

@@ -141,6 +141,14 @@ def test_a_turn_is_saved_and_its_facts_learned(served: Served, memory: Path) -> 
     (info,) = list_conversations(memory)
     assert info.turns == 2
     assert served.endpoint.writer.stats.failed == []
+    # what was learned is read back: the fact and the conversation are passages now
+    served.endpoint.index.refresh_now()
+    raw = client.chat.completions.with_raw_response.create(
+        model="gam", messages=[{"role": "user", "content": "Which city do I live in, Porto?"}]
+    )
+    sources = raw.headers["x-gam-sources"].split(",")
+    assert any(s.startswith("facts/") for s in sources), sources
+    assert any(s.startswith("conversations/") for s in sources), sources
 
 
 def test_upstream_errors_are_passed_on_as_openai_errors(
