@@ -90,6 +90,7 @@ class MainWindow(QMainWindow):
             lambda: self.session.prefs.llm("chat", self.session.api_key),
             lambda text: self.status_label.setText(text),
             self,
+            on_change=self.session.memory_changed.emit,  # History shows what apps taught
         )
         self.session.opened.connect(lambda root, _folder: self.sharing.follow(root))
         self.setWindowTitle("GAM Desktop")

@@ -7,7 +7,8 @@ configuration. The choice and the port live in QSettings; the token in the keych
 (read off the GUI thread). Requests served show in the status bar.
 
 Signals of EndpointService: `state_changed(str)` (the URL, or "" once stopped),
-`failed(str)` (why it could not start), `served(int)` (requests answered so far).
+`failed(str)` (why it could not start), `served(int)` (requests answered so far),
+`changed(Changes)` (what a saved turn or a lesson changed, for the views and History).
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ class EndpointService(QObject):
     state_changed = Signal(str)
     failed = Signal(str)
     served = Signal(int)
+    changed = Signal(object)  # a Changes: a turn saved or facts learned (History shows it)
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -64,7 +66,9 @@ class EndpointService(QObject):
     def start(self, root: Path, settings: LLMSettings, token: str, port: int) -> None:
         """Serve `root` on 127.0.0.1:`port` (stopping what was served before)."""
         self.stop()
-        config = ServeConfig(gam_dir=root, settings=settings, token=token)
+        config = ServeConfig(
+            gam_dir=root, settings=settings, token=token, on_change=self.changed.emit
+        )
         app, endpoint = create_app(config, on_served=lambda _q: self.served.emit(endpoint.served))
         server = uvicorn.Server(
             uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)
@@ -248,6 +252,7 @@ class Sharing(QObject):
         settings: Callable[[], LLMSettings],
         show_status: Callable[[str], None],
         parent: QObject | None = None,
+        on_change: Callable[[object], None] | None = None,
     ) -> None:
         super().__init__(parent)
         self.store, self.settings, self.show_status = store, settings, show_status
@@ -255,6 +260,8 @@ class Sharing(QObject):
         self.service = EndpointService(self)
         self.service.served.connect(self._served)
         self.service.failed.connect(self.show_status)
+        if on_change is not None:  # queued to the GUI thread: the writer's thread emits it
+            self.service.changed.connect(on_change)
 
     def follow(self, root: Path) -> None:
         """A memory was opened: serve it instead, when serving is on."""

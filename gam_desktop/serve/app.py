@@ -27,6 +27,7 @@ from starlette.routing import Route
 
 from gam_desktop.engine.llm import LLMSettings
 from gam_desktop.engine.progress import ProgressEvent
+from gam_desktop.engine.store.changes import Changes
 from gam_desktop.engine.store.folder import MemoryFolder
 from gam_desktop.engine.workflow import Workflow
 from gam_desktop.serve import retrieval
@@ -52,6 +53,8 @@ class ServeConfig:
     read: ReadOptions = field(default_factory=ReadOptions)
     learn: bool = True  # save turns and learn facts (the memory's own switches still apply)
     lock_timeout: float = 3600.0  # a turn waits this long for another writer to finish
+    # hears what each saved turn and lesson changed, on the writer's thread (the app's views)
+    on_change: Callable[[Changes], None] | None = None
 
 
 class MemoryEndpoint:
@@ -67,11 +70,16 @@ class MemoryEndpoint:
             settings=config.settings,
             lock_timeout=config.lock_timeout,
             progress=self._progress,
-            on_change=lambda _changes: self.index.changed(),
+            on_change=self._changed,
         )
         self.writer = TurnWriter(workflow)
         self.on_served = on_served
         self.served = 0
+
+    def _changed(self, changes: Changes) -> None:
+        self.index.changed()
+        if self.config.on_change is not None:
+            self.config.on_change(changes)
 
     def _progress(self, event: ProgressEvent) -> None:
         if event.stage == "lock":  # another app or CLI is writing: the turns wait their turn

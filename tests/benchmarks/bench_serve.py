@@ -202,6 +202,13 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument(
+        "--load-memories",
+        type=int,
+        default=1000,
+        help="the memory the load runs on: every answered turn is then written (one "
+        "commit each, about 2 s at 10,000 memories on these machines), and all must be",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "memory"
@@ -209,10 +216,31 @@ def main() -> None:
         paths = generate(root, args.memories, args.folders)
         print(f"generated {len(paths)} memories in {args.folders} folders")
         read_path_latency(root, args.runs)
-        started = time.perf_counter()  # the memory's repository, as a first save makes it
-        Workflow(gam_dir=root, settings=LLMSettings()).save_turn("Setup?", "Set up.")
-        print(f"first commit of the memory: {time.perf_counter() - started:.1f} s")
-        throughput(root, args.seconds, args.clients)
+        write_cost(root)
+        loaded = Path(tmp) / "loaded"
+        loaded.mkdir()
+        generate(loaded, args.load_memories, max(1, args.load_memories // 50))
+        print(f"\nload test on a memory of {args.load_memories} memories")
+        write_cost(loaded)
+        throughput(loaded, args.seconds, args.clients)
+
+
+def write_cost(root: Path) -> None:
+    """What one saved turn costs the writer (the engine's operation: lock, journal,
+    commit), the first one making the repository."""
+    workflow = Workflow(gam_dir=root, settings=LLMSettings())
+    started = time.perf_counter()
+    workflow.save_turn("Setup?", "Set up.")
+    first = time.perf_counter() - started
+    samples = []
+    for n in range(3):
+        started = time.perf_counter()
+        workflow.save_turn(f"Setup {n}?", "Set up.")
+        samples.append(time.perf_counter() - started)
+    print(
+        f"writer: first commit (makes the repository) {first:.1f} s, then "
+        f"{statistics.median(samples):.2f} s per saved turn"
+    )
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ import pytest
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
 
+from gam_desktop.engine.store.changes import CHAT
 from gam_desktop.gui.app import apply_theme
 from gam_desktop.gui.sharing import SharingDialog, is_enabled
 from tests.gui.test_theme import os_palette
@@ -44,6 +45,8 @@ def dialog_of(window) -> SharingDialog:
 
 def test_switching_it_on_serves_the_open_memory(shared, qtbot) -> None:
     window = shared
+    kinds: list[str] = []
+    window.session.memory_changed.connect(lambda changes: kinds.append(changes.kind))
     dialog = dialog_of(window)
     qtbot.addWidget(dialog)
     qtbot.waitUntil(lambda: dialog.token.text() == TOKEN, timeout=10_000)
@@ -63,6 +66,8 @@ def test_switching_it_on_serves_the_open_memory(shared, qtbot) -> None:
         reply = httpx2.post(f"{url}/chat/completions", json=question, headers=headers, timeout=30)
     assert reply.status_code == 200 and reply.headers["x-gam-sources"]
     qtbot.waitUntil(lambda: "1 request answered" in window.status_label.text(), timeout=10_000)
+    # the saved turn reaches the views like any operation (History lists it)
+    qtbot.waitUntil(lambda: any(k == CHAT for k in kinds), timeout=30_000)
     with qtbot.waitSignal(window.sharing.service.state_changed, timeout=30_000) as stopped:
         dialog.enabled.setChecked(False)
     assert stopped.args[0] == "" and not window.sharing.service.running
