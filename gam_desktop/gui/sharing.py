@@ -18,8 +18,8 @@ import shutil
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import uvicorn
 from PySide6.QtCore import QObject, QSettings, Signal, Slot
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
@@ -40,9 +40,10 @@ from PySide6.QtWidgets import (
 from gam_desktop.engine.llm import LLMSettings
 from gam_desktop.engine.textutil import plural
 from gam_desktop.gui.workers import call_in_daemon
-from gam_desktop.serve.app import ServeConfig, create_app
-from gam_desktop.serve.auth import Token, resolve_token
-from gam_desktop.serve.cli import DEFAULT_PORT
+from gam_desktop.serve.auth import DEFAULT_PORT, Token, resolve_token
+
+if TYPE_CHECKING:
+    import uvicorn
 
 ENABLED, PORT = "sharing/enabled", "sharing/port"
 
@@ -65,6 +66,10 @@ class EndpointService(QObject):
 
     def start(self, root: Path, settings: LLMSettings, token: str, port: int) -> None:
         """Serve `root` on 127.0.0.1:`port` (stopping what was served before)."""
+        import uvicorn  # here: 0.2 s the window's start-up need not pay
+
+        from gam_desktop.serve.app import ServeConfig, create_app
+
         self.stop()
         config = ServeConfig(
             gam_dir=root, settings=settings, token=token, on_change=self.changed.emit

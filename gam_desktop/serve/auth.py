@@ -25,6 +25,7 @@ from gam_desktop.serve.errors import error_body
 TOKEN_ENV = "GAM_SERVE_TOKEN"
 KEYCHAIN_ACCOUNT = "gam-serve token"
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+DEFAULT_PORT = 8765  # gam-serve's; gam-mcp --http takes the next
 MAX_BODY = 4 * 1024 * 1024  # bytes: a long conversation with pasted documents fits
 
 

@@ -15,10 +15,15 @@ from gam_desktop.cli.common import entry_point, reason, settings_for, whole
 from gam_desktop.engine.llm import LLMSettings
 from gam_desktop.engine.store.folder import MemoryFolder
 from gam_desktop.serve.app import ServeConfig, create_app
-from gam_desktop.serve.auth import MAX_BODY, TOKEN_ENV, Token, is_loopback, resolve_token
+from gam_desktop.serve.auth import (
+    DEFAULT_PORT,
+    MAX_BODY,
+    TOKEN_ENV,
+    Token,
+    is_loopback,
+    resolve_token,
+)
 from gam_desktop.serve.retrieval import ReadOptions
-
-DEFAULT_PORT = 8765
 
 
 def serve_parser() -> argparse.ArgumentParser:

@@ -14,11 +14,18 @@ from starlette.types import ASGIApp
 
 from gam_desktop.cli.common import entry_point, reason, settings_for, whole
 from gam_desktop.engine.store.folder import MemoryFolder
-from gam_desktop.serve.auth import MAX_BODY, TOKEN_ENV, Guard, is_loopback, resolve_token
+from gam_desktop.serve.auth import (
+    DEFAULT_PORT,
+    MAX_BODY,
+    TOKEN_ENV,
+    Guard,
+    is_loopback,
+    resolve_token,
+)
 from gam_desktop.serve.cli import tell_token, upstream_settings
 from gam_desktop.serve.mcp_server import MemoryServer
 
-DEFAULT_PORT = 8766
+MCP_PORT = DEFAULT_PORT + 1
 MCP_PATH = "/mcp"
 
 
@@ -40,7 +47,7 @@ def mcp_parser() -> argparse.ArgumentParser:
         help=f"streamable HTTP at http://HOST:PORT{MCP_PATH} instead of stdio",
     )
     parser.add_argument("--host", default="127.0.0.1", help="with --http: address (loopback)")
-    parser.add_argument("--port", type=whole(0, 65535), default=DEFAULT_PORT)
+    parser.add_argument("--port", type=whole(0, 65535), default=MCP_PORT)
     parser.add_argument(
         "--token",
         help=f"with --http: the bearer token (default: ${TOKEN_ENV}, "
