@@ -60,6 +60,7 @@ from gam_desktop.gui.preview import PreviewPane
 from gam_desktop.gui.research_controller import ResearchController
 from gam_desktop.gui.session import MemorySession
 from gam_desktop.gui.settings import Preferences
+from gam_desktop.gui.sharing import Sharing
 from gam_desktop.gui.tree_panel import MemoryTree, reveal
 from gam_desktop.gui.workers import TaskRunner
 
@@ -92,6 +93,14 @@ class MainWindow(QMainWindow):
         )
         self.personal = PersonalMemory(self.session, self, self)
         self.closing = CloseGuard(self)  # a close while a build runs asks first
+        self.sharing = Sharing(  # the memory for other apps (gam-serve), when switched on
+            store,
+            lambda: self.session.prefs.llm("chat", self.session.api_key),
+            lambda text: self.status_label.setText(text),
+            self,
+            on_change=self.session.memory_changed.emit,  # History shows what apps taught
+        )
+        self.session.opened.connect(lambda root, _folder: self.sharing.follow(root))
         self.setWindowTitle("GAM Desktop")
         self.setAcceptDrops(True)
         self._build_ui()
@@ -451,5 +460,6 @@ class MainWindow(QMainWindow):
         self.tasks.cancel_all()
         self.tasks.wait_all()
         self.history.shutdown()
+        self.sharing.stop()
         self.session.close()
         super().closeEvent(event)

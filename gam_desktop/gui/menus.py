@@ -203,6 +203,13 @@ class Menus(QObject):
             StandardKey.Preferences,
             QAction.MenuRole.PreferencesRole,
         )
+        sharing = getattr(window, "sharing", None)
+        self.share = self._action(
+            menu,
+            "Let Other &Apps Use This Memory…",
+            lambda: window.sharing.open_dialog(window),
+        )
+        self.share.setEnabled(sharing is not None)
 
     def show_find(self) -> None:
         show = getattr(self.window, "show_find", None)

@@ -43,6 +43,7 @@ TASKS = {
     "You are the research planner": "research_plan",
     "You are the research integrator": "research_integrate",
     "You are the research reviewer": "research_reflect",
+    "Passages from the user's memory": "recall",  # gam-serve's memory for another app
 }
 
 
@@ -399,6 +400,17 @@ def answer_for(task: str, messages: list[dict[str, Any]], fault: Fault | None) -
     return text
 
 
+def recall(messages: list[dict[str, Any]]) -> str:
+    """An answer from the memory's passages gam-serve injected: the first one, named by
+    its path (a model quoting its source)."""
+    system = next((m.get("content") or "" for m in messages if m.get("role") == "system"), "")
+    found = re.search(r"^### (\S+) \(.*\)\n(.+)$", system, re.MULTILINE)
+    if found is None:
+        return "I could not find that in your memory."
+    first = sentences(found.group(2))
+    return f"From {found.group(1)}: {first[0] if first else found.group(2)}"
+
+
 # -- HTTP ----------------------------------------------------------------------------
 
 
@@ -421,6 +433,29 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header(key, value)
         self.end_headers()
         self.wfile.write(data)
+
+    def _stream(self, model: str, content: str) -> None:
+        """The reply as server-sent events, a word per chunk, as OpenAI streams it."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        words = re.findall(r"\S+\s*", content) or [""]
+        deltas = [{"role": "assistant", "content": ""}, *({"content": w} for w in words), {}]
+        for n, delta in enumerate(deltas):
+            finish = "stop" if n == len(deltas) - 1 else None
+            chunk = {
+                "id": "chatcmpl-stream",
+                "object": "chat.completion.chunk",
+                "created": int(time.time()),
+                "model": model,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+            }
+            self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+            self.wfile.flush()
+        self.wfile.write(b"data: [DONE]\n\n")
+        self.wfile.flush()
 
     def _error(self, status: int, message: str, headers: dict[str, str] | None = None):
         self._send(
@@ -515,6 +550,10 @@ class LLMHTTPServer(ThreadingHTTPServer):
             content = ground(messages)
             self._reply(handler, request, {"role": "assistant", "content": content})
             return
+        if task == "recall":
+            content = recall(messages)
+            self._reply(handler, request, {"role": "assistant", "content": content})
+            return
         if task == "summarize":
             content = scripted_agent.summarize(messages)
             self._reply(handler, request, {"role": "assistant", "content": content})
@@ -578,6 +617,9 @@ class LLMHTTPServer(ThreadingHTTPServer):
         self._reply(handler, request, message)
 
     def _reply(self, handler: Handler, request: dict[str, Any], message: dict[str, Any]) -> None:
+        if request.get("stream"):
+            handler._stream(request.get("model", "scripted"), message.get("content") or "")
+            return
         messages = request.get("messages") or []
         prompt_tokens = sum(count_tokens(str(m.get("content") or "")) for m in messages)
         completion = count_tokens(json.dumps(message))

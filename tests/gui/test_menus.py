@@ -52,7 +52,7 @@ def test_every_menu_is_there_with_its_actions(window) -> None:
         "Add documents…",
         "Quit",
     ]
-    assert labels(menus.edit_menu) == ["Find…", "Settings…"]
+    assert labels(menus.edit_menu) == ["Find…", "Settings…", "Let Other Apps Use This Memory…"]
     assert labels(menus.view_menu) == ["Theme", "Memory tree", "Preview", "Chat, facts and history"]
     assert labels(menus.theme_menu) == ["System", "Light", "Dark"]
     assert labels(menus.memory_menu) == [
