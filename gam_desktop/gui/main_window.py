@@ -156,9 +156,7 @@ class MainWindow(QMainWindow):
             self.split.addWidget(widget)
         self.split.setSizes([230, 350, 700])
         self.setCentralWidget(self.split)
-        self.drop_hint = QLabel(
-            "Drop PDF, TXT or Markdown files (or folders of them) to add them to this memory", self
-        )
+        self.drop_hint = QLabel(self)  # its words: DocumentIntake.drop_hint, when shown
         self.drop_hint.setObjectName("dropHint")
         self.drop_hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.drop_hint.hide()

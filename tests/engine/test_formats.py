@@ -231,7 +231,8 @@ def test_an_empty_file_of_any_format_is_a_warning(tmp_path: Path, suffix: str) -
     path = tmp_path / f"empty{suffix}"
     path.write_bytes(b"")
     doc = load_file(path)
-    assert doc.text == "" and doc.warnings == [f"empty{suffix}: the file is empty; nothing to add"]
+    assert doc.text == ""
+    assert doc.warnings == [f"empty{suffix}: no text found (the file is empty); skipped"]
 
 
 @pytest.mark.parametrize(
@@ -243,7 +244,7 @@ def test_an_empty_file_of_any_format_is_a_warning(tmp_path: Path, suffix: str) -
         (lambda d: _write(d / "blank.html", b"<script>x()</script>"), "no text found in the HTML"),
         (
             lambda d: make_eml(d / "files.eml", "Files", None, attachments={"a.pdf": b"1"}),
-            "the message has no text (only attachments: a.pdf)",
+            "no text found in the message (only attachments: a.pdf)",
         ),
     ],
 )

@@ -115,7 +115,7 @@ def load_file(path: str | Path) -> SourceDocument:
     data = path.read_bytes()
     doc = _reader(path.suffix.lower())(path, data) if data else _load_plain(path, data)
     if not doc.text.strip() and not doc.warnings:
-        doc.warnings.append(f"{path.name}: the file is empty; nothing to add")
+        doc.warnings.append(f"{path.name}: no text found (the file is empty); skipped")
     return doc
 
 

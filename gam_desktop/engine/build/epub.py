@@ -51,7 +51,7 @@ def load_epub(path: Path, data: bytes) -> SourceDocument:
         empty = TextBlocks()
         empty.warnings = [
             *blocks.warnings,
-            f"{path.name}: no text found in the {EPUB}; nothing to add",
+            f"{path.name}: no text found in the {EPUB}; skipped",
         ]
         return empty.document(path, data)
     return blocks.document(path, data)

@@ -54,7 +54,7 @@ def _read(path: Path, data: bytes, message: EmailMessage) -> SourceDocument:
     blocks = TextBlocks()
     if not text.strip():
         attached = f" (only attachments: {', '.join(attachments)})" if attachments else ""
-        blocks.warnings.append(f"{path.name}: the message has no text{attached}; nothing to add")
+        blocks.warnings.append(f"{path.name}: no text found in the message{attached}; skipped")
         return blocks.document(path, data)
     blocks.heading(str(message.get("Subject", "")), 1)
     lines = [f"{name}: {' '.join(str(message[name]).split())}" for name in HEADERS if message[name]]

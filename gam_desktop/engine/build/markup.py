@@ -72,7 +72,7 @@ def load_html(path: Path, data: bytes) -> SourceDocument:
     except RecursionError as exc:
         raise DocumentError(f"{path.name}: the HTML is nested too deeply to be read") from exc
     if not blocks.text:
-        blocks.warnings.append(f"{path.name}: no text found in the HTML page; nothing to add")
+        blocks.warnings.append(f"{path.name}: no text found in the HTML page; skipped")
     return blocks.document(path, data)
 
 

@@ -49,7 +49,7 @@ def load_docx(path: Path, data: bytes) -> SourceDocument:
             f"{path.name}: could not be read as {a(WORD)} (damaged?): {exc}"
         ) from exc
     if not blocks.text:
-        blocks.warnings.append(f"{path.name}: no text found in the {WORD}; nothing to add")
+        blocks.warnings.append(f"{path.name}: no text found in the {WORD}; skipped")
     return blocks.document(path, data)
 
 
@@ -67,7 +67,7 @@ def load_pptx(path: Path, data: bytes) -> SourceDocument:
         ) from exc
     if not blocks.text:
         blocks.warnings.append(
-            f"{path.name}: no text found in the {POWERPOINT} (pictures only?); nothing to add"
+            f"{path.name}: no text found in the {POWERPOINT} (pictures only?); skipped"
         )
     return blocks.document(path, data)
 

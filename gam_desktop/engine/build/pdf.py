@@ -48,5 +48,5 @@ def load_pdf(path: Path, data: bytes) -> SourceDocument:
         with blocks.page(number):
             blocks.add(page_text)
     if not blocks.pages:
-        blocks.warnings.append(f"{path.name}: no text found in the PDF (scanned?); nothing to add")
+        blocks.warnings.append(f"{path.name}: no text found in the PDF (scanned?); skipped")
     return blocks.document(path, data)
