@@ -60,10 +60,10 @@ class DocumentIntake(QObject):
 
     def drop_hint(self) -> str:
         """What the window says while files are dragged over it."""
-        what = f"Drop {READABLE} files (or folders of them)"
+        what = "Drop documents (or folders of them)"
         if self.session.workflow is None:
-            return f"{what} to create a memory for them"
-        return f"{what} to add them to this memory"
+            return f"{what} to create a memory for them\n{READABLE}"
+        return f"{what} to add them to this memory\n{READABLE}"
 
     def documents(self, paths: list[Path]) -> list[Path]:
         """The files among `paths` GAM Desktop reads (folders searched); the others are named

@@ -159,6 +159,7 @@ class MainWindow(QMainWindow):
         self.drop_hint = QLabel(self)  # its words: DocumentIntake.drop_hint, when shown
         self.drop_hint.setObjectName("dropHint")
         self.drop_hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.drop_hint.setWordWrap(True)  # a narrow window still shows every word
         self.drop_hint.hide()
         self.status_label = QLabel("Ready")
         self.progress = QProgressBar()
