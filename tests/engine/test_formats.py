@@ -20,13 +20,9 @@ from gam_desktop.engine.build.documents import (
     load_file,
 )
 from gam_desktop.engine.store.folder import MemoryFolder
+from gam_desktop.selfcheck.formats import SECTIONS, one_of_each
 from tests.documents import html_page, make_docx, make_eml, make_epub, make_pptx
 from tests.engine.test_build import memory_files
-
-SECTIONS = [
-    ("Quarterly revenue", "Borealis revenue grew 12 percent in the third quarter."),
-    ("Hiring plan", "Borealis hires 4 engineers in Oslo during 2025."),
-]
 
 
 def encrypted(path: Path, out: Path) -> Path:
@@ -36,21 +32,6 @@ def encrypted(path: Path, out: Path) -> Path:
     with path.open("rb") as source, out.open("wb") as target:
         OOXMLFile(source).encrypt("hunter2", target)
     return out
-
-
-def one_of_each(folder: Path) -> dict[str, Path]:
-    folder.mkdir(exist_ok=True)
-    page = folder / "page.html"
-    page.write_text(html_page("Borealis intranet", SECTIONS), encoding="utf-8")
-    return {
-        ".docx": make_docx(folder / "report.docx", "Borealis Annual Report", SECTIONS),
-        ".pptx": make_pptx(folder / "deck.pptx", SECTIONS, notes="Open with the revenue."),
-        ".epub": make_epub(folder / "book.epub", "The Borealis Book", SECTIONS),
-        ".html": page,
-        ".eml": make_eml(
-            folder / "mail.eml", "Borealis budget", "Hi Bob,\n\nThe budget is 42 EUR."
-        ),
-    }
 
 
 # -- good files ------------------------------------------------------------------------
@@ -340,18 +321,16 @@ def test_a_drop_of_every_format_becomes_memories_with_their_original_text(
     assert [line.split(":")[0] for line in report.unreadable] == ["broken.docx"]
     folder = MemoryFolder(memory_dir)
     fronts = list(memory_files(memory_dir).values())
-    for path in files.values():
+    for suffix, path in files.items():
         source = load_file(path)
         stored = folder.source_path(source.content_hash).read_text(encoding="utf-8")
         assert stored == source.text  # the original text, kept under .gam/sources/
         mine = [front for front in fronts if front["source"] == path.name]
         assert mine and all(front["source_hash"] == source.content_hash for front in mine)
-        recovered = [folder.original_text(front) for front in mine]
-        assert all(
-            text and text == stored[f["span"][0] : f["span"][1]]
-            for text, f in zip(recovered, mine, strict=True)
-        )
-        assert "Borealis" in " ".join(recovered)
-    for front in (f for f in fronts if f["source"] == "deck.pptx"):
+        recovered = [folder.original_text(front) or "" for front in mine]
+        assert sum(map(len, recovered)) > 0.9 * len(stored)  # the spans cover the text
+        said = "42 EUR per engineer" if suffix == ".eml" else SECTIONS[1][1]
+        assert any(said in text for text in recovered), suffix
+    for front in (f for f in fronts if f["source"] == files[".pptx"].name):
         first_slide = int(folder.original_text(front).split("## Slide ")[1].split(":")[0])
         assert front["pages"][0] == first_slide
