@@ -89,7 +89,8 @@ def make_epub(path: Path, title: str, chapters: Sections, *, drm: bool = False) 
         book.writestr("META-INF/container.xml", container)
         book.writestr("OEBPS/content.opf", opf)
         book.writestr(
-            "OEBPS/nav.xhtml", _xhtml("Contents", "<nav><ol><li>Contents</li></ol></nav>")
+            "OEBPS/nav.xhtml",
+            _xhtml("Contents", "<h1>Table of contents</h1><nav><ol><li>Chapter</li></ol></nav>"),
         )
         for i, (heading, paragraph) in enumerate(chapters):
             book.writestr(
