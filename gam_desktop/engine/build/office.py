@@ -5,7 +5,8 @@ paragraph styles ("Title", "Heading 1-9", and styles based on them) as `#` lines
 items as `- ` lines, table rows as cells apart by ` | `. Text boxes, headers, footers
 and comments are left out (they repeat or sit beside the text). PowerPoint: one page per
 slide (a memory names its slides as pages), its title as a heading, the text of its
-shapes in reading order (top to bottom, left to right), tables, and the speaker notes.
+shapes in reading order (their order in the slide, as a screen reader reads them), tables,
+and the speaker notes.
 Both libraries parse XML without resolving entities; nothing is fetched.
 """
 
@@ -218,7 +219,7 @@ def _deck_blocks(deck: Presentation) -> TextBlocks:
 def _shape_texts(shapes: Iterable[Any]) -> Iterator[str]:
     from pptx.shapes.group import GroupShape
 
-    for shape in sorted(shapes, key=lambda s: (s.top or 0, s.left or 0)):
+    for shape in shapes:  # PowerPoint's reading order: the shapes' order in the slide
         if isinstance(shape, GroupShape):
             yield from _shape_texts(shape.shapes)
         elif shape.has_text_frame:
