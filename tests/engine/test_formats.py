@@ -4,6 +4,7 @@ markup runs, fetches and resolves nothing. The files are written by the tests.""
 
 from __future__ import annotations
 
+import re
 import threading
 import zipfile
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -44,6 +45,23 @@ def test_word_headings_paragraphs_lists_and_tables(tmp_path: Path) -> None:
     assert "## Hiring plan\n\nBorealis hires 4 engineers in Oslo during 2025." in text
     assert "- North\n- South" in text  # one list, one block
     assert "Region | Revenue\nNorth | 42" in text
+
+
+def test_word_file_without_styles_still_reads(tmp_path: Path) -> None:
+    """Some tools write no styles part: python-docx falls back to its own template (which
+    the packaged app must carry, see packaging/gam-desktop.spec)."""
+    path = make_docx(tmp_path / "plain.docx", "Borealis Annual Report", SECTIONS)
+    with zipfile.ZipFile(path) as source:
+        parts = {n: source.read(n) for n in source.namelist() if n != "word/styles.xml"}
+    rels = parts["word/_rels/document.xml.rels"].decode("utf-8")
+    parts["word/_rels/document.xml.rels"] = re.sub(
+        r"<Relationship [^>]*styles\.xml\"/>", "", rels
+    ).encode()
+    with zipfile.ZipFile(path, "w") as target:
+        for name, data in parts.items():
+            target.writestr(name, data)
+    text = load_file(path).text
+    assert "Borealis Annual Report" in text and SECTIONS[1][1] in text
 
 
 def test_slides_are_pages_with_their_titles_text_and_notes(tmp_path: Path) -> None:
