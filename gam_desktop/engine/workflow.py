@@ -247,7 +247,10 @@ class Workflow:
             elif doc.text.strip():
                 fresh.append(doc)
             else:
-                skipped.append(f"{doc.name}: no text found; skipped")
+                # the reader's own reason when it has one ("no text found (scanned?)")
+                skipped.append(
+                    doc.warnings[-1] if doc.warnings else f"{doc.name}: no text found; skipped"
+                )
         return fresh, skipped
 
     def add(

@@ -8,7 +8,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 
 from gam_desktop.engine.build.builder import BuildReport
-from gam_desktop.engine.build.documents import files_in, is_supported
+from gam_desktop.engine.build.documents import READABLE, files_in, is_supported
 from gam_desktop.engine.build.estimate import Estimate
 from gam_desktop.engine.textutil import plural
 from gam_desktop.gui.operations import Operations
@@ -58,10 +58,10 @@ class DocumentIntake(QObject):
 
     def drop_hint(self) -> str:
         """What the window says while files are dragged over it."""
-        what = "Drop PDF, TXT or Markdown files (or folders of them)"
+        what = "Drop documents (or folders of them)"
         if self.session.workflow is None:
-            return f"{what} to create a memory for them"
-        return f"{what} to add them to this memory"
+            return f"{what} to create a memory for them\n{READABLE}"
+        return f"{what} to add them to this memory\n{READABLE}"
 
     def documents(self, paths: list[Path]) -> list[Path]:
         """The files among `paths` GAM Desktop reads (folders searched); the others are named
@@ -72,7 +72,7 @@ class DocumentIntake(QObject):
             more = f"\n… and {len(unsupported) - 20} more" if len(unsupported) > 20 else ""
             self.prompter.tell(
                 "Some files were not added",
-                f"GAM Desktop reads PDF, TXT and Markdown. These were left out:\n{names}{more}",
+                f"GAM Desktop reads {READABLE} files. These were left out:\n{names}{more}",
             )
         return supported
 

@@ -175,11 +175,10 @@ class MainWindow(QMainWindow):
             self.split.addWidget(widget)
         self.split.setSizes([230, 350, 700])
         self.setCentralWidget(self.split)
-        self.drop_hint = QLabel(
-            "Drop PDF, TXT or Markdown files (or folders of them) to add them to this memory", self
-        )
+        self.drop_hint = QLabel(self)  # its words: DocumentIntake.drop_hint, when shown
         self.drop_hint.setObjectName("dropHint")
         self.drop_hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.drop_hint.setWordWrap(True)  # a narrow window still shows every word
         self.drop_hint.hide()
         self.status_label = QLabel("Ready")
         self.progress = QProgressBar()

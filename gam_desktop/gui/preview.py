@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gam_desktop.engine.build.documents import READABLE
 from gam_desktop.engine.store.changes import Changes
 from gam_desktop.engine.store.folder import DirView, MemoryFolder
 from gam_desktop.engine.store.markdown import README, parse_memory, parse_time
@@ -44,7 +45,7 @@ _FIELDS = (
 )
 EMPTY_TITLE = "This memory is empty"
 EMPTY_TEXT = (
-    "Drag PDF, TXT or Markdown files (or folders of them) onto this window, or use File ▸ "
+    f"Drag documents ({READABLE}), or folders of them, onto this window, or use File ▸ "
     "Add documents. You will see an estimate before anything is sent to the LLM."
 )
 

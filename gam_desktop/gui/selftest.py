@@ -1,5 +1,7 @@
 """`gam-desktop --self-test`: the whole app exercised offscreen against the scripted local
-endpoint — open a memory, add the sample documents, ask a question, roll the build back.
+endpoint — open a memory, add the sample documents and one document of every other format
+(Word, PowerPoint, EPUB, HTML, e-mail: the packaged app carries each converter), ask a
+question, roll the build back.
 Exits 0 when every step did what it should (the packaged app runs this after a build)."""
 
 from __future__ import annotations
@@ -73,11 +75,18 @@ def run() -> int:
 
 
 def steps(app, window, memory: Path, samples: Path) -> None:
+    from gam_desktop.selfcheck.formats import one_of_each
+
     if not window.open_memory(memory):
         raise RuntimeError("the memory could not be opened")
-    window.add_paths(sorted(samples.iterdir()))
+    formats = one_of_each(memory.parent / "formats")
+    window.add_paths([*sorted(samples.iterdir()), *formats.values()])
     _wait(app, lambda: not window.tasks.running() and window.tree.memory_count() > 0, "the build")
     built = window.tree.memory_count()
+    meta = window.session.workflow.folder.read_meta()
+    unread = [p.name for p in formats.values() if not meta or p.name not in meta.source_files]
+    if unread:
+        raise RuntimeError(f"not built from {', '.join(unread)}")
     window.chat.input.setPlainText("What is BERT?")
     window.chat.send.click()
     _wait(
