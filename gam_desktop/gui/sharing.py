@@ -76,7 +76,16 @@ class EndpointService(QObject):
         )
         app, endpoint = create_app(config, on_served=lambda _q: self.served.emit(endpoint.served))
         server = uvicorn.Server(
-            uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)
+            uvicorn.Config(
+                app,
+                host="127.0.0.1",
+                port=port,
+                log_level="warning",
+                access_log=False,
+                # uvicorn's own logging setup asks sys.stdout.isatty(): a windowed app has no
+                # stdout (None). Its loggers reach the app's log file through the root logger.
+                log_config=None,
+            )
         )
         thread = threading.Thread(target=self._serve, args=(server, port), daemon=True)
         self._server, self._thread = server, thread
