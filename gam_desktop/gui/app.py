@@ -7,16 +7,18 @@ import logging
 import logging.handlers
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import cast
 
 from PySide6.QtCore import QCoreApplication, QSettings, QStandardPaths, QTimer
 from PySide6.QtGui import QIcon
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QMessageBox
 
 from gam_desktop import __version__, keystore
 from gam_desktop.engine.llm.tokenizer import resources_dir
 from gam_desktop.gui import theme
+from gam_desktop.gui.app_lock import Elsewhere, ask_to_raise
 from gam_desktop.gui.main_window import MainWindow
 from gam_desktop.gui.settings import load
 from gam_desktop.gui.workers import call_in_daemon
@@ -97,6 +99,34 @@ def parser() -> argparse.ArgumentParser:
     return parse
 
 
+def defer_to_other_window(
+    root: Path, tell: Callable[[str, str], object] | None = None
+) -> int | None:
+    """The exit code of this start when another GAM Desktop window has `root` open: it was
+    asked to come to the front and did (0), or did not answer (1, once `tell` has said so);
+    None when no other window has it (this start goes on)."""
+    answer = ask_to_raise(root)
+    if answer is Elsewhere.NOT_OPEN:
+        return None
+    if answer is Elsewhere.RAISED:
+        log.info("%s is open in another window, which came to the front", root)
+        if sys.stdout is not None:  # None in a windowed build on Windows
+            print(f"{root} is already open in GAM Desktop: its window was brought to the front.")
+        return 0
+    log.warning("%s is open in another window, which did not answer", root)
+    (tell or _warn)(
+        "This memory is already open",
+        f"{root} is open in another GAM Desktop window, which did not answer when asked to "
+        "come to the front (it may be busy, or have stopped responding). Switch to that "
+        "window yourself, or close it, then open the memory again.",
+    )
+    return 1
+
+
+def _warn(title: str, text: str) -> None:
+    QMessageBox.warning(None, title, text)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv if argv is not None else sys.argv[1:])
     set_identity()
@@ -109,6 +139,12 @@ def main(argv: list[str] | None = None) -> int:
     app = make_app(sys.argv[:1])
     store = QSettings()
     prefs = load(store)
+    folder = args.folder or next((f for f in prefs.recent_folders if Path(f).is_dir()), None)
+    if folder:  # open in another window already: that one comes to the front instead
+        code = defer_to_other_window(Path(folder))
+        if code is not None:
+            app.shutdown()
+            return code
     window = MainWindow(prefs, store, api_key=os.environ.get("OPENAI_API_KEY"))
     window.show()
     endpoint = prefs.base_url
@@ -119,7 +155,6 @@ def main(argv: list[str] | None = None) -> int:
         lambda error: log.warning("keychain: %s", error),
     )
     window.tasks.start("warm-up", lambda w, c: warm_up())
-    folder = args.folder or next((f for f in prefs.recent_folders if Path(f).is_dir()), None)
     if os.environ.get("GAM_EXIT_WHEN_SHOWN"):  # for start-up measurements: see bench_frozen
         if folder:
             window.open_memory(Path(folder))
