@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import logging
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from gam_desktop.gui.app import log_folder, set_identity, setup_logging
 from tests.documents import topic_document
+
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 @pytest.mark.linux_only(
@@ -37,12 +42,44 @@ def test_the_app_starts_opens_a_memory_and_logs(
     assert out.returncode == 0, out.stderr
     assert "window shown" in out.stdout
     logs = list(home.rglob("gam-desktop.log"))
-    assert len(logs) == 1 and "GAM Desktop 0.1.0 starting" in logs[0].read_text()
-    assert logs[0].parent.parent.name == "GAM Desktop"  # the app's own folder, not a shared one
+    assert logs == [home / documented_log().removeprefix("~/")]  # where the README says
+    assert "GAM Desktop 0.1.0 starting" in logs[0].read_text()
     everything = "".join(p.read_text(errors="ignore") for p in home.rglob("*") if p.is_file())
     assert "sk-never-logged" not in everything  # not in logs, not in settings
     settings = next(home.rglob("GAM Desktop.conf")).read_text()
     assert str(memory_dir) in settings  # the folder is remembered for next time
+
+
+def documented_log() -> str:
+    """The log file's path on Linux as README.md's "Where things live" table gives it."""
+    row = next(line for line in README.read_text().splitlines() if line.startswith("| logs |"))
+    found = re.search(r"`(~/[^`]+)`", row)
+    assert found is not None, row
+    return found.group(1)
+
+
+@pytest.mark.linux_only("the README's path is Linux's ($XDG_DATA_HOME, ~/.local/share)")
+def test_the_log_is_written_where_the_readme_says(tmp_path: Path, monkeypatch) -> None:
+    """In this test's own data folder ($XDG_DATA_HOME, which the README says wins), at the
+    documented path below ~/.local/share; Help ▸ Open log folder and About name the same."""
+    data = tmp_path / "data"
+    monkeypatch.setenv("XDG_DATA_HOME", str(data))
+    assert "`$XDG_DATA_HOME`" in next(
+        line for line in README.read_text().splitlines() if line.startswith("| logs |")
+    )
+    set_identity()
+    root = logging.getLogger()
+    before = list(root.handlers)
+    try:
+        folder = setup_logging()
+        logging.getLogger("gam_desktop").warning("a line for the log")
+    finally:
+        for handler in set(root.handlers) - set(before):
+            root.removeHandler(handler)
+            handler.close()
+    log_file = data / documented_log().removeprefix("~/.local/share/")
+    assert folder == log_folder() == log_file.parent
+    assert "a line for the log" in log_file.read_text()
 
 
 def test_version_and_help() -> None:
