@@ -78,6 +78,13 @@ def _form(rows: Sequence[tuple[str, QWidget]]) -> QFormLayout:
     return form
 
 
+def _align(labels: list[QWidget]) -> None:
+    """One label column across forms (each group box has a form of its own)."""
+    width = max(label.sizeHint().width() for label in labels)
+    for label in labels:
+        label.setMinimumWidth(width)
+
+
 def _ask_for_models(settings: LLMSettings) -> list[str] | LLMError:
     """The server's models, or what went wrong (a value: the answer crosses threads)."""
     try:
@@ -100,6 +107,9 @@ class SettingsDialog(QDialog):
         self._keychain_timer = self._timer(self._keychain_timed_out, KEYCHAIN_TIMEOUT * 1000)
         self._model_timer = self._timer(self.refresh_models, MODEL_LIST_DELAY_MS)
         self.tabs = QTabWidget()
+        # Two short tabs: no scroll buttons (the bold selected tab made room for them).
+        self.tabs.setUsesScrollButtons(False)
+        self.tabs.tabBar().setElideMode(Qt.TextElideMode.ElideNone)
         self.tabs.addTab(self._basic(prefs, api_key), "&Basic")
         self.tabs.addTab(self._advanced(prefs), "&Advanced")
         self.report = QLabel()
@@ -186,15 +196,10 @@ class SettingsDialog(QDialog):
         self.timeout.setSuffix(" s")
         self.git_path = QLineEdit(prefs.git_path)
         self.git_path.setPlaceholderText("found on PATH when empty")
-        page = QWidget()
-        layout = QVBoxLayout(page)
         groups: list[tuple[str, list[tuple[str, QWidget]]]] = [
             (
-                "Temperatures (0 keeps to the likeliest words; higher varies more)",
-                [
-                    ("Building", self.builder_temperature),
-                    ("Chat", self.chat_temperature),
-                ],
+                "Temperature (0 keeps to the likeliest words; higher varies more)",
+                [("For building", self.builder_temperature), ("For chat", self.chat_temperature)],
             ),
             (
                 "Building",
@@ -206,18 +211,28 @@ class SettingsDialog(QDialog):
             ),
             (
                 "The server",
-                [
-                    ("Parallel LLM calls", self.workers),
-                    ("Time limit per call", self.timeout),
-                ],
+                [("Parallel LLM calls", self.workers), ("Time limit per call", self.timeout)],
             ),
             ("History", [("git executable", self.git_path)]),
         ]
+        page = QWidget()
+        layout = QVBoxLayout(page)
+        labels: list[QWidget] = []
         for title, rows in groups:
             group = QGroupBox(title)
-            group.setLayout(_form(rows))
+            form = _form(rows)
+            # Numbers keep their size (a spin box across the dialog reads badly); git grows.
+            form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.ExpandingFieldsGrow)
+            group.setLayout(form)
             layout.addWidget(group)
+            labels += [w for _, field in rows if (w := form.labelForField(field)) is not None]
         layout.addStretch(1)
+        _align(labels)
+        self.builder_temperature.setAccessibleName("Temperature for building")
+        self.chat_temperature.setAccessibleName("Temperature for chat")
+        for _, rows in groups[:3]:  # the numbers, of one width
+            for _, number in rows:
+                number.setMinimumWidth(110)
         return page
 
     def _preset(self, name: str) -> None:
