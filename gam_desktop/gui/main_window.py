@@ -108,6 +108,7 @@ class MainWindow(QMainWindow):
         self.operations.settled.connect(self._settled)
         self.operations.status.connect(self.status_label.setText)
         self.session.opened.connect(self._show_memory)
+        self.session.app_lock.raise_requested.connect(self.bring_to_front)
         for view in (self.tree, self.preview, self.history, self.chat):
             self.session.memory_changed.connect(view.memory_changed)
         self._wire_conversations()
@@ -425,6 +426,14 @@ class MainWindow(QMainWindow):
                 self.tell("The key was not saved", dialog.keychain_message)
             if self.workflow is not None:
                 self.open_memory(self.workflow.folder.root)
+
+    def bring_to_front(self) -> None:
+        """The app was started again on this memory: this window is shown instead."""
+        if self.isMinimized():
+            self.showNormal()
+        self.show()
+        self.raise_()
+        self.activateWindow()
 
     def set_api_key(self, key: str | None) -> None:
         """The key arrived from the keychain (read off the GUI thread at start-up)."""

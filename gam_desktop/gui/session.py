@@ -62,7 +62,7 @@ class MemorySession(QObject):
         self.prompter = prompter
         self.workflow: Workflow | None = None
         self.watcher: FolderWatcher | None = None
-        self.app_lock = AppLock()
+        self.app_lock = AppLock(self)  # and the door a second start knocks on
         self.history_off = False  # git was not found when the memory was opened
         self._own: Changes | None = None  # what this window's last operation changed
         self._watched.connect(self._outside_edit)

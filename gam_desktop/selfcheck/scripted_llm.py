@@ -75,16 +75,19 @@ def _http_failure(fault: Fault | None) -> tuple[int, str, dict[str, str]] | None
 class ServerState:
     latency_s: float = 0.0
     reject: set[str] = field(default_factory=set)  # "json_schema", "json_object", "tools"
+    models: list[str] = field(default_factory=lambda: ["scripted"])  # what GET /models lists
     faults: list[Fault] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     in_flight: int = 0
     max_in_flight: int = 0  # the most requests served at once: proves client parallelism
 
-    def take_fault(self, task: str) -> Fault | None:
+    def take_fault(self, task: str, named_only: bool = False) -> Fault | None:
+        """The next fault for `task`: one naming it, or (unless `named_only`) one for any."""
+        wanted = (task,) if named_only else (None, task)
         with self.lock:
             for fault in self.faults:
-                if fault.times > 0 and fault.task in (None, task):
+                if fault.times > 0 and fault.task in wanted:
                     fault.times -= 1
                     return fault
         return None
@@ -465,10 +468,16 @@ class Handler(BaseHTTPRequestHandler):
         )
 
     def do_GET(self) -> None:
-        if self.path.rstrip("/").endswith("/models"):
-            self._send(200, {"object": "list", "data": [{"id": "scripted", "object": "model"}]})
-        else:
+        if not self.path.rstrip("/").endswith("/models"):
             self._error(404, "not found")
+            return
+        # Only faults naming "models" spoil the list: the others are for completions.
+        failure = _http_failure(self.server.state.take_fault("models", named_only=True))
+        if failure is not None:
+            self._error(*failure)
+            return
+        listed = [{"id": name, "object": "model"} for name in self.server.state.models]
+        self._send(200, {"object": "list", "data": listed})
 
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)

@@ -116,3 +116,40 @@ def test_screenshot_in_dark_mode(qtbot, window, llm_server, tmp_path) -> None:
     finally:
         app.setPalette(before)
         apply_theme(app)
+
+
+def test_screenshots_of_settings_in_both_schemes(qtbot, window, prefs, llm_server, tmp_path):
+    """Settings' Basic tab (the server's models listed, then a refused key said in words)
+    and its Advanced tab, in the light and the dark scheme."""
+    from PySide6.QtWidgets import QApplication
+
+    from gam_desktop.gui import theme
+    from gam_desktop.selfcheck.scripted_llm import Fault
+
+    folder = Path(os.environ.get("GAM_SCREENSHOTS") or tmp_path / "screenshots")
+    folder.mkdir(parents=True, exist_ok=True)
+    app = QApplication.instance()
+    llm_server.state.models = ["scripted", "qwen2.5:7b-instruct", "llama3.2:3b"]
+    shots = []
+    try:
+        for scheme in (theme.LIGHT_CHOICE, theme.DARK_CHOICE):
+            theme.choose(app, scheme)
+            dialog = SettingsDialog(prefs, "sk-test-key", window)
+            qtbot.addWidget(dialog)
+            dialog.show()
+            wait(qtbot, lambda d=dialog: d.builder_model.count() == 3)
+            shots.append(folder / f"10-settings-basic-{scheme}.png")
+            assert dialog.grab().save(str(shots[-1]))
+            llm_server.state.faults.append(Fault("401", task="models"))
+            dialog.refresh_models()
+            wait(qtbot, lambda d=dialog: "refused" in d.models_status.text())
+            app.processEvents()  # the longer words' layout, before the picture
+            shots.append(folder / f"10-settings-basic-refused-{scheme}.png")
+            assert dialog.grab().save(str(shots[-1]))
+            dialog.tabs.setCurrentIndex(1)
+            shots.append(folder / f"11-settings-advanced-{scheme}.png")
+            assert dialog.grab().save(str(shots[-1]))
+            dialog.close()
+    finally:
+        theme.choose(app, theme.SYSTEM)
+    assert all(p.stat().st_size > 10_000 for p in shots)
