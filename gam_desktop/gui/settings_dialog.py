@@ -107,6 +107,7 @@ class SettingsDialog(QDialog):
         self._keychain_timer = self._timer(self._keychain_timed_out, KEYCHAIN_TIMEOUT * 1000)
         self._model_timer = self._timer(self.refresh_models, MODEL_LIST_DELAY_MS)
         self.tabs = QTabWidget()
+        self.tabs.setAccessibleName("Settings pages")
         # Two short tabs: no scroll buttons (the bold selected tab made room for them).
         self.tabs.setUsesScrollButtons(False)
         self.tabs.tabBar().setElideMode(Qt.TextElideMode.ElideNone)

@@ -214,8 +214,13 @@ def test_whatever_has_the_keyboard_shows_it(qtbot, window, prefs, tmp_path: Path
     settings.show()
     settings.activateWindow()
     wait(qtbot, settings.isActiveWindow)
-    for widget in (settings.provider, settings.workers):  # rung by a focus frame
-        settings.base_url.setFocus(Qt.FocusReason.TabFocusReason)
+    for page, widget, elsewhere in (  # rung by a focus frame, on their tab
+        (0, settings.provider, settings.base_url),
+        (1, settings.workers, settings.git_path),
+    ):
+        settings.tabs.setCurrentIndex(page)
+        elsewhere.setFocus(Qt.FocusReason.TabFocusReason)
+        wait(qtbot, elsewhere.hasFocus)
         before = edge(widget)
         widget.setFocus(Qt.FocusReason.TabFocusReason)
         wait(qtbot, widget.hasFocus)
