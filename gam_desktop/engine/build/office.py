@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import io
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -38,38 +38,39 @@ POWERPOINT = "PowerPoint presentation"
 
 
 def load_docx(path: Path, data: bytes) -> SourceDocument:
-    open_package(path, data, WORD).close()
-    from docx import Document
+    def parse() -> TextBlocks:
+        from docx import Document
 
-    try:
-        blocks = _word_blocks(Document(io.BytesIO(data)))
-    except (DocumentError, RecursionError):
-        raise
-    except Exception as exc:  # python-docx and lxml raise many types on broken parts
-        raise DocumentError(
-            f"{path.name}: could not be read as {a(WORD)} (damaged?): {exc}"
-        ) from exc
-    if not blocks.text:
-        blocks.warnings.append(f"{path.name}: no text found in the {WORD}; skipped")
-    return blocks.document(path, data)
+        return _word_blocks(Document(io.BytesIO(data)))
+
+    return _load(path, data, WORD, parse, "")
 
 
 def load_pptx(path: Path, data: bytes) -> SourceDocument:
-    open_package(path, data, POWERPOINT).close()
-    from pptx import Presentation
+    def parse() -> TextBlocks:
+        from pptx import Presentation
 
+        return _deck_blocks(Presentation(io.BytesIO(data)))
+
+    return _load(path, data, POWERPOINT, parse, " (pictures only?)")
+
+
+def _load(
+    path: Path, data: bytes, kind: str, parse: Callable[[], TextBlocks], empty_hint: str
+) -> SourceDocument:
+    """One Office package of `kind` read by `parse` (imported on first use): a damaged one
+    is a DocumentError naming the file, one without text a warning that skips it."""
+    open_package(path, data, kind).close()
     try:
-        blocks = _deck_blocks(Presentation(io.BytesIO(data)))
+        blocks = parse()
     except (DocumentError, RecursionError):
         raise
-    except Exception as exc:  # python-pptx and lxml raise many types on broken parts
+    except Exception as exc:  # python-docx, python-pptx and lxml raise many types
         raise DocumentError(
-            f"{path.name}: could not be read as {a(POWERPOINT)} (damaged?): {exc}"
+            f"{path.name}: could not be read as {a(kind)} (damaged?): {exc}"
         ) from exc
     if not blocks.text:
-        blocks.warnings.append(
-            f"{path.name}: no text found in the {POWERPOINT} (pictures only?); skipped"
-        )
+        blocks.warnings.append(f"{path.name}: no text found in the {kind}{empty_hint}; skipped")
     return blocks.document(path, data)
 
 
