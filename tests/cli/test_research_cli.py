@@ -9,21 +9,14 @@ from pathlib import Path
 import pytest
 
 from tests.clirun import run_cli
-from tests.engine.test_answers import COMPANIES, policy
+from tests.engine.test_answers import built_policies
 
 COMPARE = "Compare the escalation time of Acme Corp and Borealis Systems"
 
 
 @pytest.fixture
 def memory(make_workflow, tmp_path: Path) -> Path:
-    files = []
-    for company, (page, escalate, tool) in COMPANIES.items():
-        path = tmp_path / f"{company.split()[0].lower()}_oncall.md"
-        path.write_text(policy(company, page, escalate, tool))
-        files.append(path)
-    workflow = make_workflow(min_tokens=20, max_tokens=90)
-    workflow.add(files=files)
-    return workflow.folder.root
+    return built_policies(make_workflow, tmp_path).folder.root
 
 
 def research(args: list[str], base_url: str) -> subprocess.CompletedProcess:

@@ -12,7 +12,7 @@ import pytest
 from PySide6.QtCore import QUrl
 
 from gam_desktop.engine.research.agent import ResearchStep
-from tests.engine.test_answers import COMPANIES, policy
+from tests.engine.test_answers import built_policies
 from tests.gui.test_main_window import idle, newest_is, wait
 
 pytestmark = pytest.mark.timeout(180)
@@ -21,14 +21,7 @@ COMPARE = "Compare the escalation time of Acme Corp and Borealis Systems"
 
 @pytest.fixture
 def memory(make_workflow, tmp_path: Path) -> Path:
-    files = []
-    for company, (page, escalate, tool) in COMPANIES.items():
-        path = tmp_path / f"{company.split()[0].lower()}_oncall.md"
-        path.write_text(policy(company, page, escalate, tool))
-        files.append(path)
-    workflow = make_workflow(min_tokens=20, max_tokens=90)
-    workflow.add(files=files)
-    return workflow.folder.root
+    return built_policies(make_workflow, tmp_path).folder.root
 
 
 def research(window, question: str) -> None:

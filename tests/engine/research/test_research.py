@@ -20,7 +20,7 @@ from gam_desktop.engine.store.folder import MemoryFolder
 from gam_desktop.engine.store.markdown import parse_memory
 from gam_desktop.engine.store.naming import sanitize_folder_name
 from gam_desktop.selfcheck.scripted_llm import Fault
-from tests.engine.test_answers import COMPANIES, policy
+from tests.engine.test_answers import built_policies
 
 COMPARE = "Compare the escalation time of Acme Corp and Borealis Systems"
 FOLLOW_UP = "What is the escalation time of Acme Corp; and at Cobalt Labs?"
@@ -29,14 +29,7 @@ FOLLOW_UP = "What is the escalation time of Acme Corp; and at Cobalt Labs?"
 @pytest.fixture
 def memory(make_workflow, tmp_path: Path):
     """Three on-call policies with the same headings and different numbers, built."""
-    files = []
-    for company, (page, escalate, tool) in COMPANIES.items():
-        path = tmp_path / f"{company.split()[0].lower()}_oncall.md"
-        path.write_text(policy(company, page, escalate, tool))
-        files.append(path)
-    workflow = make_workflow(min_tokens=20, max_tokens=90)
-    workflow.add(files=files)
-    return workflow
+    return built_policies(make_workflow, tmp_path)
 
 
 def research_tasks(server) -> list[str]:
