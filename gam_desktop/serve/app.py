@@ -25,10 +25,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from gam_desktop.engine.history import journal
 from gam_desktop.engine.llm import LLMSettings
 from gam_desktop.engine.progress import ProgressEvent
 from gam_desktop.engine.store.changes import Changes
 from gam_desktop.engine.store.folder import MemoryFolder
+from gam_desktop.engine.store.lock import writer_lock
 from gam_desktop.engine.workflow import Workflow
 from gam_desktop.serve import retrieval
 from gam_desktop.serve.auth import MAX_BODY, Guard
@@ -99,9 +101,17 @@ class MemoryEndpoint:
     # -- routes --------------------------------------------------------------------------
 
     async def health(self, _request: Request) -> Response:
-        memory = MemoryFolder(self.config.gam_dir).is_memory()
+        folder = MemoryFolder(self.config.gam_dir)
+        status = "ok" if folder.is_memory() else "not a memory"
+        if await anyio.to_thread.run_sync(_interrupted, folder):
+            # a crash left an operation half-done: every turn fails until it is recovered
+            status = "needs recovery"
         return JSONResponse(
-            {"status": "ok" if memory else "not a memory", "pending_turns": self.writer.pending()}
+            {
+                "status": status,
+                "pending_turns": self.writer.pending(),
+                "failed_turns": len(self.writer.stats.failed),
+            }
         )
 
     async def models(self, _request: Request) -> Response:
@@ -115,6 +125,8 @@ class MemoryEndpoint:
         messages = body.get("messages")
         if not isinstance(messages, list) or not messages:
             raise ServeError(400, "'messages' must be a non-empty list of messages.")
+        if not all(isinstance(m, dict) for m in messages):  # ["hi"] was a 500
+            raise ServeError(400, "Each of 'messages' must be an object with a role.")
         query = retrieval.query_of(messages)
         found = await anyio.to_thread.run_sync(self._read, query)
         forward = {
@@ -160,6 +172,18 @@ class MemoryEndpoint:
             return
         pending.answer = text
         self.writer.submit(pending)
+
+
+def _interrupted(folder: MemoryFolder) -> bool:
+    """An operation a crash left half-done (never one running now: its writer holds the
+    lock)."""
+    if journal.read(folder) is None:
+        return False
+    try:
+        with writer_lock(folder, timeout=0):
+            return journal.read(folder) is not None
+    except Exception:  # busy (an operation is running) or not writable: not interrupted
+        return False
 
 
 async def _json_body(request: Request) -> dict[str, Any]:

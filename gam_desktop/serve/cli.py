@@ -11,9 +11,10 @@ import uvicorn
 from pydantic import SecretStr
 
 from gam_desktop import keystore
-from gam_desktop.cli.common import entry_point, reason, settings_for, whole
+from gam_desktop.cli.common import entry_point, reason, recover_hint, settings_for, whole
 from gam_desktop.engine.llm import LLMSettings
 from gam_desktop.engine.store.folder import MemoryFolder
+from gam_desktop.engine.workflow import Workflow
 from gam_desktop.serve.app import ServeConfig, create_app
 from gam_desktop.serve.auth import (
     DEFAULT_PORT,
@@ -74,6 +75,12 @@ def serve_main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:
         print(f"gam-serve: {reason(exc)}", file=sys.stderr)
         return 2
+    if config.learn and Workflow(gam_dir=root, settings=config.settings).interrupted():
+        # every turn would fail (logged only) until the half-done operation is recovered
+        print(
+            f"gam-serve: warning: turns will not be saved: {recover_hint(args.gam_dir)}",
+            file=sys.stderr,
+        )
     app, _endpoint = create_app(config)
     if not config.loopback_only:
         print(

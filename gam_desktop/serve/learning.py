@@ -25,8 +25,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from gam_desktop.engine.chats.library import ConversationNotFound
 from gam_desktop.engine.models import utc_now
-from gam_desktop.engine.workflow import Workflow
+from gam_desktop.engine.workflow import ChatTurn, Workflow
 from gam_desktop.serve.retrieval import text_of
 
 log = logging.getLogger(__name__)
@@ -119,13 +120,10 @@ class TurnWriter:
         conversation = pending.conversation_id or self._conversations.get(
             history_key(pending.history)
         )
-        turn = self.workflow.save_turn(
-            pending.question,
-            pending.answer,
-            conversation,
-            sources=pending.sources,
-            at=pending.at,
-        )
+        try:
+            turn = self._save(pending, conversation)
+        except ConversationNotFound:  # a stale or made-up id from the client: a new one
+            turn = self._save(pending, None)
         self.stats.saved += 1
         if turn.conversation_id:
             after = [
@@ -141,3 +139,12 @@ class TurnWriter:
             self.stats.learned += 1
         if self.on_saved is not None:
             self.on_saved(pending)
+
+    def _save(self, pending: PendingTurn, conversation: str | None) -> ChatTurn:
+        return self.workflow.save_turn(
+            pending.question,
+            pending.answer,
+            conversation,
+            sources=pending.sources,
+            at=pending.at,
+        )

@@ -90,16 +90,20 @@ class Upstream:
     async def _relay(
         self, response: httpx2.Response, on_done: Callable[[str], None]
     ) -> AsyncIterator[bytes]:
-        text, pending, done = "", b"", False
+        text, pending, done, finished = "", b"", False, False
         try:
             async for chunk in response.aiter_raw():
                 *lines, pending = (pending + chunk).split(b"\n")
                 text += "".join(_delta_text(line) for line in lines)
+                finished = finished or any(_finish_reason(line) for line in lines)
                 if not done and any(line.strip() == b"data: [DONE]" for line in lines):
                     done = True
                     on_done(text)
                 yield chunk
-            if not done:  # a server that ends its stream without [DONE]
+            # A server that ends its stream without [DONE] has still said it finished (a
+            # finish_reason); one that just closed the connection cut the reply short:
+            # a truncated answer is not saved as if it were whole.
+            if not done and (finished or _finish_reason(pending)):
                 on_done(text + _delta_text(pending))
         except httpx2.HTTPError as exc:  # cut off mid-stream: the client sees an error event
             message = f"The LLM stopped answering mid-reply: {type(exc).__name__}."
@@ -148,6 +152,17 @@ def _message_text(body: dict[str, Any]) -> str:
     except (KeyError, IndexError, TypeError, AttributeError):
         return ""
     return content if isinstance(content, str) else ""
+
+
+def _finish_reason(line: bytes) -> bool:
+    """Whether an SSE line is a chunk saying why the reply ended ("stop", "length", …)."""
+    line = line.strip()
+    if not line.startswith(b"data:") or b"finish_reason" not in line:
+        return False
+    try:
+        return bool(json.loads(line[5:])["choices"][0].get("finish_reason"))
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError):
+        return False
 
 
 def _delta_text(line: bytes) -> str:

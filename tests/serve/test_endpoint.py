@@ -3,8 +3,11 @@ scripted server upstream."""
 
 from __future__ import annotations
 
+import json
+import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 
@@ -16,10 +19,10 @@ from gam_desktop.engine.chats.library import list_conversations
 from gam_desktop.engine.chats.record import parse
 from gam_desktop.engine.facts.record import read_facts
 from gam_desktop.engine.llm import LLMSettings
-from gam_desktop.engine.store.folder import MemoryFolder
+from gam_desktop.engine.store.folder import JOURNAL_FILE, MemoryFolder
 from gam_desktop.engine.store.lock import writer_lock
 from gam_desktop.selfcheck.scripted_llm import Fault, RunningServer
-from gam_desktop.serve.app import MemoryEndpoint, ServeConfig, create_app
+from gam_desktop.serve.app import CONVERSATION_HEADER, MemoryEndpoint, ServeConfig, create_app
 from tests.repos import git
 from tests.serve.running import running
 
@@ -276,3 +279,117 @@ def test_turns_wait_for_another_writer_and_none_is_lost(served: Served, memory: 
     assert saved == sorted(questions)
     assert sum(s.startswith("Chat: ") for s in commits(memory)) == 6
     assert git(memory, "status", "--porcelain", "--", "conversations") == ""
+
+
+# -- under attack (review of issue 16): malformed requests, an upstream cutting its
+# stream short, a memory a crash left half-written, an unknown conversation id ----------
+
+HEADERS = {"Authorization": f"Bearer {TOKEN}"}
+
+
+def test_messages_that_are_not_objects_are_a_400_not_a_500(served: Served) -> None:
+    url = f"{served.url}/v1/chat/completions"
+    for messages in (["hi"], [None], [{"role": "user", "content": "hi"}, 3]):
+        reply = httpx2.post(url, json={"model": "gam", "messages": messages}, headers=HEADERS)
+        assert reply.status_code == 400, messages
+        assert reply.json()["error"]["type"] == "invalid_request_error"
+
+
+def _sse(content: str, finish: str | None = None) -> bytes:
+    chunk = {"choices": [{"index": 0, "delta": {"content": content}, "finish_reason": finish}]}
+    return b"data: " + json.dumps(chunk).encode() + b"\n\n"
+
+
+@contextmanager
+def raw_upstream(reply: Callable[[socket.socket], None]) -> Iterator[str]:
+    """An upstream that answers every request with `reply` on the bare socket (what a
+    crashing server sends), then closes the connection."""
+    server = socket.create_server(("127.0.0.1", 0))
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = server.accept()
+            except OSError:
+                return
+            with conn:
+                head = b""
+                while b"\r\n\r\n" not in head:
+                    head += conn.recv(65536)
+                reply(conn)
+
+    threading.Thread(target=serve, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.getsockname()[1]}/v1"
+    finally:
+        server.close()
+
+
+def _streamed(config: ServeConfig, reply: Callable[[socket.socket], None]) -> str:
+    """Ask one streamed question through an upstream sending `reply`; the client's text."""
+    with raw_upstream(reply) as upstream:
+        settings = config.settings.model_copy(update={"base_url": upstream})
+        app, endpoint = create_app(replace(config, settings=settings))
+        with running(app) as url:
+            body = {
+                "model": "gam",
+                "stream": True,
+                "messages": [{"role": "user", "content": QUESTION}],
+            }
+            text = httpx2.post(f"{url}/v1/chat/completions", json=body, headers=HEADERS).text
+            assert endpoint.writer.drain(60)
+    return text
+
+
+HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
+
+
+def test_a_stream_the_upstream_cuts_short_is_not_saved_as_a_whole_answer(
+    config: ServeConfig, memory: Path
+) -> None:
+    """The upstream closes the connection mid-reply (no finish_reason, no [DONE]): the
+    client has what came, but the memory does not keep half an answer as the turn."""
+    text = _streamed(config, lambda conn: conn.sendall(HEAD + _sse("The rotation escalates")))
+    assert "The rotation escalates" in text
+    assert list_conversations(memory) == []
+
+
+def test_a_stream_that_finished_without_done_is_saved(config: ServeConfig, memory: Path) -> None:
+    """Some servers end with a finish_reason and never send [DONE]: that answer is whole."""
+    whole = HEAD + _sse("It escalates ") + _sse("to Maria Lopez.", finish="stop")
+    _streamed(config, lambda conn: conn.sendall(whole))
+    [saved] = list_conversations(memory)
+    assert (
+        parse((memory / saved.path).read_text()).turns[0].answer == "It escalates to Maria Lopez."
+    )
+
+
+def test_health_says_when_a_crash_left_the_memory_needing_recovery(
+    served: Served, memory: Path
+) -> None:
+    """gam-serve killed mid-commit leaves the journal: every later turn fails (logged only)
+    until recovery, so /health must not say "ok"."""
+    assert httpx2.get(f"{served.url}/health").json()["status"] == "ok"
+    journal = {"operation": "chat", "started": "2026-01-01T00:00:00+00:00", "head": None, "pid": 1}
+    (memory / JOURNAL_FILE).write_text(json.dumps(journal))
+    health = httpx2.get(f"{served.url}/health").json()
+    assert health["status"] == "needs recovery"
+    served.client().chat.completions.create(
+        model="gam", messages=[{"role": "user", "content": QUESTION}]
+    )
+    assert served.endpoint.writer.drain(60)
+    assert httpx2.get(f"{served.url}/health").json()["failed_turns"] == 1
+
+
+def test_an_unknown_conversation_id_starts_a_new_conversation(served: Served, memory: Path) -> None:
+    """A client naming a conversation that does not exist (stale, or from another memory)
+    still has its turn saved, as a new conversation, rather than silently lost."""
+    served.client().chat.completions.create(
+        model="gam",
+        messages=[{"role": "user", "content": QUESTION}],
+        extra_headers={CONVERSATION_HEADER: "no-such-conversation"},
+    )
+    assert served.endpoint.writer.drain(60)
+    assert served.endpoint.writer.stats.failed == []
+    [saved] = list_conversations(memory)
+    assert parse((memory / saved.path).read_text()).turns[0].question == QUESTION
