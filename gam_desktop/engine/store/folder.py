@@ -5,6 +5,7 @@ Layout (see README "The memory folder"):
   .gam/sources/<sha>.txt  the extracted text of every source document: the original
                           wording of each memory is text[span] of its source
   .gam/cache/             rebuildable indexes (ignored by git)
+  .gam/serve-queue/       turns gam-serve answered, until saved (ignored by git)
   README.md, <dir>/README.md, <dir>/<title>.md
 
 The view reads names and READMEs only; front matter is read per directory when a
