@@ -134,13 +134,15 @@ class TurnWriter:
         if not left:
             return
         saved = saved_turn_ids(self.workflow.folder.root)
+        again = 0
         for path, data in left:
             if data["id"] in saved:  # saved just before the kill, its file not yet removed
                 log.info("queued turn %s was already saved", data["id"])
                 disk.done(path)
                 continue
             self._queue.put(PendingTurn.from_data(data, path))
-        log.info("%d turn(s) left by the last run queued again", len(left))
+            again += 1
+        log.info("%d turn(s) the last run answered are queued again", again)
 
     def pending(self) -> int:
         return self._queue.unfinished_tasks
