@@ -569,13 +569,15 @@ class Workflow:
         sources: Sequence[str] = (),
         confidence: float | None = None,
         at: datetime | None = None,
+        turn_id: str | None = None,
     ) -> ChatTurn:
         """Record a turn answered elsewhere (another app through the memory's endpoint, an
-        imported chat) in a saved conversation, as `chat` would; no LLM call."""
+        imported chat) in a saved conversation, as `chat` would; no LLM call. `turn_id` is
+        kept in the turn's data (gam-serve's queue finds it there after a crash)."""
         record, path = self._conversation(question, conversation_id, at)
         conversation = working_memory(record)  # folding without the LLM: first sentences
         conversation.add(question, answer)
-        turn = Turn(at or utc_now(), question, answer, list(sources), confidence)
+        turn = Turn(at or utc_now(), question, answer, list(sources), confidence, turn_id)
         result = ChatResult(question=question, answer=answer, sources=list(sources))
         return self._save_turn(record, path, turn, conversation, result)
 

@@ -38,6 +38,7 @@ from gam_desktop.serve.errors import HANDLERS, ServeError
 from gam_desktop.serve.index import FreshIndex
 from gam_desktop.serve.learning import PendingTurn, TurnWriter
 from gam_desktop.serve.retrieval import Passage, ReadOptions
+from gam_desktop.serve.turnqueue import TurnQueue
 from gam_desktop.serve.upstream import Upstream
 
 SOURCES_HEADER = "x-gam-sources"
@@ -74,7 +75,7 @@ class MemoryEndpoint:
             progress=self._progress,
             on_change=self._changed,
         )
-        self.writer = TurnWriter(workflow)
+        self.writer = TurnWriter(workflow, disk=TurnQueue(config.gam_dir))
         self.on_served = on_served
         self.served = 0
 
@@ -90,7 +91,7 @@ class MemoryEndpoint:
     @contextlib.asynccontextmanager
     async def lifespan(self, _app: Starlette) -> AsyncIterator[None]:
         await anyio.to_thread.run_sync(self.index.start)
-        self.writer.start()
+        await anyio.to_thread.run_sync(self.writer.start)  # replays what a kill left
         try:
             yield
         finally:

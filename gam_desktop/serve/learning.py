@@ -4,7 +4,9 @@ the reply has gone out, by one background thread.
 One thread, one queue: turns are written in the order they were answered, each as its own
 operation ("Chat: …", then "Learned …"), through the memory's writer lock like any other
 writer; while the app or a CLI holds the lock the queue waits and nothing is dropped.
-Stopping drains the queue first.
+Stopping drains the queue first. With a `TurnQueue` each turn is also on disk from before it
+is handed over until it is saved, and what a killed run left is written at the next start
+(turnqueue.py says how a turn is never saved twice).
 
 Which conversation a turn belongs to: an OpenAI client sends the whole history with every
 request, so the history before the new question names the conversation. The key of the
@@ -20,15 +22,19 @@ import json
 import logging
 import queue
 import threading
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
-from gam_desktop.engine.chats.library import ConversationNotFound
+from gam_desktop.engine.chats.library import ConversationNotFound, saved_turn_ids
 from gam_desktop.engine.models import utc_now
+from gam_desktop.engine.store.markdown import parse_time
 from gam_desktop.engine.workflow import ChatTurn, Workflow
 from gam_desktop.serve.retrieval import text_of
+from gam_desktop.serve.turnqueue import TurnQueue
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +57,32 @@ class PendingTurn:
     sources: list[str] = field(default_factory=list)
     conversation_id: str | None = None  # named by the client
     at: datetime = field(default_factory=utc_now)
+    id: str = field(default_factory=lambda: uuid.uuid4().hex)  # kept in the saved turn
+    file: Path | None = None  # its file in the queue on disk, until it is saved
+
+    def data(self) -> dict[str, Any]:
+        return {
+            "history": self.history,
+            "question": self.question,
+            "answer": self.answer,
+            "sources": self.sources,
+            "conversation_id": self.conversation_id,
+            "at": self.at.isoformat(),
+        }
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any], file: Path) -> PendingTurn:
+        conversation = data.get("conversation_id")
+        return cls(
+            history=[m for m in data["history"] if isinstance(m, dict)],
+            question=data["question"],
+            answer=data["answer"],
+            sources=[str(s) for s in data["sources"]],
+            conversation_id=conversation if isinstance(conversation, str) else None,
+            at=parse_time(data["at"]) or utc_now(),
+            id=data["id"],
+            file=file,
+        )
 
 
 @dataclass
@@ -65,10 +97,17 @@ _STOP = object()
 
 class TurnWriter:
     """Saves turns and learns from them on one thread of its own. `workflow` is used only
-    by that thread (a Workflow's repository is not shared between threads)."""
+    by that thread (a Workflow's repository is not shared between threads). With `disk`,
+    turns are queued on disk too (see turnqueue.py)."""
 
-    def __init__(self, workflow: Workflow, on_saved: Callable[[PendingTurn], None] | None = None):
+    def __init__(
+        self,
+        workflow: Workflow,
+        on_saved: Callable[[PendingTurn], None] | None = None,
+        disk: TurnQueue | None = None,
+    ):
         self.workflow = workflow
+        self.disk = disk
         self.on_saved = on_saved
         self.stats = WriterStats()
         self.waited = threading.Event()  # set once a turn waited for another writer's lock
@@ -77,10 +116,33 @@ class TurnWriter:
         self._thread = threading.Thread(target=self._run, name="gam-serve-writer", daemon=True)
 
     def start(self) -> None:
+        """Queue what a previous run left on disk (before any new turn), then start."""
+        if self.disk is not None:
+            self._replay(self.disk)
         self._thread.start()
 
     def submit(self, turn: PendingTurn) -> None:
+        if self.disk is not None:
+            try:
+                turn.file = self.disk.put(turn.id, turn.data())
+            except OSError as exc:  # a full disk, .gam a link: still written, not durable
+                log.warning("a turn could not be queued on disk: %s", exc)
         self._queue.put(turn)
+
+    def _replay(self, disk: TurnQueue) -> None:
+        left = disk.left()
+        if not left:
+            return
+        saved = saved_turn_ids(self.workflow.folder.root)
+        again = 0
+        for path, data in left:
+            if data["id"] in saved:  # saved just before the kill, its file not yet removed
+                log.info("queued turn %s was already saved", data["id"])
+                disk.done(path)
+                continue
+            self._queue.put(PendingTurn.from_data(data, path))
+            again += 1
+        log.info("%d turn(s) the last run answered are queued again", again)
 
     def pending(self) -> int:
         return self._queue.unfinished_tasks
@@ -125,6 +187,8 @@ class TurnWriter:
         except ConversationNotFound:  # a stale or made-up id from the client: a new one
             turn = self._save(pending, None)
         self.stats.saved += 1
+        if self.disk is not None and pending.file is not None:  # saved: never written again
+            self.disk.done(pending.file)
         if turn.conversation_id:
             after = [
                 *pending.history,
@@ -147,4 +211,5 @@ class TurnWriter:
             conversation,
             sources=pending.sources,
             at=pending.at,
+            turn_id=pending.id,
         )

@@ -5,6 +5,7 @@ Layout (see README "The memory folder"):
   .gam/sources/<sha>.txt  the extracted text of every source document: the original
                           wording of each memory is text[span] of its source
   .gam/cache/             rebuildable indexes (ignored by git)
+  .gam/serve-queue/       turns gam-serve answered, until saved (ignored by git)
   README.md, <dir>/README.md, <dir>/<title>.md
 
 The view reads names and READMEs only; front matter is read per directory when a
@@ -31,7 +32,9 @@ CACHE_DIR = f"{APP_DIR}/cache"
 LOCK_FILE = f"{APP_DIR}/lock"  # one writer per folder, per operation
 APP_LOCK_FILE = f"{APP_DIR}/app.lock"  # one window per memory, while it is open
 JOURNAL_FILE = f"{APP_DIR}/journal.json"  # present only while an operation runs
-UNTRACKED = (f"{CACHE_DIR}/", LOCK_FILE, APP_LOCK_FILE, JOURNAL_FILE)  # kept out of git
+# gam-serve's answered turns not yet written, one JSON file each (a kill loses none)
+SERVE_QUEUE_DIR = f"{APP_DIR}/serve-queue"
+UNTRACKED = (f"{CACHE_DIR}/", LOCK_FILE, APP_LOCK_FILE, JOURNAL_FILE, f"{SERVE_QUEUE_DIR}/")
 # What the memory learned from its user (and the research it did for them) rather than from
 # documents: kept out of the document taxonomy (never planned, reorganized or listed in a
 # document folder's README).
