@@ -4,6 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+# Word, PowerPoint, EPUB, HTML and e-mail documents: written by the self-check (the
+# packaged app's self-test drops them too), shared here.
+from gam_desktop.selfcheck.formats import (  # noqa: F401
+    html_page,
+    make_docx,
+    make_eml,
+    make_epub,
+    make_pptx,
+)
+
 TOPIC_FACTS = {
     "python": "Python is an interpreted programming language. The Python GIL prevents true "
     "multi-threading in CPython. Python code uses indentation for blocks.",

@@ -19,7 +19,7 @@ from gam_desktop.cli.common import (
     whole,
 )
 from gam_desktop.engine.build.builder import BuildOptions, BuildReport
-from gam_desktop.engine.build.documents import files_in
+from gam_desktop.engine.build.documents import READABLE, files_in
 from gam_desktop.engine.history.versioned import InterruptedOperationError
 from gam_desktop.engine.models import ChunkConfig
 from gam_desktop.engine.progress import OperationCancelled
@@ -34,7 +34,7 @@ def add_parser() -> argparse.ArgumentParser:
         "--files",
         nargs="*",
         default=[],
-        help="PDF, TXT or Markdown files; a folder adds those in it, recursively",
+        help=f"{READABLE} files; a folder adds those in it, recursively",
     )
     parser.add_argument("--text", help="raw text to add")
     parser.add_argument("--min-tokens", type=whole(1), help="smallest chunk (tokens; default 100)")
@@ -69,7 +69,7 @@ def _expand_files(names: Sequence[str], gam_dir: str, quiet: bool) -> tuple[list
             continue
         found = [p for p in files_in(folder)[0] if memory not in p.resolve().parents]
         if not found:
-            problems.append(f"{name}: a folder with no PDF, TXT or Markdown files")
+            problems.append(f"{name}: a folder with no {READABLE} files")
         elif not quiet:
             print(f"{name}: {plural(len(found), 'supported file')}", file=sys.stderr)
         files += found
@@ -173,4 +173,4 @@ def _add_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
-NO_TEXT = "no text found"  # Workflow._new_only: "<name>: no text found; skipped"
+NO_TEXT = "no text found"  # Workflow._new_only: "<name>: no text found (why); skipped"

@@ -11,6 +11,11 @@ cover placing and writing only): a crash while the LLM works, most of a big add,
 no interrupted operation to recover, only the results kept so far (`build.resume`), which
 the same add run again uses instead of calling the LLM. The chunks of the whole drop are
 cut first, so that "Resuming: 312 of 500 chunks already summarized" can be said at once.
+
+The drop has one progress bar (`Stages`) from reading its files to its last commit: the
+cutting has its share, and each step a share in proportion to its chunks, within which the
+step's own stages draw ("Step 2 of 3: Summarizing 4 of 10 chunks"), so that the bar never
+goes back from one step to the next.
 """
 
 from __future__ import annotations
@@ -23,16 +28,12 @@ from gam_desktop.engine.build.chunking import Chunk
 from gam_desktop.engine.build.documents import SourceDocument
 from gam_desktop.engine.build.memorize import already_memorized
 from gam_desktop.engine.build.resume import StageResults
+from gam_desktop.engine.build.stages import CUT_WEIGHT, later_stages
 from gam_desktop.engine.history import journal
 from gam_desktop.engine.history.versioned import VersionedFolder
 from gam_desktop.engine.llm import UsageMeter
 from gam_desktop.engine.models import MemorizedChunk
-from gam_desktop.engine.progress import (
-    CancelToken,
-    OperationCancelled,
-    ProgressCallback,
-    ProgressEvent,
-)
+from gam_desktop.engine.progress import CancelToken, OperationCancelled, Stages
 from gam_desktop.engine.store.changes import Changes
 from gam_desktop.engine.store.results import ResultStore
 from gam_desktop.engine.textutil import plural
@@ -48,15 +49,16 @@ def steps_of(docs: Sequence[SourceDocument], size: int) -> list[list[SourceDocum
 @dataclass
 class Drop:
     """One drop's run. `builder(results)` makes the builder (its LLM client's usage meter
-    is replaced per step, so each commit's tokens are its own); `changed` hears what each
-    step (and each undo) recorded. `report` is what the finished steps added, also when
+    is replaced per step, so each commit's tokens are its own); `stages` is the operation's
+    bar, begun before the drop (reading its files); `changed` hears what each step (and
+    each undo) recorded. `report` is what the finished steps added, also when
     the run ends in a cancel or an error (those steps are kept)."""
 
     versioned: VersionedFolder
     builder: Callable[[StageResults], MemoryBuilder]
     model: str
     options: BuildOptions
-    progress: ProgressCallback
+    stages: Stages
     cancel: CancelToken
     changed: Callable[[Changes], None]
     report: BuildReport = field(default_factory=lambda: BuildReport("add"))
@@ -69,15 +71,19 @@ class Drop:
         results = StageResults(ResultStore.of(folder), self.model)  # (None: a linked cache)
         results.begin(docs)
         builder = self.builder(results)
+        builder.stages = self.stages
         total = self.report = BuildReport("add", usage=UsageMeter())
         commits: list[str] = []
+        steps = steps_of(docs, self.options.step_documents)
         try:
             builder.llm.usage = UsageMeter()
+            self._share(builder, steps, {}, cut=True)  # each step's chunks are guessed
             chunks = builder.chunk(docs)
+            self._share(builder, steps, _count_by_document(chunks), cut=False)  # now known
             total.usage.absorb(builder.llm.usage)
             results.record_chunks(chunks)
             self._say_resumed(chunks, results)
-            self._add_in_steps(builder, docs, chunks, commits, total)
+            self._add_in_steps(builder, steps, chunks, commits, total)
             if not total.remaining:
                 results.finish()
         except OperationCancelled:
@@ -89,17 +95,39 @@ class Drop:
             results.close()
         return total
 
+    def _later(self, number: int) -> dict[str, float]:
+        """The weights of step `number`'s stages after its memories: the first step into
+        an empty memory plans the folders, every other one places its memories."""
+        meta = self.versioned.folder.read_meta() if number == 1 else None
+        first = "organize" if number == 1 and (meta is None or meta.total_chunks == 0) else "place"
+        return later_stages(first, self.options.auto_reorganize)
+
+    def _share(
+        self,
+        builder: MemoryBuilder,
+        steps: list[list[SourceDocument]],
+        chunks: dict[str, int],
+        cut: bool,
+    ) -> None:
+        """Share the bar among the cutting (when `cut`) and the steps, each step by its
+        chunks (`chunks` by document hash; a document counts one until it is cut)."""
+        weights = {"chunk": CUT_WEIGHT} if cut else {}
+        for number, step in enumerate(steps, 1):
+            count = sum(chunks.get(d.content_hash, 1) for d in step)
+            later = sum(self._later(number).values())
+            weights[_step_stage(number)] = builder.memorize_weight(count) + later
+        self.stages.expect(**weights)
+
     def _add_in_steps(
         self,
         builder: MemoryBuilder,
-        docs: Sequence[SourceDocument],
+        steps: list[list[SourceDocument]],
         chunks: list[Chunk],
         commits: list[str],
         total: BuildReport,
     ) -> None:
         """Each step memorized, placed and committed; a stop asked for between two steps
         leaves the rest in `total.remaining`."""
-        steps = steps_of(docs, self.options.step_documents)
         for number, step in enumerate(steps, 1):
             self.cancel.raise_if_cancelled()
             if number > 1 and self.cancel.stopping:
@@ -121,11 +149,12 @@ class Drop:
     ) -> BuildReport:
         """Memorize one step's documents, then place and commit them as one operation."""
         number, count = position
-        if count > 1:
-            builder.progress = self._step_progress(number, count, len(docs))
+        prefix = f"Step {number} of {count}: " if count > 1 else ""
+        builder.stages = self.stages.part(_step_stage(number), prefix)  # within its share
         builder.llm.usage = UsageMeter()  # this step's tokens, in its commit
         hashes = {d.content_hash for d in docs}
-        memories = builder.memorize([c for c in chunks if c.source.content_hash in hashes])
+        mine = [c for c in chunks if c.source.content_hash in hashes]
+        memories = builder.memorize(mine, docs, self._later(number))
         with self.versioned.operation("add") as transaction:
             builder.write_changes = transaction.write
             docs, memories = _still_new(self.versioned, docs, memories)
@@ -140,20 +169,11 @@ class Drop:
         self.changed(transaction.changes(report.operation))
         return report
 
-    def _step_progress(self, number: int, count: int, size: int) -> ProgressCallback:
-        prefix = f"Step {number} of {count} ({plural(size, 'document')})"
-
-        def report(event: ProgressEvent) -> None:
-            message = f"{prefix}: {event.message}" if event.message else prefix
-            self.progress(ProgressEvent(event.stage, event.done, event.total, message))
-
-        return report
-
     def _say_resumed(self, chunks: list[Chunk], results: StageResults) -> None:
         kept = already_memorized(chunks, results)
         if kept:
             message = f"Resuming: {kept} of {plural(len(chunks), 'chunk')} already summarized"
-            self.progress(ProgressEvent("resume", kept, len(chunks), message))
+            self.stages.report("resume", kept, len(chunks), message)
 
     def _undo(self, commits: list[str], results: StageResults) -> None:
         """Cancelled with `undo`: the finished steps are rolled back, newest first (each
@@ -162,6 +182,17 @@ class Drop:
             self.changed(self.versioned.rollback(sha))
         self.report = BuildReport("add")  # nothing of it is left
         results.forget_pending()
+
+
+def _step_stage(number: int) -> str:
+    return f"step {number}"
+
+
+def _count_by_document(chunks: Sequence[Chunk]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for chunk in chunks:
+        counts[chunk.source.content_hash] = counts.get(chunk.source.content_hash, 0) + 1
+    return counts
 
 
 def _still_new(

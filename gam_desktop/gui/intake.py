@@ -15,10 +15,9 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QMessageBox, QWidget
 
 from gam_desktop.engine.build.builder import BuildReport
-from gam_desktop.engine.build.documents import files_in, is_supported
+from gam_desktop.engine.build.documents import READABLE, files_in, is_supported
 from gam_desktop.engine.build.estimate import Estimate
 from gam_desktop.engine.build.resume import PendingAdd
-from gam_desktop.engine.progress import ProgressEvent
 from gam_desktop.engine.store.changes import ADD, BUILD, Changes
 from gam_desktop.engine.textutil import plural
 from gam_desktop.gui import dialogs
@@ -61,11 +60,10 @@ def collect_files(paths: list[Path]) -> tuple[list[Path], list[Path]]:
 
 class DocumentIntake(QObject):
     """Drops and File ▸ Add documents: estimate, confirm, build, then the next queued files.
-    Signals: status(text), progressed(done, maximum). `choose(title, text, answers)` is the
-    answer to the stop question (a message box; tests replace it)."""
+    Signals: status(text). (Their progress is shown by `Operations`.) `choose(title, text,
+    answers)` is the answer to the stop question (a message box; tests replace it)."""
 
     status = Signal(str)
-    progressed = Signal(int, int)
 
     def __init__(
         self,
@@ -94,10 +92,10 @@ class DocumentIntake(QObject):
 
     def drop_hint(self) -> str:
         """What the window says while files are dragged over it."""
-        what = "Drop PDF, TXT or Markdown files (or folders of them)"
+        what = "Drop documents (or folders of them)"
         if self.session.workflow is None:
-            return f"{what} to create a memory for them"
-        return f"{what} to add them to this memory"
+            return f"{what} to create a memory for them\n{READABLE}"
+        return f"{what} to add them to this memory\n{READABLE}"
 
     def documents(self, paths: list[Path]) -> list[Path]:
         """The files among `paths` GAM Desktop reads (folders searched); the others are named
@@ -108,7 +106,7 @@ class DocumentIntake(QObject):
             more = f"\n… and {len(unsupported) - 20} more" if len(unsupported) > 20 else ""
             self.prompter.tell(
                 "Some files were not added",
-                f"GAM Desktop reads PDF, TXT and Markdown. These were left out:\n{names}{more}",
+                f"GAM Desktop reads {READABLE} files. These were left out:\n{names}{more}",
             )
         return supported
 
@@ -214,7 +212,9 @@ class DocumentIntake(QObject):
         self._build(files, estimate)
 
     def _build(self, files: list[Path], estimate: Estimate | None = None) -> None:
-        self.stepped = estimate is not None and estimate.steps > 1
+        # committed in steps (engine/drop.py)? A resumed add has no estimate: its files say
+        step = self.session.prefs.step_documents
+        self.stepped = estimate.steps > 1 if estimate is not None else 0 < step < len(files)
         self.steps_done, self._undoing = 0, False
         self.session.write(
             "build",
@@ -222,7 +222,6 @@ class DocumentIntake(QObject):
             f"Adding {plural(len(files), 'document')}…",
             BuildReport.summary,
             self._built,
-            on_progress=self._progress,
             cancellable=True,
             live=self._recorded,
             said_on_cancel=self._said_on_cancel,
@@ -251,9 +250,3 @@ class DocumentIntake(QObject):
         if self.queue:
             files, self.queue = self.queue, []
             self._estimate(files)
-
-    def _progress(self, event: ProgressEvent) -> None:
-        if event.message.startswith("Step "):  # a drop committed in steps (engine/drop.py)
-            self.stepped = True
-        self.progressed.emit(event.done, max(event.total, 1))
-        self.status.emit(event.message or event.stage.capitalize())

@@ -19,7 +19,7 @@ from PySide6.QtCore import QObject, QSettings, Signal, Slot
 from gam_desktop import appdirs
 from gam_desktop.engine.build.resume import PendingAdd
 from gam_desktop.engine.llm.prices import PriceTable
-from gam_desktop.engine.progress import CancelToken, ProgressEvent
+from gam_desktop.engine.progress import CancelToken
 from gam_desktop.engine.store.changes import Changes
 from gam_desktop.engine.store.folder import MemoryFolder
 from gam_desktop.engine.store.location import unsuitable
@@ -67,7 +67,7 @@ class MemorySession(QObject):
         self.prompter = prompter
         self.workflow: Workflow | None = None
         self.watcher: FolderWatcher | None = None
-        self.app_lock = AppLock()
+        self.app_lock = AppLock(self)  # and the door a second start knocks on
         self.history_off = False  # git was not found when the memory was opened
         self._own: Changes | None = None  # what this window's last operation changed
         self._watched.connect(self._outside_edit)
@@ -201,9 +201,14 @@ class MemorySession(QObject):
         self, name: str, call: Callable[[Workflow], T], busy: str, then: Callable[[T], None]
     ) -> None:
         """Run a read-only call (an estimate, a plan) on a task thread, shown in the status
-        bar; `then(result)` on the GUI thread."""
+        bar with its progress; `then(result)` on the GUI thread."""
         workflow = self.task_workflow()
-        self.operations.run(name, lambda w, c: call(workflow), busy, then, cancel=workflow.cancel)
+
+        def job(worker: Worker, _cancel: CancelToken) -> T:
+            workflow.progress = worker.report_progress  # the worker's signal is thread-safe
+            return call(workflow)
+
+        self.operations.run(name, job, busy, then, cancel=workflow.cancel)
 
     def write(
         self,
@@ -212,24 +217,22 @@ class MemorySession(QObject):
         busy: str,
         said: Callable[[T], str],
         then: Callable[[T], None] | None = None,
-        on_progress: Callable[[ProgressEvent], None] | None = None,
         cancellable: bool = False,
         live: Callable[[Changes], None] | None = None,
         said_on_cancel: Callable[[], str] | None = None,
     ) -> None:
-        """Run a writing operation on a task thread, shown in the status bar. Once it
-        succeeded: memory_changed(what it changed) once, if it wrote anything; then
-        status(said(result)); then `then(result)`. With `live` (a drop committed in steps),
-        each operation's changes are announced as soon as it is recorded, then handed to
-        `live`, also when the task ends in a cancel or an error; `said_on_cancel` is the
-        status a cancel leaves."""
+        """Run a writing operation on a task thread, shown in the status bar with its
+        progress. Once it succeeded: memory_changed(what it changed) once, if it wrote
+        anything; then status(said(result)); then `then(result)`. With `live` (a drop
+        committed in steps), each operation's changes are announced as soon as it is
+        recorded, then handed to `live`, also when the task ends in a cancel or an error;
+        `said_on_cancel` is the status a cancel leaves."""
         workflow = self.task_workflow()
         heard: list[Changes] = []
         workflow.on_change = heard.append  # on the task's thread, before it returns
 
         def job(worker: Worker, _cancel: CancelToken) -> T:
-            if on_progress is not None:
-                workflow.progress = worker.report_progress
+            workflow.progress = worker.report_progress
             if live is not None:  # queued to the GUI thread as each step is committed
                 workflow.on_change = worker.report_step
             return call(workflow)
@@ -250,7 +253,6 @@ class MemorySession(QObject):
             job,
             busy,
             succeeded,
-            on_progress=on_progress,
             cancellable=cancellable,
             cancel=workflow.cancel,
             on_step=recorded if live is not None else None,

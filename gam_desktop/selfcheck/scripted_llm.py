@@ -27,7 +27,7 @@ from typing import Any
 
 from gam_desktop.engine.llm.tokenizer import count_tokens
 from gam_desktop.engine.textutil import keywords
-from gam_desktop.selfcheck import scripted_agent, scripted_facts
+from gam_desktop.selfcheck import scripted_agent, scripted_facts, scripted_research
 
 SENTENCE = re.compile(r"(?<=[.!?。！？])\s*")
 TASKS = {
@@ -40,6 +40,10 @@ TASKS = {
     "You answer questions from passages": "ground",
     "You extract facts about the user": "extract_facts",
     "You keep a personal memory of facts": "reconcile_facts",
+    "You are the research planner": "research_plan",
+    "You are the research integrator": "research_integrate",
+    "You are the research reviewer": "research_reflect",
+    "Passages from the user's memory": "recall",  # gam-serve's memory for another app
 }
 
 
@@ -71,16 +75,19 @@ def _http_failure(fault: Fault | None) -> tuple[int, str, dict[str, str]] | None
 class ServerState:
     latency_s: float = 0.0
     reject: set[str] = field(default_factory=set)  # "json_schema", "json_object", "tools"
+    models: list[str] = field(default_factory=lambda: ["scripted"])  # what GET /models lists
     faults: list[Fault] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     in_flight: int = 0
     max_in_flight: int = 0  # the most requests served at once: proves client parallelism
 
-    def take_fault(self, task: str) -> Fault | None:
+    def take_fault(self, task: str, named_only: bool = False) -> Fault | None:
+        """The next fault for `task`: one naming it, or (unless `named_only`) one for any."""
+        wanted = (task,) if named_only else (None, task)
         with self.lock:
             for fault in self.faults:
-                if fault.times > 0 and fault.task in (None, task):
+                if fault.times > 0 and fault.task in wanted:
                     fault.times -= 1
                     return fault
         return None
@@ -337,6 +344,17 @@ ANSWERS = {
     "describe": describe,
     "extract_facts": scripted_facts.extract,
     "reconcile_facts": scripted_facts.reconcile,
+    "research_plan": scripted_research.plan,
+    "research_integrate": scripted_research.integrate,
+    "research_reflect": scripted_research.reflect,
+}
+
+# (task, fault kind) -> the answer of a model making that mistake
+FAULTY_ANSWERS = {
+    ("organize", "invalid_taxonomy"): invalid_taxonomy,
+    ("organize", "one_folder_taxonomy"): one_folder_taxonomy,
+    ("organize", "generic_names"): generic_names,
+    ("research_integrate", "made_up_source"): scripted_research.integrate_made_up,
 }
 
 
@@ -359,12 +377,9 @@ def answer_for(task: str, messages: list[dict[str, Any]], fault: Fault | None) -
         return "Sure! I would be happy to help with that."
     if fault and fault.kind == "wrong_shape":
         return json.dumps({"result": "ok", "items": []})
-    if task == "organize" and fault and fault.kind == "invalid_taxonomy":
-        return json.dumps(invalid_taxonomy(user))
-    if task == "organize" and fault and fault.kind == "one_folder_taxonomy":
-        return json.dumps(one_folder_taxonomy(user))
-    if task == "organize" and fault and fault.kind == "generic_names":
-        return json.dumps(generic_names(user))
+    spoilt = FAULTY_ANSWERS.get((task, fault.kind if fault else ""))
+    if spoilt is not None:
+        return json.dumps(spoilt(user))
     if task == "organize" and fault and fault.kind == "singleton_taxonomy":
         folders = [
             {
@@ -386,6 +401,17 @@ def answer_for(task: str, messages: list[dict[str, Any]], fault: Fault | None) -
     if fault and fault.kind == "malformed_json":
         return "Here you go:\n```json\n" + text[:-1].replace('":', '" :', 1) + ",\n```"
     return text
+
+
+def recall(messages: list[dict[str, Any]]) -> str:
+    """An answer from the memory's passages gam-serve injected: the first one, named by
+    its path (a model quoting its source)."""
+    system = next((m.get("content") or "" for m in messages if m.get("role") == "system"), "")
+    found = re.search(r"^### (\S+) \(.*\)\n(.+)$", system, re.MULTILINE)
+    if found is None:
+        return "I could not find that in your memory."
+    first = sentences(found.group(2))
+    return f"From {found.group(1)}: {first[0] if first else found.group(2)}"
 
 
 # -- HTTP ----------------------------------------------------------------------------
@@ -411,6 +437,29 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
 
+    def _stream(self, model: str, content: str) -> None:
+        """The reply as server-sent events, a word per chunk, as OpenAI streams it."""
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        words = re.findall(r"\S+\s*", content) or [""]
+        deltas = [{"role": "assistant", "content": ""}, *({"content": w} for w in words), {}]
+        for n, delta in enumerate(deltas):
+            finish = "stop" if n == len(deltas) - 1 else None
+            chunk = {
+                "id": "chatcmpl-stream",
+                "object": "chat.completion.chunk",
+                "created": int(time.time()),
+                "model": model,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+            }
+            self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+            self.wfile.flush()
+        self.wfile.write(b"data: [DONE]\n\n")
+        self.wfile.flush()
+
     def _error(self, status: int, message: str, headers: dict[str, str] | None = None):
         self._send(
             status,
@@ -419,10 +468,16 @@ class Handler(BaseHTTPRequestHandler):
         )
 
     def do_GET(self) -> None:
-        if self.path.rstrip("/").endswith("/models"):
-            self._send(200, {"object": "list", "data": [{"id": "scripted", "object": "model"}]})
-        else:
+        if not self.path.rstrip("/").endswith("/models"):
             self._error(404, "not found")
+            return
+        # Only faults naming "models" spoil the list: the others are for completions.
+        failure = _http_failure(self.server.state.take_fault("models", named_only=True))
+        if failure is not None:
+            self._error(*failure)
+            return
+        listed = [{"id": name, "object": "model"} for name in self.server.state.models]
+        self._send(200, {"object": "list", "data": listed})
 
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
@@ -504,6 +559,10 @@ class LLMHTTPServer(ThreadingHTTPServer):
             content = ground(messages)
             self._reply(handler, request, {"role": "assistant", "content": content})
             return
+        if task == "recall":
+            content = recall(messages)
+            self._reply(handler, request, {"role": "assistant", "content": content})
+            return
         if task == "summarize":
             content = scripted_agent.summarize(messages)
             self._reply(handler, request, {"role": "assistant", "content": content})
@@ -567,6 +626,9 @@ class LLMHTTPServer(ThreadingHTTPServer):
         self._reply(handler, request, message)
 
     def _reply(self, handler: Handler, request: dict[str, Any], message: dict[str, Any]) -> None:
+        if request.get("stream"):
+            handler._stream(request.get("model", "scripted"), message.get("content") or "")
+            return
         messages = request.get("messages") or []
         prompt_tokens = sum(count_tokens(str(m.get("content") or "")) for m in messages)
         completion = count_tokens(json.dumps(message))

@@ -15,6 +15,7 @@ from gam_desktop.engine.progress import CancelToken, OperationCancelled, Progres
 from gam_desktop.engine.store.folder import MemoryFolder
 from gam_desktop.gui.closing import question
 from gam_desktop.gui.intake import StopChoice
+from gam_desktop.gui.main_window import PROGRESS_STEPS
 from tests.documents import document_files
 from tests.engine.test_resume import memorize_calls
 from tests.gui.test_main_window import drop, idle, wait
@@ -98,6 +99,33 @@ def test_keep_going_changes_nothing(qtbot, make_window, stepped, llm_server, tmp
     window.cancel_button.click()
     wait(qtbot, lambda: idle(window))
     assert asked and known(memory) == 25
+
+
+def test_a_drop_in_steps_has_one_bar_that_never_goes_back(
+    qtbot, make_window, stepped, tmp_path
+) -> None:
+    """The bar runs once across every step, determinate, the step named beside it (each
+    step used to draw its own bar from 0 again)."""
+    window = make_window(stepped)
+    shown: list[tuple[str, int, int]] = []  # (status text, value, maximum) as drawn
+
+    def drawn(_fraction: float) -> None:  # connected after the window's own slot
+        bar = window.progress
+        shown.append((window.status_label.text(), bar.value(), bar.maximum()))
+
+    window.operations.progressed.connect(drawn)
+    assert window.open_memory(tmp_path / "memory")
+    drop(window, document_files(tmp_path / "docs", 25))  # steps of 10, 10 and 5
+    wait(qtbot, lambda: idle(window) and known(tmp_path / "memory") == 25)
+    build = shown[shown.index(next(s for s in shown if s[0].startswith("Cutting"))) :]
+    values = [value for _text, value, _maximum in build]
+    assert values == sorted(values) and values[-1] == PROGRESS_STEPS
+    assert {maximum for _t, _v, maximum in build} == {PROGRESS_STEPS}  # never a busy bar
+    steps = {n: [v for t, v, _m in build if t.startswith(f"Step {n} of 3: ")] for n in (1, 2, 3)}
+    assert all(steps.values())
+    assert 0 < max(steps[1]) <= min(steps[2]) and max(steps[2]) <= min(steps[3])
+    assert max(steps[1]) < PROGRESS_STEPS / 2
+    assert any(t.startswith("Step 2 of 3: Summarizing 4 of 10 chunks") for t, _v, _m in build)
 
 
 def cancelled_engine_add(make_workflow, llm_server, files) -> None:
@@ -219,6 +247,7 @@ def test_screenshots_of_a_drop_in_steps(
         shots[f"11-{scheme}-resume-question"] = box.grab()
         settings = SettingsDialog(stepped, None, window)
         qtbot.addWidget(settings)
+        settings.tabs.setCurrentIndex(1)  # Advanced: "Save big drops every"
         settings.show()
         shots[f"12-{scheme}-settings"] = settings.grab()
         wait(qtbot, lambda: idle(window))

@@ -18,9 +18,7 @@ import threading
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
-
-import snowballstemmer
-from rank_bm25 import BM25Okapi
+from typing import Any
 
 from gam_desktop.engine.ask.corpus import Corpus
 from gam_desktop.engine.store.changeset import atomic_write
@@ -35,19 +33,34 @@ _TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+", re.UNICODE)
 _IS_CJK = re.compile(rf"[{_CJK}]")
 
 
-class _BM25(BM25Okapi):  # type: ignore[misc]  # rank-bm25 has no type hints
-    """BM25 with Lucene's IDF, log(1 + (N - n + 0.5) / (n + 0.5)), which is never zero.
-    rank-bm25's own IDF is zero for a word in half the files, and so is every score for
-    it: in a new memory of one document (its memory, its original text, a README) a
-    word the memory and its original share was found nowhere."""
+@functools.cache
+def _bm25() -> Any:
+    """The BM25 model class, made on the first search: rank-bm25 imports numpy, which the
+    app's start (this module is imported for the find box) should not wait for."""
+    from rank_bm25 import BM25Okapi
 
-    def _calc_idf(self, nd: dict[str, int]) -> None:
-        for word, freq in nd.items():
-            self.idf[word] = math.log(1 + (self.corpus_size - freq + 0.5) / (freq + 0.5))
-        self.average_idf = sum(self.idf.values()) / len(self.idf) if self.idf else 0.0
+    class LuceneBM25(BM25Okapi):  # type: ignore[misc]  # rank-bm25 has no type hints
+        """BM25 with Lucene's IDF, log(1 + (N - n + 0.5) / (n + 0.5)), which is never zero.
+        rank-bm25's own IDF is zero for a word in half the files, and so is every score for
+        it: in a new memory of one document (its memory, its original text, a README) a
+        word the memory and its original share was found nowhere."""
+
+        def _calc_idf(self, nd: dict[str, int]) -> None:
+            for word, freq in nd.items():
+                self.idf[word] = math.log(1 + (self.corpus_size - freq + 0.5) / (freq + 0.5))
+            self.average_idf = sum(self.idf.values()) / len(self.idf) if self.idf else 0.0
+
+    return LuceneBM25
 
 
-_STEMMER = snowballstemmer.stemmer("english")
+@functools.cache
+def _stemmer() -> Any:
+    """Snowball's English stemmer, loaded on first use (its import takes a while)."""
+    import snowballstemmer
+
+    return snowballstemmer.stemmer("english")
+
+
 _QUESTION_WORDS = ("long", "many", "much", "does", "did", "do", "until", "after", "before")
 
 
@@ -55,16 +68,19 @@ _QUESTION_WORDS = ("long", "many", "much", "does", "did", "do", "until", "after"
 def _stem(word: str) -> str:
     """ "escalation", "escalates" and "escalate" are one search term (Snowball English;
     words with digits, like versions, stay as they are)."""
-    return word if not word.isalpha() or len(word) < 4 else _STEMMER.stemWord(word)
+    return word if not word.isalpha() or len(word) < 4 else _stemmer().stemWord(word)
 
 
-_QUERY_STOPWORDS = frozenset(_stem(w) for w in (*STOPWORDS, *_QUESTION_WORDS))
+@functools.cache
+def _query_stopwords() -> frozenset[str]:
+    return frozenset(_stem(w) for w in (*STOPWORDS, *_QUESTION_WORDS))
 
 
 def query_terms(query: str) -> list[str]:
     """The search terms of a question: "How long until…" would otherwise score the one
     passage that happens to say "how"."""
-    return [t for t in tokenize(query) if t not in _QUERY_STOPWORDS] or tokenize(query)
+    stopwords = _query_stopwords()
+    return [t for t in tokenize(query) if t not in stopwords] or tokenize(query)
 
 
 def tokenize(text: str) -> list[str]:
@@ -89,7 +105,7 @@ class SearchIndex:
         self.corpus = corpus
         self.cache_path = corpus.root / CACHE_FILE
         self._tokens: dict[str, tuple[int, int, list[str]]] = {}  # path -> (mtime, size, tokens)
-        self._model: BM25Okapi | None = None
+        self._model: Any = None  # rank-bm25's model (it has no type hints)
         self._paths: list[str] = []
         self._texts: dict[str, str] = {}  # the texts the model was built from, for snippets
         self._postings: dict[str, list[int]] = {}  # token -> indices of documents holding it
@@ -133,7 +149,7 @@ class SearchIndex:
             self._tokens = current
             self._paths = sorted(current)
             corpus = [current[p][2] or ["\u0000"] for p in self._paths]
-            self._model = _BM25(corpus) if corpus else None
+            self._model = _bm25()(corpus) if corpus else None
             self._postings = {}
             for i, frequencies in enumerate(self._model.doc_freqs if self._model else []):
                 for token in frequencies:

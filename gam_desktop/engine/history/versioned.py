@@ -96,7 +96,16 @@ class Transaction:
         self.commits: list[str] = []  # the commits this operation made, oldest first
         self._steps: list[Changes] = []  # without git: what each change set did
 
-    def write(self, changes: ChangeSet, summary: str, trailers: dict[str, str]) -> None:
+    def write(
+        self,
+        changes: ChangeSet,
+        summary: str,
+        trailers: dict[str, str],
+        committing: Callable[[], None] | None = None,
+    ) -> None:
+        """Apply `changes` and commit them as one operation; `committing()` is called
+        between the two (a progress bar names the commit, which takes seconds in a big
+        memory)."""
         self._keep_outside_edits(changes)
         moved_by_others = self._structure_changed(changes)
         self.recording.plan(changes)
@@ -109,6 +118,8 @@ class Transaction:
             if moved_by_others:  # memories added or deleted meanwhile: listings follow them
                 applied.append(regenerate(self.folder, _readmes_above(moved_by_others)))
             if self.repo is not None:
+                if committing is not None:
+                    committing()
                 paths = set().union(*(a.paths for a in applied))
                 sha = self.repo.commit_all(summary, trailers, paths=paths)
                 self.commits += [sha] if sha else []
