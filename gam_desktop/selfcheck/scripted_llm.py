@@ -21,6 +21,7 @@ import re
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -427,8 +428,13 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, *_args: Any) -> None:
         pass
 
+    # Called once, just before a completion's reply is written: from then on the client may
+    # send its next request, so the request no longer counts as in flight.
+    replying: Callable[[], None] = staticmethod(lambda: None)
+
     def _send(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None):
         data = json.dumps(body).encode()
+        self.replying()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
@@ -439,6 +445,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def _stream(self, model: str, content: str) -> None:
         """The reply as server-sent events, a word per chunk, as OpenAI streams it."""
+        self.replying()
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Connection", "close")
@@ -504,11 +511,21 @@ class LLMHTTPServer(ThreadingHTTPServer):
         with state.lock:
             state.in_flight += 1
             state.max_in_flight = max(state.max_in_flight, state.in_flight)
+        done = threading.Event()
+
+        def replied() -> None:
+            # Not after the reply is written: the client, answered, may already have sent its
+            # next request, which would then count twice (max_in_flight one too high).
+            if not done.is_set():
+                done.set()
+                with state.lock:
+                    state.in_flight -= 1
+
+        handler.replying = replied  # type: ignore[method-assign]
         try:
             self._complete(handler, request)
         finally:
-            with state.lock:
-                state.in_flight -= 1
+            replied()
 
     def _refusal(self, request: dict[str, Any], fmt: str | None) -> tuple[int, str] | None:
         """What a server lacking `json_schema`, `json_object` or `tools` answers."""

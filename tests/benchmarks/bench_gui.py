@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -103,18 +104,22 @@ def stall_during_build(chunks: int, latency_ms: float) -> tuple[float, float, in
         heartbeat = Heartbeat()
         started = time.perf_counter()
         window.add_paths([document])
-        while window.tasks.running() or window.tree.memory_count() == 0:
-            app.processEvents()
-            time.sleep(0.001)
+        pump(app, lambda: not window.tasks.running() and window.tree.memory_count() > 0)
         elapsed = time.perf_counter() - started
-        settle = time.perf_counter() + 0.5  # the refresh after the build counts too
-        while time.perf_counter() < settle:
-            app.processEvents()
-            time.sleep(0.001)
+        pump(app, seconds=0.5)  # the refresh after the build counts too
         stall = heartbeat.stall()
         built = window.tree.memory_count()
         window.close()
     return stall, elapsed, built
+
+
+def pump(app, until: Callable[[], bool] = lambda: False, seconds: float | None = None) -> None:
+    """Run the event loop (as the person's session would) until `until()` holds, or for
+    `seconds` at most (forever when None)."""
+    deadline = None if seconds is None else time.perf_counter() + seconds
+    while not until() and (deadline is None or time.perf_counter() < deadline):
+        app.processEvents()
+        time.sleep(0.001)
 
 
 class Heartbeat:
@@ -162,10 +167,7 @@ def stall_during_outside_edit(memory: Path, files: int) -> tuple[float, float, s
         window.open_memory(memory)
         statuses: list[str] = []
         window.session.status.connect(statuses.append)
-        settle = time.perf_counter() + 2  # the opening's own refreshes first
-        while time.perf_counter() < settle:
-            app.processEvents()
-            time.sleep(0.001)
+        pump(app, seconds=2)  # the opening's own refreshes first
         victims = sorted(p for p in memory.rglob("*.md") if p.name != "README.md")[:files]
         editor = (
             "import sys\n"
@@ -175,17 +177,9 @@ def stall_during_outside_edit(memory: Path, files: int) -> tuple[float, float, s
         heartbeat = Heartbeat()
         started = time.perf_counter()
         subprocess.Popen([sys.executable, "-c", editor, *map(str, victims)])
-        deadline = started + 300
-        while not any("changed outside" in s for s in statuses):
-            if time.perf_counter() > deadline:
-                break
-            app.processEvents()
-            time.sleep(0.001)
+        pump(app, lambda: any("changed outside" in s for s in statuses), seconds=300)
         elapsed = time.perf_counter() - started
-        settle = time.perf_counter() + 1.0  # the refresh after the status counts too
-        while time.perf_counter() < settle:
-            app.processEvents()
-            time.sleep(0.001)
+        pump(app, seconds=1.0)  # the refresh after the status counts too
         stall = heartbeat.stall()
         said = next((s for s in statuses if "changed outside" in s), "(nothing seen)")
         window.close()
