@@ -145,16 +145,23 @@ def test_gam_add_interrupted_after_a_step_says_what_it_kept(
     tmp_path: Path, llm_server, memory_dir: Path
 ) -> None:
     files = document_files(tmp_path / "docs", 6)
-    llm_server.state.latency_s = 0.2
+    # Two memories answered (the first step's two documents); the third is held at the server
+    # until the add has said it was cancelled, so no machine is too fast for the Ctrl+C.
+    llm_server.state.hold_after = {"memorize": 2}
     args = ["--gam-dir", str(memory_dir), "--files", *map(str, files), "--step-documents", "2"]
     env = {**os.environ, "OPENAI_BASE_URL": llm_server.base_url, "OPENAI_MODEL": "scripted"}
     process = subprocess.Popen(
         cli_command("add_main", *args, "-q"), env=env, stderr=subprocess.PIPE, text=True
     )
-    # The third memory is asked for once the first step (two documents) is committed.
-    assert wait_for(lambda: memorize_calls(llm_server) >= 3, seconds=60)
-    process.send_signal(signal.SIGINT)  # Ctrl+C
+    try:
+        # The third memory is asked for once the first step (two documents) is committed.
+        assert wait_for(lambda: memorize_calls(llm_server) >= 3, seconds=60)
+        process.send_signal(signal.SIGINT)  # Ctrl+C
+        said = process.stderr.readline()  # type: ignore[union-attr]
+    finally:
+        llm_server.state.released.set()  # the held calls end; the process can exit
     _out, err = process.communicate(timeout=60)
+    err = said + err
     assert process.returncode == 130, err
     assert "gam-add: cancelled; 2 documents were added in finished steps and kept" in err
     assert len(MemoryFolder(memory_dir).known_sources()) == 2
