@@ -68,6 +68,22 @@ class Stages:
         self._said = message or self._said
         self.callback(ProgressEvent(stage, done, total, message, self.reached))
 
+    def part(self, stage: str, prefix: str = "") -> Stages:
+        """A bar of its own for the work of `stage` (one step of a drop, with stages of its
+        own), drawn within this bar's share for `stage`; its messages begin with `prefix`."""
+        start, width = self._shares.get(stage, (self.reached, 0.0))
+
+        def forward(event: ProgressEvent) -> None:
+            inner = 0.0 if event.fraction is None else event.fraction
+            self.reached = max(self.reached, min(1.0, start + width * inner))
+            message = f"{prefix}{event.message}" if event.message else ""
+            self._said = message or self._said
+            self.callback(
+                ProgressEvent(event.stage, event.done, event.total, message, self.reached)
+            )
+
+        return Stages(forward)
+
     def finish(self) -> None:
         """The operation is over: the bar is full (shares kept for work that was not needed,
         a reorganization that moved nothing, are passed over), saying what it said last."""
@@ -76,17 +92,37 @@ class Stages:
 
 
 class CancelToken:
-    """A thread-safe flag the GUI sets and the engine polls between calls."""
+    """A thread-safe flag the GUI sets and the engine polls between calls.
+
+    Besides stopping now, a drop committed in steps can be asked to stop after its current
+    step (`stop_after_step`: the finished steps, and that one, are kept), and a cancel can
+    ask that the steps it already committed be undone too (`cancel(undo=True)`)."""
 
     def __init__(self) -> None:
         self._event = threading.Event()
+        self._after_step = threading.Event()
+        self._undo = False
 
-    def cancel(self) -> None:
+    def cancel(self, undo: bool = False) -> None:
+        self._undo = self._undo or undo
         self._event.set()
+
+    def stop_after_step(self) -> None:
+        self._after_step.set()
 
     @property
     def cancelled(self) -> bool:
         return self._event.is_set()
+
+    @property
+    def stopping(self) -> bool:
+        """Asked to stop once the current step is written (a cancel implies it)."""
+        return self._after_step.is_set() or self._event.is_set()
+
+    @property
+    def undo(self) -> bool:
+        """Cancelled, and what was already committed is to be undone."""
+        return self._undo and self._event.is_set()
 
     def raise_if_cancelled(self) -> None:
         if self._event.is_set():

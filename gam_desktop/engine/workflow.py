@@ -25,13 +25,16 @@ from gam_desktop.engine.ask.conversation import Conversation, working_memory
 from gam_desktop.engine.ask.find import Found
 from gam_desktop.engine.ask.intent import is_statement
 from gam_desktop.engine.ask.tools import MemoryTools
+from gam_desktop.engine.build import resume
 from gam_desktop.engine.build.builder import BuildOptions, BuildReport, MemoryBuilder
 from gam_desktop.engine.build.documents import DocumentError, SourceDocument, load_file, load_text
-from gam_desktop.engine.build.estimate import Estimate
+from gam_desktop.engine.build.estimate import SECONDS_PER_CALL, Estimate, Pace
 from gam_desktop.engine.build.estimate import estimate as size_of
+from gam_desktop.engine.build.resume import PendingAdd
 from gam_desktop.engine.chats import library as chats
 from gam_desktop.engine.chats.library import ConversationInfo
 from gam_desktop.engine.chats.record import ConversationRecord, Turn, new_record, title_from
+from gam_desktop.engine.drop import Drop
 from gam_desktop.engine.errors import GamError
 from gam_desktop.engine.facts.learn import Learned, learn
 from gam_desktop.engine.facts.record import Fact, read_facts
@@ -40,6 +43,7 @@ from gam_desktop.engine.history.journal import Interrupted
 from gam_desktop.engine.history.log import TRAILER_KIND, History, NothingToUndo, restore_summary
 from gam_desktop.engine.history.versioned import RecordedEdits, VersionedFolder
 from gam_desktop.engine.llm import LLMClient, LLMSettings
+from gam_desktop.engine.llm.prices import PriceTable
 from gam_desktop.engine.models import (
     META_FILE,
     ChatResult,
@@ -174,6 +178,7 @@ class Workflow:
         tools: MemoryTools | None = None,
         on_change: ChangeListener = ignore_changes,
         rescan_every: float = RESCAN_EVERY,
+        prices: PriceTable | None = None,
     ) -> None:
         if workflow_type != "text":
             raise ValueError(f"unsupported workflow type {workflow_type!r} (only 'text')")
@@ -187,6 +192,7 @@ class Workflow:
             else LLMSettings.from_env("chat", model=model, **(llm_config or {}))
         )
         self.options = options or BuildOptions()
+        self.prices = prices  # for the estimate's cost; None: the cost is not named
         # The search tools (corpus, BM25 index) are thread-safe and may be shared by the
         # Workflows of several tasks, so the index stays warm between questions.
         self._tools: MemoryTools | None = tools
@@ -196,16 +202,22 @@ class Workflow:
         self.cancel = cancel or CancelToken()
         self.lock_timeout = lock_timeout
         self.versioned = VersionedFolder(self.folder, git_path, lock_timeout, self._waiting)
+        # What the last add's finished steps added: kept also when it was cancelled or
+        # failed after some of them (gam-add says so).
+        self.last_add: BuildReport | None = None
 
-    def _builder(self, stages: Stages | None = None) -> MemoryBuilder:
-        """A builder reporting on `stages` (the operation's bar, begun before it), else on a
-        bar of its own."""
+    def _builder(
+        self, results: resume.StageResults = resume.NO_RESULTS, stages: Stages | None = None
+    ) -> MemoryBuilder:
+        """A builder keeping its LLM results in `results`, reporting on `stages` (the
+        operation's bar, begun before it), else on a bar of its own."""
         return MemoryBuilder(
             self.folder,
             LLMClient(self.settings),
             self.options,
             stages or Stages(self.progress),
             self.cancel,
+            results,
         )
 
     def check_folder(self) -> None:
@@ -261,9 +273,12 @@ class Workflow:
         chunk_config: dict[str, Any] | None = None,
         estimate: Estimate | None = None,
     ) -> BuildReport:
-        """Add documents: a full build into an empty memory, else an incremental add.
-        With the `estimate` made of the same files, what it read is used again (a file
-        changed since is read anew)."""
+        """Add documents: a full build into an empty memory, else an incremental add; a big
+        drop in steps, each committed as it is done (`engine.drop`), every LLM result kept
+        as it arrives so that running the same add again pays for nothing twice. With the
+        `estimate` made of the same files, what it read is used again (a file changed
+        since is read anew). A cancel keeps the finished steps (`last_add` says what they
+        added), or undoes them with `cancel(undo=True)`."""
         if chunk_config:
             self.options.chunk = ChunkConfig.model_validate(
                 {**self.options.chunk.model_dump(), **chunk_config}
@@ -283,33 +298,66 @@ class Workflow:
         if not docs:  # nothing to write: no lock, no journal, no repository made
             report = BuildReport("add" if self.folder.is_memory() else "build")
         else:
-            with self.versioned.operation("add") as transaction:
-                meta = self.folder.read_meta()
-                builder = self._builder(stages)
-                builder.write_changes = transaction.write
-                if meta is None or meta.total_chunks == 0:
-                    report = builder.build(docs)
-                else:
-                    report = builder.add(docs)
-            self._changed(transaction.changes(report.operation))
+            drop = Drop(
+                self.versioned,
+                self._builder,
+                self.settings.model,
+                self.options,
+                stages,
+                self.cancel,
+                self._changed,
+            )
+            try:
+                report = drop.run(docs)
+            finally:
+                self.last_add = drop.report
         stages.finish()
         report.unreadable = unreadable
         report.warnings = skipped + [w for d in docs for w in d.warnings] + report.warnings
         return report
 
     def estimate(self, files: Sequence[str | Path]) -> Estimate:
-        """The size of adding `files` (chunks, LLM calls, tokens), without the LLM."""
+        """The size of adding `files` (chunks, LLM calls, tokens, time, cost when the price is
+        known), without the LLM; `resume` is the unfinished add of some of them, if any."""
         stamps = file_stamps(files)
         stages = Stages(self.progress)
         stages.expect(read=4, size=1)
         parsed, unreadable = self._parse(files, stages)
         docs, skipped = self._new_only(parsed)
         stages.report("size", 0, 1, "Counting chunks and tokens")
-        result = size_of(docs, self.options.chunk)
+        pending = self.interrupted_add()
+        if pending is not None and not pending.hashes & {d.content_hash for d in parsed}:
+            pending = None  # an unfinished add of other documents
+        result = size_of(
+            docs,
+            self.options.chunk,
+            kept=pending.ready if pending else frozenset(),
+            step_documents=self.options.step_documents,
+            pace=self._pace(),
+        )
         stages.report("size", 1, 1, "Estimate ready")
-        result.unreadable, result.skipped = unreadable, skipped
+        result.unreadable, result.skipped, result.resume = unreadable, skipped, pending
         result.parsed, result.stamps = parsed, stamps
         return result
+
+    def _pace(self) -> Pace:
+        settings = self.settings
+        measured = resume.measured_seconds(self.folder, settings.model)
+        price = self.prices.price(settings.base_url, settings.model) if self.prices else None
+        seconds = measured if measured is not None else SECONDS_PER_CALL
+        return Pace(settings.workers, seconds, measured is not None, settings.model, price)
+
+    def interrupted_add(self) -> PendingAdd | None:
+        """The add that began here and did not finish (cancelled, crashed, failed): its
+        files and how many of its documents are already summarized with this model."""
+        if not (self.folder.root / ".gam").is_dir():
+            return None
+        pending = resume.pending(self.folder, self.settings.model)
+        return None if pending is None or pending.running else pending
+
+    def forget_interrupted_add(self) -> None:
+        """The person does not want to resume it: it is no longer offered."""
+        resume.forget_pending(self.folder)
 
     def initialize(self) -> None:
         """Make a folder that holds other things a memory, after the user agreed: its

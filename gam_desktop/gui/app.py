@@ -17,7 +17,8 @@ from PySide6.QtCore import QCoreApplication, QSettings, QStandardPaths, QTimer
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from gam_desktop import __version__, keystore
+from gam_desktop import __version__, appdirs, keystore
+from gam_desktop.engine.llm import capabilities
 from gam_desktop.engine.llm.tokenizer import resources_dir
 from gam_desktop.gui import theme
 from gam_desktop.gui.accessible import ring_focus
@@ -158,6 +159,7 @@ def main(argv: list[str] | None = None) -> int:
         return run()
     logs = setup_logging()
     log.info("GAM Desktop %s starting; logs in %s", __version__, logs)
+    capabilities.remember_in(appdirs.capabilities_file())  # what each server supports
     app = make_app(sys.argv[:1])
     store = QSettings()
     prefs = load(store)

@@ -188,7 +188,7 @@ class MainWindow(QMainWindow):
         self.progress.hide()
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setAccessibleName("Cancel the build")
-        self.cancel_button.clicked.connect(self.intake.cancel_build)
+        self.cancel_button.clicked.connect(self.intake.ask_to_stop)
         self.cancel_button.hide()
         bar = self.statusBar()
         bar.addWidget(self.status_label, 1)

@@ -43,9 +43,13 @@ class Operations(QObject):
         on_success: Callable[[Any], None],
         cancellable: bool = False,
         cancel: CancelToken | None = None,
+        on_step: Callable[[Any], None] | None = None,
+        said_on_cancel: Callable[[], str] | None = None,
     ) -> None:
         """`cancel`: the token the job's Workflow polls (made with it), if it has one. What
-        the job reports through its worker's `report_progress` is shown as it comes."""
+        the job reports through its worker's `report_progress` is shown as it comes;
+        `on_step` hears what it reports through `report_step` (a drop's committed steps);
+        `said_on_cancel`: what the status says after a cancel (else that nothing changed)."""
         self.busy.emit(busy, cancellable)
 
         def finish() -> None:
@@ -64,7 +68,9 @@ class Operations(QObject):
 
         def cancelled() -> None:
             finish()
-            self.status.emit("Cancelled; the memory was not changed")
+            self.status.emit(
+                said_on_cancel() if said_on_cancel else "Cancelled; the memory was not changed"
+            )
             self.stopped.emit()
 
         self.tasks.start(
@@ -74,6 +80,7 @@ class Operations(QObject):
             on_failure=failed,
             on_cancel=cancelled,
             on_progress=self._progress,
+            on_step=on_step,
             cancel=cancel,
         )
 

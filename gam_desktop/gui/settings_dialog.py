@@ -192,6 +192,12 @@ class SettingsDialog(QDialog):
         self.min_tokens = _spin(10, 4000, prefs.min_tokens)
         self.max_tokens = _spin(100, 16000, prefs.max_tokens)
         self.threshold = _spin(3, 500, prefs.reorganize_threshold)
+        self.step_documents = _spin(0, 10_000, prefs.step_documents)
+        self.step_documents.setSpecialValueText("never (one step)")
+        self.step_documents.setToolTip(
+            "A big drop is saved in steps of this many documents: each step can be asked, "
+            "and a cancel keeps the finished ones."
+        )
         self.workers = _spin(1, 32, prefs.workers)
         self.timeout = _real(1, 3600, prefs.timeout, step=10, decimals=0)
         self.timeout.setSuffix(" s")
@@ -208,6 +214,7 @@ class SettingsDialog(QDialog):
                     ("Smallest chunk (tokens)", self.min_tokens),
                     ("Largest chunk (tokens)", self.max_tokens),
                     ("Reorganize a folder above (memories)", self.threshold),
+                    ("Save big drops every (documents)", self.step_documents),
                 ],
             ),
             (
@@ -231,9 +238,10 @@ class SettingsDialog(QDialog):
         _align(labels)
         self.builder_temperature.setAccessibleName("Temperature for building")
         self.chat_temperature.setAccessibleName("Temperature for chat")
-        for _, rows in groups[:3]:  # the numbers, of one width
-            for _, number in rows:
-                number.setMinimumWidth(110)
+        numbers = [number for _, rows in groups[:3] for _, number in rows]
+        width = max([110] + [n.sizeHint().width() for n in numbers])  # "never (one step)"
+        for number in numbers:  # the numbers, of one width
+            number.setMinimumWidth(width)
         return page
 
     def _preset(self, name: str) -> None:
@@ -332,6 +340,7 @@ class SettingsDialog(QDialog):
             max_tokens=max(self.max_tokens.value(), self.min_tokens.value() + 1),
             workers=self.workers.value(),
             reorganize_threshold=self.threshold.value(),
+            step_documents=self.step_documents.value(),
             timeout=self.timeout.value(),
             git_path=self.git_path.text().strip(),
         )

@@ -82,6 +82,10 @@ class ServerState:
     lock: threading.Lock = field(default_factory=threading.Lock)
     in_flight: int = 0
     max_in_flight: int = 0  # the most requests served at once: proves client parallelism
+    # Requests of a task past its count here wait for `released` (a test's fixed point in a
+    # run, not a sleep): {"memorize": 2} answers two memorize calls, holds the rest.
+    hold_after: dict[str, int] = field(default_factory=dict)
+    released: threading.Event = field(default_factory=threading.Event)
 
     def take_fault(self, task: str, named_only: bool = False) -> Fault | None:
         """The next fault for `task`: one naming it, or (unless `named_only`) one for any."""
@@ -92,6 +96,15 @@ class ServerState:
                     fault.times -= 1
                     return fault
         return None
+
+    def record(self, request: dict[str, Any]) -> None:
+        """Keep `request`; if its task is held (`hold_after`), wait until `released`."""
+        task = request["task"]
+        with self.lock:
+            self.requests.append(request)
+            seen = len([r for r in self.requests if r["task"] == task])
+        if task in self.hold_after and seen > self.hold_after[task]:
+            self.released.wait(timeout=300)  # bounded: a test that forgets cannot hang a server
 
     def tasks(self) -> list[str]:
         return [r["task"] for r in self.requests]
@@ -540,16 +553,15 @@ class LLMHTTPServer(ThreadingHTTPServer):
         messages = request.get("messages") or []
         task = task_of(messages)
         fmt = (request.get("response_format") or {}).get("type")
-        with state.lock:
-            state.requests.append(
-                {
-                    "task": task,
-                    "response_format": fmt,
-                    "tools": bool(request.get("tools")),
-                    "max_tokens": request.get("max_tokens"),
-                    "messages": messages,
-                }
-            )
+        state.record(
+            {
+                "task": task,
+                "response_format": fmt,
+                "tools": bool(request.get("tools")),
+                "max_tokens": request.get("max_tokens"),
+                "messages": messages,
+            }
+        )
         refusal = self._refusal(request, fmt)
         if refusal is not None:
             handler._error(*refusal)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gam_desktop.engine.progress import ProgressEvent, Stages
-from tests.documents import topic_document
+from tests.documents import document_files, topic_document
 
 
 def test_stages_share_what_is_left_and_never_go_back() -> None:
@@ -72,3 +72,29 @@ def test_an_add_and_an_estimate_report_their_stages(make_workflow, tmp_path: Pat
     assert fractions == sorted(fractions) and fractions[-1] == 1.0
     seen = fractions_by_stage(events)
     assert "read" not in seen and min(seen["place"]) > 0 and max(seen["describe"]) > 0
+
+
+def test_a_drop_in_steps_moves_one_bar_across_all_its_steps(make_workflow, tmp_path: Path) -> None:
+    """One bar for the whole drop: it never goes back from one step to the next (each step
+    draws within its share, not from 0 to 1 again), and every event says how far it is."""
+    events: list[ProgressEvent] = []
+    workflow = make_workflow(progress=events.append)
+    workflow.options.step_documents = 4
+    workflow.add(files=document_files(tmp_path / "docs", 10))  # steps of 4, 4 and 2
+    fractions = [e.fraction for e in events]
+    assert None not in fractions  # determinate throughout
+    assert fractions == sorted(fractions) and fractions[-1] == 1.0
+    by_step: dict[int, list[float]] = {}
+    for event in events:
+        if event.message.startswith("Step "):
+            number = int(event.message.split()[1])
+            assert event.message.startswith(f"Step {number} of 3: "), event.message
+            by_step.setdefault(number, []).append(event.fraction or 0.0)
+    assert sorted(by_step) == [1, 2, 3]
+    # each step has a part of the bar in proportion to its documents, after the one before
+    assert min(by_step[1]) > 0 and max(by_step[1]) < 0.55
+    assert max(by_step[1]) <= min(by_step[2]) and max(by_step[2]) <= min(by_step[3])
+    assert max(by_step[2]) < 0.95
+    said = [e.message for e in events]
+    assert any(s.startswith("Step 2 of 3: Summarizing 2 of 4 chunks (document ") for s in said)
+    assert "Step 3 of 3: Committing" in said

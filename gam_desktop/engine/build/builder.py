@@ -2,7 +2,10 @@
 
 Every operation first asks the LLM everything it needs, then writes the result
 as one ChangeSet. Cancel or fail before the write and the folder is untouched;
-fail during the write and the ChangeSet undoes itself.
+fail during the write and the ChangeSet undoes itself. The chunks and their memories
+may be made beforehand (`chunk`, `memorize`: a drop committed in steps memorizes each
+step before it takes the folder), and every result worth keeping is kept as it arrives
+(`results`, build/resume.py).
 """
 
 from __future__ import annotations
@@ -13,11 +16,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gam_desktop.engine.build.chunking import Chunker
+from gam_desktop.engine.build.chunking import Chunk, Chunker
 from gam_desktop.engine.build.compose import place_memory, stage_sources
 from gam_desktop.engine.build.documents import SourceDocument
 from gam_desktop.engine.build.memorize import llm_split_advisor, memorize_chunks
 from gam_desktop.engine.build.planning import describe_directories, place_memories, plan_taxonomy
+from gam_desktop.engine.build.resume import NO_RESULTS, StageResults
 from gam_desktop.engine.build.stages import (
     CUT_WEIGHT,
     PLAN_WEIGHT,
@@ -49,6 +53,9 @@ class BuildOptions:
     chunk: ChunkConfig = field(default_factory=ChunkConfig)
     reorganize_threshold: int = 10  # a directory with more memories than this is re-planned
     auto_reorganize: bool = True
+    # A drop of more documents than this is committed in steps of this many (0: never):
+    # each step is an operation of its own, usable (and askable) while the rest runs.
+    step_documents: int = 25
 
 
 @dataclass
@@ -63,15 +70,39 @@ class BuildReport:
     fallbacks: int = 0
     usage: UsageMeter = field(default_factory=UsageMeter)
     reorganizations: list[ReorganizeOperation] = field(default_factory=list)
+    steps: int = 1  # the operations (commits of its own) the drop was written in
+    remaining: list[str] = field(default_factory=list)  # not added: stopped after a step
+    reused: int = 0  # LLM results kept from an earlier, unfinished run: calls not made
 
     def summary(self) -> str:
         docs, memories = len(self.documents), len(self.memories)
         verb = "Built" if self.operation == "build" else "Added"
-        text = f"{verb} {plural(docs, 'document')} ({plural(memories, 'memory')})"
+        if self.remaining:
+            of = docs + len(self.remaining)
+            text = f"{verb} {docs} of {plural(of, 'document')} ({plural(memories, 'memory')})"
+        else:
+            text = f"{verb} {plural(docs, 'document')} ({plural(memories, 'memory')})"
+        if self.steps > 1:
+            text += f" in {plural(self.steps, 'step')}"
+        if self.remaining:
+            text += "; stopped after a step (add the same files again for the rest)"
         for op in self.reorganizations:
             where = op.directory or "/"
             text += f"; reorganized {where} into {plural(len(op.new_directories), 'folder')}"
+        if self.reused:
+            text += f"; {plural(self.reused, 'earlier LLM result')} reused"
         return text
+
+    def absorb(self, step: BuildReport) -> None:
+        """Count one more step of the same drop in this report."""
+        self.documents += step.documents
+        self.chunks += step.chunks
+        self.memories += step.memories
+        self.new_directories += step.new_directories
+        self.warnings += step.warnings
+        self.fallbacks += step.fallbacks
+        self.reorganizations += step.reorganizations
+        self.usage.absorb(step.usage)
 
 
 def reorganize_summary(operation: ReorganizeOperation) -> str:
@@ -92,6 +123,7 @@ class MemoryBuilder:
         options: BuildOptions | None = None,
         progress: ProgressCallback | Stages = no_progress,
         cancel: CancelToken | None = None,
+        results: StageResults = NO_RESULTS,
     ):
         self.folder = folder
         self.llm = llm
@@ -100,6 +132,7 @@ class MemoryBuilder:
         # before these (reading the documents), else begun here.
         self.stages = progress if isinstance(progress, Stages) else Stages(progress)
         self.cancel = cancel or CancelToken()
+        self.results = results
         # Writes one operation's change set as (changes, summary, trailers): a versioned
         # folder's Transaction.write applies and commits it; alone, it is only applied.
         self.write_changes: WriteChanges = lambda changes, *_: changes.apply(folder.root)
@@ -109,37 +142,60 @@ class MemoryBuilder:
 
     # -- shared first half: chunks and memories ---------------------------------------
 
-    def _memorize(
+    def chunk(self, docs: Sequence[SourceDocument]) -> list[Chunk]:
+        """The documents' chunks (split points of oversize passages asked in parallel). The
+        bar's shares are the caller's to expect (`_memories`, or a drop for all its steps)."""
+        count = len(docs)
+        self._report("chunk", 0, count, f"Cutting {plural(count, 'document')} into chunks")
+        advisor = llm_split_advisor(self.llm, self.cancel, self.results)
+        chunks = Chunker(self.options.chunk, advisor).chunk_documents(docs, self._split_in_parallel)
+        self._report("chunk", count, count, f"Cut into {plural(len(chunks), 'chunk')}")
+        return chunks
+
+    def memorize_weight(self, chunks: int) -> float:
+        """About how long summarizing `chunks` takes, in the unit of `stages.later_stages`."""
+        return max(1.0, chunks / max(1, self.llm.settings.workers))  # `workers` at a time
+
+    def memorize(
+        self, chunks: Sequence[Chunk], docs: Sequence[SourceDocument], later: dict[str, float]
+    ) -> list[MemorizedChunk]:
+        """A memory per chunk of `docs`, in order (numbered when they are placed); `later`:
+        the weights of the stages that follow, so the bar keeps room for them."""
+        total = len(chunks)
+        self.stages.expect(memorize=self.memorize_weight(total), **later)
+        said = summarizing(chunks, docs)
+        self._report("memorize", 0, total, said(0))
+        return memorize_chunks(
+            self.llm,
+            chunks,
+            first_index=0,
+            cancel=self.cancel,
+            on_done=lambda n: self._report("memorize", n, total, said(n)),
+            results=self.results,
+        )
+
+    def _memories(
         self,
         docs: Sequence[SourceDocument],
+        memories: list[MemorizedChunk] | None,
         first_index: int,
         report: BuildReport,
         later: dict[str, float],
     ) -> list[MemorizedChunk]:
-        """Cut `docs` into chunks and summarize each; `later`: the weights of the stages
-        that follow, so the bar keeps room for them."""
-        workers = max(1, self.llm.settings.workers)  # chunks summarized at a time
-        self.stages.expect(chunk=CUT_WEIGHT, memorize=max(1.0, len(docs) / workers), **later)
-        self._report("chunk", 0, len(docs), f"Cutting {plural(len(docs), 'document')} into chunks")
-        chunker = Chunker(self.options.chunk, llm_split_advisor(self.llm, self.cancel))
-        chunks = chunker.chunk_documents(docs, self._split_in_parallel)
-        report.chunks = len(chunks)
-        total = len(chunks)
-        self._report("chunk", len(docs), len(docs), f"Cut into {plural(total, 'chunk')}")
-        self.stages.expect(memorize=max(1.0, total / workers), **later)  # now it is known
-        said = summarizing(chunks, docs)
-        self._report("memorize", 0, total, said(0))
-        memories = memorize_chunks(
-            self.llm,
-            chunks,
-            first_index=first_index,
-            cancel=self.cancel,
-            on_done=lambda n: self._report("memorize", n, total, said(n)),
-        )
+        """The documents' memories (made now unless given), numbered from `first_index`."""
+        if memories is None:
+            # the number of chunks is a guess until the documents are cut
+            self.stages.expect(chunk=CUT_WEIGHT, memorize=self.memorize_weight(len(docs)), **later)
+            memories = self.memorize(self.chunk(docs), docs, later)
+        else:
+            self.stages.expect(**later)  # what is left of the bar is the later stages'
+        for number, memory in enumerate(memories):
+            memory.index = first_index + number
+        report.chunks = len(memories)
         report.fallbacks = sum(1 for m in memories if m.metadata.get("fallback"))
         if report.fallbacks:
             report.warnings.append(
-                f"{report.fallbacks} of {plural(total, 'memory')} "
+                f"{report.fallbacks} of {plural(len(memories), 'memory')} "
                 f"{'was' if report.fallbacks == 1 else 'were'} written without the LLM (it kept "
                 "failing); they are marked fallback: true"
             )
@@ -172,12 +228,13 @@ class MemoryBuilder:
         self.write_changes(changes, summary, clean, committing)
         self._report("write", 2, 2, "Saved")
 
-    def build(self, docs: Sequence[SourceDocument]) -> BuildReport:
-        """A new memory from scratch."""
+    def build(
+        self, docs: Sequence[SourceDocument], memories: list[MemorizedChunk] | None = None
+    ) -> BuildReport:
+        """A new memory from scratch (from `memories` of `docs` when already made)."""
         report = BuildReport("build", documents=[d.name for d in docs], usage=self.llm.usage)
-        memories = self._memorize(
-            docs, 0, report, later_stages("organize", self.options.auto_reorganize)
-        )
+        later = later_stages("organize", self.options.auto_reorganize)
+        memories = self._memories(docs, memories, 0, report, later)
         if not memories:
             return report
         self._report("organize", 0, 1, "Planning folders")
@@ -217,14 +274,15 @@ class MemoryBuilder:
             self._reorganize_overfull(report)
         return report
 
-    def add(self, docs: Sequence[SourceDocument]) -> BuildReport:
-        """New documents placed into the existing taxonomy."""
+    def add(
+        self, docs: Sequence[SourceDocument], memories: list[MemorizedChunk] | None = None
+    ) -> BuildReport:
+        """New documents placed into the existing taxonomy (`memories` as for `build`)."""
         report = BuildReport("add", documents=[d.name for d in docs], usage=self.llm.usage)
         meta = self.folder.read_meta()
         first = meta.total_chunks if meta else 0
-        memories = self._memorize(
-            docs, first, report, later_stages("place", self.options.auto_reorganize)
-        )
+        later = later_stages("place", self.options.auto_reorganize)
+        memories = self._memories(docs, memories, first, report, later)
         if not memories:
             return report
         root = self.folder.load_view()
@@ -271,7 +329,7 @@ class MemoryBuilder:
             listings[path] = listing(node)
         self._report("describe", 0, len(listings), "Writing READMEs")
         for path, (title, description) in describe_directories(
-            self.llm, listings, self.cancel
+            self.llm, listings, self.cancel, self.results
         ).items():
             node = dir_at(root, path)
             node.title, node.description = title, description

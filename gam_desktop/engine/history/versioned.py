@@ -52,6 +52,13 @@ def _when(started: str) -> str:
     return f"on {moment.day} {moment:%b %Y} at {moment:%H:%M}"
 
 
+def _must_recover(interrupted: journal.Interrupted) -> InterruptedOperationError:
+    return InterruptedOperationError(
+        f"a previous {interrupted.operation} was interrupted (it began "
+        f"{_when(interrupted.started)}) and must be recovered first"
+    )
+
+
 class ConcurrentEditError(StoreError):
     """Another program changed a file this operation was about to replace."""
 
@@ -139,9 +146,11 @@ class Transaction:
     def _structure_changed(self, changes: ChangeSet) -> set[str]:
         """Memories someone else added or deleted since the operation started."""
         now = set(stat_files(self.folder.root))
-        # The baseline also holds the meta file, which stat_files (Markdown only) never
-        # lists: it is not a memory someone added or deleted.
-        before = {rel for rel, key in self.baseline.items() if key is not None} - {META_FILE}
+        # The baseline also holds what stat_files (visible Markdown only) never lists: the
+        # meta file, and the documents' text an earlier change set of this operation wrote
+        # under .gam/sources (taken for memories deleted meanwhile, they had every README
+        # and the meta file recomputed from every memory's front matter, once per write).
+        before = {rel for rel, key in self.baseline.items() if key is not None and _listed(rel)}
         ours = changes.targets()
         return {p for p in (now ^ before) - ours if not p.endswith(f"/{README}") and p != README}
 
@@ -173,6 +182,11 @@ class Transaction:
             changes.writes[rel] = merge_readme(
                 ours if isinstance(ours, str) else ours.decode(), theirs
             )
+
+
+def _listed(rel: str) -> bool:
+    """Whether `stat_files` lists `rel`: a Markdown file with no hidden part."""
+    return rel.endswith(".md") and not any(part.startswith(".") for part in rel.split("/"))
 
 
 def _applied(root: Path, changes: ChangeSet, written: set[str], existed: set[str]) -> Changes:
@@ -262,10 +276,7 @@ class VersionedFolder:
         with self._lock():
             interrupted = journal.read(self.folder)
             if interrupted is not None:
-                raise InterruptedOperationError(
-                    f"a previous {interrupted.operation} was interrupted (it began "
-                    f"{_when(interrupted.started)}) and must be recovered first"
-                )
+                raise _must_recover(interrupted)
             # Before the repository is opened (which may `git init`): undoing a first
             # build removes the repository only if the build made it.
             new_repository = not (self.folder.root / ".git").exists()
@@ -342,6 +353,13 @@ class VersionedFolder:
             return RecordedEdits(sha, outside, committed.merged(seen), sha)
 
     # -- crash recovery ------------------------------------------------------------------
+
+    def check_recovered(self) -> None:
+        """Refuse before any work (any LLM call) when a crash left an operation to recover;
+        an operation running now is no reason (`operation` waits for it)."""
+        interrupted = self.interrupted()
+        if interrupted is not None:
+            raise _must_recover(interrupted)
 
     def interrupted(self) -> journal.Interrupted | None:
         """The operation a crash left half-done, if any (never one running right now)."""

@@ -5,6 +5,7 @@ Layout (see README "The memory folder"):
   .gam/sources/<sha>.txt  the extracted text of every source document: the original
                           wording of each memory is text[span] of its source
   .gam/cache/             rebuildable indexes (ignored by git)
+  .gam/cache/results/     LLM results an unfinished add has paid for (store/results.py)
   .gam/serve-queue/       turns gam-serve answered, until saved (ignored by git)
   README.md, <dir>/README.md, <dir>/<title>.md
 
@@ -29,6 +30,7 @@ from gam_desktop.engine.store.naming import RESERVED_FOLDER_NAMES
 APP_DIR = ".gam"  # the app's own files: the one place their layout is defined
 SOURCES_DIR = f"{APP_DIR}/sources"
 CACHE_DIR = f"{APP_DIR}/cache"
+RESULTS_DIR = f"{CACHE_DIR}/results"  # paid LLM results, kept until their add is done
 LOCK_FILE = f"{APP_DIR}/lock"  # one writer per folder, per operation
 APP_LOCK_FILE = f"{APP_DIR}/app.lock"  # one window per memory, while it is open
 JOURNAL_FILE = f"{APP_DIR}/journal.json"  # present only while an operation runs
