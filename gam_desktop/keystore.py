@@ -3,16 +3,14 @@ Service on Linux) and nowhere else: never a settings file, a log line or git.
 
 Calls can block (a locked Secret Service asks for a password), so the GUI makes them on
 a worker thread. Without a usable keychain, callers fall back to OPENAI_API_KEY or a key
-kept for the session only, and say so.
+kept for the session only, and say so. keyring is imported on first use, on that worker
+thread: its import (and its backends') would otherwise delay the window's start.
 """
 
 from __future__ import annotations
 
 import contextlib
-
-import keyring
-import keyring.errors
-from keyring.backends import fail
+from types import ModuleType
 
 from gam_desktop.engine.errors import GamError
 
@@ -29,14 +27,23 @@ class KeychainUnavailable(GamError, RuntimeError):
     advice = SESSION_ONLY
 
 
+def _keyring() -> ModuleType:
+    import keyring
+    import keyring.backends.fail
+    import keyring.errors
+
+    return keyring
+
+
 def backend_name() -> str:
-    backend = keyring.get_keyring()
+    backend = _keyring().get_keyring()
     return f"{type(backend).__module__}.{type(backend).__name__}"
 
 
 def available() -> bool:
+    keyring = _keyring()
     backend = keyring.get_keyring()
-    return not isinstance(backend, fail.Keyring) and backend.priority > 0
+    return not isinstance(backend, keyring.backends.fail.Keyring) and backend.priority > 0
 
 
 def _account(endpoint: str) -> str:
@@ -47,6 +54,7 @@ def _account(endpoint: str) -> str:
 def get_key(endpoint: str) -> str | None:
     if not available():
         return None
+    keyring = _keyring()
     try:
         return keyring.get_password(SERVICE, _account(endpoint))
     except keyring.errors.KeyringError as exc:
@@ -56,6 +64,7 @@ def get_key(endpoint: str) -> str | None:
 def set_key(endpoint: str, key: str) -> None:
     if not available():
         raise KeychainUnavailable(NO_KEYCHAIN)
+    keyring = _keyring()
     try:
         if key:
             keyring.set_password(SERVICE, _account(endpoint), key)
@@ -68,5 +77,6 @@ def set_key(endpoint: str, key: str) -> None:
 def delete_key(endpoint: str) -> None:
     if not available():
         return
+    keyring = _keyring()
     with contextlib.suppress(keyring.errors.PasswordDeleteError):
         keyring.delete_password(SERVICE, _account(endpoint))

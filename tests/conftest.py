@@ -17,6 +17,8 @@ import pytest
 _HOME = tempfile.mkdtemp(prefix="gam-test-home-")
 for _var in ("HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME"):
     os.environ[_var] = _HOME if _var == "HOME" else os.path.join(_HOME, _var.lower())
+for _var in ("APPDATA", "LOCALAPPDATA"):  # Windows' app folders (gam_desktop/appdirs.py)
+    os.environ[_var] = os.path.join(_HOME, _var.lower())
 for _var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "GAM_AGENT_MODEL"):
     os.environ.pop(_var, None)
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
@@ -35,10 +37,20 @@ from tests.places import fake_home  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
-def _fresh_capabilities() -> Iterator[None]:
+def _fresh_capabilities(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[None]:
+    """No test knows what another learned about a server (a port is soon used again): the
+    registry is emptied, not remembered in this process, and the app's data folder, where
+    the command line remembers it (gam_desktop/appdirs.py), is the test's own."""
+    own = tmp_path_factory.mktemp("app-data", numbered=True)
+    for variable in ("XDG_DATA_HOME", "LOCALAPPDATA"):
+        monkeypatch.setenv(variable, str(own))
     capabilities.forget_all()
+    capabilities.remember_in(None)
     yield
     capabilities.forget_all()
+    capabilities.remember_in(None)
 
 
 @pytest.fixture

@@ -4,6 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+# Word, PowerPoint, EPUB, HTML and e-mail documents: written by the self-check (the
+# packaged app's self-test drops them too), shared here.
+from gam_desktop.selfcheck.formats import (  # noqa: F401
+    html_page,
+    make_docx,
+    make_eml,
+    make_epub,
+    make_pptx,
+)
+
 TOPIC_FACTS = {
     "python": "Python is an interpreted programming language. The Python GIL prevents true "
     "multi-threading in CPython. Python code uses indentation for blocks.",
@@ -63,3 +73,17 @@ def make_pdf(path: Path, pages: list[str], image: Path | None = None) -> Path:
         pdf.showPage()
     pdf.save()
     return path
+
+
+def document_files(folder: Path, count: int, repeats: int = 1, first: int = 0) -> list[Path]:
+    """`count` Markdown files of one section each, the topics taking turns, every file's
+    text its own (numbered from `first`: a big drop of small documents)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    topics = list(TOPIC_FACTS)
+    files = []
+    for number in range(first, first + count):
+        topic = topics[number % len(topics)]
+        path = folder / f"{topic}_{number:03d}.md"
+        path.write_text(section(topic, number, repeats), encoding="utf-8")
+        files.append(path)
+    return files

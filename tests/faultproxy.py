@@ -238,7 +238,7 @@ _CREATED = re.compile(r"^created: .*\n", re.MULTILINE)
 
 
 def memory_snapshot(root: Path) -> dict[str, str]:
-    """Every file of a memory but .git/ and the lock, with its time stamps removed.
+    """Every file of a memory but .git/, the lock and the cache, with its time stamps removed.
 
     Two fault-free builds of the same documents differ only in front matter `created:`,
     .gam_meta.json `created_at`/`updated_at`, and the root README's title, which is the
@@ -246,7 +246,7 @@ def memory_snapshot(root: Path) -> dict[str, str]:
     out = {}
     for path in sorted(root.rglob("*")):
         rel = path.relative_to(root).as_posix()
-        if not path.is_file() or rel.startswith(".git/") or rel == ".gam/lock":
+        if not path.is_file() or rel.startswith((".git/", ".gam/cache/")) or rel == ".gam/lock":
             continue
         text = path.read_text(encoding="utf-8")
         if rel == ".gam_meta.json":

@@ -1,5 +1,5 @@
 """Command-line entry points: `gam-add`, `gam-request`, `gam-chat`, `gam-facts`,
-`gam-history`, `gam-rollback`.
+`gam-history`, `gam-rollback`, `gam-research`.
 
 Wires the engine and nothing else: settings from flags and the environment, a tqdm
 progress bar, a one-line reason and a non-zero exit code on failure.
@@ -10,6 +10,7 @@ from gam_desktop.cli.ask import chat_main, request_main
 from gam_desktop.cli.common import EX_SOFTWARE
 from gam_desktop.cli.facts import facts_main
 from gam_desktop.cli.history import history_main, rollback_main
+from gam_desktop.cli.research import research_main
 
 __all__ = [
     "EX_SOFTWARE",
@@ -18,5 +19,6 @@ __all__ = [
     "facts_main",
     "history_main",
     "request_main",
+    "research_main",
     "rollback_main",
 ]

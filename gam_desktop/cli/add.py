@@ -19,7 +19,7 @@ from gam_desktop.cli.common import (
     whole,
 )
 from gam_desktop.engine.build.builder import BuildOptions, BuildReport
-from gam_desktop.engine.build.documents import files_in
+from gam_desktop.engine.build.documents import READABLE, files_in
 from gam_desktop.engine.history.versioned import InterruptedOperationError
 from gam_desktop.engine.models import ChunkConfig
 from gam_desktop.engine.progress import OperationCancelled
@@ -34,7 +34,7 @@ def add_parser() -> argparse.ArgumentParser:
         "--files",
         nargs="*",
         default=[],
-        help="PDF, TXT or Markdown files; a folder adds those in it, recursively",
+        help=f"{READABLE} files; a folder adds those in it, recursively",
     )
     parser.add_argument("--text", help="raw text to add")
     parser.add_argument("--min-tokens", type=whole(1), help="smallest chunk (tokens; default 100)")
@@ -45,6 +45,12 @@ def add_parser() -> argparse.ArgumentParser:
         type=whole(1),
         default=10,
         help="re-plan a folder holding more memories than this",
+    )
+    parser.add_argument(
+        "--step-documents",
+        type=whole(0),
+        default=25,
+        help="commit a big add in steps of this many documents (0: in one step)",
     )
     return parser
 
@@ -63,7 +69,7 @@ def _expand_files(names: Sequence[str], gam_dir: str, quiet: bool) -> tuple[list
             continue
         found = [p for p in files_in(folder)[0] if memory not in p.resolve().parents]
         if not found:
-            problems.append(f"{name}: a folder with no PDF, TXT or Markdown files")
+            problems.append(f"{name}: a folder with no {READABLE} files")
         elif not quiet:
             print(f"{name}: {plural(len(found), 'supported file')}", file=sys.stderr)
         files += found
@@ -102,13 +108,18 @@ def add_main(argv: Sequence[str] | None = None) -> int:
             print(f"gam-add: {problem}", file=sys.stderr)
         return 1
     bar = ProgressBar(enabled=not args.quiet)
+    options = BuildOptions(
+        chunk=chunk,
+        reorganize_threshold=args.reorganize_threshold,
+        step_documents=args.step_documents,
+    )
+    workflow: Workflow | None = None
     try:
-        options = BuildOptions(chunk=chunk, reorganize_threshold=args.reorganize_threshold)
         workflow = Workflow(gam_dir=args.gam_dir, settings=settings, options=options, progress=bar)
         report = workflow.add(files=files, text=text, use_chunking=not args.no_chunking)
     except (KeyboardInterrupt, OperationCancelled):
         bar.close()
-        print("gam-add: cancelled; the memory was not changed", file=sys.stderr)
+        print(f"gam-add: cancelled; {_kept(workflow)}", file=sys.stderr)
         return 130
     except InterruptedOperationError:
         bar.close()
@@ -117,9 +128,27 @@ def add_main(argv: Sequence[str] | None = None) -> int:
     except EXPECTED_ERRORS as exc:
         bar.close()
         print(f"gam-add: {reason(exc)}", file=sys.stderr)
+        if workflow is not None and workflow.last_add and workflow.last_add.documents:
+            print(f"gam-add: {_kept(workflow)}", file=sys.stderr)
         return 1
     bar.close()
     return _report_add(report, problems + report.unreadable + _without_text(files, report))
+
+
+def _kept(workflow: Workflow | None) -> str:
+    """What an add that stopped early leaves: its finished steps, and the LLM results it
+    paid for, which running the same command again uses."""
+    done = workflow.last_add if workflow is not None else None
+    if done is None or not done.documents:
+        return (
+            "the memory was not changed (the LLM results so far are kept: running the same "
+            "command again reuses them)"
+        )
+    count = len(done.documents)
+    return (
+        f"{plural(count, 'document')} {'was' if count == 1 else 'were'} added in finished "
+        "steps and kept; running the same command again adds the rest"
+    )
 
 
 def _report_add(report: BuildReport, problems: list[str]) -> int:
@@ -144,4 +173,4 @@ def _add_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     return args
 
 
-NO_TEXT = "no text found"  # Workflow._new_only: "<name>: no text found; skipped"
+NO_TEXT = "no text found"  # Workflow._new_only: "<name>: no text found (why); skipped"

@@ -15,11 +15,12 @@ from collections.abc import Callable, Sequence
 from pydantic import ValidationError
 from tqdm import tqdm
 
+from gam_desktop import appdirs
 from gam_desktop.engine.errors import GamError
 from gam_desktop.engine.history import journal
 from gam_desktop.engine.history.gitrepo import GitUnavailable
 from gam_desktop.engine.history.log import History
-from gam_desktop.engine.llm import LLMSettings
+from gam_desktop.engine.llm import LLMSettings, capabilities
 from gam_desktop.engine.llm.settings import Role
 from gam_desktop.engine.progress import ProgressEvent
 from gam_desktop.engine.store.folder import MemoryFolder, NotAMemoryError
@@ -68,14 +69,26 @@ def utf8_output() -> None:
 
 
 class ProgressBar:
-    """One tqdm bar per stage, replaced when the stage changes."""
+    """One tqdm bar per stage, replaced when the stage changes. Events that tell the person
+    something (`SAID`: "Resuming: 312 of 500 chunks already summarized") are printed as a
+    line, bar or not."""
 
-    def __init__(self, enabled: bool) -> None:
+    SAID = ("resume",)
+
+    def __init__(self, enabled: bool, name: str = "gam-add") -> None:
         self.enabled = enabled
+        self.name = name
         self.bar: tqdm | None = None
         self.stage = ""
 
     def __call__(self, event: ProgressEvent) -> None:
+        if event.stage in self.SAID:
+            message = f"{self.name}: {event.message}"
+            if self.bar is not None:
+                self.bar.write(message, file=sys.stderr)
+            else:
+                print(message, file=sys.stderr, flush=True)
+            return
         if not self.enabled:
             return
         if event.stage != self.stage:
@@ -136,7 +149,9 @@ def llm_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def settings_for(role: Role, args: argparse.Namespace) -> LLMSettings:
-    """LLM settings for `role` from the environment, with the shared flags on top."""
+    """LLM settings for `role` from the environment, with the shared flags on top; what
+    the server is found to support is remembered across runs (as the window does)."""
+    capabilities.remember_in(appdirs.capabilities_file())
     return LLMSettings.from_env(
         role, model=args.model, base_url=args.base_url, workers=args.workers, timeout=args.timeout
     )

@@ -99,6 +99,10 @@ class ReorganizeOperation(BaseModel):
     moved_files: list[tuple[str, str]] = Field(default_factory=list)
     deleted_files: list[str] = Field(default_factory=list)
     new_directories: list[str] = Field(default_factory=list)
+    # What the plan says beyond the moves, so that the plan a person saw is the one applied:
+    # each new folder's description (its README), and the memories that stay where they are.
+    descriptions: dict[str, str] = Field(default_factory=dict)
+    kept_files: list[str] = Field(default_factory=list)
 
 
 class ChunkConfig(BaseModel):

@@ -25,13 +25,16 @@ from gam_desktop.engine.ask.conversation import Conversation, working_memory
 from gam_desktop.engine.ask.find import Found
 from gam_desktop.engine.ask.intent import is_statement
 from gam_desktop.engine.ask.tools import MemoryTools
+from gam_desktop.engine.build import resume
 from gam_desktop.engine.build.builder import BuildOptions, BuildReport, MemoryBuilder
 from gam_desktop.engine.build.documents import DocumentError, SourceDocument, load_file, load_text
-from gam_desktop.engine.build.estimate import Estimate
+from gam_desktop.engine.build.estimate import SECONDS_PER_CALL, Estimate, Pace
 from gam_desktop.engine.build.estimate import estimate as size_of
+from gam_desktop.engine.build.resume import PendingAdd
 from gam_desktop.engine.chats import library as chats
 from gam_desktop.engine.chats.library import ConversationInfo
 from gam_desktop.engine.chats.record import ConversationRecord, Turn, new_record, title_from
+from gam_desktop.engine.drop import Drop
 from gam_desktop.engine.errors import GamError
 from gam_desktop.engine.facts.learn import Learned, learn
 from gam_desktop.engine.facts.record import Fact, read_facts
@@ -40,6 +43,7 @@ from gam_desktop.engine.history.journal import Interrupted
 from gam_desktop.engine.history.log import TRAILER_KIND, History, NothingToUndo, restore_summary
 from gam_desktop.engine.history.versioned import RecordedEdits, VersionedFolder
 from gam_desktop.engine.llm import LLMClient, LLMSettings
+from gam_desktop.engine.llm.prices import PriceTable
 from gam_desktop.engine.models import (
     META_FILE,
     ChatResult,
@@ -48,7 +52,17 @@ from gam_desktop.engine.models import (
     ReorganizeOperation,
     utc_now,
 )
-from gam_desktop.engine.progress import CancelToken, ProgressCallback, ProgressEvent, no_progress
+from gam_desktop.engine.progress import (
+    CancelToken,
+    ProgressCallback,
+    ProgressEvent,
+    Stages,
+    no_progress,
+)
+from gam_desktop.engine.research import save as research_files
+from gam_desktop.engine.research.agent import ResearchAgent, ResearchCallback
+from gam_desktop.engine.research.budget import Limits
+from gam_desktop.engine.research.models import ResearchReport
 from gam_desktop.engine.store.changes import (
     CHAT,
     FORGET,
@@ -57,6 +71,7 @@ from gam_desktop.engine.store.changes import (
     OUTSIDE_EDIT,
     RECOVER,
     REORGANIZE,
+    RESEARCH,
     SETTINGS,
     Changes,
 )
@@ -66,6 +81,7 @@ from gam_desktop.engine.store.location import user_content
 from gam_desktop.engine.store.lock import FolderBusyError, writer_lock
 from gam_desktop.engine.store.markdown import parse_memory
 from gam_desktop.engine.store.watcher import FolderWatcher
+from gam_desktop.engine.textutil import plural
 
 ChangeListener = Callable[[Changes], None]
 # How often the watcher asks git what changed, for edits whose notification was lost: on
@@ -162,6 +178,7 @@ class Workflow:
         tools: MemoryTools | None = None,
         on_change: ChangeListener = ignore_changes,
         rescan_every: float = RESCAN_EVERY,
+        prices: PriceTable | None = None,
     ) -> None:
         if workflow_type != "text":
             raise ValueError(f"unsupported workflow type {workflow_type!r} (only 'text')")
@@ -175,6 +192,7 @@ class Workflow:
             else LLMSettings.from_env("chat", model=model, **(llm_config or {}))
         )
         self.options = options or BuildOptions()
+        self.prices = prices  # for the estimate's cost; None: the cost is not named
         # The search tools (corpus, BM25 index) are thread-safe and may be shared by the
         # Workflows of several tasks, so the index stays warm between questions.
         self._tools: MemoryTools | None = tools
@@ -184,10 +202,22 @@ class Workflow:
         self.cancel = cancel or CancelToken()
         self.lock_timeout = lock_timeout
         self.versioned = VersionedFolder(self.folder, git_path, lock_timeout, self._waiting)
+        # What the last add's finished steps added: kept also when it was cancelled or
+        # failed after some of them (gam-add says so).
+        self.last_add: BuildReport | None = None
 
-    def _builder(self) -> MemoryBuilder:
+    def _builder(
+        self, results: resume.StageResults = resume.NO_RESULTS, stages: Stages | None = None
+    ) -> MemoryBuilder:
+        """A builder keeping its LLM results in `results`, reporting on `stages` (the
+        operation's bar, begun before it), else on a bar of its own."""
         return MemoryBuilder(
-            self.folder, LLMClient(self.settings), self.options, self.progress, self.cancel
+            self.folder,
+            LLMClient(self.settings),
+            self.options,
+            stages or Stages(self.progress),
+            self.cancel,
+            results,
         )
 
     def check_folder(self) -> None:
@@ -203,14 +233,19 @@ class Workflow:
                 "empty folder or an existing memory, or open it in GAM Desktop to make it one"
             )
 
-    def _parse(self, files: Sequence[str | Path]) -> tuple[list[SourceDocument], list[str]]:
+    def _parse(
+        self, files: Sequence[str | Path], stages: Stages
+    ) -> tuple[list[SourceDocument], list[str]]:
         docs, unreadable = [], []
+        count = len(files)
         for i, path in enumerate(files):
-            self.progress(ProgressEvent("read", i, len(files), f"Reading {Path(path).name}"))
+            where = f"document {i + 1} of {count}: " if count > 1 else ""
+            stages.report("read", i, count, f"Reading {where}{Path(path).name}")
             try:
                 docs.append(load_file(path))
             except DocumentError as exc:
                 unreadable.append(str(exc))
+        stages.report("read", count, count, f"Read {plural(count, 'file')}")
         return docs, unreadable
 
     def _new_only(self, docs: list[SourceDocument]) -> tuple[list[SourceDocument], list[str]]:
@@ -224,7 +259,10 @@ class Workflow:
             elif doc.text.strip():
                 fresh.append(doc)
             else:
-                skipped.append(f"{doc.name}: no text found; skipped")
+                # the reader's own reason when it has one ("no text found (scanned?)")
+                skipped.append(
+                    doc.warnings[-1] if doc.warnings else f"{doc.name}: no text found; skipped"
+                )
         return fresh, skipped
 
     def add(
@@ -235,9 +273,12 @@ class Workflow:
         chunk_config: dict[str, Any] | None = None,
         estimate: Estimate | None = None,
     ) -> BuildReport:
-        """Add documents: a full build into an empty memory, else an incremental add.
-        With the `estimate` made of the same files, what it read is used again (a file
-        changed since is read anew)."""
+        """Add documents: a full build into an empty memory, else an incremental add; a big
+        drop in steps, each committed as it is done (`engine.drop`), every LLM result kept
+        as it arrives so that running the same add again pays for nothing twice. With the
+        `estimate` made of the same files, what it read is used again (a file changed
+        since is read anew). A cancel keeps the finished steps (`last_add` says what they
+        added), or undoes them with `cancel(undo=True)`."""
         if chunk_config:
             self.options.chunk = ChunkConfig.model_validate(
                 {**self.options.chunk.model_dump(), **chunk_config}
@@ -245,38 +286,78 @@ class Workflow:
         if not use_chunking:
             self.options.chunk = self.options.chunk.model_copy(update={"max_tokens": 10**9})
         self.check_folder()
+        stages = Stages(self.progress)  # one bar from reading to the last commit
         if estimate is not None and estimate.stamps == file_stamps(files or ()):
             parsed, unreadable = list(estimate.parsed), list(estimate.unreadable)
         else:
-            parsed, unreadable = self._parse(files or ())
+            stages.expect(read=1, build=4)  # reading is quick beside the LLM's work
+            parsed, unreadable = self._parse(files or (), stages)
         if text and text.strip():
             parsed.append(load_text(text))
         docs, skipped = self._new_only(parsed)
         if not docs:  # nothing to write: no lock, no journal, no repository made
             report = BuildReport("add" if self.folder.is_memory() else "build")
         else:
-            with self.versioned.operation("add") as transaction:
-                meta = self.folder.read_meta()
-                builder = self._builder()
-                builder.write_changes = transaction.write
-                if meta is None or meta.total_chunks == 0:
-                    report = builder.build(docs)
-                else:
-                    report = builder.add(docs)
-            self._changed(transaction.changes(report.operation))
+            drop = Drop(
+                self.versioned,
+                self._builder,
+                self.settings.model,
+                self.options,
+                stages,
+                self.cancel,
+                self._changed,
+            )
+            try:
+                report = drop.run(docs)
+            finally:
+                self.last_add = drop.report
+        stages.finish()
         report.unreadable = unreadable
         report.warnings = skipped + [w for d in docs for w in d.warnings] + report.warnings
         return report
 
     def estimate(self, files: Sequence[str | Path]) -> Estimate:
-        """The size of adding `files` (chunks, LLM calls, tokens), without the LLM."""
+        """The size of adding `files` (chunks, LLM calls, tokens, time, cost when the price is
+        known), without the LLM; `resume` is the unfinished add of some of them, if any."""
         stamps = file_stamps(files)
-        parsed, unreadable = self._parse(files)
+        stages = Stages(self.progress)
+        stages.expect(read=4, size=1)
+        parsed, unreadable = self._parse(files, stages)
         docs, skipped = self._new_only(parsed)
-        result = size_of(docs, self.options.chunk)
-        result.unreadable, result.skipped = unreadable, skipped
+        stages.report("size", 0, 1, "Counting chunks and tokens")
+        pending = self.interrupted_add()
+        if pending is not None and not pending.hashes & {d.content_hash for d in parsed}:
+            pending = None  # an unfinished add of other documents
+        result = size_of(
+            docs,
+            self.options.chunk,
+            kept=pending.ready if pending else frozenset(),
+            step_documents=self.options.step_documents,
+            pace=self._pace(),
+        )
+        stages.report("size", 1, 1, "Estimate ready")
+        result.unreadable, result.skipped, result.resume = unreadable, skipped, pending
         result.parsed, result.stamps = parsed, stamps
         return result
+
+    def _pace(self) -> Pace:
+        settings = self.settings
+        measured = resume.measured_seconds(self.folder, settings.model)
+        price = self.prices.price(settings.base_url, settings.model) if self.prices else None
+        seconds = measured if measured is not None else SECONDS_PER_CALL
+        return Pace(settings.workers, seconds, measured is not None, settings.model, price)
+
+    def interrupted_add(self) -> PendingAdd | None:
+        """The add that began here and did not finish (cancelled, crashed, failed): its
+        files and how many of its documents are already summarized with this model."""
+        if not (self.folder.root / ".gam").is_dir():
+            return None
+        pending = resume.pending(self.folder, self.settings.model)
+        return None if pending is None or pending.running else pending
+
+    def forget_interrupted_add(self) -> None:
+        """The person does not want to resume it: it is no longer offered."""
+        resume.forget_pending(self.folder)
 
     def initialize(self) -> None:
         """Make a folder that holds other things a memory, after the user agreed: its
@@ -297,9 +378,17 @@ class Workflow:
         if not self.folder.is_memory():
             raise NotAMemoryError(f"{self.folder.root} is not a GAM memory")
         with writer_lock(self.folder, self.lock_timeout, on_wait=self._waiting):
-            return self._builder().reorganize(path.strip("/"), dry_run=True)
+            builder = self._builder()
+            plan = builder.reorganize(path.strip("/"), dry_run=True)
+        builder.stages.finish()
+        return plan
 
-    def reorganize(self, path: str = "", dry_run: bool = False) -> ReorganizeOperation:
+    def reorganize(
+        self, path: str = "", dry_run: bool = False, plan: ReorganizeOperation | None = None
+    ) -> ReorganizeOperation:
+        """Reorganize `path` as the LLM plans it now, or as `plan` (from
+        `plan_reorganization`, shown to the person) says, without asking the LLM again; a
+        ReorganizeError when the folder changed since that plan was made."""
         if dry_run:  # changes nothing, commits nothing
             return self.plan_reorganization(path)
         if not self.folder.is_memory():
@@ -307,8 +396,10 @@ class Workflow:
         with self.versioned.operation(REORGANIZE) as transaction:
             builder = self._builder()
             builder.write_changes = transaction.write
-            operation = builder.reorganize(path.strip("/"))
+            where = plan.directory if plan is not None else path.strip("/")
+            operation = builder.reorganize(where, plan=plan)
         self._changed(transaction.changes(REORGANIZE))
+        builder.stages.finish()
         return operation
 
     # -- history -----------------------------------------------------------------------
@@ -448,6 +539,37 @@ class Workflow:
             conversation.add(user_prompt, result.answer, self.cancel)
         return result
 
+    # -- research -----------------------------------------------------------------------
+
+    def research(
+        self, question: str, limits: Limits | None = None, on_step: ResearchCallback | None = None
+    ) -> ResearchReport:
+        """Research `question` across the memory (plan, search, integrate, reflect) into a
+        report whose every claim cites a file the run read or matched. Reads only; stops
+        between steps once this Workflow's token is cancelled (OperationCancelled)."""
+        if not self.folder.is_memory():
+            raise NotAMemoryError(f"{self.folder.root} is not a GAM memory (no .gam_meta.json)")
+        if not question.strip():
+            raise EmptyQuestion("there is no question to research")
+        agent = ResearchAgent(
+            self.search_tools(), LLMClient(self.chat_settings), limits, on_step, self.cancel
+        )
+        return agent.run(question.strip())
+
+    def save_research(self, report: ResearchReport) -> tuple[str, Changes]:
+        """Save `report` as research/<date>-<slug>.md, one commit ("Research: <question>")
+        that History can undo; returns its path and what changed."""
+        if not self.folder.is_memory():
+            raise NotAMemoryError(f"{self.folder.root} is not a GAM memory")
+        with self.versioned.operation(RESEARCH) as transaction:
+            path, changes = research_files.stage_save(report, self.folder.root, utc_now())
+            transaction.write(
+                changes, f"Research: {report.question[:80]}", {TRAILER_KIND: RESEARCH}
+            )
+        changed = transaction.changes(RESEARCH)
+        self._changed(changed)
+        return path, changed
+
     # -- conversations and facts ---------------------------------------------------------
 
     def chat(
@@ -495,13 +617,15 @@ class Workflow:
         sources: Sequence[str] = (),
         confidence: float | None = None,
         at: datetime | None = None,
+        turn_id: str | None = None,
     ) -> ChatTurn:
         """Record a turn answered elsewhere (another app through the memory's endpoint, an
-        imported chat) in a saved conversation, as `chat` would; no LLM call."""
+        imported chat) in a saved conversation, as `chat` would; no LLM call. `turn_id` is
+        kept in the turn's data (gam-serve's queue finds it there after a crash)."""
         record, path = self._conversation(question, conversation_id, at)
         conversation = working_memory(record)  # folding without the LLM: first sentences
         conversation.add(question, answer)
-        turn = Turn(at or utc_now(), question, answer, list(sources), confidence)
+        turn = Turn(at or utc_now(), question, answer, list(sources), confidence, turn_id)
         result = ChatResult(question=question, answer=answer, sources=list(sources))
         return self._save_turn(record, path, turn, conversation, result)
 

@@ -3,20 +3,26 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import logging
 import logging.handlers
 import os
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import cast
 
 from PySide6.QtCore import QCoreApplication, QSettings, QStandardPaths, QTimer
 from PySide6.QtGui import QIcon
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QMessageBox
 
-from gam_desktop import __version__, keystore
+from gam_desktop import __version__, appdirs, keystore
+from gam_desktop.engine.llm import capabilities
 from gam_desktop.engine.llm.tokenizer import resources_dir
 from gam_desktop.gui import theme
+from gam_desktop.gui.accessible import ring_focus
+from gam_desktop.gui.app_lock import Elsewhere, ask_to_raise
 from gam_desktop.gui.main_window import MainWindow
 from gam_desktop.gui.settings import load
 from gam_desktop.gui.workers import call_in_daemon
@@ -62,6 +68,24 @@ def warm_up() -> None:
     count_tokens("warm up")
 
 
+def say_shown(app: QApplication) -> None:
+    """For start-up measurements: the window is shown, after so much CPU time (on a busy
+    machine the wall time says more about the other programs); then quit."""
+    print(f"window shown (CPU {time.process_time():.2f} s)", flush=True)
+    app.quit()
+
+
+def start_in_background(window: MainWindow, endpoint: str) -> None:
+    """Read the key from the keychain (a daemon thread, never a QThread: a locked keyring
+    can hang) and warm up the LLM SDK and the tokenizer."""
+    call_in_daemon(
+        lambda: keystore.get_key(endpoint),
+        window.set_api_key,
+        lambda error: log.warning("keychain: %s", error),
+    )
+    window.tasks.start("warm-up", lambda w, c: warm_up())
+
+
 def make_app(argv: list[str]) -> QApplication:
     # Hand the GIL over more often than the default 5 ms: worker threads parsing, chunking
     # and importing then starve the GUI thread less (shorter stalls while building).
@@ -73,6 +97,7 @@ def make_app(argv: list[str]) -> QApplication:
     if icon.is_file():
         app.setWindowIcon(QIcon(str(icon)))
     apply_theme(app)
+    ring_focus(app)  # combo and spin boxes show they have the keyboard too
     if not app.property("gamThemeFollowed"):  # the OS switching light/dark (Qt 6.5+)
         app.styleHints().colorSchemeChanged.connect(lambda _scheme: apply_theme(app))
         app.setProperty("gamThemeFollowed", True)
@@ -97,6 +122,34 @@ def parser() -> argparse.ArgumentParser:
     return parse
 
 
+def defer_to_other_window(
+    root: Path, tell: Callable[[str, str], object] | None = None
+) -> int | None:
+    """The exit code of this start when another GAM Desktop window has `root` open: it was
+    asked to come to the front and did (0), or did not answer (1, once `tell` has said so);
+    None when no other window has it (this start goes on)."""
+    answer = ask_to_raise(root)
+    if answer is Elsewhere.NOT_OPEN:
+        return None
+    if answer is Elsewhere.RAISED:
+        log.info("%s is open in another window, which came to the front", root)
+        if sys.stdout is not None:  # None in a windowed build on Windows
+            print(f"{root} is already open in GAM Desktop: its window was brought to the front.")
+        return 0
+    log.warning("%s is open in another window, which did not answer", root)
+    (tell or _warn)(
+        "This memory is already open",
+        f"{root} is open in another GAM Desktop window, which did not answer when asked to "
+        "come to the front (it may be busy, or have stopped responding). Switch to that "
+        "window yourself, or close it, then open the memory again.",
+    )
+    return 1
+
+
+def _warn(title: str, text: str) -> None:
+    QMessageBox.warning(None, title, text)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv if argv is not None else sys.argv[1:])
     set_identity()
@@ -106,24 +159,25 @@ def main(argv: list[str] | None = None) -> int:
         return run()
     logs = setup_logging()
     log.info("GAM Desktop %s starting; logs in %s", __version__, logs)
+    capabilities.remember_in(appdirs.capabilities_file())  # what each server supports
     app = make_app(sys.argv[:1])
     store = QSettings()
     prefs = load(store)
+    folder = args.folder or next((f for f in prefs.recent_folders if Path(f).is_dir()), None)
+    if folder:  # open in another window already: that one comes to the front instead
+        code = defer_to_other_window(Path(folder))
+        if code is not None:
+            app.shutdown()
+            return code
     window = MainWindow(prefs, store, api_key=os.environ.get("OPENAI_API_KEY"))
     window.show()
-    endpoint = prefs.base_url
-    # Keychain reads can hang (a locked keyring): a daemon thread, never a QThread.
-    call_in_daemon(
-        lambda: keystore.get_key(endpoint),
-        window.set_api_key,
-        lambda error: log.warning("keychain: %s", error),
-    )
-    window.tasks.start("warm-up", lambda w, c: warm_up())
-    folder = args.folder or next((f for f in prefs.recent_folders if Path(f).is_dir()), None)
-    if os.environ.get("GAM_EXIT_WHEN_SHOWN"):  # for start-up measurements: see bench_frozen
+    # The keychain and the warm-up start once the window is up: their imports on other
+    # threads would take the GIL from the GUI thread while it opens the memory.
+    QTimer.singleShot(0, window, functools.partial(start_in_background, window, prefs.base_url))
+    if os.environ.get("GAM_EXIT_WHEN_SHOWN"):  # for start-up measurements: bench_cold_start
         if folder:
             window.open_memory(Path(folder))
-        QTimer.singleShot(0, window, lambda: (print("window shown", flush=True), app.quit()))
+        QTimer.singleShot(0, window, lambda: say_shown(app))
     elif folder:
         window.open_memory(Path(folder))
     else:

@@ -1,5 +1,7 @@
 """The chat panel: one conversation's questions, live exploration steps, answers with
-sources and confidence, and under an answer the "Learned" line (the facts that turn added,
+sources and confidence, research reports (the Research switch: the plan live with its
+sub-questions ticked as they are answered, then the report with clickable citations and
+Save to memory), and under an answer the "Learned" line (the facts that turn added,
 updated or removed, each with its Undo). A source's link follows its file when the memory
 changes: to its new place after a move, shown as removed once it is gone (and a link again
 if it comes back); a learned fact is shown undone once its file went."""
@@ -9,14 +11,17 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass, field
 from datetime import datetime
+from math import ceil
 
-from PySide6.QtCore import Qt, QUrl, Signal
+from PySide6.QtCore import QSize, Qt, QUrl, Signal
 from PySide6.QtGui import QGuiApplication, QKeyEvent, QTextDocument
 from PySide6.QtWidgets import (
+    QCheckBox,
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
     QPushButton,
+    QSizePolicy,
     QTextBrowser,
     QVBoxLayout,
     QWidget,
@@ -24,6 +29,9 @@ from PySide6.QtWidgets import (
 
 from gam_desktop.engine.chats.record import ConversationRecord
 from gam_desktop.engine.models import ChatResult, Citation
+from gam_desktop.engine.research.agent import ResearchStep
+from gam_desktop.engine.research.models import ResearchReport
+from gam_desktop.engine.research.report import markdown as report_markdown
 from gam_desktop.engine.store.changes import Changes
 from gam_desktop.engine.textutil import plural
 from gam_desktop.gui import local_time
@@ -40,9 +48,21 @@ UNSAVED_HINT = (
 
 
 class QuestionBox(QPlainTextEdit):
-    """Enter sends; Shift+Enter breaks the line. Signals: submitted()."""
+    """Enter sends; Shift+Enter breaks the line. Three lines high in its own font (not a
+    fixed height in pixels: a larger font would not fit). Signals: submitted()."""
 
     submitted = Signal()
+    LINES = 3
+
+    def sizeHint(self) -> QSize:
+        self.ensurePolished()  # the stylesheet's font and padding
+        frame = self.contentsMargins()  # the frame and the stylesheet's padding
+        text = self.fontMetrics().lineSpacing() * self.LINES
+        height = text + 2 * self.document().documentMargin() + frame.top() + frame.bottom()
+        return QSize(super().sizeHint().width(), ceil(height))
+
+    def minimumSizeHint(self) -> QSize:
+        return QSize(super().minimumSizeHint().width(), self.sizeHint().height())
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         enter = event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
@@ -64,6 +84,10 @@ class Turn:
     restored: bool = False  # read back from the conversation's file (no steps kept)
     note: LearnedNote | None = None  # what it taught
     learning: bool = False  # being learned from now
+    research: bool = False  # asked with the Research switch on
+    plan: list[tuple[str, bool]] = field(default_factory=list)  # sub-question, answered
+    report: ResearchReport | None = None
+    saved: str | None = None  # where the report was saved in the memory
 
 
 def markdown_html(text: str) -> str:
@@ -74,10 +98,12 @@ def markdown_html(text: str) -> str:
 
 
 class ChatPanel(QWidget):
-    """Signals: asked(question), cancel_requested(), source_clicked(path),
-    undo_requested(note, item)."""
+    """Signals: asked(question), research_asked(question), cancel_requested(),
+    source_clicked(path), undo_requested(note, item), save_requested(report)."""
 
     asked = Signal(str)
+    research_asked = Signal(str)
+    save_requested = Signal(object)
     cancel_requested = Signal()
     source_clicked = Signal(str)
     undo_requested = Signal(object, object)
@@ -96,24 +122,40 @@ class ChatPanel(QWidget):
         self.caption.setObjectName("conversationCaption")
         self.caption.setWordWrap(True)
         self.transcript = QTextBrowser()
+        self.transcript.setAccessibleName("Conversation")
+        self.transcript.setAccessibleDescription(
+            "Questions and answers; Tab moves through the answers' sources and steps"
+        )
         self.transcript.setOpenLinks(False)
         self.transcript.anchorClicked.connect(self._link)
         self.live = QLabel()
         self.live.setObjectName("liveStep")
         self.input = QuestionBox()
         self.input.setPlaceholderText("Ask a question… (Enter sends, Shift+Enter for a new line)")
-        self.input.setFixedHeight(72)
+        self.input.setAccessibleName("Question")
+        self.input.setAccessibleDescription("Enter sends it, Shift+Enter starts a new line")
+        self.input.setTabChangesFocus(True)  # Tab goes on to the buttons, as in a form
+        self.input.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
         self.input.submitted.connect(self._send)
         self.send = QPushButton("Ask")
         self.send.setDefault(True)
         self.send.clicked.connect(self._send)
+        self.send.setAccessibleDescription("Send the question (Enter in the question box)")
         self.stop = QPushButton("Stop")
+        self.stop.setAccessibleName("Stop answering")
         self.stop.clicked.connect(self.cancel_requested)
         self.stop.hide()
         self.copy = QPushButton("Copy answer")
+        self.copy.setAccessibleDescription("Copy the last answer to the clipboard")
         self.copy.clicked.connect(self.copy_answer)
+        self.research = QCheckBox("Research")
+        self.research.setToolTip(
+            "Research the question across the memory: sub-questions searched and checked, "
+            "ending in a report whose every claim cites its file"
+        )
         buttons = QHBoxLayout()
         buttons.addWidget(self.copy)
+        buttons.addWidget(self.research)
         buttons.addStretch(1)
         buttons.addWidget(self.stop)
         buttons.addWidget(self.send)
@@ -141,6 +183,27 @@ class ChatPanel(QWidget):
         if self.turns:
             self.turns[-1].steps.append(text)
         self.live.setText(f"… {text}")
+
+    def show_research_step(self, step: ResearchStep) -> None:
+        """A research step: the plan so far (ticked as answered) and what it is doing."""
+        if not self.turns or not self.turns[-1].research:
+            return
+        turn = self.turns[-1]
+        turn.plan = list(zip(step.sub_questions, step.answered, strict=False))
+        turn.steps.append(step.message)
+        self.live.setText(f"… {step.message}")
+        self._render()
+
+    def show_report(self, report: ResearchReport) -> None:
+        self.turns[-1].report = report
+        self.set_busy(False)
+        self._render()
+
+    def show_saved(self, report: ResearchReport, path: str) -> None:
+        for turn in self.turns:
+            if turn.report is report:
+                turn.saved = path
+        self._render()
 
     def show_result(
         self, result: ChatResult, number: int = 0, conversation_id: str | None = None
@@ -254,7 +317,9 @@ class ChatPanel(QWidget):
         }
 
     def copy_answer(self) -> None:
-        answers = [t.result.answer for t in self.turns if t.result]
+        answers = [t.result.answer for t in self.turns if t.result] + [
+            report_markdown(t.report) for t in self.turns[-1:] if t.report
+        ]
         if answers:
             QGuiApplication.clipboard().setText(answers[-1])
 
@@ -265,11 +330,12 @@ class ChatPanel(QWidget):
         if not question or not self.send.isEnabled():
             return
         self.input.clear()
-        self.turns.append(Turn(question))
+        research = self.research.isChecked()
+        self.turns.append(Turn(question, research=research))
         self.set_busy(True)
-        self.live.setText("… thinking")
+        self.live.setText("… planning the research" if research else "… thinking")
         self._render()
-        self.asked.emit(question)
+        (self.research_asked if research else self.asked).emit(question)
 
     def _link(self, url: QUrl) -> None:
         if url.scheme() == "source":
@@ -278,6 +344,10 @@ class ChatPanel(QWidget):
             turn = self.turns[int(url.path())]
             turn.show_steps = not turn.show_steps
             self._render()
+        elif url.scheme() == "save":
+            report = self.turns[int(url.path())].report
+            if report is not None:
+                self.save_requested.emit(report)
         elif url.scheme() == "undo":
             index, item = (int(part) for part in url.path().split("/"))
             note = self.turns[index].note
@@ -302,6 +372,9 @@ class ChatPanel(QWidget):
         if turn.error:
             said = html.escape(turn.error).replace("\n", "<br>")  # what happened, then advice
             out.append(f'<p style="color:#b3261e">{said}</p>')
+        if turn.research:
+            out.append(self._research_html(index, turn))
+            return "".join(out)
         result = turn.result
         if result is None:
             return "".join(out)
@@ -331,6 +404,27 @@ class ChatPanel(QWidget):
         if facts:
             about.append(" · ".join(facts))
         return f'<p style="color:#8a8f98">{"<br>".join(about)}</p>'
+
+    def _research_html(self, index: int, turn: Turn) -> str:
+        """The plan while it runs; then the report, its citations links to the files."""
+        report = turn.report
+        if report is None:
+            rows = [
+                f"{'✓' if answered else '○'} {html.escape(question)}"
+                for question, answered in turn.plan
+            ]
+            plan = "<br>".join(rows) or "<i>Planning…</i>"
+            return f'<p style="color:#6b7280"><b>Research plan</b><br>{plan}</p>'
+        text = report_markdown(report, link_prefix="source:", title=False, level=4)
+        if turn.saved:
+            kept = f"Saved as {self._path_link(turn.saved)}"
+        else:
+            kept = f'<a href="save:{index}">Save to memory</a>'
+        figures = (
+            f"{plural(report.llm_calls, 'LLM call')} · {report.tokens:,} tokens · "
+            f"{report.seconds:.0f} s"
+        )
+        return markdown_html(text) + f'<p style="color:#8a8f98">{kept} · {figures}</p>'
 
     def _learned_html(self, index: int, turn: Turn) -> str:
         """The "Learned" line: each fact with its Undo, or why nothing was learned."""

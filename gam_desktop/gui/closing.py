@@ -23,6 +23,7 @@ from PySide6.QtCore import QObject, QTimer
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import QApplication, QLabel, QMessageBox
 
+from gam_desktop.engine.textutil import plural
 from gam_desktop.gui import dialogs
 
 if TYPE_CHECKING:
@@ -46,10 +47,11 @@ ROLES = {
 
 
 def question(
-    task: str, memory: str, percent: int | None, opening: str | None = None
+    task: str, memory: str, percent: int | None, opening: str | None = None, steps: int = 0
 ) -> tuple[str, str]:
     """The question's title and text for a running `task` ("build" or "reorganize") in
-    `memory`, when the window closes or, with `opening`, when that memory is to be opened."""
+    `memory`, when the window closes or, with `opening`, when that memory is to be opened;
+    `steps`: the finished steps of a build committed in steps (they stay either way)."""
     done = f" ({percent}% done)" if percent is not None else ""
     if task == "build":
         title = "A build is still running"
@@ -57,6 +59,18 @@ def question(
     else:
         title = "A reorganization is still running"
         doing = f"GAM Desktop is still reorganizing “{memory}”{done}."
+    if steps:
+        kept = plural(steps, "finished step")
+        return title, (
+            f"{doing}\n\nIt adds them in steps: the {kept} "
+            f"{'is' if steps == 1 else 'are'} saved, and adding the same files again later "
+            "resumes where it stopped. You can let it finish"
+            + (
+                " (the window closes by itself when it is done), cancel it, or keep working."
+                if opening is None
+                else f" before “{opening}” opens here, cancel it, or keep working."
+            )
+        )
     if opening is None:
         return title, (
             f"{doing}\n\nIf the window closes now, nothing from {WHAT[task]} is saved: the "
@@ -154,7 +168,8 @@ class CloseGuard(QObject):
         return False
 
     def _question(self, task: str, opening: str | None = None) -> CloseChoice:
-        title, text = question(task, self._memory_name(), self._percent(task), opening)
+        steps = self.window.intake.steps_done if task == "build" else 0
+        title, text = question(task, self._memory_name(), self._percent(task), opening, steps)
         return self.ask(task, title, text, answers(task, opening))
 
     def _cancel_work(self) -> None:

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 from gam_desktop.engine.chats.library import ConversationInfo
 from gam_desktop.engine.textutil import plural
 from gam_desktop.gui import local_time
+from gam_desktop.gui.accessible import name_clear_button
 
 ID_ROLE = Qt.ItemDataRole.UserRole
 EMPTY_HINT = (
@@ -61,10 +62,15 @@ class ConversationList(QWidget):
         self.fresh.clicked.connect(self.new_requested)
         self.search = QLineEdit()
         self.search.setPlaceholderText("Search conversations")
-        self.search.setClearButtonEnabled(True)
+        self.search.setAccessibleName("Search conversations")
+        name_clear_button(self.search, "Clear the conversations' search")
         self.search.textChanged.connect(self._fill)
         self.list = QListWidget()
         self.list.setObjectName("conversations")
+        self.list.setAccessibleName("Conversations")
+        self.list.setAccessibleDescription(
+            "Enter opens one; the context menu renames or deletes it"
+        )
         self.list.setWordWrap(False)
         self.list.setTextElideMode(Qt.TextElideMode.ElideRight)
         self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -115,9 +121,9 @@ class ConversationList(QWidget):
 
     def actions_for(self, conversation_id: str) -> list[QAction]:
         """The context menu's actions for one conversation."""
-        rename = QAction("Rename…", self)
+        rename = QAction("&Rename…", self)
         rename.triggered.connect(lambda: self.rename_requested.emit(conversation_id))
-        delete = QAction("Delete…", self)
+        delete = QAction("&Delete…", self)
         delete.triggered.connect(lambda: self.delete_requested.emit(conversation_id))
         return [rename, delete]
 

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gam_desktop.engine.build.documents import READABLE, SUPPORTED_SUFFIXES
 from gam_desktop.gui import error_advice
 
 log = logging.getLogger(__name__)
@@ -27,7 +28,7 @@ WELCOME_TITLE = "Welcome to GAM Desktop"
 WELCOME_TEXT = (
     "GAM Desktop turns a folder into a memory organized by an LLM.\n\n"
     "1. Create a memory (File ▸ New memory) or open one (File ▸ Open memory).\n"
-    "2. Drag PDF, TXT or Markdown files onto this window. With no memory open yet, "
+    f"2. Drag documents ({READABLE}) onto this window. With no memory open yet, "
     "GAM Desktop offers to create one for them.\n"
     "3. Ask questions in the Chat tab: conversations are saved in the memory, and what "
     "you tell it about yourself is learned (the Facts tab). Every change is in the "
@@ -164,7 +165,6 @@ def choose_memory_folder(parent: QWidget, start: str = "") -> Path | None:
 
 
 def choose_documents(parent: QWidget) -> list[Path]:
-    files, _ = QFileDialog.getOpenFileNames(
-        parent, "Add documents", "", "Documents (*.pdf *.txt *.md *.markdown)"
-    )
+    patterns = " ".join(f"*{suffix}" for suffix in sorted(SUPPORTED_SUFFIXES))
+    files, _ = QFileDialog.getOpenFileNames(parent, "Add documents", "", f"Documents ({patterns})")
     return [Path(f) for f in files]

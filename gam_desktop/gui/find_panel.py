@@ -39,6 +39,7 @@ from gam_desktop.engine.store.changes import Changes
 from gam_desktop.engine.store.folder import MemoryFolder
 from gam_desktop.engine.textutil import plural
 from gam_desktop.gui import theme
+from gam_desktop.gui.accessible import name_clear_button
 from gam_desktop.gui.overview import is_overview, overview_name
 from gam_desktop.gui.session import MemorySession
 from gam_desktop.gui.tree_panel import MAX_MATCHES, MemoryTree
@@ -95,8 +96,8 @@ class FindPanel(QWidget):
         self._quiet = False
         self.box = FindBox()
         self.box.setPlaceholderText("Find by title, path or text")
-        self.box.setClearButtonEnabled(True)
         self.box.setAccessibleName("Find in this memory")
+        name_clear_button(self.box, "Clear the find box")
         self.box.setToolTip(
             "Filters the tree by title and path, and searches the text of the memory "
             "(Enter opens the first match, Down goes to the tree, or to the text's matches "

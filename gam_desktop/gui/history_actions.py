@@ -5,6 +5,8 @@ No git on the GUI thread: what a rollback would change is read on a worker befor
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from gam_desktop.engine.history.log import (
     FileChange,
     Operation,
@@ -26,10 +28,13 @@ class HistoryActions:
         session: MemorySession,
         tasks: TaskRunner,
         prompter: Prompter,
+        review: Callable[[ReorganizeOperation], bool],
     ) -> None:
+        """`review(plan)`: show a reorganization's plan; True when the person applies it."""
         self.session = session
         self.tasks = tasks
         self.prompter = prompter
+        self.review = review
 
     def roll_back(self, operation: Operation) -> None:
         """Ask, with what the rollback would change (read on a worker thread), then run it."""
@@ -79,7 +84,8 @@ class HistoryActions:
         )
 
     def plan_reorganization(self, path: str) -> None:
-        """Show what reorganizing `path` would move (planned on a worker), then do it."""
+        """Show what reorganizing `path` would move (planned on a worker), then carry out
+        that plan as shown (no second LLM call, so no other plan than the one seen)."""
         self.session.read(
             "reorganize",
             lambda workflow: workflow.plan_reorganization(path),
@@ -91,16 +97,10 @@ class HistoryActions:
         if not plan.moved_files:
             self.prompter.tell("Nothing to reorganize", f"{path}/ is already well organized.")
             return
-        moves = "\n".join(f"• {old} → {new}" for old, new in plan.moved_files[:25])
-        more = f"\n… and {len(plan.moved_files) - 25} more" if len(plan.moved_files) > 25 else ""
-        if self.prompter.confirm(
-            f"Reorganize {path}/?",
-            f"{plural(len(plan.moved_files), 'memory')} would move into "
-            f"{plural(len(plan.new_directories), 'new folder')}:\n{moves}{more}",
-        ):
+        if self.review(plan):
             self.session.write(
                 "reorganize",
-                lambda workflow: workflow.reorganize(path),
+                lambda workflow: workflow.reorganize(plan=plan),
                 f"Reorganizing {path}/…",
                 lambda op: f"Reorganized {path}/: {plural(len(op.moved_files), 'memory')} moved",
             )

@@ -12,8 +12,8 @@ import html
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import Qt, Signal, SignalInstance
-from PySide6.QtGui import QColor, QShowEvent
+from PySide6.QtCore import QEvent, Qt, Signal, SignalInstance
+from PySide6.QtGui import QColor, QShowEvent, QTextOption
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 from gam_desktop.engine.history.gitrepo import MemoryRepo
 from gam_desktop.engine.history.log import FileChange, History, Operation
 from gam_desktop.engine.store.changes import Changes
-from gam_desktop.gui import local_time
+from gam_desktop.gui import local_time, theme
 from gam_desktop.gui.workers import TaskRunner
 
 PAGE = 50
@@ -48,6 +48,7 @@ _KIND_LABELS = {
     "learn": "Learned",
     "forget": "Forget",
     "settings": "Settings",
+    "research": "Research",
 }
 
 
@@ -102,6 +103,7 @@ class HistoryPanel(QWidget):
         self.notice.setWordWrap(True)
         self.notice.setObjectName("warning")
         self.list = QTreeWidget()
+        self.list.setAccessibleName("Operations")
         self.list.setHeaderLabels(["When", "Kind", "What", "Tokens"])
         self.list.setRootIsDecorated(False)
         self.list.setUniformRowHeights(True)
@@ -111,14 +113,22 @@ class HistoryPanel(QWidget):
         self.more = QPushButton("Show older operations")
         self.more.clicked.connect(self._load_more)
         self.files = QTreeWidget()
+        self.files.setAccessibleName("Files the operation changed")
         self.files.setHeaderLabels(["Change", "File"])
         self.files.setRootIsDecorated(False)
         self.files.currentItemChanged.connect(self._file_selected)
         self.diff = QTextBrowser()
         self.diff.setObjectName("diff")
+        self.diff.setAccessibleName("Changes to the file")
+        # Long lines wrap (a path or a token without spaces anywhere) instead of scrolling
+        # sideways in the narrow column the panel usually has.
+        self.diff.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+        self._shown_patch: str | None = None  # drawn again in the new colours on a theme change
         self.rollback = QPushButton("Roll back…")
+        self.rollback.setAccessibleDescription("Undo this operation (itself recorded, undoable)")
         self.rollback.clicked.connect(lambda: self._request(self.rollback_requested))
         self.restore = QPushButton("Restore to before this…")
+        self.restore.setAccessibleDescription("Bring the memory back to how it was before it")
         self.restore.clicked.connect(lambda: self._request(self.restore_requested))
         buttons = QHBoxLayout()
         buttons.addStretch(1)
@@ -285,7 +295,7 @@ class HistoryPanel(QWidget):
             return
         key = (operation.sha, item.data(0, Qt.ItemDataRole.UserRole))
         if key in self._patches:
-            self.diff.setHtml(diff_html(self._patches[key]))
+            self._show_patch(self._patches[key])
             return
         source = self.source
         if source is None:
@@ -303,7 +313,17 @@ class HistoryPanel(QWidget):
             return
         self._patches[key] = patch
         if (operation.sha, self._current_file()) == key:
-            self.diff.setHtml(diff_html(patch))
+            self._show_patch(patch)
+
+    def _show_patch(self, patch: str) -> None:
+        self._shown_patch = patch
+        self.diff.setHtml(diff_html(patch, theme.current()))
+
+    def changeEvent(self, event: QEvent) -> None:
+        """Light or dark chosen: the diff's colours follow."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange and self._shown_patch is not None:
+            self._show_patch(self._shown_patch)
 
     def _request(self, signal: SignalInstance) -> None:
         operation = self.current()
@@ -311,15 +331,24 @@ class HistoryPanel(QWidget):
             signal.emit(operation)
 
 
-def diff_html(patch: str) -> str:
-    colours = {"+": "#1b7f3a", "-": "#b3261e", "@": "#6b4fbb"}
-    lines = []
+def diff_html(patch: str, colours: dict[str, str]) -> str:
+    """A patch as HTML in the theme's `colours`: each line a block that wraps (added and
+    removed lines on a tinted background, so a wrapped line reads as one), at most 4,000
+    lines."""
+    kinds = {
+        "+": (colours["diff_add"], colours["diff_add_bg"]),
+        "-": (colours["diff_del"], colours["diff_del_bg"]),
+        "@": (colours["diff_hunk"], ""),
+    }
+    blocks = []
     for line in patch.splitlines()[:4000]:
-        colour = (
-            "#777"
-            if line.startswith(("diff ", "index ", "+++", "---"))
-            else colours.get(line[:1], "#222")
+        if line.startswith(("diff ", "index ", "+++", "---", "rename ", "similarity ")):
+            colour, background = colours["muted"], ""
+        else:
+            colour, background = kinds.get(line[:1], (colours["text"], ""))
+        fill = f"background-color:{background};" if background else ""
+        blocks.append(
+            f'<p style="margin:0;color:{colour};{fill}">{html.escape(line) or "&nbsp;"}</p>'
         )
-        lines.append(f'<span style="color:{colour}">{html.escape(line) or "&nbsp;"}</span>')
-    body = "<br>".join(lines)
-    return f'<div style="font-family:monospace;white-space:pre">{body}</div>'
+    body = "".join(blocks)
+    return f'<div style="font-family:monospace;white-space:pre-wrap">{body}</div>'

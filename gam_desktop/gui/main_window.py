@@ -7,9 +7,9 @@ the chat controller (questions, and learning from them), the conversations (the 
 one is shown), the personal memory (facts, the memory's switches) and the operations shown
 in the status bar. Every long call runs on a worker thread, so the window never freezes. The
 views update themselves from the session's one memory_changed(changes) signal. The
-controllers talk to the person through the window's `confirm`, `tell`, `ask_text` and
-`show_error`, and files open in the person's editor through `open_external`; tests replace
-them.
+controllers talk to the person through the window's `confirm`, `tell`, `ask_text`,
+`show_error` and `review_plan` (a reorganization's plan), and files open in the person's
+editor through `open_external`; tests replace them.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from PySide6.QtWidgets import (
 
 from gam_desktop.engine.chats.library import ConversationInfo
 from gam_desktop.engine.history.log import Operation
+from gam_desktop.engine.models import ReorganizeOperation
 from gam_desktop.engine.store.folder import MemoryFolder
 from gam_desktop.engine.textutil import plural
 from gam_desktop.engine.workflow import Workflow
@@ -56,10 +57,14 @@ from gam_desktop.gui.menus import Menus
 from gam_desktop.gui.operations import Operations
 from gam_desktop.gui.personal_memory import PersonalMemory
 from gam_desktop.gui.preview import PreviewPane
+from gam_desktop.gui.research_controller import ResearchController
 from gam_desktop.gui.session import MemorySession
 from gam_desktop.gui.settings import Preferences
+from gam_desktop.gui.sharing import Sharing
 from gam_desktop.gui.tree_panel import MemoryTree, reveal
 from gam_desktop.gui.workers import TaskRunner
+
+PROGRESS_STEPS = 1000  # the status bar's progress: tenths of a percent
 
 
 class MainWindow(QMainWindow):
@@ -72,18 +77,30 @@ class MainWindow(QMainWindow):
         self.show_error: Callable[[BaseException], None] = boxes.show_error
         self.ask_text: Callable[[str, str, str], str | None] = boxes.ask_text
         self.open_external: Callable[[QUrl], object] = QDesktopServices.openUrl
+        self.review_plan: Callable[[ReorganizeOperation], bool] = self._review
         self.store = store
         self.tasks = TaskRunner(self)
         self.operations = Operations(self.tasks, self, self)
         self.session = MemorySession(prefs, store, api_key, self.operations, self, self)
         self.intake = DocumentIntake(self.session, self.operations, self, self)
-        self.history_actions = HistoryActions(self.session, self.tasks, self)
+        self.history_actions = HistoryActions(
+            self.session, self.tasks, self, lambda plan: self.review_plan(plan)
+        )
         self.questions = ChatController(self.session, self)
+        self.research = ResearchController(self.session, self)
         self.conversations = ConversationsController(
             self.session, self.questions, store, self, lambda *a: self.ask_text(*a), self
         )
         self.personal = PersonalMemory(self.session, self, self)
         self.closing = CloseGuard(self)  # a close while a build runs asks first
+        self.sharing = Sharing(  # the memory for other apps (gam-serve), when switched on
+            store,
+            lambda: self.session.prefs.llm("chat", self.session.api_key),
+            lambda text: self.status_label.setText(text),
+            self,
+            on_change=self.session.memory_changed.emit,  # History shows what apps taught
+        )
+        self.session.opened.connect(lambda root, _folder: self.sharing.follow(root))
         self.setWindowTitle("GAM Desktop")
         self.setAcceptDrops(True)
         self._build_ui()
@@ -91,12 +108,13 @@ class MainWindow(QMainWindow):
         self.operations.settled.connect(self._settled)
         self.operations.status.connect(self.status_label.setText)
         self.session.opened.connect(self._show_memory)
+        self.session.app_lock.raise_requested.connect(self.bring_to_front)
         for view in (self.tree, self.preview, self.history, self.chat):
             self.session.memory_changed.connect(view.memory_changed)
         self._wire_conversations()
         self.session.status.connect(self.status_label.setText)
         self.intake.status.connect(self.status_label.setText)
-        self.intake.progressed.connect(self._show_progress)
+        self.operations.progressed.connect(self._show_progress)
         self._restore_layout()
 
     # -- the open memory ------------------------------------------------------------------
@@ -140,13 +158,15 @@ class MainWindow(QMainWindow):
         self.chat_split = QSplitter(Qt.Orientation.Horizontal)
         self.chat_split.addWidget(self.conversation_list)
         self.chat_split.addWidget(self.chat)
-        self.chat_split.setStretchFactor(1, 1)
+        self.chat_split.setStretchFactor(0, 1)  # a narrow window (200% on a laptop) narrows
+        self.chat_split.setStretchFactor(1, 3)  # both, the list less: the chat stays readable
         self.chat_split.setSizes([230, 470])
         self.facts = FactsView()
         self.history = HistoryPanel()
         self.history.rollback_requested.connect(self.history_actions.roll_back)
         self.history.restore_requested.connect(self.history_actions.restore_before)
         self.tabs = QTabWidget()
+        self.tabs.setAccessibleName("Chat, facts and history")
         self.tabs.setUsesScrollButtons(False)  # three short tabs: always room for them
         self.tabs.addTab(self.chat_split, "Chat")
         self.tabs.addTab(self.facts, "Facts")
@@ -156,18 +176,19 @@ class MainWindow(QMainWindow):
             self.split.addWidget(widget)
         self.split.setSizes([230, 350, 700])
         self.setCentralWidget(self.split)
-        self.drop_hint = QLabel(
-            "Drop PDF, TXT or Markdown files (or folders of them) to add them to this memory", self
-        )
+        self.drop_hint = QLabel(self)  # its words: DocumentIntake.drop_hint, when shown
         self.drop_hint.setObjectName("dropHint")
         self.drop_hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.drop_hint.setWordWrap(True)  # a narrow window still shows every word
         self.drop_hint.hide()
         self.status_label = QLabel("Ready")
         self.progress = QProgressBar()
+        self.progress.setAccessibleName("Progress")
         self.progress.setMaximumWidth(240)
         self.progress.hide()
         self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.clicked.connect(self.intake.cancel_build)
+        self.cancel_button.setAccessibleName("Cancel the build")
+        self.cancel_button.clicked.connect(self.intake.ask_to_stop)
         self.cancel_button.hide()
         bar = self.statusBar()
         bar.addWidget(self.status_label, 1)
@@ -190,6 +211,16 @@ class MainWindow(QMainWindow):
         questions.learning.connect(self._show_learning)
         questions.learned.connect(lambda note: chat.show_learned(note))
         questions.rollback_requested.connect(self.history_actions.roll_back)
+        research = self.research
+        chat.research_asked.connect(research.ask)
+        chat.cancel_requested.connect(research.cancel)
+        chat.save_requested.connect(research.save)
+        research.step.connect(lambda step: chat.show_research_step(step))
+        research.reported.connect(lambda report: chat.show_report(report))
+        research.failed.connect(lambda text: chat.show_error(text))
+        research.saved.connect(self._research_saved)
+        listing.cleared.connect(lambda _saving: research.show())  # a report in flight: dropped
+        listing.shown.connect(lambda _record: research.show())
         panel = self.conversation_list
         panel.new_requested.connect(listing.new)
         panel.selected.connect(listing.open)
@@ -207,6 +238,11 @@ class MainWindow(QMainWindow):
         self.facts.conversation_requested.connect(self.open_conversation)
         self.personal.facts_listed.connect(self.facts.show_facts)
         self.personal.switches.connect(self._show_switches)
+
+    def _research_saved(self, report: object, path: str) -> None:
+        """The saved report is shown in the preview, where it is a memory like any other."""
+        self.chat.show_saved(report, path)  # type: ignore[arg-type]
+        self.open_file(path)
 
     def _show_current(self, info: ConversationInfo | None) -> None:
         """The conversation on screen, as the list has it: selected, and its title shown."""
@@ -240,8 +276,9 @@ class MainWindow(QMainWindow):
         geometry = self.store.value("window/geometry")
         if geometry:
             self.restoreGeometry(geometry)
-        else:
-            self.resize(1280, 800)
+        else:  # never larger than the screen (200% on a 1080p screen leaves 960x540)
+            room = self.screen().availableGeometry()
+            self.resize(min(1280, room.width() * 95 // 100), min(800, room.height() * 9 // 10))
         state = self.store.value("window/splitter")
         if state:
             self.split.restoreState(state)
@@ -371,6 +408,12 @@ class MainWindow(QMainWindow):
     def plan_reorganization(self, path: str) -> None:
         self.history_actions.plan_reorganization(path)
 
+    def _review(self, plan: ReorganizeOperation) -> bool:
+        """A reorganization's plan, before and after, with Apply and Cancel."""
+        from gam_desktop.gui.reorganize_plan_dialog import review
+
+        return review(self, plan)
+
     # -- settings -------------------------------------------------------------------------
 
     def open_settings(self) -> None:
@@ -384,6 +427,14 @@ class MainWindow(QMainWindow):
             if self.workflow is not None:
                 self.open_memory(self.workflow.folder.root)
 
+    def bring_to_front(self) -> None:
+        """The app was started again on this memory: this window is shown instead."""
+        if self.isMinimized():
+            self.showNormal()
+        self.show()
+        self.raise_()
+        self.activateWindow()
+
     def set_api_key(self, key: str | None) -> None:
         """The key arrived from the keychain (read off the GUI thread at start-up)."""
         self.session.set_api_key(key)
@@ -392,7 +443,7 @@ class MainWindow(QMainWindow):
 
     def _show_busy(self, text: str, cancellable: bool) -> None:
         self.status_label.setText(text)
-        self.progress.setRange(0, 0)
+        self.progress.setRange(0, 0)  # busy until the engine says how far it has come
         self.progress.show()
         self.cancel_button.setVisible(cancellable)
 
@@ -400,9 +451,11 @@ class MainWindow(QMainWindow):
         self.progress.hide()
         self.cancel_button.hide()
 
-    def _show_progress(self, done: int, maximum: int) -> None:
-        self.progress.setMaximum(maximum)
-        self.progress.setValue(done)
+    def _show_progress(self, fraction: float) -> None:
+        """How far the whole operation has come (the engine's fraction, in tenths of a
+        percent so a long build visibly moves)."""
+        self.progress.setRange(0, PROGRESS_STEPS)
+        self.progress.setValue(round(fraction * PROGRESS_STEPS))
 
     # -- closing --------------------------------------------------------------------------
 
@@ -415,5 +468,6 @@ class MainWindow(QMainWindow):
         self.tasks.cancel_all()
         self.tasks.wait_all()
         self.history.shutdown()
+        self.sharing.stop()
         self.session.close()
         super().closeEvent(event)

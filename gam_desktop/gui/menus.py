@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from PySide6 import __version__ as pyside_version
-from PySide6.QtCore import QObject, QUrl
+from PySide6.QtCore import QObject, Qt, QUrl
 from PySide6.QtGui import QAction, QActionGroup, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QDialog,
@@ -38,8 +38,9 @@ if TYPE_CHECKING:
 StandardKey = QKeySequence.StandardKey
 FALLBACKS = {StandardKey.Quit: "Ctrl+Q", StandardKey.Preferences: "Ctrl+,"}
 HISTORY_SHORTCUT = "Ctrl+Shift+H"
+CHAT_SHORTCUT = "Ctrl+Shift+C"
 PANELS = {  # setting name -> (menu label, the window's attribute holding the panel)
-    "tree": ("Memory &tree", "tree"),
+    "tree": ("Memory t&ree", "tree"),  # (T is the Theme's)
     "preview": ("&Preview", "preview"),
     "tabs": ("&Chat, facts and history", "tabs"),
 }
@@ -202,6 +203,13 @@ class Menus(QObject):
             StandardKey.Preferences,
             QAction.MenuRole.PreferencesRole,
         )
+        sharing = getattr(window, "sharing", None)
+        self.share = self._action(
+            menu,
+            "Let Other &Apps Use This Memory…",
+            lambda: window.sharing.open_dialog(window),
+        )
+        self.share.setEnabled(sharing is not None)
 
     def show_find(self) -> None:
         show = getattr(self.window, "show_find", None)
@@ -267,18 +275,24 @@ class Menus(QObject):
 
     def _memory(self) -> None:
         menu, window = self.memory_menu, self.window
+        self.chat = self._action(
+            menu,
+            "&Chat",
+            lambda: self.show_tab(window.chat_split, window.chat.input),
+            CHAT_SHORTCUT,
+        )
         self.new_conversation = self._action(
-            menu, "New &conversation", lambda: self.window.new_conversation(), "Ctrl+Shift+N"
+            menu, "&New conversation", lambda: self.window.new_conversation(), "Ctrl+Shift+N"
         )
         self.facts = self._action(
             menu,
             "&Facts learned from you",
-            lambda: self.window.tabs.setCurrentWidget(self.window.facts),
+            lambda: self.show_tab(window.facts, window.facts.list),
         )
         self.history = self._action(
             menu,
             "&History",
-            lambda: self.window.tabs.setCurrentWidget(self.window.history),
+            lambda: self.show_tab(window.history, window.history.list),
             HISTORY_SHORTCUT,  # not Ctrl+H: on macOS that is Cmd+H, the system's Hide
         )
         menu.addSeparator()
@@ -292,6 +306,16 @@ class Menus(QObject):
             switch.setEnabled(False)  # until a memory is open: they are that memory's
         self.save_switch.toggled.connect(window.personal.set_saving)
         self.learn_switch.toggled.connect(window.personal.set_learning)
+
+    def show_tab(self, page: QWidget, focus: QWidget) -> None:
+        """Bring a tab to the front (its panel shown if it was hidden) with the keyboard in
+        it, on `focus` (on the tab itself when that is not shown: an empty list)."""
+        window = self.window
+        if not self.panel_actions["tabs"].isChecked():
+            self.panel_actions["tabs"].setChecked(True)  # as if chosen in View
+        window.tabs.setCurrentWidget(page)
+        target = focus if focus.isVisibleTo(window.tabs) else window.tabs.tabBar()
+        target.setFocus(Qt.FocusReason.ShortcutFocusReason)
 
     def _memory_open(self, is_open: bool) -> None:
         self.reorganize.setEnabled(is_open)

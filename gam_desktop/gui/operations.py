@@ -1,6 +1,7 @@
 """The operations the status bar shows (estimate, build, recovery, rollback, reorganization):
-each runs as a TaskRunner task while the bar says what is going on; a failure is shown to
-the person. The window draws the bar from this object's signals."""
+each runs as a TaskRunner task while the bar says what is going on (the engine's stage in
+words and how far the whole operation has come); a failure is shown to the person. The
+window draws the bar from this object's signals."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from gam_desktop.engine.progress import CancelToken
+from gam_desktop.engine.progress import CancelToken, ProgressEvent
 from gam_desktop.gui.prompts import Prompter
 from gam_desktop.gui.workers import Task, TaskRunner, Worker
 
@@ -17,10 +18,12 @@ Job = Callable[[Worker, CancelToken], Any]
 
 
 class Operations(QObject):
-    """Signals: busy(text, cancellable) when one starts; settled() when one ended and no
-    build is running; status(text); stopped() when one failed or was cancelled."""
+    """Signals: busy(text, cancellable) when one starts; progressed(fraction) as it goes
+    (0 to 1, the engine's, never lower than before); settled() when one ended and no build
+    is running; status(text); stopped() when one failed or was cancelled."""
 
     busy = Signal(str, bool)
+    progressed = Signal(float)
     settled = Signal()
     status = Signal(str)
     stopped = Signal()
@@ -38,11 +41,15 @@ class Operations(QObject):
         job: Job,
         busy: str,
         on_success: Callable[[Any], None],
-        on_progress: Callable[[Any], None] | None = None,
         cancellable: bool = False,
         cancel: CancelToken | None = None,
+        on_step: Callable[[Any], None] | None = None,
+        said_on_cancel: Callable[[], str] | None = None,
     ) -> None:
-        """`cancel`: the token the job's Workflow polls (made with it), if it has one."""
+        """`cancel`: the token the job's Workflow polls (made with it), if it has one. What
+        the job reports through its worker's `report_progress` is shown as it comes;
+        `on_step` hears what it reports through `report_step` (a drop's committed steps);
+        `said_on_cancel`: what the status says after a cancel (else that nothing changed)."""
         self.busy.emit(busy, cancellable)
 
         def finish() -> None:
@@ -61,7 +68,9 @@ class Operations(QObject):
 
         def cancelled() -> None:
             finish()
-            self.status.emit("Cancelled; the memory was not changed")
+            self.status.emit(
+                said_on_cancel() if said_on_cancel else "Cancelled; the memory was not changed"
+            )
             self.stopped.emit()
 
         self.tasks.start(
@@ -70,9 +79,16 @@ class Operations(QObject):
             on_success=succeeded,
             on_failure=failed,
             on_cancel=cancelled,
-            on_progress=on_progress,
+            on_progress=self._progress,
+            on_step=on_step,
             cancel=cancel,
         )
+
+    def _progress(self, event: ProgressEvent) -> None:
+        """The stage in words; the bar only when the engine knows how far it has come."""
+        self.status.emit(event.message or event.stage.capitalize())
+        if event.fraction is not None:
+            self.progressed.emit(event.fraction)
 
     def running(self, name: str) -> list[Task]:
         return self.tasks.running(name)

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gam_desktop.engine.build.documents import READABLE
 from gam_desktop.engine.store.changes import Changes
 from gam_desktop.engine.store.folder import DirView, MemoryFolder
 from gam_desktop.engine.store.markdown import README, parse_memory, parse_time
@@ -44,7 +45,7 @@ _FIELDS = (
 )
 EMPTY_TITLE = "This memory is empty"
 EMPTY_TEXT = (
-    "Drag PDF, TXT or Markdown files (or folders of them) onto this window, or use File ▸ "
+    f"Drag documents ({READABLE}), or folders of them, onto this window, or use File ▸ "
     "Add documents. You will see an estimate before anything is sent to the LLM."
 )
 
@@ -77,9 +78,11 @@ class PreviewPane(QWidget):
         self.problem.setObjectName("warning")
         self.problem.setWordWrap(True)
         self.body = QTextBrowser()
+        self.body.setAccessibleName("Preview")
         self.body.setOpenExternalLinks(True)
         self.original = QPushButton("Show the original text")
         self.original.setCheckable(True)
+        self.original.setAccessibleDescription("The memory, or the original text it was made from")
         self.original.toggled.connect(self._original_toggled)
         self.editor = QPushButton("Edit in your editor…")
         self.editor.setToolTip("Open this file in your own editor; the change is recorded")

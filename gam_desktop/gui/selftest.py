@@ -1,5 +1,7 @@
 """`gam-desktop --self-test`: the whole app exercised offscreen against the scripted local
-endpoint — open a memory, add the sample documents, ask a question, roll the build back.
+endpoint — open a memory, add the sample documents and one document of every other format
+(Word, PowerPoint, EPUB, HTML, e-mail: the packaged app carries each converter), ask a
+question, roll the build back.
 Exits 0 when every step did what it should (the packaged app runs this after a build)."""
 
 from __future__ import annotations
@@ -73,11 +75,18 @@ def run() -> int:
 
 
 def steps(app, window, memory: Path, samples: Path) -> None:
+    from gam_desktop.selfcheck.formats import one_of_each
+
     if not window.open_memory(memory):
         raise RuntimeError("the memory could not be opened")
-    window.add_paths(sorted(samples.iterdir()))
+    formats = one_of_each(memory.parent / "formats")
+    window.add_paths([*sorted(samples.iterdir()), *formats.values()])
     _wait(app, lambda: not window.tasks.running() and window.tree.memory_count() > 0, "the build")
     built = window.tree.memory_count()
+    meta = window.session.workflow.folder.read_meta()
+    unread = [p.name for p in formats.values() if not meta or p.name not in meta.source_files]
+    if unread:
+        raise RuntimeError(f"not built from {', '.join(unread)}")
     window.chat.input.setPlainText("What is BERT?")
     window.chat.send.click()
     _wait(
@@ -88,6 +97,7 @@ def steps(app, window, memory: Path, samples: Path) -> None:
     result = window.chat.turns[-1].result
     if result is None or not result.sources:
         raise RuntimeError(f"no answer with sources: {window.chat.turns[-1].error}")
+    _serve_for_other_apps(app, window, memory)
     window.tabs.setCurrentWidget(window.history)  # its list loads on a worker thread
     _wait(app, lambda: window.history.operations and not window.history.loading(), "the history")
     build = window.history.operations[-1]
@@ -95,4 +105,29 @@ def steps(app, window, memory: Path, samples: Path) -> None:
     _wait(
         app, lambda: not window.tasks.running() and window.tree.memory_count() == 0, "the rollback"
     )
-    print(f"self-test: built {built} memories, answered with {result.sources}, rolled back")
+    print(
+        f"self-test: built {built} memories, answered with {result.sources}, served it to "
+        "other apps, rolled back"
+    )
+
+
+def _serve_for_other_apps(app, window, memory: Path) -> None:
+    """The endpoint other apps use (imported lazily, so a frozen app lacking uvicorn's
+    protocol modules would only fail here): serve the memory, ask /health."""
+    import json
+    import socket
+    import urllib.request
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    service = window.sharing.service
+    service.start(memory, window.sharing.settings(), "self-test-token", port)
+    try:
+        _wait(app, lambda: bool(service.url), "the endpoint for other apps")
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=30) as reply:
+            health = json.load(reply)
+        if health.get("status") != "ok":
+            raise RuntimeError(f"the endpoint for other apps said {health}")
+    finally:
+        service.stop()

@@ -16,7 +16,10 @@ from typing import Any, TypeVar
 
 from PySide6.QtCore import QObject, QSettings, Signal, Slot
 
-from gam_desktop.engine.progress import CancelToken, ProgressEvent
+from gam_desktop import appdirs
+from gam_desktop.engine.build.resume import PendingAdd
+from gam_desktop.engine.llm.prices import PriceTable
+from gam_desktop.engine.progress import CancelToken
 from gam_desktop.engine.store.changes import Changes
 from gam_desktop.engine.store.folder import MemoryFolder
 from gam_desktop.engine.store.location import unsuitable
@@ -38,11 +41,13 @@ T = TypeVar("T")
 class MemorySession(QObject):
     """Signals: opened(root, folder) once a memory is open, before it is checked for an
     interrupted operation; memory_changed(changes) once after every operation that wrote
-    and after every edit made outside the app; status(text)."""
+    and after every edit made outside the app; status(text); resumable(pending) when the
+    memory opened (and recovered, if it had to be) holds an add that did not finish."""
 
     opened = Signal(object, object)
     memory_changed = Signal(object)
     status = Signal(str)
+    resumable = Signal(object)
     _watched = Signal(object)  # emitted on the watcher's thread, received on the GUI thread
 
     def __init__(
@@ -62,7 +67,7 @@ class MemorySession(QObject):
         self.prompter = prompter
         self.workflow: Workflow | None = None
         self.watcher: FolderWatcher | None = None
-        self.app_lock = AppLock()
+        self.app_lock = AppLock(self)  # and the door a second start knocks on
         self.history_off = False  # git was not found when the memory was opened
         self._own: Changes | None = None  # what this window's last operation changed
         self._watched.connect(self._outside_edit)
@@ -108,6 +113,7 @@ class MemorySession(QObject):
             chat_settings=self.prefs.llm("chat", self.api_key),
             options=self.prefs.build_options(),
             git_path=self.prefs.git_path or None,
+            prices=PriceTable.load(appdirs.prices_file()),
         )
         # Open (or create) the repository now, before any worker thread can: two threads
         # running `git init` / opening a half-made .git at once was a real race.
@@ -133,8 +139,11 @@ class MemorySession(QObject):
         self.app_lock.release()
 
     def _check_interrupted(self, workflow: Workflow) -> None:
+        """An operation a crash interrupted is recovered first; then an add that did not
+        finish is offered (`resumable`)."""
         interrupted = workflow.interrupted()
         if interrupted is None:
+            self._offer_resume(workflow)
             return
         restore = self.prompter.confirm(
             "An operation was interrupted",
@@ -147,7 +156,26 @@ class MemorySession(QObject):
             lambda workflow: workflow.recover(restore=restore),
             "Recovering…",
             lambda message: f"Recovery: {message}",
+            lambda _message: self._offer_resume(workflow),
         )
+
+    def _offer_resume(self, workflow: Workflow) -> None:
+        """`resumable(pending)` when the open memory holds an add that did not finish and
+        still has documents to add whose files are there; a record with none is dropped."""
+        if workflow is not self.workflow:  # another memory opened meanwhile
+            return
+        pending = workflow.interrupted_add()
+        if pending is None:
+            return
+        if pending.added >= pending.total or not [f for f in pending.files if Path(f).is_file()]:
+            workflow.forget_interrupted_add()
+            return
+        self.resumable.emit(pending)
+
+    def forget_interrupted_add(self, _pending: PendingAdd) -> None:
+        """The person declined to resume it: it is not offered again."""
+        if self.workflow is not None:
+            self.workflow.forget_interrupted_add()
 
     # -- operations on the open memory ----------------------------------------------------
 
@@ -166,15 +194,21 @@ class MemorySession(QObject):
             cancel=CancelToken(),
             git_path=self.prefs.git_path or None,
             tools=workflow.search_tools(),
+            prices=workflow.prices,
         )
 
     def read(
         self, name: str, call: Callable[[Workflow], T], busy: str, then: Callable[[T], None]
     ) -> None:
         """Run a read-only call (an estimate, a plan) on a task thread, shown in the status
-        bar; `then(result)` on the GUI thread."""
+        bar with its progress; `then(result)` on the GUI thread."""
         workflow = self.task_workflow()
-        self.operations.run(name, lambda w, c: call(workflow), busy, then, cancel=workflow.cancel)
+
+        def job(worker: Worker, _cancel: CancelToken) -> T:
+            workflow.progress = worker.report_progress  # the worker's signal is thread-safe
+            return call(workflow)
+
+        self.operations.run(name, job, busy, then, cancel=workflow.cancel)
 
     def write(
         self,
@@ -183,20 +217,30 @@ class MemorySession(QObject):
         busy: str,
         said: Callable[[T], str],
         then: Callable[[T], None] | None = None,
-        on_progress: Callable[[ProgressEvent], None] | None = None,
         cancellable: bool = False,
+        live: Callable[[Changes], None] | None = None,
+        said_on_cancel: Callable[[], str] | None = None,
     ) -> None:
-        """Run a writing operation on a task thread, shown in the status bar. Once it
-        succeeded: memory_changed(what it changed) once, if it wrote anything; then
-        status(said(result)); then `then(result)`."""
+        """Run a writing operation on a task thread, shown in the status bar with its
+        progress. Once it succeeded: memory_changed(what it changed) once, if it wrote
+        anything; then status(said(result)); then `then(result)`. With `live` (a drop
+        committed in steps), each operation's changes are announced as soon as it is
+        recorded, then handed to `live`, also when the task ends in a cancel or an error;
+        `said_on_cancel` is the status a cancel leaves."""
         workflow = self.task_workflow()
         heard: list[Changes] = []
         workflow.on_change = heard.append  # on the task's thread, before it returns
 
         def job(worker: Worker, _cancel: CancelToken) -> T:
-            if on_progress is not None:
-                workflow.progress = worker.report_progress
+            workflow.progress = worker.report_progress
+            if live is not None:  # queued to the GUI thread as each step is committed
+                workflow.on_change = worker.report_step
             return call(workflow)
+
+        def recorded(changes: Any) -> None:
+            self._announce(changes)
+            if live is not None:
+                live(changes)
 
         def succeeded(result: Any) -> None:
             self._announce_heard(heard)
@@ -209,9 +253,10 @@ class MemorySession(QObject):
             job,
             busy,
             succeeded,
-            on_progress=on_progress,
             cancellable=cancellable,
             cancel=workflow.cancel,
+            on_step=recorded if live is not None else None,
+            said_on_cancel=said_on_cancel,
         )
 
     def write_quietly(

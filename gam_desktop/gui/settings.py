@@ -37,6 +37,7 @@ class Preferences:
     max_tokens: int = 1000
     workers: int = 8
     reorganize_threshold: int = 10
+    step_documents: int = 25  # a big drop is committed in steps of this many documents
     timeout: float = 120.0
     git_path: str = ""
     recent_folders: list[str] = field(default_factory=list)
@@ -57,6 +58,7 @@ class Preferences:
         return BuildOptions(
             chunk=ChunkConfig(min_tokens=self.min_tokens, max_tokens=self.max_tokens),
             reorganize_threshold=self.reorganize_threshold,
+            step_documents=self.step_documents,
         )
 
     def remember_folder(self, folder: str) -> None:

@@ -1,33 +1,42 @@
-"""Settings: provider presets, models, chunking and parallelism, the API key (keychain)."""
+"""Settings, in two tabs. Basic: the provider preset, the server's address, the API key
+(kept in the keychain) and the models, chosen from the list the server gives (or typed);
+Test connection and Detect local servers. Advanced: temperatures, chunk sizes, parallel
+calls, the reorganization threshold, the time limit per call, the git executable."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from PySide6.QtCore import QTimer, Slot
+from PySide6.QtCore import Qt, QTimer, Slot
 from PySide6.QtWidgets import (
     QComboBox,
+    QCompleter,
     QDialog,
     QDialogButtonBox,
     QDoubleSpinBox,
     QFormLayout,
+    QGroupBox,
     QHBoxLayout,
     QLabel,
     QLineEdit,
     QPushButton,
     QSpinBox,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
 
 from gam_desktop import keystore
-from gam_desktop.engine.llm.probe import detect_local, probe
+from gam_desktop.engine.llm import LLMAuthError, LLMError, LLMSettings, NoModels
+from gam_desktop.engine.llm.probe import detect_local, list_models, probe
 from gam_desktop.engine.textutil import plural
 from gam_desktop.gui import error_advice
 from gam_desktop.gui.settings import PRESETS, Preferences
 from gam_desktop.gui.workers import TaskRunner, call_in_daemon
 
 KEYCHAIN_TIMEOUT = 10.0  # seconds
+MODEL_LIST_DELAY_MS = 600  # an address being typed is asked for its models once typing pauses
 
 
 def _spin(low: int, high: int, value: int) -> QSpinBox:
@@ -37,12 +46,51 @@ def _spin(low: int, high: int, value: int) -> QSpinBox:
     return box
 
 
-def _real(low: float, high: float, value: float) -> QDoubleSpinBox:
+def _real(low: float, high: float, value: float, step: float = 0.1, decimals: int = 2):
     box = QDoubleSpinBox()
     box.setRange(low, high)
-    box.setSingleStep(0.1)
+    box.setDecimals(decimals)
+    box.setSingleStep(step)
     box.setValue(value)
     return box
+
+
+def _model_box(model: str) -> QComboBox:
+    """A model name: one of the server's (the list fills once it answers) or typed."""
+    box = QComboBox()
+    box.setEditable(True)  # a model the server does not list (loaded by name) can be typed
+    box.setInsertPolicy(QComboBox.InsertPolicy.NoInsert)
+    box.setMinimumContentsLength(24)
+    completer = QCompleter(box.model(), box)  # a list to pick from, not inline guesses
+    completer.setCompletionMode(QCompleter.CompletionMode.PopupCompletion)
+    completer.setCaseSensitivity(Qt.CaseSensitivity.CaseSensitive)  # names are exact
+    box.setCompleter(completer)
+    box.setCurrentText(model)
+    return box
+
+
+def _form(rows: Sequence[tuple[str, QWidget]]) -> QFormLayout:
+    """Labelled rows; each field is named for screen readers after its label."""
+    form = QFormLayout()
+    for label, widget in rows:
+        widget.setAccessibleName(label.replace("&", ""))
+        form.addRow(label, widget)
+    return form
+
+
+def _align(labels: list[QWidget]) -> None:
+    """One label column across forms (each group box has a form of its own)."""
+    width = max(label.sizeHint().width() for label in labels)
+    for label in labels:
+        label.setMinimumWidth(width)
+
+
+def _ask_for_models(settings: LLMSettings) -> list[str] | LLMError:
+    """The server's models, or what went wrong (a value: the answer crosses threads)."""
+    try:
+        return list_models(settings)
+    except LLMError as exc:
+        return exc
 
 
 class SettingsDialog(QDialog):
@@ -52,94 +100,258 @@ class SettingsDialog(QDialog):
         self.prefs = prefs
         self.key_for_session: str | None = api_key
         self.keychain_message = ""  # why the key was kept for this session only
+        self.server_models: list[str] = []  # what the server listed last
+        self._models_asked = 0  # only the answer to the latest question counts
         self.tasks = TaskRunner(self)
-        self._keychain_timer = QTimer(self)  # a child: it dies with the dialog
-        self._keychain_timer.setSingleShot(True)
-        self._keychain_timer.timeout.connect(self._keychain_timed_out)
-        self.provider = QComboBox()
-        self.provider.addItems(list(PRESETS))
-        self.provider.setCurrentText(prefs.provider)
-        self.provider.currentTextChanged.connect(self._preset)
-        self.base_url = QLineEdit(prefs.base_url)
-        self.api_key = QLineEdit(api_key or "")
-        self.api_key.setEchoMode(QLineEdit.EchoMode.Password)
-        self.api_key.setPlaceholderText("stored in the system keychain, never in a file")
-        self.builder_model = QLineEdit(prefs.builder_model)
-        self.chat_model = QLineEdit(prefs.chat_model)
-        self.builder_temperature = _real(0, 2, prefs.builder_temperature)
-        self.chat_temperature = _real(0, 2, prefs.chat_temperature)
-        self.min_tokens = _spin(10, 4000, prefs.min_tokens)
-        self.max_tokens = _spin(100, 16000, prefs.max_tokens)
-        self.workers = _spin(1, 32, prefs.workers)
-        self.threshold = _spin(3, 500, prefs.reorganize_threshold)
-        self.git_path = QLineEdit(prefs.git_path)
-        self.git_path.setPlaceholderText("found on PATH when empty")
+        # Timers are children: they die with the dialog, and never call a deleted one.
+        self._keychain_timer = self._timer(self._keychain_timed_out, KEYCHAIN_TIMEOUT * 1000)
+        self._model_timer = self._timer(self.refresh_models, MODEL_LIST_DELAY_MS)
+        self.tabs = QTabWidget()
+        self.tabs.setAccessibleName("Settings pages")
+        # Two short tabs: no scroll buttons (the bold selected tab made room for them).
+        self.tabs.setUsesScrollButtons(False)
+        self.tabs.tabBar().setElideMode(Qt.TextElideMode.ElideNone)
+        self.tabs.addTab(self._basic(prefs, api_key), "&Basic")
+        self.tabs.addTab(self._advanced(prefs), "&Advanced")
         self.report = QLabel()
         self.report.setWordWrap(True)
         self.report.setObjectName("probeReport")
-        test = QPushButton("Test connection")
-        test.clicked.connect(self.test_connection)
-        detect = QPushButton("Detect local servers")
-        detect.clicked.connect(self.detect)
-        form = QFormLayout()
-        for label, widget in (
-            ("Provider", self.provider),
-            ("Base URL", self.base_url),
-            ("API key", self.api_key),
-            ("Model for building", self.builder_model),
-            ("Model for chat", self.chat_model),
-            ("Building temperature", self.builder_temperature),
-            ("Chat temperature", self.chat_temperature),
-            ("Smallest chunk (tokens)", self.min_tokens),
-            ("Largest chunk (tokens)", self.max_tokens),
-            ("Parallel LLM calls", self.workers),
-            ("Reorganize a folder above", self.threshold),
-            ("git executable", self.git_path),
-        ):
-            form.addRow(label, widget)
-        probes = QHBoxLayout()
-        probes.addWidget(test)
-        probes.addWidget(detect)
-        probes.addStretch(1)
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
         )
         buttons.accepted.connect(self.save)
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
-        layout.addLayout(form)
-        layout.addLayout(probes)
+        layout.addWidget(self.tabs)
         layout.addWidget(self.report)
         layout.addWidget(buttons)
-        self.resize(560, 0)
+        self.resize(600, 0)
+        self.base_url.textChanged.connect(lambda _text: self._model_timer.start())
+        self.api_key.editingFinished.connect(self._key_edited)
+        self._asked_key = self.api_key.text().strip()
+        self.refresh_models()
+
+    def _timer(self, slot: Callable[[], None], milliseconds: float) -> QTimer:
+        timer = QTimer(self)
+        timer.setSingleShot(True)
+        timer.setInterval(int(milliseconds))
+        timer.timeout.connect(slot)
+        return timer
+
+    # -- the tabs -------------------------------------------------------------------------
+
+    def _basic(self, prefs: Preferences, api_key: str | None) -> QWidget:
+        self.provider = QComboBox()
+        self.provider.addItems(list(PRESETS))
+        self.provider.setCurrentText(prefs.provider)
+        self.provider.currentTextChanged.connect(self._preset)
+        self.base_url = QLineEdit(prefs.base_url)
+        self.base_url.setPlaceholderText("the address ending in /v1")
+        self.api_key = QLineEdit(api_key or "")
+        self.api_key.setEchoMode(QLineEdit.EchoMode.Password)
+        self.api_key.setPlaceholderText("stored in the system keychain, never in a file")
+        self.builder_model = _model_box(prefs.builder_model)
+        self.chat_model = _model_box(prefs.chat_model)
+        self.models_status = QLabel()
+        self.models_status.setObjectName("modelStatus")
+        self.models_status.setWordWrap(True)
+        self.refresh = QPushButton("&Refresh list")
+        self.refresh.setToolTip("Ask the server again for the models it offers")
+        self.refresh.clicked.connect(self.refresh_models)
+        listing = QHBoxLayout()
+        listing.addWidget(self.models_status, 1)
+        listing.addWidget(self.refresh, 0, Qt.AlignmentFlag.AlignTop)
+        form = _form(
+            [
+                ("&Provider", self.provider),
+                ("Base &URL", self.base_url),
+                ("API &key", self.api_key),
+                ("Model for &building", self.builder_model),
+                ("Model for c&hat", self.chat_model),
+            ]
+        )
+        form.addRow("", listing)
+        test = QPushButton("&Test connection")
+        test.clicked.connect(self.test_connection)
+        detect = QPushButton("&Detect local servers")
+        detect.clicked.connect(self.detect)
+        probes = QHBoxLayout()
+        probes.addWidget(test)
+        probes.addWidget(detect)
+        probes.addStretch(1)
+        page = QWidget()
+        layout = QVBoxLayout(page)
+        layout.addLayout(form)
+        layout.addLayout(probes)
+        layout.addStretch(1)
+        return page
+
+    def _advanced(self, prefs: Preferences) -> QWidget:
+        self.builder_temperature = _real(0, 2, prefs.builder_temperature)
+        self.chat_temperature = _real(0, 2, prefs.chat_temperature)
+        self.min_tokens = _spin(10, 4000, prefs.min_tokens)
+        self.max_tokens = _spin(100, 16000, prefs.max_tokens)
+        self.threshold = _spin(3, 500, prefs.reorganize_threshold)
+        self.step_documents = _spin(0, 10_000, prefs.step_documents)
+        self.step_documents.setSpecialValueText("never (one step)")
+        self.step_documents.setToolTip(
+            "A big drop is saved in steps of this many documents: each step can be asked, "
+            "and a cancel keeps the finished ones."
+        )
+        self.workers = _spin(1, 32, prefs.workers)
+        self.timeout = _real(1, 3600, prefs.timeout, step=10, decimals=0)
+        self.timeout.setSuffix(" s")
+        self.git_path = QLineEdit(prefs.git_path)
+        self.git_path.setPlaceholderText("found on PATH when empty")
+        groups: list[tuple[str, list[tuple[str, QWidget]]]] = [
+            (
+                "Temperature (0 keeps to the likeliest words; higher varies more)",
+                [("For building", self.builder_temperature), ("For chat", self.chat_temperature)],
+            ),
+            (
+                "Building",
+                [
+                    ("Smallest chunk (tokens)", self.min_tokens),
+                    ("Largest chunk (tokens)", self.max_tokens),
+                    ("Reorganize a folder above (memories)", self.threshold),
+                    ("Save big drops every (documents)", self.step_documents),
+                ],
+            ),
+            (
+                "The server",
+                [("Parallel LLM calls", self.workers), ("Time limit per call", self.timeout)],
+            ),
+            ("History", [("git executable", self.git_path)]),
+        ]
+        page = QWidget()
+        layout = QVBoxLayout(page)
+        labels: list[QWidget] = []
+        for title, rows in groups:
+            group = QGroupBox(title)
+            form = _form(rows)
+            # Numbers keep their size (a spin box across the dialog reads badly); git grows.
+            form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.ExpandingFieldsGrow)
+            group.setLayout(form)
+            layout.addWidget(group)
+            labels += [w for _, field in rows if (w := form.labelForField(field)) is not None]
+        layout.addStretch(1)
+        _align(labels)
+        self.builder_temperature.setAccessibleName("Temperature for building")
+        self.chat_temperature.setAccessibleName("Temperature for chat")
+        numbers = [number for _, rows in groups[:3] for _, number in rows]
+        width = max([110] + [n.sizeHint().width() for n in numbers])  # "never (one step)"
+        for number in numbers:  # the numbers, of one width
+            number.setMinimumWidth(width)
+        return page
 
     def _preset(self, name: str) -> None:
         url, model, _needs_key = PRESETS[name]
         self.base_url.setText(url)
-        self.builder_model.setText(model)
-        self.chat_model.setText(model)
+        self.builder_model.setCurrentText(model)
+        self.chat_model.setCurrentText(model)
+
+    # -- the server's models --------------------------------------------------------------
+
+    def _connection(self) -> LLMSettings:
+        return self.result_preferences().llm("chat", self.api_key.text().strip())
+
+    def refresh_models(self) -> None:
+        """Ask the server for its models off the GUI thread (a daemon thread: a server that
+        never answers cannot hold up closing the app)."""
+        self._model_timer.stop()
+        self._models_asked += 1
+        asked, settings = self._models_asked, self._connection()
+        self.models_status.setText("Asking the server for its models…")
+        self._mark_problem(False)
+        call_in_daemon(
+            lambda: (asked, _ask_for_models(settings)), self._models_answered, self._models_failed
+        )
+
+    def _key_edited(self) -> None:
+        key = self.api_key.text().strip()
+        if key != self._asked_key:  # a refused key is asked again once it changes
+            self._asked_key = key
+            self.refresh_models()
+
+    @Slot(object)
+    def _models_answered(self, answer: tuple[int, list[str] | LLMError]) -> None:
+        asked, models = answer
+        if asked != self._models_asked:
+            return  # an older question: the address or the key changed since
+        if isinstance(models, LLMError):
+            self.models_status.setText(self._model_list_problem(models))
+            self._mark_problem(True)
+            return
+        self._offer(models)
+
+    @Slot(object)
+    def _models_failed(self, error: object) -> None:
+        self.models_status.setText(f"The models could not be listed: {error}")
+        self._mark_problem(True)
+
+    def _offer(self, models: list[str]) -> None:
+        """The server's models in both lists; a chosen name stays, listed or not."""
+        self.server_models = models
+        for box in (self.builder_model, self.chat_model):
+            chosen = box.currentText().strip()
+            box.clear()
+            box.addItems(models)
+            box.setCurrentText(chosen or models[0])
+        text = f"The server offers {plural(len(models), 'model')}."
+        unlisted = sorted(
+            {b.currentText().strip() for b in (self.builder_model, self.chat_model)} - set(models)
+        )
+        if unlisted:
+            text += (
+                f" It does not list {', '.join(unlisted)}: choose one it lists, unless the "
+                "server loads models by name."
+            )
+        self.models_status.setText(text)
+        self._mark_problem(bool(unlisted))
+
+    def _model_list_problem(self, error: LLMError) -> str:
+        """What went wrong, and what to do: the key refused, nothing there, no models."""
+        if isinstance(error, LLMAuthError):
+            if self.api_key.text().strip():
+                return f"{error}: check the key for this endpoint (each keeps its own)."
+            return f"{error}: enter the key for this endpoint."
+        if isinstance(error, NoModels):
+            return f"{error}: load a model in the server, or type its name."
+        return f"{error}."
+
+    def _mark_problem(self, problem: bool) -> None:
+        """The stylesheet colours a problem (`QLabel#modelStatus[problem="true"]`)."""
+        self.models_status.setProperty("problem", problem)
+        self.models_status.style().unpolish(self.models_status)
+        self.models_status.style().polish(self.models_status)
+
+    # -- the result -----------------------------------------------------------------------
 
     def result_preferences(self) -> Preferences:
         return replace(
             self.prefs,
             provider=self.provider.currentText(),
             base_url=self.base_url.text().strip(),
-            builder_model=self.builder_model.text().strip(),
-            chat_model=self.chat_model.text().strip(),
+            builder_model=self.builder_model.currentText().strip(),
+            chat_model=self.chat_model.currentText().strip(),
             builder_temperature=self.builder_temperature.value(),
             chat_temperature=self.chat_temperature.value(),
             min_tokens=self.min_tokens.value(),
             max_tokens=max(self.max_tokens.value(), self.min_tokens.value() + 1),
             workers=self.workers.value(),
             reorganize_threshold=self.threshold.value(),
+            step_documents=self.step_documents.value(),
+            timeout=self.timeout.value(),
             git_path=self.git_path.text().strip(),
         )
 
     def result_key(self) -> str | None:
         return self.key_for_session
 
+    # -- probes ---------------------------------------------------------------------------
+
     def test_connection(self) -> None:
-        settings = self.result_preferences().llm("chat", self.api_key.text().strip())
+        settings = self._connection()
         self.report.setText("Testing…")
         self.tasks.start(
             "probe",
@@ -161,12 +373,15 @@ class SettingsDialog(QDialog):
             self.provider.setCurrentText(name)
             self.base_url.setText(url)
             if models:
-                self.builder_model.setText(models[0])
-                self.chat_model.setText(models[0])
+                self.builder_model.setCurrentText(models[0])
+                self.chat_model.setCurrentText(models[0])
+                self._offer(models)
             found = (f"{n} at {u} ({plural(len(m), 'model')})" for n, u, m in servers)
             self.report.setText("Found " + "; ".join(found))
 
         self.tasks.start("detect", lambda w, c: detect_local(), on_success=found)
+
+    # -- saving ---------------------------------------------------------------------------
 
     def save(self) -> None:
         """Store the key in the keychain off the GUI thread, then close. The timer and the
@@ -177,7 +392,7 @@ class SettingsDialog(QDialog):
         self.report.setText("Saving…")
         call_in_daemon(lambda: keystore.set_key(endpoint, key), self._stored, self._not_stored)
         # A locked keychain may wait for a password prompt indefinitely: do not wait with it.
-        self._keychain_timer.start(int(KEYCHAIN_TIMEOUT * 1000))
+        self._keychain_timer.start(int(KEYCHAIN_TIMEOUT * 1000))  # (tests shorten it)
 
     @Slot(object)
     def _stored(self, _result: object) -> None:

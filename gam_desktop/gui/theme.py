@@ -1,10 +1,12 @@
 """Light and dark: the stylesheet's colours for the scheme the OS asks for.
 
 The stylesheet (resources/style.qss) names its colours (`$base`, `$text`, …); this module
-fills them in for a light or a dark scheme. Dark comes from the OS (Qt's colour scheme:
-Windows 11, macOS, GNOME) or, when Qt cannot tell, from the palette's window colour. Every
-rule that sets a background sets the text colour too, so dark-mode text (light) never
-lands on a light background, as it did when the sheet forced white.
+fills them in for a light or a dark scheme, and its font sizes (`$font_reading`, …) as
+multiples of the application's font, so they follow the desktop's text size. Dark comes
+from the OS (Qt's colour scheme: Windows 11, macOS, GNOME) or, when Qt cannot tell, from the
+palette's window colour. Every rule that sets a background sets the text colour too, so
+dark-mode text (light) never lands on a light background, as it did when the sheet forced
+white.
 
 The person may also choose (View ▸ Theme): Light, Dark, or System (the OS decides). A
 chosen scheme is asked of Qt (`QStyleHints.setColorScheme`, which switches the native
@@ -50,6 +52,12 @@ LIGHT = {
     "drop_text": "#1d4fa8",
     "status": "#eceff3",
     "disabled": "#999999",
+    # diffs in the History panel: added and removed lines, hunk headers
+    "diff_add": "#1b7f3a",
+    "diff_add_bg": "#e9f6ec",
+    "diff_del": "#b3261e",
+    "diff_del_bg": "#fdecea",
+    "diff_hunk": "#6b4fbb",
 }
 DARK = {
     "window": "#1e2024",
@@ -74,6 +82,11 @@ DARK = {
     "drop_text": "#8ab4ff",
     "status": "#25272b",
     "disabled": "#6b6f76",
+    "diff_add": "#81c995",
+    "diff_add_bg": "#1f3326",
+    "diff_del": "#f28b82",
+    "diff_del_bg": "#3b2323",
+    "diff_hunk": "#b39ddb",
 }
 
 
@@ -97,8 +110,26 @@ def colours(app: QGuiApplication) -> dict[str, str]:
     return DARK if is_dark(app) else LIGHT
 
 
+# The stylesheet's font sizes, as multiples of the application's font: they follow the size
+# the person chose for their desktop's text (pixel sizes would not).
+FONT_SCALES = {"reading": 1.15, "heading": 1.3, "title": 1.65, "banner": 1.85}
+
+
+def font_sizes(app: QGuiApplication) -> dict[str, str]:
+    font = app.font()
+    points = font.pointSizeF() if font.pointSizeF() > 0 else font.pixelSize() * 0.75
+    return {f"font_{name}": f"{points * scale:.1f}pt" for name, scale in FONT_SCALES.items()}
+
+
+def current() -> dict[str, str]:
+    """The colours of the scheme the running application follows (light without one), for
+    HTML and items the stylesheet cannot reach."""
+    app = QGuiApplication.instance()
+    return colours(app) if isinstance(app, QGuiApplication) else LIGHT
+
+
 def stylesheet(template: str, app: QGuiApplication) -> str:
-    return Template(template).substitute(colours(app))
+    return Template(template).substitute(colours(app), **font_sizes(app))
 
 
 _os_palette: list[QPalette] = []  # the OS's palette, kept while a chosen scheme replaces it

@@ -52,6 +52,9 @@ class MemoryTree(QTreeWidget):
         self.setHeaderHidden(True)
         self.setUniformRowHeights(True)
         self.setAccessibleName("Memory tree")
+        self.setAccessibleDescription(
+            "The arrow keys show each item in the preview; the menu key opens its actions"
+        )
         self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.customContextMenuRequested.connect(self._menu)
         self.itemExpanded.connect(self._populate)
@@ -415,17 +418,17 @@ class MemoryTree(QTreeWidget):
         menu = QMenu(self)
         readme = f"{path}/{README}"
         editable = not is_dir or (self.folder is not None and (self.folder.root / readme).is_file())
-        edit = QAction("Open overview in editor" if is_dir else "Open in editor", menu)
+        edit = QAction("Open overview in &editor" if is_dir else "Open in &editor", menu)
         edit.setToolTip("Open it in your own editor; the change is recorded in the history")
         edit.setEnabled(editable)
         edit.triggered.connect(lambda: self.edit_requested.emit(readme if is_dir else path))
         menu.addAction(edit)
-        reveal = QAction("Show in folder", menu)
+        reveal = QAction("Show in &folder", menu)
         reveal.triggered.connect(lambda: self.reveal_requested.emit(path))
         menu.addAction(reveal)
         if is_dir:
             menu.addSeparator()
-            reorganize = QAction("Reorganize this folder…", menu)
+            reorganize = QAction("&Reorganize this folder…", menu)
             reorganize.triggered.connect(lambda: self.reorganize_requested.emit(path))
             menu.addAction(reorganize)
         return menu

@@ -21,13 +21,14 @@ import re
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from gam_desktop.engine.llm.tokenizer import count_tokens
 from gam_desktop.engine.textutil import keywords
-from gam_desktop.selfcheck import scripted_agent, scripted_facts
+from gam_desktop.selfcheck import scripted_agent, scripted_facts, scripted_research
 
 SENTENCE = re.compile(r"(?<=[.!?。！？])\s*")
 TASKS = {
@@ -40,6 +41,10 @@ TASKS = {
     "You answer questions from passages": "ground",
     "You extract facts about the user": "extract_facts",
     "You keep a personal memory of facts": "reconcile_facts",
+    "You are the research planner": "research_plan",
+    "You are the research integrator": "research_integrate",
+    "You are the research reviewer": "research_reflect",
+    "Passages from the user's memory": "recall",  # gam-serve's memory for another app
 }
 
 
@@ -71,19 +76,35 @@ def _http_failure(fault: Fault | None) -> tuple[int, str, dict[str, str]] | None
 class ServerState:
     latency_s: float = 0.0
     reject: set[str] = field(default_factory=set)  # "json_schema", "json_object", "tools"
+    models: list[str] = field(default_factory=lambda: ["scripted"])  # what GET /models lists
     faults: list[Fault] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     in_flight: int = 0
     max_in_flight: int = 0  # the most requests served at once: proves client parallelism
+    # Requests of a task past its count here wait for `released` (a test's fixed point in a
+    # run, not a sleep): {"memorize": 2} answers two memorize calls, holds the rest.
+    hold_after: dict[str, int] = field(default_factory=dict)
+    released: threading.Event = field(default_factory=threading.Event)
 
-    def take_fault(self, task: str) -> Fault | None:
+    def take_fault(self, task: str, named_only: bool = False) -> Fault | None:
+        """The next fault for `task`: one naming it, or (unless `named_only`) one for any."""
+        wanted = (task,) if named_only else (None, task)
         with self.lock:
             for fault in self.faults:
-                if fault.times > 0 and fault.task in (None, task):
+                if fault.times > 0 and fault.task in wanted:
                     fault.times -= 1
                     return fault
         return None
+
+    def record(self, request: dict[str, Any]) -> None:
+        """Keep `request`; if its task is held (`hold_after`), wait until `released`."""
+        task = request["task"]
+        with self.lock:
+            self.requests.append(request)
+            seen = len([r for r in self.requests if r["task"] == task])
+        if task in self.hold_after and seen > self.hold_after[task]:
+            self.released.wait(timeout=300)  # bounded: a test that forgets cannot hang a server
 
     def tasks(self) -> list[str]:
         return [r["task"] for r in self.requests]
@@ -337,6 +358,17 @@ ANSWERS = {
     "describe": describe,
     "extract_facts": scripted_facts.extract,
     "reconcile_facts": scripted_facts.reconcile,
+    "research_plan": scripted_research.plan,
+    "research_integrate": scripted_research.integrate,
+    "research_reflect": scripted_research.reflect,
+}
+
+# (task, fault kind) -> the answer of a model making that mistake
+FAULTY_ANSWERS = {
+    ("organize", "invalid_taxonomy"): invalid_taxonomy,
+    ("organize", "one_folder_taxonomy"): one_folder_taxonomy,
+    ("organize", "generic_names"): generic_names,
+    ("research_integrate", "made_up_source"): scripted_research.integrate_made_up,
 }
 
 
@@ -359,12 +391,9 @@ def answer_for(task: str, messages: list[dict[str, Any]], fault: Fault | None) -
         return "Sure! I would be happy to help with that."
     if fault and fault.kind == "wrong_shape":
         return json.dumps({"result": "ok", "items": []})
-    if task == "organize" and fault and fault.kind == "invalid_taxonomy":
-        return json.dumps(invalid_taxonomy(user))
-    if task == "organize" and fault and fault.kind == "one_folder_taxonomy":
-        return json.dumps(one_folder_taxonomy(user))
-    if task == "organize" and fault and fault.kind == "generic_names":
-        return json.dumps(generic_names(user))
+    spoilt = FAULTY_ANSWERS.get((task, fault.kind if fault else ""))
+    if spoilt is not None:
+        return json.dumps(spoilt(user))
     if task == "organize" and fault and fault.kind == "singleton_taxonomy":
         folders = [
             {
@@ -388,6 +417,17 @@ def answer_for(task: str, messages: list[dict[str, Any]], fault: Fault | None) -
     return text
 
 
+def recall(messages: list[dict[str, Any]]) -> str:
+    """An answer from the memory's passages gam-serve injected: the first one, named by
+    its path (a model quoting its source)."""
+    system = next((m.get("content") or "" for m in messages if m.get("role") == "system"), "")
+    found = re.search(r"^### (\S+) \(.*\)\n(.+)$", system, re.MULTILINE)
+    if found is None:
+        return "I could not find that in your memory."
+    first = sentences(found.group(2))
+    return f"From {found.group(1)}: {first[0] if first else found.group(2)}"
+
+
 # -- HTTP ----------------------------------------------------------------------------
 
 
@@ -401,8 +441,13 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, *_args: Any) -> None:
         pass
 
+    # Called once, just before a completion's reply is written: from then on the client may
+    # send its next request, so the request no longer counts as in flight.
+    replying: Callable[[], None] = staticmethod(lambda: None)
+
     def _send(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None):
         data = json.dumps(body).encode()
+        self.replying()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
@@ -410,6 +455,30 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header(key, value)
         self.end_headers()
         self.wfile.write(data)
+
+    def _stream(self, model: str, content: str) -> None:
+        """The reply as server-sent events, a word per chunk, as OpenAI streams it."""
+        self.replying()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        words = re.findall(r"\S+\s*", content) or [""]
+        deltas = [{"role": "assistant", "content": ""}, *({"content": w} for w in words), {}]
+        for n, delta in enumerate(deltas):
+            finish = "stop" if n == len(deltas) - 1 else None
+            chunk = {
+                "id": "chatcmpl-stream",
+                "object": "chat.completion.chunk",
+                "created": int(time.time()),
+                "model": model,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+            }
+            self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+            self.wfile.flush()
+        self.wfile.write(b"data: [DONE]\n\n")
+        self.wfile.flush()
 
     def _error(self, status: int, message: str, headers: dict[str, str] | None = None):
         self._send(
@@ -419,10 +488,16 @@ class Handler(BaseHTTPRequestHandler):
         )
 
     def do_GET(self) -> None:
-        if self.path.rstrip("/").endswith("/models"):
-            self._send(200, {"object": "list", "data": [{"id": "scripted", "object": "model"}]})
-        else:
+        if not self.path.rstrip("/").endswith("/models"):
             self._error(404, "not found")
+            return
+        # Only faults naming "models" spoil the list: the others are for completions.
+        failure = _http_failure(self.server.state.take_fault("models", named_only=True))
+        if failure is not None:
+            self._error(*failure)
+            return
+        listed = [{"id": name, "object": "model"} for name in self.server.state.models]
+        self._send(200, {"object": "list", "data": listed})
 
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
@@ -449,11 +524,21 @@ class LLMHTTPServer(ThreadingHTTPServer):
         with state.lock:
             state.in_flight += 1
             state.max_in_flight = max(state.max_in_flight, state.in_flight)
+        done = threading.Event()
+
+        def replied() -> None:
+            # Not after the reply is written: the client, answered, may already have sent its
+            # next request, which would then count twice (max_in_flight one too high).
+            if not done.is_set():
+                done.set()
+                with state.lock:
+                    state.in_flight -= 1
+
+        handler.replying = replied  # type: ignore[method-assign]
         try:
             self._complete(handler, request)
         finally:
-            with state.lock:
-                state.in_flight -= 1
+            replied()
 
     def _refusal(self, request: dict[str, Any], fmt: str | None) -> tuple[int, str] | None:
         """What a server lacking `json_schema`, `json_object` or `tools` answers."""
@@ -468,16 +553,15 @@ class LLMHTTPServer(ThreadingHTTPServer):
         messages = request.get("messages") or []
         task = task_of(messages)
         fmt = (request.get("response_format") or {}).get("type")
-        with state.lock:
-            state.requests.append(
-                {
-                    "task": task,
-                    "response_format": fmt,
-                    "tools": bool(request.get("tools")),
-                    "max_tokens": request.get("max_tokens"),
-                    "messages": messages,
-                }
-            )
+        state.record(
+            {
+                "task": task,
+                "response_format": fmt,
+                "tools": bool(request.get("tools")),
+                "max_tokens": request.get("max_tokens"),
+                "messages": messages,
+            }
+        )
         refusal = self._refusal(request, fmt)
         if refusal is not None:
             handler._error(*refusal)
@@ -502,6 +586,10 @@ class LLMHTTPServer(ThreadingHTTPServer):
             careless = fault is not None and fault.kind == "wrong_lookalike"
             ground = scripted_agent.careless_grounded if careless else scripted_agent.grounded
             content = ground(messages)
+            self._reply(handler, request, {"role": "assistant", "content": content})
+            return
+        if task == "recall":
+            content = recall(messages)
             self._reply(handler, request, {"role": "assistant", "content": content})
             return
         if task == "summarize":
@@ -567,6 +655,9 @@ class LLMHTTPServer(ThreadingHTTPServer):
         self._reply(handler, request, message)
 
     def _reply(self, handler: Handler, request: dict[str, Any], message: dict[str, Any]) -> None:
+        if request.get("stream"):
+            handler._stream(request.get("model", "scripted"), message.get("content") or "")
+            return
         messages = request.get("messages") or []
         prompt_tokens = sum(count_tokens(str(m.get("content") or "")) for m in messages)
         completion = count_tokens(json.dumps(message))

@@ -7,6 +7,9 @@
 2. The longest stall of the GUI thread during a 100-chunk build: a 10 ms QTimer
    heartbeat; the largest gap between two beats minus 10 ms.
 3. Peak memory (max RSS) of the process that held the 10,000-memory folder open.
+4. The longest stall of the GUI thread while another program edits 1,000 files of that
+   10,000-memory folder at once (the watcher's event storm, the commit, the views
+   refreshed), from the first write until the window has shown the edit.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -62,7 +66,7 @@ def cold_start(memory: Path, settings: Path) -> tuple[float, int, float]:
 
 def stall_during_build(chunks: int, latency_ms: float) -> tuple[float, float, int]:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from PySide6.QtCore import QElapsedTimer, QSettings, QTimer
+    from PySide6.QtCore import QSettings
 
     from gam_desktop.gui.app import make_app
     from gam_desktop.gui.main_window import MainWindow
@@ -97,32 +101,89 @@ def stall_during_build(chunks: int, latency_ms: float) -> tuple[float, float, in
 
         warm_up()  # as the app does at start-up, on a worker thread, before any build
         window.open_memory(Path(tmp) / "memory")
-        clock, gaps = QElapsedTimer(), []
-        clock.start()
-        last = [clock.elapsed()]
-
-        def beat() -> None:
-            now = clock.elapsed()
-            gaps.append(now - last[0])
-            last[0] = now
-
-        timer = QTimer()
-        timer.timeout.connect(beat)
-        timer.start(10)
+        heartbeat = Heartbeat()
         started = time.perf_counter()
         window.add_paths([document])
-        while window.tasks.running() or window.tree.memory_count() == 0:
-            app.processEvents()
-            time.sleep(0.001)
+        pump(app, lambda: not window.tasks.running() and window.tree.memory_count() > 0)
         elapsed = time.perf_counter() - started
-        settle = time.perf_counter() + 0.5  # the refresh after the build counts too
-        while time.perf_counter() < settle:
-            app.processEvents()
-            time.sleep(0.001)
-        timer.stop()
+        pump(app, seconds=0.5)  # the refresh after the build counts too
+        stall = heartbeat.stall()
         built = window.tree.memory_count()
         window.close()
-    return max(gaps) - 10, elapsed, built
+    return stall, elapsed, built
+
+
+def pump(app, until: Callable[[], bool] = lambda: False, seconds: float | None = None) -> None:
+    """Run the event loop (as the person's session would) until `until()` holds, or for
+    `seconds` at most (forever when None)."""
+    deadline = None if seconds is None else time.perf_counter() + seconds
+    while not until() and (deadline is None or time.perf_counter() < deadline):
+        app.processEvents()
+        time.sleep(0.001)
+
+
+class Heartbeat:
+    """A 10 ms QTimer on the GUI thread; the largest gap between two beats, minus 10 ms,
+    is the longest time the thread could not answer the person."""
+
+    def __init__(self) -> None:
+        from PySide6.QtCore import QElapsedTimer, QTimer
+
+        self.clock, self.gaps = QElapsedTimer(), [0]
+        self.clock.start()
+        self.last = self.clock.elapsed()
+        self.timer = QTimer()
+        self.timer.timeout.connect(self.beat)
+        self.timer.start(10)
+
+    def beat(self) -> None:
+        now = self.clock.elapsed()
+        self.gaps.append(now - self.last)
+        self.last = now
+
+    def stall(self) -> float:
+        self.timer.stop()
+        return max(self.gaps) - 10
+
+
+def stall_during_outside_edit(memory: Path, files: int) -> tuple[float, float, str]:
+    """Another program rewrites `files` memories; the window (watcher, commit, refresh)
+    must not freeze meanwhile."""
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from PySide6.QtCore import QSettings
+
+    from gam_desktop.gui.app import make_app
+    from gam_desktop.gui.main_window import MainWindow
+    from gam_desktop.gui.settings import Preferences
+
+    app = make_app(sys.argv[:1])
+    with tempfile.TemporaryDirectory() as tmp:
+        window = MainWindow(
+            Preferences(), QSettings(str(Path(tmp) / "s.ini"), QSettings.Format.IniFormat)
+        )
+        window.confirm = lambda *_args, **_kwargs: True
+        window.tell = lambda *_: None
+        window.show()
+        window.open_memory(memory)
+        statuses: list[str] = []
+        window.session.status.connect(statuses.append)
+        pump(app, seconds=2)  # the opening's own refreshes first
+        victims = sorted(p for p in memory.rglob("*.md") if p.name != "README.md")[:files]
+        editor = (
+            "import sys\n"
+            "for p in sys.argv[1:]:\n"
+            "    open(p, 'a', encoding='utf-8').write('\\nEdited by another program.\\n')\n"
+        )
+        heartbeat = Heartbeat()
+        started = time.perf_counter()
+        subprocess.Popen([sys.executable, "-c", editor, *map(str, victims)])
+        pump(app, lambda: any("changed outside" in s for s in statuses), seconds=300)
+        elapsed = time.perf_counter() - started
+        pump(app, seconds=1.0)  # the refresh after the status counts too
+        stall = heartbeat.stall()
+        said = next((s for s in statuses if "changed outside" in s), "(nothing seen)")
+        window.close()
+    return stall, elapsed, said
 
 
 def main() -> None:
@@ -130,6 +191,7 @@ def main() -> None:
     parser.add_argument("--memories", type=int, default=10_000)
     parser.add_argument("--chunks", type=int, default=100)
     parser.add_argument("--latency-ms", type=float, default=50)
+    parser.add_argument("--edited", type=int, default=1000)
     args = parser.parse_args()
     from tests.benchmarks.bench_retrieval import generate
 
@@ -145,6 +207,11 @@ def main() -> None:
             f"(4 new processes; the first also writes the repository's exclude file)"
         )
         print(f"peak memory with that folder open and fully expanded: {runs[0][2]:.0f} MiB")
+        stall, elapsed, said = stall_during_outside_edit(memory, args.edited)
+        print(
+            f"{args.edited} files edited by another program: longest GUI-thread stall "
+            f"{stall:.0f} ms beyond the 10 ms beat; shown after {elapsed:.1f} s ({said!r})"
+        )
     stall, elapsed, built = stall_during_build(args.chunks, args.latency_ms)
     print(
         f"{args.chunks}-chunk build ({built} memories, {args.latency_ms:.0f} ms latency, "

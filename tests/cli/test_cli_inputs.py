@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from gam_desktop.cli import add_main, history_main, request_main
+from gam_desktop.engine.build.documents import READABLE
 from tests import invariants
 from tests.clirun import run_cli
 from tests.crash import crash_mid_add
@@ -50,7 +51,9 @@ def test_files_without_text_are_named_and_fail(llm_server, tmp_path: Path) -> No
         ["--gam-dir", str(memory), "--files", str(empty), "-q"], llm_server.base_url
     )
     assert only_empty.returncode == 1 and "Added 0" not in only_empty.stdout
-    assert only_empty.stderr.splitlines() == ["error: empty.txt: no text found; skipped"]
+    assert only_empty.stderr.splitlines() == [
+        "error: empty.txt: no text found (the file is empty); skipped"
+    ]
 
 
 def test_a_folder_adds_its_supported_files(llm_server, tmp_path: Path) -> None:
@@ -70,10 +73,7 @@ def test_a_folder_adds_its_supported_files(llm_server, tmp_path: Path) -> None:
     (tmp_path / "nothing").mkdir()
     none = run_cli(["--gam-dir", str(memory), "--files", str(tmp_path / "nothing")], "x")
     assert none.returncode == 1
-    assert (
-        none.stderr
-        == f"gam-add: {tmp_path / 'nothing'}: a folder with no PDF, TXT or Markdown files\n"
-    )
+    assert none.stderr == f"gam-add: {tmp_path / 'nothing'}: a folder with no {READABLE} files\n"
 
 
 def test_adding_nothing_leaves_no_folder_behind(llm_server, tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -172,7 +173,8 @@ def test_recover_restore_keeps_a_note_saved_while_the_operation_ran(
     args = ["--gam-dir", str(memory_dir), "--text", topic_document({"rust": 3}), "-q"]
     process = subprocess.Popen(cli_command("add_main", *args), env=env)
     try:
-        deadline = time.monotonic() + 10
+        # The journal appears once the memories are made (engine/drop.py), while it plans.
+        deadline = time.monotonic() + 30
         while not (memory_dir / JOURNAL_FILE).exists() and time.monotonic() < deadline:
             time.sleep(0.02)
         assert (memory_dir / JOURNAL_FILE).exists()
@@ -318,11 +320,11 @@ def test_a_linked_cache_folder_is_never_written_through(
     elsewhere.mkdir()
     cache = memory_dir / ".gam" / "cache"
     if cache.exists():
-        for child in cache.iterdir():
-            child.unlink()
-        cache.rmdir()
+        shutil.rmtree(cache)
     cache.symlink_to(elsewhere, target_is_directory=True)
     workflow.request("What is the Python GIL?")
+    # Nor do the LLM results an add keeps (its summaries) go there.
+    workflow.add(text=topic_document({"rust": 3}))
     assert list(elsewhere.iterdir()) == []
 
 

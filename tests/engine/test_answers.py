@@ -60,16 +60,21 @@ quokka checklist.
 """
 
 
-@pytest.fixture
-def lookalikes(make_workflow, tmp_path: Path):
+def built_policies(make_workflow, folder: Path):
+    """The three on-call policies (same headings, different numbers), built in a memory."""
     files = []
     for company, (page, escalate, tool) in COMPANIES.items():
-        path = tmp_path / f"{company.split()[0].lower()}_oncall.md"
+        path = folder / f"{company.split()[0].lower()}_oncall.md"
         path.write_text(policy(company, page, escalate, tool))
         files.append(path)
     workflow = make_workflow(min_tokens=20, max_tokens=90)
     workflow.add(files=files)
     return workflow
+
+
+@pytest.fixture
+def lookalikes(make_workflow, tmp_path: Path):
+    return built_policies(make_workflow, tmp_path)
 
 
 def memories(root: Path) -> dict[str, dict]:

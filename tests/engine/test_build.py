@@ -41,10 +41,13 @@ def folders(root: Path) -> list[Path]:
 
 
 def tree_bytes(root: Path) -> dict[str, bytes]:
+    """Every file but the lock and the cache (the LLM results a cancel keeps are there)."""
     return {
         p.relative_to(root).as_posix(): p.read_bytes()
         for p in root.rglob("*")
-        if p.is_file() and "lock" not in p.name
+        if p.is_file()
+        and "lock" not in p.name
+        and not p.relative_to(root).as_posix().startswith(".gam/cache/")
     }
 
 

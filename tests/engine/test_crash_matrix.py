@@ -5,6 +5,11 @@ where work goes on, and "restore" must give back exactly the last saved state.
 Kills are real: `kill -9` while the LLM calls are in flight, and os._exit(137) at the
 fault points of engine/store/faults.py (after a file write, between `git add` and the
 commit, inside a rollback's revert, inside a restore), hooked by tests/fault_runner.py.
+
+A kill while the chunks are memorized leaves nothing to recover: an add makes its memories
+before it takes the folder (engine/drop.py), so the folder is as it was, and what was paid
+for is kept for the next run (tests/engine/test_resume.py). Killed while it plans or places
+(inside the operation), it is an interrupted operation like the others.
 """
 
 from __future__ import annotations
@@ -35,18 +40,25 @@ REORGANIZE = (
 
 
 def run_until_killed(cmd: list[str], base_url: str, fault: str | None, server) -> None:
-    """Run `cmd`; with a fault point it dies there, without one it is killed (-9) once
-    the LLM has been asked something."""
+    """Run `cmd`; with a fault point it dies there; with "llm:<task>" it is killed (-9) once
+    the LLM has been asked for that task (a plan, a placement); with None once it has been
+    asked two things (memorizing)."""
     env = {**os.environ, "OPENAI_BASE_URL": base_url, "OPENAI_MODEL": "scripted"}
-    if fault:
+    if fault and not fault.startswith("llm:"):
         command = dying_at(fault, cmd)
         done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=90)
         assert done.returncode == 137, done.stderr  # it died at the point, not before
         return
+    task = fault.removeprefix("llm:") if fault else None
     asked = len(server.state.requests)
+
+    def reached() -> bool:
+        seen = server.state.tasks()[asked:]
+        return task in seen if task else len(seen) >= 2
+
     process = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
-    while len(server.state.requests) < asked + 2 and process.poll() is None:
+    while not reached() and process.poll() is None:
         assert time.monotonic() < deadline, "the LLM was never called"
         time.sleep(0.02)
     process.send_signal(signal.SIGKILL)
@@ -70,9 +82,9 @@ def last_operation(memory: Path) -> str:
 
 # stage -> (the command that gets interrupted, its fault point; None: kill -9 mid-LLM)
 CELLS = {
-    "first build, LLM calls": ("first", None),
+    "first build, planning": ("first", "llm:organize"),
     "first build, writing": ("first", "write:2"),
-    "add, LLM calls": ("add", None),
+    "add, placing": ("add", "llm:place"),
     "add, writing": ("add", "write:3"),
     "add, between git add and commit": ("add", "staged:1"),
     "reorganize, moving": ("reorganize", "write:2"),
@@ -90,12 +102,32 @@ def slow_server():
         yield server
 
 
+@pytest.mark.parametrize("kind", ["first", "add"])
+def test_killed_while_memorizing(kind: str, tmp_path: Path, settings, slow_server) -> None:
+    """Nothing was written, so there is nothing to recover, and work goes on."""
+    memory = tmp_path / "memory"
+    if kind == "first":
+        memory.mkdir()
+    else:
+        base_memory(memory, settings)
+    saved = tree(memory)
+    text = topic_document({"rust": 4})
+    cmd = cli_command("add_main", "--gam-dir", str(memory), "--text", text, "-q", *CHUNKS)
+    run_until_killed(cmd, slow_server.base_url, None, slow_server)
+    workflow = Workflow(gam_dir=memory, settings=settings)
+    assert workflow.interrupted() is None
+    assert tree(memory) == saved
+    assert workflow.add(text=topic_document({"haskell": 2})).memories
+    assert invariants.problems(memory) == []
+
+
 @pytest.mark.parametrize("mode", ["restore", "keep"])
 @pytest.mark.parametrize("cell", list(CELLS))
 def test_crash_and_recover(cell: str, mode: str, tmp_path: Path, settings, slow_server) -> None:
     kind, fault = CELLS[cell]
     memory = tmp_path / "memory"
-    base_url = slow_server.base_url if fault is None else settings.base_url
+    killed = fault is None or fault.startswith("llm:")
+    base_url = slow_server.base_url if killed else settings.base_url
     if kind == "first":
         memory.mkdir()
     else:

@@ -162,3 +162,42 @@ def test_readmes_describe_their_folders_from_the_memories(
     assert "in 4 folders" in root or "in 3 folders" in root
     haskell = next(t for p, t in texts.items() if "haskell" in p)
     assert "Haskell" in parse_readme(haskell).description  # said from its memories
+
+
+def test_a_plan_shown_is_applied_as_shown_without_the_llm(
+    make_workflow, memory_dir: Path, llm_server
+) -> None:
+    """Reorganize ▸ Apply carries out the plan the person saw: the same moves and READMEs as
+    a reorganization planned and applied at once, and no second planning call."""
+    llm_server.state.faults.append(Fault("invalid_taxonomy", times=3, task="organize"))
+    workflow = make_workflow(min_tokens=20, max_tokens=200, threshold=50)
+    workflow.add(text=topic_document({"python": 4, "rust": 4}))  # mended into one folder
+    plan = workflow.plan_reorganization("all")
+    assert plan.moved_files and plan.descriptions.keys() == set(plan.new_directories)
+    asked = len(llm_server.state.requests)
+    applied = workflow.reorganize(plan=plan)
+    assert len(llm_server.state.requests) == asked  # no LLM call: the plan shown is applied
+    assert applied.moved_files == plan.moved_files
+    for old, new in plan.moved_files:
+        assert not (memory_dir / old).exists() and (memory_dir / new).is_file()
+    written = readmes(memory_dir)
+    for folder in plan.new_directories:
+        assert parse_readme(written[f"{folder}/{README}"]).description  # its plan's words
+    assert workflow.history.operations()[0].kind == "reorganize"
+
+
+def test_a_plan_the_folder_outgrew_is_refused_and_changes_nothing(
+    make_workflow, memory_dir: Path, llm_server
+) -> None:
+    from gam_desktop.engine.build.reorganize import ReorganizeError
+
+    llm_server.state.faults.append(Fault("invalid_taxonomy", times=3, task="organize"))
+    workflow = make_workflow(min_tokens=20, max_tokens=200, threshold=50)
+    workflow.add(text=topic_document({"python": 3, "rust": 3}))
+    plan = workflow.plan_reorganization("all")
+    gone = memory_dir / plan.moved_files[-1][0]
+    gone.unlink()  # deleted in an editor while the person read the plan
+    before = {p: p.read_bytes() for p in memory_dir.rglob("*.md")}
+    with pytest.raises(ReorganizeError, match="gone since the plan was made"):
+        workflow.reorganize(plan=plan)
+    assert {p: p.read_bytes() for p in memory_dir.rglob("*.md")} == before

@@ -66,7 +66,7 @@ def test_a_build_of_one_memory_says_so_in_every_step(make_workflow) -> None:
     workflow = make_workflow(progress=events.append)
     report = workflow.add(text="Git branches are cheap.")
     said = [e.message for e in events] + [report.summary(), workflow.history.get("HEAD").summary]
-    assert len(report.memories) == 1 and "Writing memories for 1 chunk" in said
+    assert len(report.memories) == 1 and "Summarizing 1 chunk" in said
     assert [s for s in said if ONE_WITH_A_PLURAL.search(s)] == []
 
 

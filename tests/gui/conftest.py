@@ -35,6 +35,11 @@ class Recorder:
         self.on_close = CloseChoice.CANCEL  # closing while a build runs: as before, cancel
         self.close_asked: list[tuple[str, str, str]] = []  # (task, title, text)
         self.close_answers: list[dict[CloseChoice, str]] = []  # per question: its buttons
+        self.plans: list = []  # reorganization plans shown (applied when `answer`)
+
+    def review_plan(self, plan) -> bool:
+        self.plans.append(plan)
+        return self.answer
 
     def confirm(self, title: str, text: str, default_no: bool = False) -> bool:
         self.asked.append((title, text))
@@ -104,6 +109,7 @@ def make_window(qtbot, tmp_path: Path, recorder: Recorder):
         window.ask_text = recorder.ask_text
         window.open_external = recorder.opened.append
         window.closing.ask = recorder.ask_close
+        window.review_plan = recorder.review_plan
         qtbot.addWidget(window)
         window.resize(1280, 800)
         window.show()

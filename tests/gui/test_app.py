@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import logging
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from gam_desktop.gui.app import log_folder, set_identity, setup_logging
 from tests.documents import topic_document
+
+README = Path(__file__).resolve().parents[2] / "README.md"
 
 
 @pytest.mark.linux_only(
@@ -37,12 +42,44 @@ def test_the_app_starts_opens_a_memory_and_logs(
     assert out.returncode == 0, out.stderr
     assert "window shown" in out.stdout
     logs = list(home.rglob("gam-desktop.log"))
-    assert len(logs) == 1 and "GAM Desktop 0.1.0 starting" in logs[0].read_text()
-    assert logs[0].parent.parent.name == "GAM Desktop"  # the app's own folder, not a shared one
+    assert logs == [home / documented_log().removeprefix("~/")]  # where the README says
+    assert "GAM Desktop 0.1.0 starting" in logs[0].read_text()
     everything = "".join(p.read_text(errors="ignore") for p in home.rglob("*") if p.is_file())
     assert "sk-never-logged" not in everything  # not in logs, not in settings
     settings = next(home.rglob("GAM Desktop.conf")).read_text()
     assert str(memory_dir) in settings  # the folder is remembered for next time
+
+
+def documented_log() -> str:
+    """The log file's path on Linux as README.md's "Where things live" table gives it."""
+    row = next(line for line in README.read_text().splitlines() if line.startswith("| logs |"))
+    found = re.search(r"`(~/[^`]+)`", row)
+    assert found is not None, row
+    return found.group(1)
+
+
+@pytest.mark.linux_only("the README's path is Linux's ($XDG_DATA_HOME, ~/.local/share)")
+def test_the_log_is_written_where_the_readme_says(tmp_path: Path, monkeypatch) -> None:
+    """In this test's own data folder ($XDG_DATA_HOME, which the README says wins), at the
+    documented path below ~/.local/share; Help ▸ Open log folder and About name the same."""
+    data = tmp_path / "data"
+    monkeypatch.setenv("XDG_DATA_HOME", str(data))
+    assert "`$XDG_DATA_HOME`" in next(
+        line for line in README.read_text().splitlines() if line.startswith("| logs |")
+    )
+    set_identity()
+    root = logging.getLogger()
+    before = list(root.handlers)
+    try:
+        folder = setup_logging()
+        logging.getLogger("gam_desktop").warning("a line for the log")
+    finally:
+        for handler in set(root.handlers) - set(before):
+            root.removeHandler(handler)
+            handler.close()
+    log_file = data / documented_log().removeprefix("~/.local/share/")
+    assert folder == log_folder() == log_file.parent
+    assert "a line for the log" in log_file.read_text()
 
 
 def test_version_and_help() -> None:
@@ -66,3 +103,72 @@ def test_a_windowed_build_without_stdout_runs_its_self_test(tmp_path: Path) -> N
     env = {"HOME": str(tmp_path), "PATH": os.environ["PATH"], "QT_QPA_PLATFORM": "offscreen"}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, timeout=120)
     assert out.returncode == 0, out.stderr.decode(errors="replace")[-2000:]
+
+
+def _second_start_env(home: Path) -> dict[str, str]:
+    """A second start of the app: its own home, the same user and temporary folder (where
+    the window's local socket lives)."""
+    env = {
+        "HOME": str(home),
+        "PATH": os.environ["PATH"],
+        "QT_QPA_PLATFORM": "offscreen",
+        "GAM_EXIT_WHEN_SHOWN": "1",  # were a window shown, it would say so and quit
+    }
+    for name in ("TMPDIR", "TEMP", "TMP", "SYSTEMROOT", "USERNAME"):
+        if name in os.environ:
+            env[name] = os.environ[name]
+    return env
+
+
+def test_a_second_start_on_an_open_memory_brings_its_window_to_the_front(
+    qtbot, window, tmp_path: Path
+) -> None:
+    """Two real processes: this one has the memory open in its window; a second start of the
+    app on the same memory asks that window to come to the front and exits, without a
+    window of its own (it used to show the "already open" notice, then a blank window)."""
+    memory = tmp_path / "memory"
+    assert window.open_memory(memory)
+    raised: list[bool] = []
+    window.session.app_lock.raise_requested.connect(lambda: raised.append(True))
+    second = subprocess.Popen(
+        [sys.executable, "-m", "gam_desktop", str(memory)],
+        env=_second_start_env(tmp_path / "home"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:  # this window's event loop runs meanwhile: it answers the knock
+        qtbot.waitUntil(lambda: second.poll() is not None, timeout=60_000)
+    finally:
+        second.kill()
+    out, err = second.communicate()
+    assert second.returncode == 0, err
+    assert "its window was brought to the front" in out and "window shown" not in out
+    assert raised == [True] and window.isVisible()
+
+
+def test_a_memory_open_in_a_window_that_does_not_answer_is_said_so(tmp_path: Path) -> None:
+    """The other window holds the memory but does not answer (no door: a hung app, or an
+    older version): this start says so and exits; once it is closed, a start goes on."""
+    from filelock import FileLock
+
+    from gam_desktop.engine.store.folder import APP_LOCK_FILE
+    from gam_desktop.gui.app import defer_to_other_window
+
+    memory = tmp_path / "memory"
+    (memory / ".gam").mkdir(parents=True)
+    other = FileLock(memory / APP_LOCK_FILE, thread_local=False)
+    other.acquire()
+    told: list[tuple[str, str]] = []
+    assert defer_to_other_window(memory, lambda *said: told.append(said)) == 1
+    assert told == [
+        (
+            "This memory is already open",
+            f"{memory} is open in another GAM Desktop window, which did not answer when asked "
+            "to come to the front (it may be busy, or have stopped responding). Switch to that "
+            "window yourself, or close it, then open the memory again.",
+        )
+    ]
+    other.release()
+    assert defer_to_other_window(memory, lambda *said: told.append(said)) is None
+    assert len(told) == 1

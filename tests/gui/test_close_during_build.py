@@ -146,7 +146,7 @@ def test_a_reorganization_is_finished_too_before_the_window_closes(
     assert not window.close()
     assert recorder.close_asked[-1][:2] == ("reorganize", "A reorganization is still running")
     wait(qtbot, lambda: not window.isVisible(), timeout=WAIT)
-    assert recorder.asked[-1][0] == "Reorganize all/?"  # the plan was shown, and accepted
+    assert recorder.plans[-1].directory == "all"  # the plan was shown, and accepted
     assert head(memory) != before and operation(memory) == "reorganize"
 
 

@@ -7,10 +7,11 @@ import threading
 from pathlib import Path
 
 import pytest
+from PySide6.QtWidgets import QApplication
 
 from gam_desktop.engine.history.gitrepo import MemoryRepo
 from gam_desktop.engine.history.log import TRAILER_KIND, FileChange
-from gam_desktop.gui import history_panel
+from gam_desktop.gui import history_panel, theme
 from gam_desktop.gui.app import make_app
 from gam_desktop.gui.history_panel import HistoryPanel, HistorySource
 
@@ -85,3 +86,26 @@ def test_without_git_the_notice_says_why(qtbot, panel) -> None:
     assert not panel.notice.isHidden() and "git was not found" in panel.notice.text()
     assert panel.list.topLevelItemCount() == 0 and panel.more.isHidden()
     assert not panel.loading() and not panel.rollback.isEnabled()
+
+
+def test_a_diff_wraps_in_a_narrow_column(qtbot, panel, tmp_path: Path) -> None:
+    """Long lines (a memory's paragraph, a path without spaces) wrap instead of scrolling
+    sideways, and a theme change redraws the diff in the new colours."""
+    repo = MemoryRepo.open(tmp_path, None)
+    paragraph = " ".join(f"word{i}" for i in range(80))
+    path = "a/" + "very_long_folder_name_" * 8 + "end.md"
+    (tmp_path / "memory.md").write_text(f"{paragraph}\n{path}\n")
+    repo.commit_all("Long lines", {TRAILER_KIND: "manual-edit"})
+    panel.resize(360, 700)
+    panel.show()
+    panel.set_history(HistorySource(tmp_path), None)
+    qtbot.waitUntil(lambda: f"+{paragraph}" in panel.diff.toPlainText(), timeout=WAIT)
+    assert panel.diff.viewport().width() < 360
+    assert panel.diff.horizontalScrollBar().maximum() == 0  # nothing to scroll sideways to
+    assert f"+{path}" in panel.diff.toPlainText()  # wrapped, not cut
+    light = panel.diff.toHtml()
+    theme.choose(QApplication.instance(), theme.DARK_CHOICE)
+    try:
+        assert panel.diff.toHtml() != light and theme.DARK["diff_add"] in panel.diff.toHtml()
+    finally:
+        theme.choose(QApplication.instance(), theme.SYSTEM)

@@ -52,10 +52,11 @@ def test_every_menu_is_there_with_its_actions(window) -> None:
         "Add documents…",
         "Quit",
     ]
-    assert labels(menus.edit_menu) == ["Find…", "Settings…"]
+    assert labels(menus.edit_menu) == ["Find…", "Settings…", "Let Other Apps Use This Memory…"]
     assert labels(menus.view_menu) == ["Theme", "Memory tree", "Preview", "Chat, facts and history"]
     assert labels(menus.theme_menu) == ["System", "Light", "Dark"]
     assert labels(menus.memory_menu) == [
+        "Chat",
         "New conversation",
         "Facts learned from you",
         "History",

@@ -6,49 +6,77 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import QUrl
 
 from gam_desktop.gui.settings_dialog import SettingsDialog
 from tests.gui.test_main_window import SAMPLES, drop, history, idle, wait
 
 
-def test_screenshots_of_the_main_states(qtbot, window, prefs, llm_server, tmp_path) -> None:
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_screenshots_of_the_main_states(
+    qtbot, window, prefs, llm_server, recorder, tmp_path, scheme: str
+) -> None:
+    """First run, creating a memory, the estimate, a build under way, an answered question,
+    History with a diff and Settings, in the light and the dark scheme (a theme the app
+    chose must read well in both)."""
+    from PySide6.QtWidgets import QApplication
+
+    from gam_desktop.gui import theme
+    from gam_desktop.gui.dialogs import YES_NO, question_box
+    from gam_desktop.gui.new_memory_dialog import NewMemoryDialog
+
     folder = Path(os.environ.get("GAM_SCREENSHOTS") or tmp_path / "screenshots")
     folder.mkdir(parents=True, exist_ok=True)
     shots = []
 
     def shoot(name: str, widget) -> None:
-        path = folder / f"{name}.png"
+        path = folder / f"{name}-{scheme}.png"
         assert widget.grab().save(str(path))
         shots.append(path)
 
-    window.preview.show_message("Welcome to GAM Desktop", "Open a memory to start.")
-    shoot("1-empty", window)
-    llm_server.state.latency_s = 0.15
-    assert window.open_memory(tmp_path / "memory")
-    drop(window, SAMPLES)
-    wait(qtbot, lambda: window.progress.isVisible() and window.progress.value() >= 2)
-    shoot("2-building", window)
-    wait(qtbot, lambda: idle(window) and window.tree.memory_count() > 0)
-    llm_server.state.latency_s = 0
-    window.tree.expandAll()
-    window.chat.input.setPlainText("What is BERT?")
-    window.chat.send.click()
-    wait(qtbot, lambda: window.chat.turns[-1].result is not None)
-    window.chat.transcript.anchorClicked.emit(QUrl(f"steps:{len(window.chat.turns) - 1}"))
-    window.chat.transcript.anchorClicked.emit(
-        QUrl(f"source:{window.chat.turns[-1].result.sources[0]}")
-    )
-    shoot("3-answered", window)
-    history(qtbot, window)  # brought to the front; its list, files and diff load on workers
-    window.history.files.setCurrentItem(window.history.files.topLevelItem(0))
-    wait(qtbot, lambda: window.history.diff.toPlainText())
-    shoot("4-history", window)
-    dialog = SettingsDialog(prefs, None, window)
-    qtbot.addWidget(dialog)
-    dialog.show()
-    shoot("5-settings", dialog)
-    assert all(p.stat().st_size > 10_000 for p in shots)  # real pictures, not blank
+    app = QApplication.instance()
+    theme.choose(app, scheme)
+    try:
+        window.preview.show_message("Welcome to GAM Desktop", "Open a memory to start.")
+        shoot("1-empty", window)
+        create = NewMemoryDialog(window, documents=3, location=tmp_path)
+        qtbot.addWidget(create)
+        create.show()
+        shoot("1b-create-memory", create)
+        llm_server.state.latency_s = 0.15
+        assert window.open_memory(tmp_path / "memory")
+        drop(window, SAMPLES)
+        # the build, not the estimate before it (its reading has a progress bar too)
+        wait(qtbot, lambda: recorder.asked and window.progress.value() >= 2)
+        shoot("2-building", window)
+        title, text = next(q for q in recorder.asked if q[0] == "Add these documents?")
+        estimate, _buttons = question_box(window, title, text, YES_NO, default=True)
+        qtbot.addWidget(estimate)
+        estimate.show()
+        shoot("1c-estimate", estimate)
+        wait(qtbot, lambda: idle(window) and window.tree.memory_count() > 0)
+        llm_server.state.latency_s = 0
+        window.tree.expandAll()
+        window.chat.input.setPlainText("What is BERT?")
+        window.chat.send.click()
+        wait(qtbot, lambda: window.chat.turns[-1].result is not None)
+        window.chat.transcript.anchorClicked.emit(QUrl(f"steps:{len(window.chat.turns) - 1}"))
+        window.chat.transcript.anchorClicked.emit(
+            QUrl(f"source:{window.chat.turns[-1].result.sources[0]}")
+        )
+        shoot("3-answered", window)
+        history(qtbot, window)  # brought to the front; its list, files and diff load on workers
+        window.history.files.setCurrentItem(window.history.files.topLevelItem(0))
+        wait(qtbot, lambda: window.history.diff.toPlainText())
+        shoot("4-history", window)
+        dialog = SettingsDialog(prefs, None, window)
+        qtbot.addWidget(dialog)
+        dialog.show()
+        shoot("5-settings", dialog)
+    finally:
+        theme.choose(app, theme.SYSTEM)
+    assert all(p.stat().st_size > 5_000 for p in shots)  # real pictures, not blank
 
 
 def test_screenshots_of_conversations_and_facts(
@@ -116,3 +144,40 @@ def test_screenshot_in_dark_mode(qtbot, window, llm_server, tmp_path) -> None:
     finally:
         app.setPalette(before)
         apply_theme(app)
+
+
+def test_screenshots_of_settings_in_both_schemes(qtbot, window, prefs, llm_server, tmp_path):
+    """Settings' Basic tab (the server's models listed, then a refused key said in words)
+    and its Advanced tab, in the light and the dark scheme."""
+    from PySide6.QtWidgets import QApplication
+
+    from gam_desktop.gui import theme
+    from gam_desktop.selfcheck.scripted_llm import Fault
+
+    folder = Path(os.environ.get("GAM_SCREENSHOTS") or tmp_path / "screenshots")
+    folder.mkdir(parents=True, exist_ok=True)
+    app = QApplication.instance()
+    llm_server.state.models = ["scripted", "qwen2.5:7b-instruct", "llama3.2:3b"]
+    shots = []
+    try:
+        for scheme in (theme.LIGHT_CHOICE, theme.DARK_CHOICE):
+            theme.choose(app, scheme)
+            dialog = SettingsDialog(prefs, "sk-test-key", window)
+            qtbot.addWidget(dialog)
+            dialog.show()
+            wait(qtbot, lambda d=dialog: d.builder_model.count() == 3)
+            shots.append(folder / f"10-settings-basic-{scheme}.png")
+            assert dialog.grab().save(str(shots[-1]))
+            llm_server.state.faults.append(Fault("401", task="models"))
+            dialog.refresh_models()
+            wait(qtbot, lambda d=dialog: "refused" in d.models_status.text())
+            app.processEvents()  # the longer words' layout, before the picture
+            shots.append(folder / f"10-settings-basic-refused-{scheme}.png")
+            assert dialog.grab().save(str(shots[-1]))
+            dialog.tabs.setCurrentIndex(1)
+            shots.append(folder / f"11-settings-advanced-{scheme}.png")
+            assert dialog.grab().save(str(shots[-1]))
+            dialog.close()
+    finally:
+        theme.choose(app, theme.SYSTEM)
+    assert all(p.stat().st_size > 10_000 for p in shots)

@@ -166,3 +166,107 @@ def test_a_keychain_timeout_after_the_dialog_is_deleted_does_nothing(
         later.start(100)
     release.set()  # the keychain answers at last, to nobody
     qtbot.waitUntil(lambda: not ours & workers._in_flight, timeout=WAIT)
+
+
+def test_settings_has_a_basic_and_an_advanced_tab(qtbot, window, prefs) -> None:
+    dialog = SettingsDialog(prefs, None, window)
+    qtbot.addWidget(dialog)
+    basic, advanced = dialog.tabs.widget(0), dialog.tabs.widget(1)
+    assert [dialog.tabs.tabText(i) for i in range(2)] == ["&Basic", "&Advanced"]
+    for field in (dialog.provider, dialog.base_url, dialog.api_key, dialog.builder_model):
+        assert basic.isAncestorOf(field)
+    for field in (
+        dialog.builder_temperature,
+        dialog.chat_temperature,
+        dialog.min_tokens,
+        dialog.max_tokens,
+        dialog.workers,
+        dialog.threshold,
+        dialog.timeout,
+        dialog.git_path,
+    ):
+        assert advanced.isAncestorOf(field) and field.accessibleName()
+    dialog.timeout.setValue(300)
+    assert dialog.result_preferences().timeout == 300  # the time limit is a setting now
+
+
+def test_the_model_lists_come_from_the_server_and_a_name_may_be_typed(
+    qtbot, window, prefs, llm_server
+) -> None:
+    llm_server.state.models = ["scripted", "qwen2.5:7b", "llama3.2:3b"]
+    dialog = SettingsDialog(prefs, None, window)
+    qtbot.addWidget(dialog)
+    qtbot.waitUntil(lambda: dialog.builder_model.count() == 3, timeout=WAIT)
+    box = dialog.chat_model
+    assert [box.itemText(i) for i in range(box.count())] == llm_server.state.models
+    assert box.currentText() == "scripted"  # the chosen model stays chosen
+    assert dialog.models_status.text() == "The server offers 3 models."
+    box.setCurrentIndex(2)
+    dialog.builder_model.setCurrentText("my-own-model")  # not listed: typed
+    result = dialog.result_preferences()
+    assert (result.chat_model, result.builder_model) == ("llama3.2:3b", "my-own-model")
+    dialog.refresh.click()
+    qtbot.waitUntil(
+        lambda: "does not list my-own-model" in dialog.models_status.text(), timeout=WAIT
+    )
+    assert dialog.builder_model.currentText() == "my-own-model"
+
+
+def test_a_new_address_is_asked_for_its_models(qtbot, window, prefs) -> None:
+    from gam_desktop.selfcheck.scripted_llm import RunningServer
+
+    dialog = SettingsDialog(prefs, None, window)
+    qtbot.addWidget(dialog)
+    qtbot.waitUntil(lambda: dialog.server_models == ["scripted"], timeout=WAIT)
+    with RunningServer() as other:
+        other.state.models = ["other-model"]
+        dialog.base_url.setText(other.base_url)  # typed: asked once the typing pauses
+        qtbot.waitUntil(lambda: dialog.server_models == ["other-model"], timeout=WAIT)
+    assert dialog.chat_model.currentText() == "scripted"  # still chosen: said to be unlisted
+    assert "does not list scripted" in dialog.models_status.text()
+
+
+def test_model_list_problems_are_said_in_words(qtbot, window, prefs, llm_server) -> None:
+    from gam_desktop.selfcheck.scripted_llm import Fault
+    from tests.engine.test_words import refusing_server
+
+    dialog = SettingsDialog(prefs, "sk-wrong", window)
+    qtbot.addWidget(dialog)
+    status = dialog.models_status
+
+    def told(words: str) -> str:
+        qtbot.waitUntil(lambda: words in status.text(), timeout=WAIT)
+        assert status.property("problem") is True
+        return status.text()
+
+    with refusing_server() as url:
+        dialog.base_url.setText(url)
+        dialog.refresh_models()
+        assert told("refused the API key (HTTP 401)").endswith(
+            "check the key for this endpoint (each keeps its own)."
+        )
+        dialog.api_key.clear()
+        dialog.refresh_models()
+        assert told("wants an API key").endswith("enter the key for this endpoint.")
+    dialog.base_url.setText("http://127.0.0.1:9/v1")
+    dialog.refresh_models()
+    told("Nothing answers at http://127.0.0.1:9/v1 (the connection was refused")
+    llm_server.state.models = []
+    dialog.base_url.setText(llm_server.base_url)
+    dialog.refresh_models()
+    told("answered, but offers no models: load a model in the server, or type its name.")
+    llm_server.state.faults.append(Fault("401", task="models"))
+    dialog.refresh_models()
+    told("wants an API key (HTTP 401)")
+
+
+def test_only_the_latest_model_list_counts(qtbot, window, prefs) -> None:
+    dialog = SettingsDialog(prefs, None, window)
+    qtbot.addWidget(dialog)
+    qtbot.waitUntil(lambda: dialog.server_models == ["scripted"], timeout=WAIT)
+    dialog.refresh_models()
+    first = dialog._models_asked
+    dialog.refresh_models()
+    dialog._models_answered((first, ["from-the-old-address"]))  # it arrives late
+    assert dialog.server_models == ["scripted"]
+    qtbot.waitUntil(lambda: "offers 1 model" in dialog.models_status.text(), timeout=WAIT)

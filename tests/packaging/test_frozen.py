@@ -55,7 +55,11 @@ def test_the_bundle_carries_its_resources(bundle: Path) -> None:
     assert (tokenizers / "SHA256SUMS").is_file()
     assert len(list(tokenizers.iterdir())) == 3
     assert (internal / "resources" / "style.qss").is_file()
-    assert not (internal / "PIL").exists()  # drawing icons is a build-time job
+    # python-pptx imports Pillow (see the spec), not its font and AVIF libraries
+    assert (internal / "PIL").is_dir() and not list(internal.glob("libavif*"))
+    # as python-docx and python-pptx find their templates: beside their modules' folders
+    assert (internal / "docx" / "parts" / ".." / "templates" / "default-styles.xml").is_file()
+    assert (internal / "pptx" / "oxml" / ".." / "templates" / "notesMaster.xml").is_file()
 
 
 def test_the_tarball_installs_with_a_desktop_entry(bundle: Path, tmp_path: Path) -> None:

@@ -12,8 +12,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-
-import snowballstemmer
+from typing import Any
 
 from gam_desktop.engine.textutil import STOPWORDS
 
@@ -22,18 +21,28 @@ _TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+", re.UNICODE)
 _IS_CJK = re.compile(rf"[{_CJK}]")
 _ASCII_WORD = re.compile(r"[a-z0-9]+")  # a word of ASCII text, lowercased
 _PLAIN_WORD = re.compile(rf"[^\W_{_CJK}]+", re.UNICODE)  # one word as the index keeps it
-_STEMMER = snowballstemmer.stemmer("english")
 _QUESTION_WORDS = ("long", "many", "much", "does", "did", "do", "until", "after", "before")
+
+
+@functools.cache
+def _stemmer() -> Any:
+    """Snowball's English stemmer, loaded on first use: its import takes a while, and the
+    app's start (the find box imports the search) should not wait for it."""
+    import snowballstemmer
+
+    return snowballstemmer.stemmer("english")
 
 
 @functools.lru_cache(maxsize=200_000)
 def stem(word: str) -> str:
     """ "escalation", "escalates" and "escalate" are one search term (Snowball English;
     words with digits, like versions, stay as they are)."""
-    return word if not word.isalpha() or len(word) < 4 else _STEMMER.stemWord(word)
+    return word if not word.isalpha() or len(word) < 4 else _stemmer().stemWord(word)
 
 
-_QUERY_STOPWORDS = frozenset(stem(w) for w in (*STOPWORDS, *_QUESTION_WORDS))
+@functools.cache
+def _query_stopwords() -> frozenset[str]:
+    return frozenset(stem(w) for w in (*STOPWORDS, *_QUESTION_WORDS))
 
 
 def words(text: str) -> list[str]:
@@ -61,7 +70,8 @@ def tokenize(text: str) -> list[str]:
 def query_terms(query: str) -> list[str]:
     """The search terms of a question: "How long until…" would otherwise score the one
     passage that happens to say "how"."""
-    return [t for t in tokenize(query) if t not in _QUERY_STOPWORDS] or tokenize(query)
+    stopwords = _query_stopwords()
+    return [t for t in tokenize(query) if t not in stopwords] or tokenize(query)
 
 
 def word_pieces(needle: str) -> list[tuple[str, bool]] | None:

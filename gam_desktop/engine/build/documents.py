@@ -1,9 +1,13 @@
-"""Reading documents (PDF, TXT, Markdown, raw text) into plain text with provenance.
+"""Reading documents into plain text with provenance: PDF (`pdf`), Word and PowerPoint
+(`office`), EPUB (`epub`), HTML (`markup`), e-mail (`mail`), text and Markdown (here), and
+raw text.
 
 Every source keeps its name, a content hash of its bytes and page spans, so a
 memory can name exactly where its text came from. Problems a person can act on
 (encrypted, damaged, binary, too large) raise DocumentError naming the file;
-problems that still leave usable text become warnings on the document.
+problems that still leave usable text become warnings on the document. The converters'
+libraries (pypdf, python-docx, python-pptx, BeautifulSoup) are imported when a file of
+theirs is read: a window that never reads a Word file does not pay for them at start.
 """
 
 from __future__ import annotations
@@ -12,16 +16,22 @@ import codecs
 import hashlib
 import logging
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from gam_desktop.engine.errors import GamError
 from gam_desktop.engine.store.links import resolve_within
 
 log = logging.getLogger(__name__)
 
-SUPPORTED_SUFFIXES = frozenset({".pdf", ".txt", ".md", ".markdown", ".text"})
+PLAIN_SUFFIXES = frozenset({".txt", ".md", ".markdown", ".text"})
+HTML_SUFFIXES = frozenset({".html", ".htm"})
+SUPPORTED_SUFFIXES = frozenset(
+    {".pdf", ".docx", ".pptx", ".epub", ".eml", *HTML_SUFFIXES, *PLAIN_SUFFIXES}
+)
+# What the app says it reads, wherever it says so (drop hints, CLI help, messages).
+READABLE = "PDF, Word, PowerPoint, EPUB, HTML, e-mail (.eml), text or Markdown"
 MAX_TEXT_BYTES = 100 * 1024 * 1024
 _BOMS = (
     (codecs.BOM_UTF32_LE, "utf-32"),
@@ -89,7 +99,7 @@ PASTED_TEXT = "text"  # the name of a document added as raw text (gam-add --text
 
 
 def load_text(text: str, name: str = PASTED_TEXT) -> SourceDocument:
-    clean = _normalize(text)
+    clean = normalize(text)
     return SourceDocument(name=name, text=clean, content_hash=sha256_hex(clean.encode("utf-8")))
 
 
@@ -98,18 +108,46 @@ def load_file(path: str | Path) -> SourceDocument:
     if not path.is_file():
         raise DocumentError(f"{path.name}: file not found ({path})")
     if not is_supported(path):
-        raise DocumentError(f"{path.name}: unsupported file type (PDF, TXT and Markdown work)")
+        raise DocumentError(f"{path.name}: unsupported file type ({READABLE} files work)")
     size = path.stat().st_size
     if size > MAX_TEXT_BYTES:
         raise DocumentError(f"{path.name}: too large ({size // 2**20} MB; the limit is 100 MB)")
     data = path.read_bytes()
-    doc = _load_pdf(path, data) if path.suffix.lower() == ".pdf" else _load_plain(path, data)
+    doc = _reader(path.suffix.lower())(path, data) if data else _load_plain(path, data)
     if not doc.text.strip() and not doc.warnings:
-        doc.warnings.append(f"{path.name}: the file is empty; nothing to add")
+        doc.warnings.append(f"{path.name}: no text found (the file is empty); skipped")
     return doc
 
 
-def _normalize(text: str) -> str:
+Reader = Callable[[Path, bytes], SourceDocument]
+
+
+def _reader(suffix: str) -> Reader:
+    """The reader of a supported suffix (its module imported now, on first use)."""
+    if suffix == ".pdf":
+        from gam_desktop.engine.build.pdf import load_pdf
+
+        return load_pdf
+    if suffix in (".docx", ".pptx"):
+        from gam_desktop.engine.build.office import load_docx, load_pptx
+
+        return load_docx if suffix == ".docx" else load_pptx
+    if suffix == ".epub":
+        from gam_desktop.engine.build.epub import load_epub
+
+        return load_epub
+    if suffix in HTML_SUFFIXES:
+        from gam_desktop.engine.build.markup import load_html
+
+        return load_html
+    if suffix == ".eml":
+        from gam_desktop.engine.build.mail import load_eml
+
+        return load_eml
+    return _load_plain
+
+
+def normalize(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "")
 
 
@@ -135,66 +173,8 @@ def _load_plain(path: Path, data: bytes) -> SourceDocument:
     text, warnings = decode_bytes(data, path.name)
     return SourceDocument(
         name=path.name,
-        text=_normalize(text),
+        text=normalize(text),
         content_hash=sha256_hex(data),
         path=str(path),
-        warnings=warnings,
-    )
-
-
-def _open_pdf(path: Path) -> Any:  # a pypdf PdfReader (imported lazily)
-    from pypdf import PdfReader
-    from pypdf.errors import FileNotDecryptedError, PdfReadError
-
-    try:
-        reader = PdfReader(path)
-        if reader.is_encrypted and not reader.decrypt(""):
-            raise FileNotDecryptedError("password required")
-        _ = len(reader.pages)
-    except FileNotDecryptedError as exc:
-        raise DocumentError(
-            f"{path.name}: the PDF is encrypted with a password; save an unprotected copy"
-            " and add that"
-        ) from exc
-    except (PdfReadError, ValueError, KeyError, TypeError, OSError) as exc:
-        raise DocumentError(f"{path.name}: could not be read as a PDF (damaged?): {exc}") from exc
-    except DocumentError:
-        raise
-    except Exception as exc:  # pypdf raises many types on broken files
-        if "crypt" in str(exc).lower():
-            raise DocumentError(
-                f"{path.name}: the PDF is encrypted and cannot be opened: {exc}"
-            ) from exc
-        raise DocumentError(f"{path.name}: could not be read as a PDF (damaged?): {exc}") from exc
-    return reader
-
-
-def _load_pdf(path: Path, data: bytes) -> SourceDocument:
-    reader = _open_pdf(path)
-    parts: list[str] = []
-    pages: list[PageSpan] = []
-    warnings: list[str] = []
-    offset = 0
-    for number, page in enumerate(reader.pages, start=1):
-        try:
-            page_text = _normalize(page.extract_text() or "").strip()
-        except Exception as exc:  # one bad page must not lose the others
-            warnings.append(f"{path.name}: page {number} could not be read ({exc}); skipped")
-            continue
-        if not page_text:
-            continue
-        if parts:
-            offset += 2  # the "\n\n" joining pages
-        pages.append(PageSpan(number, offset, offset + len(page_text)))
-        parts.append(page_text)
-        offset += len(page_text)
-    if not parts:
-        warnings.append(f"{path.name}: no text found in the PDF (scanned?); nothing to add")
-    return SourceDocument(
-        name=path.name,
-        text="\n\n".join(parts),
-        content_hash=sha256_hex(data),
-        path=str(path),
-        pages=pages,
         warnings=warnings,
     )

@@ -28,7 +28,9 @@ from gam_desktop.engine.build.prompts import (
     memorize_messages,
     split_messages,
 )
+from gam_desktop.engine.build.resume import NO_RESULTS, StageResults
 from gam_desktop.engine.llm import LLM, LLMCallFailed
+from gam_desktop.engine.llm.protocol import Messages
 from gam_desktop.engine.models import MemorizedChunk, utc_now
 from gam_desktop.engine.progress import CancelToken
 from gam_desktop.engine.store.naming import sanitize_name
@@ -49,6 +51,30 @@ def fallback_draft(text: str) -> MemoryDraft:
     return MemoryDraft(title=keyword_title(text), memory=memory, tldr=first_sentence(text))
 
 
+class MemorizeRequests:
+    """The memorize request of each chunk, its document's context made once per document."""
+
+    def __init__(self) -> None:
+        self.contexts: dict[str, DocumentContext] = {}
+
+    def context(self, chunk: Chunk) -> DocumentContext:
+        source = chunk.source
+        if source.content_hash not in self.contexts:
+            self.contexts[source.content_hash] = document_context(source)
+        return self.contexts[source.content_hash]
+
+    def messages(self, chunk: Chunk) -> Messages:
+        return memorize_messages(chunk.text, self.context(chunk).describe(chunk.source.name))
+
+
+def already_memorized(chunks: Sequence[Chunk], results: StageResults) -> int:
+    """How many of `chunks` have their memory kept from an earlier run (no call needed)."""
+    requests = MemorizeRequests()
+    keys = [results.key("memorize", requests.messages(c), MemoryDraft) for c in chunks]
+    kept = results.kept(keys)
+    return sum(1 for key in keys if key in kept)
+
+
 def memorize_chunks(
     llm: LLM,
     chunks: Sequence[Chunk],
@@ -56,20 +82,24 @@ def memorize_chunks(
     first_index: int,
     cancel: CancelToken,
     on_done: Callable[[int], None],
+    results: StageResults = NO_RESULTS,
 ) -> list[MemorizedChunk]:
-    contexts: dict[str, DocumentContext] = {}
-    for chunk in chunks:
-        if chunk.source.content_hash not in contexts:
-            contexts[chunk.source.content_hash] = document_context(chunk.source)
+    """A memory per chunk, in parallel calls; a chunk whose memory `results` kept from an
+    earlier run costs no call, and each new one is kept as it arrives."""
+    requests = MemorizeRequests()
+    for chunk in chunks:  # on this thread: the contexts are made once, before the pool
+        requests.context(chunk)
 
     def one(chunk: Chunk) -> MemorizedChunk:
         fallback = False
-        context = contexts[chunk.source.content_hash]
+        context = requests.context(chunk)
         try:
-            draft = llm.structured(
-                memorize_messages(chunk.text, context.describe(chunk.source.name)),
+            draft = results.structured(
+                llm,
+                requests.messages(chunk),
                 MemoryDraft,
                 stage="memorize",
+                document=chunk.source.content_hash,
                 cancel=cancel,
                 max_tokens=900,
             )
@@ -126,12 +156,15 @@ def _memorized(chunk: Chunk, draft: MemoryDraft, index: int, fallback: bool) -> 
     )
 
 
-def llm_split_advisor(llm: LLM, cancel: CancelToken) -> SplitAdvisor:
+def llm_split_advisor(
+    llm: LLM, cancel: CancelToken, results: StageResults = NO_RESULTS
+) -> SplitAdvisor:
     def advise(
         sentences: Sequence[str], counts: Sequence[int], max_tokens: int
     ) -> list[int] | None:
         try:
-            plan = llm.structured(
+            plan = results.structured(
+                llm,
                 split_messages(sentences, counts, max_tokens),
                 SplitPlan,
                 stage="split",

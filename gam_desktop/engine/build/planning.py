@@ -20,6 +20,7 @@ from gam_desktop.engine.build.prompts import (
     organize_messages,
     place_messages,
 )
+from gam_desktop.engine.build.resume import NO_RESULTS, StageResults
 from gam_desktop.engine.build.taxonomy import (
     degenerate_problems,
     hoist_lone_folder,
@@ -180,15 +181,20 @@ def _informative(description: str, path: str) -> str:
 
 
 def describe_directories(
-    llm: LLM, listings: dict[str, str], cancel: CancelToken
+    llm: LLM,
+    listings: dict[str, str],
+    cancel: CancelToken,
+    results: StageResults = NO_RESULTS,
 ) -> dict[str, tuple[str, str]]:
-    """path -> (title, description) for directories whose contents changed."""
+    """path -> (title, description) for directories whose contents changed; a batch
+    `results` kept from an earlier run of the same step costs no call."""
     described: dict[str, tuple[str, str]] = {}
     paths = list(listings)
     for start in range(0, len(paths), DESCRIBE_BATCH):
         batch = {p: listings[p] for p in paths[start : start + DESCRIBE_BATCH]}
         try:
-            reply = llm.structured(
+            reply = results.structured(
+                llm,
                 describe_messages(batch),
                 DescriptionBatch,
                 stage="describe",

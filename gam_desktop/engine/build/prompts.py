@@ -134,6 +134,20 @@ description of what the section contains (2-3 sentences).
 Output JSON: {"directories": [{"path": "...", "title": "...", "description": "..."}]}"""
 
 
+# Each prompt's version: part of the key its results are kept under (build/resume.py), so
+# that a result made with an older prompt is never reused. The key also holds the whole
+# request, so rewording a prompt invalidates by itself; bump the version when the meaning
+# of a reply changes without the prompt's text changing (its schema, how it is read).
+MEMORIZE_VERSION = "1"
+SPLIT_VERSION = "1"
+DESCRIBE_VERSION = "1"
+PROMPT_VERSIONS = {
+    "memorize": MEMORIZE_VERSION,
+    "split": SPLIT_VERSION,
+    "describe": DESCRIBE_VERSION,
+}
+
+
 def _messages(system: str, user: str) -> list[dict[str, Any]]:
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 

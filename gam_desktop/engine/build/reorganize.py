@@ -1,8 +1,10 @@
 """Planning the reorganization of one directory into subdirectories.
 
 The directory's memories (title and tldr from their front matter) are re-planned
-by the LLM like a small build; the plan becomes a ReorganizeOperation of moves,
-plus README updates for every directory whose contents change.
+by the LLM like a small build; the plan becomes a ReorganizeOperation of moves. Staging
+it (the moves, plus README updates for every directory whose contents change) is a
+step of its own, so that a plan shown to the person is applied as it was shown, without
+asking the LLM again.
 """
 
 from __future__ import annotations
@@ -71,40 +73,88 @@ def _body(folder: MemoryFolder, rel: str) -> str:
 
 def plan_reorganization(
     folder: MemoryFolder, llm: LLM, path: str, cancel: CancelToken
-) -> tuple[ReorganizeOperation, ChangeSet, DirView]:
+) -> ReorganizeOperation:
+    """The LLM's plan for `path`'s memories, as moves into new subfolders (none when the
+    folder holds fewer than two memories or the plan would not split it)."""
     root = folder.load_view()
     directory = find_dir(root, path)
     if directory is None:
         raise ReorganizeError(f"no directory '{path}' in the memory")
-    operation, changes = ReorganizeOperation(directory=path), ChangeSet()
+    operation = ReorganizeOperation(directory=path)
     if len(directory.files) < 2:
-        return operation, changes, root
+        return operation
     memories, names = _memories_in(folder, directory)
     plan, _warnings = plan_taxonomy(llm, memories, cancel, scope=path or "/")
     while len(plan.children) == 1 and plan.children[0].children:
         plan = hoist(plan.children[0])  # "ml/ml/x" helps nobody: drop a lone wrapper folder
     if len(plan.leaves()) < 2:
-        return operation, changes, root  # nothing sensible to split into
-    changed = {path}
+        return operation  # nothing sensible to split into
     for node in plan.walk()[1:]:
-        sub_path = directory.child_path(node.path)
-        sub, created = ensure_dir(root, sub_path)
+        sub, created = ensure_dir(root, directory.child_path(node.path))
         operation.new_directories += created
         if created:
-            sub.description = node.description
-        changed.add(sub_path)
+            operation.descriptions[sub.path] = node.description
     for leaf in plan.leaves():
         target = dir_at(root, directory.child_path(leaf.path)) if leaf.path else directory
         for i in leaf.chunk_indices:
             if target is directory:
+                operation.kept_files.append(directory.child_path(names[i]))
                 continue
-            old_name = names[i]
-            stem = fit_stem(old_name.removesuffix(".md"), target.path)
+            stem = fit_stem(names[i].removesuffix(".md"), target.path)
             new_name = unique_name(stem, [*target.files], ".md")
-            target.files[new_name] = directory.files.pop(old_name)
+            target.files[new_name] = None
             operation.moved_files.append(
-                (directory.child_path(old_name), target.child_path(new_name))
+                (directory.child_path(names[i]), target.child_path(new_name))
             )
+    return operation
+
+
+def stage_reorganization(
+    folder: MemoryFolder, operation: ReorganizeOperation
+) -> tuple[ChangeSet, DirView]:
+    """The moves and README updates that carry out `operation` in the folder as it is now,
+    and the folder's view afterwards. A folder changed since the plan was made (a memory
+    gone, a name taken) is refused rather than half reorganized."""
+    root = folder.load_view()
+    directory = find_dir(root, operation.directory)
+    if directory is None:
+        raise ReorganizeError(f"no directory '{operation.directory}' in the memory")
+    folder.read_fronts(directory)  # the tldrs the READMEs list, carried along with the moves
+    changed = {operation.directory}
+    for path in operation.new_directories:
+        new_dir, _ = ensure_dir(root, path)
+        new_dir.description = operation.descriptions.get(path, "")
+        changed |= _with_parents(path, operation.directory)
+    for old, new in operation.moved_files:
+        source, target = find_dir(root, _parent(old)), find_dir(root, _parent(new))
+        old_name, new_name = _name(old), _name(new)
+        if source is None or target is None or old_name not in source.files:
+            raise ReorganizeError(f"{old} is gone since the plan was made{_PLAN_AGAIN}")
+        if new_name in target.files:
+            raise ReorganizeError(f"{new} exists since the plan was made{_PLAN_AGAIN}")
+        target.files[new_name] = source.files.pop(old_name)
+        changed |= _with_parents(target.path, operation.directory)
+    changes = ChangeSet()
     stage_readmes(changes, root, changed)
     changes.moves = list(operation.moved_files)
-    return operation, changes, root
+    return changes, root
+
+
+_PLAN_AGAIN = "; reorganize the folder again for a new plan"
+
+
+def _parent(path: str) -> str:
+    return path.rsplit("/", 1)[0] if "/" in path else ""
+
+
+def _with_parents(path: str, top: str) -> set[str]:
+    """`path` and the folders above it, up to `top`: their READMEs list what changed."""
+    found = {path}
+    while path and path != top:
+        path = _parent(path)
+        found.add(path)
+    return found
+
+
+def _name(path: str) -> str:
+    return path.rsplit("/", 1)[-1]

@@ -75,6 +75,19 @@ def list_conversations(root: Path) -> list[ConversationInfo]:
     return sorted(found, key=lambda c: (c.updated or oldest, c.id), reverse=True)
 
 
+def saved_turn_ids(root: Path) -> set[str]:
+    """The ids of every saved turn that has one (turns gam-serve queued): read whole, so
+    only called when a queue left by a crash is replayed."""
+    ids: set[str] = set()
+    for info in list_conversations(root):
+        try:
+            record = parse((root / info.path).read_text(encoding="utf-8", errors="replace"))
+        except (OSError, ValueError):
+            continue
+        ids.update(turn.id for turn in record.turns if turn.id)
+    return ids
+
+
 def find(root: Path, conversation_id: str) -> ConversationInfo:
     for info in list_conversations(root):
         if info.id == conversation_id:

@@ -57,6 +57,9 @@ class Turn:
     answer: str
     sources: list[str] = field(default_factory=list)
     confidence: float | None = None
+    # set when the turn came through gam-serve's queue: a queued turn replayed after a
+    # crash is never saved twice (the replay looks for its id among the saved turns)
+    id: str | None = None
 
 
 @dataclass
@@ -114,7 +117,13 @@ def render(record: ConversationRecord) -> str:
 
 
 def _render_turn(number: int, turn: Turn) -> str:
-    meta = {"time": turn.time.isoformat(), "sources": turn.sources, "confidence": turn.confidence}
+    meta: dict[str, Any] = {
+        "time": turn.time.isoformat(),
+        "sources": turn.sources,
+        "confidence": turn.confidence,
+    }
+    if turn.id:
+        meta["id"] = turn.id
     question = "\n".join(f"> {line}".rstrip() for line in _escaped(turn.question).splitlines())
     lines = [
         f"## Turn {number} · {turn.time:%Y-%m-%d %H:%M} UTC",
@@ -174,12 +183,14 @@ def _parse_turn(raw_meta: str, raw_text: str) -> Turn:
     answer = "\n".join(rest).strip()
     sources = meta.get("sources")
     confidence = meta.get("confidence")
+    turn_id = meta.get("id")
     return Turn(
         time=parse_time(meta.get("time")) or utc_now(),
         question=_unescaped(question.strip()),
         answer=_unescaped(answer),
         sources=[str(s) for s in sources] if isinstance(sources, list) else [],
         confidence=float(confidence) if isinstance(confidence, int | float) else None,
+        id=turn_id if isinstance(turn_id, str) and turn_id else None,
     )
 
 

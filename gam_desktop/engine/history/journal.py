@@ -21,8 +21,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gam_desktop.engine.store.changeset import ChangeSet, StoreError, atomic_write
-from gam_desktop.engine.store.folder import JOURNAL_FILE, MemoryFolder
-from gam_desktop.engine.store.links import check_writable_path
+from gam_desktop.engine.store.folder import CACHE_DIR, JOURNAL_FILE, MemoryFolder
+from gam_desktop.engine.store.links import LinkedPathError, check_writable_path
+
+SPACE_PROBE = f"{CACHE_DIR}/journal-space.probe"  # ignored by git, like the rest of the cache
 
 
 @dataclass
@@ -64,9 +66,21 @@ def clear(folder: MemoryFolder) -> None:
         (folder.root / JOURNAL_FILE).unlink()
 
 
-def _write(folder: MemoryFolder, payload: dict[str, Any]) -> None:
+def check_space(folder: MemoryFolder) -> None:
+    """Refuse, as an operation would, when its journal could not be written (a full disk):
+    checked before an add's LLM calls, which nothing could keep, are paid for."""
     try:
-        atomic_write(check_writable_path(folder.root, JOURNAL_FILE), json.dumps(payload))
+        probe = check_writable_path(folder.root, SPACE_PROBE)
+    except LinkedPathError:
+        return  # the cache is a link: nothing is written there, the operation will tell
+    _write(folder, {"probe": True}, SPACE_PROBE)
+    with contextlib.suppress(OSError):
+        probe.unlink()
+
+
+def _write(folder: MemoryFolder, payload: dict[str, Any], rel: str = JOURNAL_FILE) -> None:
+    try:
+        atomic_write(check_writable_path(folder.root, rel), json.dumps(payload))
     except OSError as exc:  # a full disk: refuse to start rather than run unjournaled
         raise StoreError(
             exc.errno,

@@ -52,6 +52,13 @@ def _when(started: str) -> str:
     return f"on {moment.day} {moment:%b %Y} at {moment:%H:%M}"
 
 
+def _must_recover(interrupted: journal.Interrupted) -> InterruptedOperationError:
+    return InterruptedOperationError(
+        f"a previous {interrupted.operation} was interrupted (it began "
+        f"{_when(interrupted.started)}) and must be recovered first"
+    )
+
+
 class ConcurrentEditError(StoreError):
     """Another program changed a file this operation was about to replace."""
 
@@ -91,7 +98,16 @@ class Transaction:
         self.commits: list[str] = []  # the commits this operation made, oldest first
         self._steps: list[Changes] = []  # without git: what each change set did
 
-    def write(self, changes: ChangeSet, summary: str, trailers: dict[str, str]) -> None:
+    def write(
+        self,
+        changes: ChangeSet,
+        summary: str,
+        trailers: dict[str, str],
+        committing: Callable[[], None] | None = None,
+    ) -> None:
+        """Apply `changes` and commit them as one operation; `committing()` is called
+        between the two (a progress bar names the commit, which takes seconds in a big
+        memory)."""
         differs = self.repo.status() if self.repo is not None else None  # one look at all
         self._keep_outside_edits(changes, differs)
         moved_by_others = self._structure_changed(changes, differs)
@@ -105,6 +121,8 @@ class Transaction:
             if moved_by_others:  # memories added or deleted meanwhile: listings follow them
                 applied.append(regenerate(self.folder, _readmes_above(moved_by_others)))
             if self.repo is not None:
+                if committing is not None:
+                    committing()
                 paths = set().union(*(a.paths for a in applied))
                 sha = self.repo.commit_all(summary, trailers, paths=paths)
                 self.commits += [sha] if sha else []
@@ -133,17 +151,17 @@ class Transaction:
         what git says differs from the last commit, or None without git)."""
         ours = changes.targets()
         if differs is not None:
-            moved = {
-                p
-                for p, code in differs.items()
-                if p.endswith(".md") and (code == "??" or "A" in code or "D" in code)
-                and not any(part.startswith(".") for part in p.split("/"))
-            }  # fmt: skip
+            added_or_deleted = {
+                p for p, code in differs.items() if code == "??" or {"A", "D"} & set(code)
+            }
+            moved = {p for p in added_or_deleted if _listed(p)}
         else:
             now = set(stat_files(self.folder.root))
-            # The baseline also holds the meta file, which stat_files (Markdown only) never
-            # lists: it is not a memory someone added or deleted.
-            before = {rel for rel, key in self.baseline.items() if key is not None} - {META_FILE}
+            # The baseline also holds what stat_files (visible Markdown only) never lists: the
+            # meta file, and the documents' text an earlier change set of this operation wrote
+            # under .gam/sources (taken for memories deleted meanwhile, they had every README
+            # and the meta file recomputed from every memory's front matter, once per write).
+            before = {rel for rel, key in self.baseline.items() if key is not None and _listed(rel)}
             moved = now ^ before
         return {p for p in moved - ours if not p.endswith(f"/{README}") and p != README}
 
@@ -181,6 +199,11 @@ class Transaction:
             changes.writes[rel] = merge_readme(
                 ours if isinstance(ours, str) else ours.decode(), theirs
             )
+
+
+def _listed(rel: str) -> bool:
+    """Whether `stat_files` lists `rel`: a Markdown file with no hidden part."""
+    return rel.endswith(".md") and not any(part.startswith(".") for part in rel.split("/"))
 
 
 def _applied(root: Path, changes: ChangeSet, written: set[str], existed: set[str]) -> Changes:
@@ -273,10 +296,7 @@ class VersionedFolder:
         with self._lock():
             interrupted = journal.read(self.folder)
             if interrupted is not None:
-                raise InterruptedOperationError(
-                    f"a previous {interrupted.operation} was interrupted (it began "
-                    f"{_when(interrupted.started)}) and must be recovered first"
-                )
+                raise _must_recover(interrupted)
             # Before the repository is opened (which may `git init`): undoing a first
             # build removes the repository only if the build made it.
             new_repository = not (self.folder.root / ".git").exists()
@@ -354,6 +374,13 @@ class VersionedFolder:
             return RecordedEdits(sha, outside, committed.merged(seen), sha)
 
     # -- crash recovery ------------------------------------------------------------------
+
+    def check_recovered(self) -> None:
+        """Refuse before any work (any LLM call) when a crash left an operation to recover;
+        an operation running now is no reason (`operation` waits for it)."""
+        interrupted = self.interrupted()
+        if interrupted is not None:
+            raise _must_recover(interrupted)
 
     def interrupted(self) -> journal.Interrupted | None:
         """The operation a crash left half-done, if any (never one running right now)."""

@@ -6,6 +6,7 @@ from gam_desktop.engine.llm.errors import (
     LLMCallFailed,
     LLMError,
     LLMUnreachable,
+    NoModels,
     StructuredOutputError,
 )
 from gam_desktop.engine.llm.protocol import LLM
@@ -20,6 +21,7 @@ __all__ = [
     "LLMError",
     "LLMSettings",
     "LLMUnreachable",
+    "NoModels",
     "StructuredOutputError",
     "UsageMeter",
 ]

@@ -1,21 +1,40 @@
-"""What each server supports, probed once and remembered for the process.
+"""What each server supports, learned from its answers and remembered across runs.
 
 A server that rejects `response_format={"type": "json_schema"}` or `tools` with a
 400 is marked so, and later calls go straight to the next rung of the ladder
-instead of paying for the rejected request again.
+instead of paying for the rejected request again. With `remember_in(path)` (the entry
+points give a file in the app's data folder) what was learned per (base URL, model) is
+kept there, so the next run makes none of those rejected requests either.
+
+What is remembered is learned again when a call suggests the server changed (another
+build behind the same URL, another model behind the same name): a feature remembered as
+working is rejected, the model is not found, or a structured reply in a fallback mode
+stays invalid after its re-ask. Entries older than `MAX_AGE_DAYS` are learned again too.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
+import logging
+import os
+import tempfile
 import threading
+import time
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
+log = logging.getLogger(__name__)
 STRUCTURED_MODES = ("json_schema", "json_object", "prompt")
+MAX_AGE_DAYS = 30
 
 
 @dataclass
 class Capabilities:
     supported: dict[str, bool] = field(default_factory=dict)  # mode or "tools" -> known?
+    remembered: set[str] = field(default_factory=set)  # known from an earlier run only
+    learned: float = field(default_factory=time.time)  # when it was last learned
 
     def usable(self, feature: str) -> bool:
         return self.supported.get(feature, True)
@@ -26,22 +45,138 @@ class Capabilities:
 
 _registry: dict[tuple[str, str], Capabilities] = {}
 _lock = threading.Lock()
+_memory: Path | None = None  # the file what is learned is kept in, if any
+_saving = threading.Lock()  # one read-modify-write of that file at a time
+
+
+def _key(base_url: str, model: str) -> tuple[str, str]:
+    return base_url.rstrip("/"), model
 
 
 def capabilities_for(base_url: str, model: str) -> Capabilities:
     with _lock:
-        return _registry.setdefault((base_url.rstrip("/"), model), Capabilities())
+        return _registry.setdefault(_key(base_url, model), Capabilities())
 
 
 def mark(base_url: str, model: str, feature: str, supported: bool) -> None:
     caps = capabilities_for(base_url, model)
     with _lock:
-        # A feature that worked once stays usable: one odd 400 must not demote it.
-        if not caps.supported.get(feature, False):
-            caps.supported[feature] = supported
+        if not supported and feature in caps.remembered and caps.supported.get(feature):
+            # It worked in an earlier run and is refused now: the server changed. Learn
+            # everything again (this call's answer is the first thing learned).
+            log.info("%s %s no longer accepts %s; probing it again", base_url, model, feature)
+            caps.supported.clear()
+            caps.remembered.clear()
+        caps.remembered.discard(feature)
+        before = caps.supported.get(feature)
+        if not before:  # a feature that worked once stays usable: one odd 400 must not
+            caps.supported[feature] = supported  # demote it
+        changed = caps.supported[feature] != before
+        if changed:
+            caps.learned = time.time()
+    if changed:
+        _save(_key(base_url, model))
+
+
+def degraded(base_url: str, model: str) -> bool:
+    """Whether structured output is taken down the ladder on an earlier run's word only."""
+    caps = capabilities_for(base_url, model)
+    with _lock:
+        return any(
+            caps.supported.get(mode) is False and mode in caps.remembered
+            for mode in STRUCTURED_MODES
+        )
+
+
+def forget(base_url: str, model: str) -> None:
+    """Learn this server's capabilities again (it answered as if it had changed)."""
+    key = _key(base_url, model)
+    with _lock:
+        dropped = _registry.pop(key, None)
+    if dropped is not None and dropped.supported:
+        log.info("probing %s %s again", base_url, model)
+        _save(key)
 
 
 def forget_all() -> None:
-    """For tests and for the settings dialog after the endpoint changes."""
+    """For tests and for the settings dialog after the endpoint changes (what is remembered
+    on disk stays; `remember_in(None)` stops remembering)."""
     with _lock:
         _registry.clear()
+
+
+def remember_in(path: Path | None) -> None:
+    """Keep what is learned in `path` from now on, and know what it holds (None: keep it
+    for this process only). A missing or unreadable file is no error: it is learned."""
+    global _memory
+    with _lock:
+        _memory = path
+    if path is None:
+        return
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    entries = data.get("servers", []) if isinstance(data, dict) else []
+    oldest = time.time() - MAX_AGE_DAYS * 86400
+    with _lock:
+        for entry in entries if isinstance(entries, list) else []:
+            loaded = _loaded(entry, oldest)
+            if loaded is not None:
+                key, caps = loaded
+                _registry.setdefault(key, caps)
+
+
+def _loaded(entry: Any, oldest: float) -> tuple[tuple[str, str], Capabilities] | None:
+    if not isinstance(entry, dict):
+        return None
+    supported = entry.get("supported")
+    learned = entry.get("learned")
+    if not isinstance(supported, dict) or not isinstance(learned, int | float) or learned < oldest:
+        return None
+    known = {str(k): v for k, v in supported.items() if isinstance(v, bool)}
+    key = _key(str(entry.get("base_url", "")), str(entry.get("model", "")))
+    return key, Capabilities(known, set(known), float(learned))
+
+
+def _save(key: tuple[str, str]) -> None:
+    """Write what is known of server `key` into the remembered file (atomically, keeping
+    what another process wrote there of other servers); a failure is only logged."""
+    with _lock:
+        path = _memory
+        caps = _registry.get(key)
+        mine = dict(caps.supported) if caps is not None else {}
+        learned = caps.learned if caps is not None else 0.0
+    if path is None:
+        return
+    with _saving:
+        _merge_into(path, key, mine, learned)
+
+
+def _merge_into(path: Path, key: tuple[str, str], mine: dict[str, bool], learned: float) -> None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        servers = [e for e in data.get("servers", []) if isinstance(e, dict)]
+    except (OSError, ValueError, AttributeError):
+        servers = []
+    servers = [e for e in servers if _key(str(e.get("base_url")), str(e.get("model"))) != key]
+    if mine:
+        url, model = key
+        servers.append({"base_url": url, "model": model, "supported": mine, "learned": learned})
+    try:
+        _write(path, json.dumps({"servers": servers}, indent=1))
+    except OSError as exc:
+        log.warning("could not remember the server's capabilities in %s: %s", path, exc)
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".capabilities.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

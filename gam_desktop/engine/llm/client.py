@@ -122,6 +122,8 @@ class LLMClient:
                     f"{self.settings.base_url} refused the API key (HTTP {exc.status_code})"
                 ) from exc
             except openai.NotFoundError as exc:
+                # The model went away: what was learned of it may no longer hold either.
+                capabilities.forget(self.settings.base_url, self.settings.model)
                 raise LLMCallFailed(
                     f"{self.settings.base_url} has no model '{self.settings.model}' (HTTP 404)"
                 ) from exc
@@ -227,6 +229,10 @@ class LLMClient:
         try:
             return parse_model(reply, model_cls)
         except ParseProblem as problem:
+            if mode != capabilities.STRUCTURED_MODES[0] and capabilities.degraded(
+                self.settings.base_url, self.settings.model
+            ):  # down the ladder on an earlier run's word: perhaps the server can do better now
+                capabilities.forget(self.settings.base_url, self.settings.model)
             raise StructuredOutputError(f"invalid reply after a re-ask: {problem}") from problem
 
     def _structured_call(

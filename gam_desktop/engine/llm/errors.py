@@ -32,6 +32,16 @@ class LLMAuthError(LLMError):
     advice = "Open Settings, check the key for this endpoint and save it again."
 
 
+class NoModels(LLMError):
+    """The server answered, but lists no models (none loaded, or no model list at all)."""
+
+    title = "The server offers no models"
+    advice = (
+        "Load or download a model in the server (Ollama: ollama pull <name>), or type the "
+        "model's name in Settings."
+    )
+
+
 class LLMCallFailed(LLMError):
     """One call failed after every retry (5xx, 429, timeout, a dropped connection, a reply
     cut short or not JSON), or the server rejected the request."""

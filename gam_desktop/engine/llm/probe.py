@@ -1,12 +1,15 @@
 """What a server offers: its models, and whether structured output and tools work.
 
-"Test connection" in Settings runs `probe`; `detect_local` looks for Ollama and LM
-Studio on their default ports. Both use short timeouts and one retry at most.
+Settings fills its model lists with `list_models`; "Test connection" runs `probe`;
+`detect_local` looks for Ollama and LM Studio on their default ports. All use short
+timeouts and one retry at most.
 """
 
 from __future__ import annotations
 
+import http.client
 import json
+import socket
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
@@ -15,7 +18,7 @@ from pydantic import BaseModel
 
 from gam_desktop.engine.llm import capabilities
 from gam_desktop.engine.llm.client import LLMClient
-from gam_desktop.engine.llm.errors import LLMAuthError, LLMError
+from gam_desktop.engine.llm.errors import LLMAuthError, LLMError, LLMUnreachable, NoModels
 from gam_desktop.engine.llm.settings import LLMSettings
 from gam_desktop.engine.llm.tools import Tool, chat_with_tools
 
@@ -61,25 +64,66 @@ class ProbeReport:
         return " ".join(parts)
 
 
-def list_models(base_url: str, api_key: str = "", timeout: float = 3.0) -> list[str]:
-    request = urllib.request.Request(f"{base_url.rstrip('/')}/models")
-    if api_key:
-        request.add_header("Authorization", f"Bearer {api_key}")
-    with urllib.request.urlopen(request, timeout=timeout) as response:
-        data = json.loads(response.read() or b"{}")
-    return [str(m.get("id")) for m in data.get("data", []) if isinstance(m, dict)]
+def list_models(settings: LLMSettings, timeout: float = 5.0) -> list[str]:
+    """The names of the models `settings.base_url` offers (GET /models), in its order.
+
+    What went wrong is said in words: LLMUnreachable (nothing answers there), LLMAuthError
+    (the server refuses the key, or wants one), NoModels (it answered and lists none, or
+    does not list them at all). urllib, not the SDK: a model list needs no retries, and the
+    SDK fails with an AttributeError on a web page served at the address."""
+    url = settings.base_url.rstrip("/")
+    request = urllib.request.Request(f"{url}/models")
+    request.add_header("Authorization", f"Bearer {settings.key_value()}")
+    try:
+        with urllib.request.urlopen(request, timeout=min(settings.timeout, timeout)) as response:
+            data = json.loads(response.read() or b"{}")
+    except urllib.error.HTTPError as exc:
+        if exc.code in REFUSED:
+            raise LLMAuthError(_refusal(settings, exc.code)) from exc
+        raise NoModels(f"{url} does not list its models (HTTP {exc.code})") from exc
+    except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
+        raise LLMUnreachable(f"Nothing answers at {url} ({_reason(exc)})") from exc
+    except ValueError as exc:  # a page that is not JSON: the address is not the API's
+        raise NoModels(
+            f"{url} answered, but not as an OpenAI-compatible server: is it the address "
+            "that ends in /v1?"
+        ) from exc
+    entries = data.get("data") if isinstance(data, dict) else None
+    models = [str(m["id"]) for m in entries or [] if isinstance(m, dict) and m.get("id")]
+    if not models:
+        raise NoModels(f"{url} answered, but offers no models")
+    return list(dict.fromkeys(models))
+
+
+def _refusal(settings: LLMSettings, status: int) -> str:
+    url = settings.base_url.rstrip("/")
+    if settings.api_key is None or not settings.api_key.get_secret_value():
+        return f"{url} wants an API key (HTTP {status})"
+    return f"{url} refused the API key (HTTP {status})"
+
+
+def _reason(exc: BaseException) -> str:
+    """Why a connection failed, in words: a refusal, a time limit, an unknown name."""
+    reason = getattr(exc, "reason", exc)
+    if isinstance(reason, TimeoutError):
+        return "it did not answer in time"
+    if isinstance(reason, ConnectionRefusedError):
+        return "the connection was refused: is the server running?"
+    if isinstance(reason, socket.gaierror):
+        return "the name is not known: check the address"
+    return str(reason) or type(reason).__name__
 
 
 def probe(settings: LLMSettings) -> ProbeReport:
     report = ProbeReport(settings.base_url)
     quick = settings.model_copy(update={"max_retries": 0, "timeout": min(settings.timeout, 60)})
     try:
-        report.models = list_models(settings.base_url, settings.key_value())
-    except urllib.error.HTTPError as exc:
+        report.models = list_models(settings)
+    except LLMAuthError as exc:  # the headline, unless a completion works with the key
         report.error = f"the model list is unavailable ({exc})"
-        if exc.code in REFUSED:  # the headline, unless a completion works with the key
-            report.reachable, report.refused = True, f"HTTP {exc.code}"
-    except (OSError, ValueError) as exc:
+        status = getattr(exc.__cause__, "code", None)
+        report.reachable, report.refused = True, f"HTTP {status}"
+    except LLMError as exc:
         report.error = f"the model list is unavailable ({exc})"
     capabilities.forget_all()
     llm = LLMClient(quick)
@@ -115,7 +159,9 @@ def detect_local(timeout: float = 1.0) -> list[tuple[str, str, list[str]]]:
     found = []
     for name, url in LOCAL_SERVERS.items():
         try:
-            found.append((name, url, list_models(url, timeout=timeout)))
-        except (OSError, ValueError, urllib.error.URLError):
+            found.append((name, url, list_models(LLMSettings(base_url=url), timeout)))
+        except NoModels:  # it is there, with nothing loaded yet
+            found.append((name, url, []))
+        except LLMError:
             continue
     return found

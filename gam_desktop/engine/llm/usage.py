@@ -29,6 +29,19 @@ class UsageMeter:
             usage.prompt_tokens += prompt_tokens
             usage.completion_tokens += completion_tokens
 
+    def absorb(self, other: UsageMeter) -> None:
+        """Add `other`'s counts to these (the steps of one drop, into its total)."""
+        if other is self:
+            return
+        with other._lock:
+            theirs = {k: StageUsage(**vars(v)) for k, v in other.stages.items()}
+        with self._lock:
+            for stage, usage in theirs.items():
+                mine = self.stages.setdefault(stage, StageUsage())
+                mine.calls += usage.calls
+                mine.prompt_tokens += usage.prompt_tokens
+                mine.completion_tokens += usage.completion_tokens
+
     @property
     def calls(self) -> int:
         return sum(s.calls for s in self.stages.values())

@@ -18,6 +18,7 @@ BUILD, ADD, REORGANIZE, INITIALIZE = "build", "add", "reorganize", "initialize"
 ROLLBACK, RESTORE, RECOVER, OUTSIDE_EDIT = "rollback", "restore", "recover", "outside-edit"
 CHAT, LEARN, FORGET = "chat", "learn", "forget"  # a saved turn; facts learned; forgotten
 SETTINGS = "settings"  # the memory's own switches (.gam_meta.json)
+RESEARCH = "research"  # a research report saved into research/
 
 # How a path stands after a sequence of changes, relative to before the first of them:
 # ("added", None), ("modified", path), or ("moved", the path it had before).

@@ -5,6 +5,8 @@ Layout (see README "The memory folder"):
   .gam/sources/<sha>.txt  the extracted text of every source document: the original
                           wording of each memory is text[span] of its source
   .gam/cache/             rebuildable indexes (ignored by git)
+  .gam/cache/results/     LLM results an unfinished add has paid for (store/results.py)
+  .gam/serve-queue/       turns gam-serve answered, until saved (ignored by git)
   README.md, <dir>/README.md, <dir>/<title>.md
 
 The view reads names and READMEs only; front matter is read per directory when a
@@ -28,16 +30,21 @@ from gam_desktop.engine.store.naming import RESERVED_FOLDER_NAMES
 APP_DIR = ".gam"  # the app's own files: the one place their layout is defined
 SOURCES_DIR = f"{APP_DIR}/sources"
 CACHE_DIR = f"{APP_DIR}/cache"
+RESULTS_DIR = f"{CACHE_DIR}/results"  # paid LLM results, kept until their add is done
 LOCK_FILE = f"{APP_DIR}/lock"  # one writer per folder, per operation
 APP_LOCK_FILE = f"{APP_DIR}/app.lock"  # one window per memory, while it is open
 JOURNAL_FILE = f"{APP_DIR}/journal.json"  # present only while an operation runs
-UNTRACKED = (f"{CACHE_DIR}/", LOCK_FILE, APP_LOCK_FILE, JOURNAL_FILE)  # kept out of git
-# What the memory learned from its user rather than from documents: kept out of the
-# document taxonomy (never planned, reorganized or listed in a document folder's README).
+# gam-serve's answered turns not yet written, one JSON file each (a kill loses none)
+SERVE_QUEUE_DIR = f"{APP_DIR}/serve-queue"
+UNTRACKED = (f"{CACHE_DIR}/", LOCK_FILE, APP_LOCK_FILE, JOURNAL_FILE, f"{SERVE_QUEUE_DIR}/")
+# What the memory learned from its user (and the research it did for them) rather than from
+# documents: kept out of the document taxonomy (never planned, reorganized or listed in a
+# document folder's README).
 CONVERSATIONS_DIR = "conversations"  # conversations/<yyyy-mm>/<date>-<slug>.md
 FACTS_DIR = "facts"  # facts/<topic>/<statement>.md
 DELETED_FACTS_DIR = f"{FACTS_DIR}/.deleted"  # updated and retracted facts, never destroyed
-PERSONAL_DIRS = (CONVERSATIONS_DIR, FACTS_DIR)
+RESEARCH_DIR = "research"  # research/<date>-<slug>.md: saved research reports
+PERSONAL_DIRS = (CONVERSATIONS_DIR, FACTS_DIR, RESEARCH_DIR)
 assert frozenset(PERSONAL_DIRS) == RESERVED_FOLDER_NAMES  # no document folder takes them
 
 

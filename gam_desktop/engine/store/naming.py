@@ -11,8 +11,8 @@ import re
 import unicodedata
 from collections.abc import Iterable
 
-# conversations/ and facts/ (store.folder names them; folder imports this module)
-RESERVED_FOLDER_NAMES = frozenset({"conversations", "facts"})
+# conversations/, facts/ and research/ (store.folder names them; folder imports this module)
+RESERVED_FOLDER_NAMES = frozenset({"conversations", "facts", "research"})
 
 MAX_NAME_CHARS = 64
 # 255 bytes is the usual limit; room is left for "_12.md" and the temp file's ".x.tmp" parts.

@@ -1,0 +1,73 @@
+"""A document's text written block by block, with the span of each page.
+
+Every reader (PDF, Word, PowerPoint, EPUB, HTML, e-mail) gives its text the same shape:
+blocks apart by a blank line, headings as Markdown `#` lines (chunking starts sections at
+them, the document's title is its one level-1 heading), and for paged formats the span
+of each page (a PDF's page, a deck's slide) so that a memory can name its pages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from gam_desktop.engine.build.documents import PageSpan, SourceDocument, normalize, sha256_hex
+
+BLOCK_SEPARATOR = "\n\n"
+
+
+class TextBlocks:
+    """The text of one document as it is read."""
+
+    def __init__(self) -> None:
+        self._parts: list[str] = []
+        self._length = 0
+        self.pages: list[PageSpan] = []
+        self.warnings: list[str] = []
+
+    def add(self, text: str) -> None:
+        """One block (a paragraph, a list, a table); blank ones are left out."""
+        text = normalize(text).strip()
+        if not text:
+            return
+        if self._parts:
+            self._length += len(BLOCK_SEPARATOR)
+        self._parts.append(text)
+        self._length += len(text)
+
+    def heading(self, text: str, level: int) -> None:
+        """A heading on one line, `level` 1-6 (`# Title`, `## Section`, …)."""
+        words = " ".join(text.split())
+        if words:
+            self.add(f"{'#' * min(max(level, 1), 6)} {words}")
+
+    @contextmanager
+    def page(self, number: int) -> Iterator[None]:
+        """The blocks added inside are page `number` (1-based); a page without text has
+        no span."""
+        first = len(self._parts)
+        yield
+        if len(self._parts) > first:
+            end = self._length
+            start = end - sum(len(p) for p in self._parts[first:])
+            start -= len(BLOCK_SEPARATOR) * (len(self._parts) - first - 1)
+            self.pages.append(PageSpan(number, start, end))
+
+    def __len__(self) -> int:
+        """The number of blocks so far."""
+        return len(self._parts)
+
+    @property
+    def text(self) -> str:
+        return BLOCK_SEPARATOR.join(self._parts)
+
+    def document(self, path: Path, data: bytes) -> SourceDocument:
+        return SourceDocument(
+            name=path.name,
+            text=self.text,
+            content_hash=sha256_hex(data),
+            path=str(path),
+            pages=self.pages,
+            warnings=self.warnings,
+        )

@@ -1,0 +1,103 @@
+"""The scripted server's research model: a planner, an integrator and a reviewer.
+
+Deliberately naive where a small model is: the planner plans only the question's first
+clause ("…; and at Borealis?" is left to the reviewer to notice), one sub-question per name
+it compares; the integrator takes the sentence of each excerpt about the sub-question's name
+that shares most words with it; the reviewer asks again for a name of the question that no
+sub-question asked about. The "made_up_source" fault adds a claim citing a file that does
+not exist, as a model inventing a citation would.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from gam_desktop.engine.ask.search import query_terms, tokenize
+from gam_desktop.engine.textutil import keywords
+
+NAME = re.compile(r"\b[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*|\b\d+\.\d+\b")
+NOT_NAMES = {"what", "which", "how", "compare", "who", "when", "where", "is", "are", "does",
+             "do", "list", "and", "the", "at", "for", "of", "in", "i"}  # fmt: skip
+EXCERPT = re.compile(r"^\[(E\d+)\] (\S+): (.*)$", re.MULTILINE)
+
+
+def names(text: str) -> list[str]:
+    """The names a text gives: capitalized runs (not a question's first word), versions."""
+    found = []
+    for match in NAME.finditer(text):
+        words = match.group().split()
+        while words and words[0].lower() in NOT_NAMES:
+            words.pop(0)
+        if words:
+            found.append(" ".join(words))
+    return list(dict.fromkeys(found))
+
+
+def _field(user: str, label: str) -> str:
+    found = re.search(rf"^{label}: (.*)$", user, re.MULTILINE)
+    return found.group(1).strip() if found else ""
+
+
+def topic(clause: str) -> str:
+    """The words of a clause that are not its names: "escalation time"."""
+    named = {w.lower() for n in names(clause) for w in n.split()}
+    words = [w for w in keywords(clause, 8) if w not in named and w not in NOT_NAMES]
+    return " ".join(words) or "policy"
+
+
+def plan(user: str) -> dict[str, Any]:
+    question = _field(user, "QUESTION")
+    clause = re.split(r";|\bAlso\b", question)[0]
+    found = names(clause)
+    if len(found) >= 2:
+        subject = topic(clause)
+        subs = [
+            {"question": f"What is the {subject} of {name}?", "keywords": [name], "folders": ["/"]}
+            for name in found
+        ]
+    else:
+        subs = [{"question": clause.strip(), "keywords": found, "folders": ["/"]}]
+    return {"sub_questions": subs}
+
+
+def integrate_made_up(user: str) -> dict[str, Any]:
+    return integrate(user, made_up=True)
+
+
+def integrate(user: str, made_up: bool = False) -> dict[str, Any]:
+    sub = _field(user, "SUB-QUESTION")
+    wanted = names(sub)
+    terms = set(query_terms(sub)) - set(tokenize(" ".join(wanted)))
+    found = []
+    for excerpt_id, path, text in EXCERPT.findall(user):
+        about = f"{path} {text}".lower()
+        name = next((n for n in wanted if n.lower() in about or n.split()[0].lower() in about), "")
+        if wanted and not name:
+            continue
+        text = re.sub(r"#+ [^.]*?(?= [A-Z][a-z]* [a-z])", "", text)  # headings the window kept
+        sentences = [s.strip(" …") for s in re.split(r"(?<=[.!?])\s+", text) if s.strip()]
+        # the sentence sharing most words with the sub-question; one with a figure on a tie
+        scored = [(len(terms & set(tokenize(s))), bool(re.search(r"\d", s)), s) for s in sentences]
+        best = max(scored, default=(0, False, ""))
+        if best[0] == 0:
+            continue
+        claim = f"{name}: {best[2]}" if name else best[2]
+        found.append((best[:2], {"text": claim, "sources": [excerpt_id]}))
+    found.sort(key=lambda pair: pair[0], reverse=True)  # the two best, best first
+    claims = [claim for _, claim in found[:2]]
+    if made_up:
+        claims.append(
+            {"text": "The policy was last reviewed in spring.", "sources": ["notes/invented.md"]}
+        )
+    return {"claims": claims}
+
+
+def reflect(user: str) -> dict[str, Any]:
+    question = _field(user, "QUESTION")
+    asked = " ".join(re.findall(r"^Sub-question: (.*)$", user, re.MULTILINE)).lower()
+    missing = [n for n in names(question) if n.lower() not in asked]
+    if not missing:
+        return {"enough": True, "new_requests": []}
+    subject = topic(re.split(r";|\bAlso\b", question)[0])
+    return {"enough": False, "new_requests": [f"What is the {subject} of {n}?" for n in missing]}

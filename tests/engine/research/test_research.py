@@ -1,0 +1,215 @@
+"""Research mode (issue 15) against the scripted server: plan → search → integrate →
+reflect over look-alike on-call policies, the report and its checked citations, the limits,
+cancelling, the fallbacks for small models and servers without tools, saving and rollback."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from gam_desktop.engine.llm import capabilities
+from gam_desktop.engine.progress import OperationCancelled
+from gam_desktop.engine.research.budget import Limits
+from gam_desktop.engine.research.models import ClaimReply, Excerpt
+from gam_desktop.engine.research.report import NOT_SAID, markdown
+from gam_desktop.engine.research.steps import absent, check_claims, fallback_plan
+from gam_desktop.engine.store.folder import MemoryFolder
+from gam_desktop.engine.store.markdown import parse_memory
+from gam_desktop.engine.store.naming import sanitize_folder_name
+from gam_desktop.selfcheck.scripted_llm import Fault
+from tests.engine.test_answers import built_policies
+
+COMPARE = "Compare the escalation time of Acme Corp and Borealis Systems"
+FOLLOW_UP = "What is the escalation time of Acme Corp; and at Cobalt Labs?"
+
+
+@pytest.fixture
+def memory(make_workflow, tmp_path: Path):
+    """Three on-call policies with the same headings and different numbers, built."""
+    return built_policies(make_workflow, tmp_path)
+
+
+def research_tasks(server) -> list[str]:
+    return [t for t in server.state.tasks() if t.startswith("research_")]
+
+
+def claims_of(report, title_word: str) -> str:
+    return " ".join(c.text for s in report.sections if title_word in s.title for c in s.claims)
+
+
+def commits(root: Path) -> int:
+    out = subprocess.run(["git", "rev-list", "--count", "HEAD"], cwd=root, capture_output=True)
+    return int(out.stdout)
+
+
+def test_two_document_comparison_cites_each_document(memory, llm_server) -> None:
+    steps = []
+    report = memory.research(COMPARE, on_step=steps.append)
+    assert [s.title for s in report.sections] == [
+        "What is the escalation time of Acme Corp?",
+        "What is the escalation time of Borealis Systems?",
+    ]
+    assert "30 minutes" in claims_of(report, "Acme") and "45" not in claims_of(report, "Acme")
+    assert "45 minutes" in claims_of(report, "Borealis")
+    root = memory.folder.root
+    for section in report.sections:  # every claim cites a file of its own company, read
+        assert 0 < section.confidence <= 0.9
+        company = section.title.split(" of ")[1].split()[0].lower()
+        for claim in section.claims:
+            for source in claim.sources:
+                assert (root / source.path).is_file() and source.path in report.files_read
+                assert source.lines[0] >= 1
+    documents = {c.source for c in report.citations}
+    assert documents == {"acme_oncall.md", "borealis_oncall.md"}
+    assert set(report.sources) <= set(report.files_read) and not report.partial
+    text = markdown(report)
+    assert "Confidence: " in text and "](" in text and NOT_SAID not in text
+    # live steps: the plan, then each sub-question ticked as it is answered
+    assert [s.phase for s in steps][:1] == ["plan"] and steps[-1].answered == [True, True]
+    assert research_tasks(llm_server).count("research_integrate") == 2
+    assert report.llm_calls == len(research_tasks(llm_server)) and report.tokens > 0
+    assert company  # (the loop ran)
+
+
+def test_a_follow_up_request_after_the_first_reflection(memory, llm_server) -> None:
+    report = memory.research(FOLLOW_UP)
+    assert report.iterations == 2 and not report.partial
+    assert len(report.sections) == 2 and "60 minutes" in claims_of(report, "Cobalt")
+    assert research_tasks(llm_server).count("research_reflect") == 2
+    assert research_tasks(llm_server).count("research_plan") == 1
+
+
+def test_a_sub_question_without_evidence_is_reported_as_such(memory, llm_server) -> None:
+    report = memory.research("Compare the escalation time of Acme Corp and Zephyr Inc")
+    assert [s.title for s in report.sections] == ["What is the escalation time of Acme Corp?"]
+    assert any("Zephyr Inc" in line and "zephyr" in line.split(":")[1] for line in report.not_said)
+    assert f"## {NOT_SAID}" in markdown(report)
+    # nothing to integrate: no call spent on it
+    assert research_tasks(llm_server).count("research_integrate") == 1
+
+
+def test_only_decisive_unknown_names_skip_a_sub_question() -> None:
+    question = "How many devices does Lumenvault 5.0 allow, compared with Acme Corp?"
+    assert absent(["5.0"], "Devices in Lumenvault 5.0?", question) == ["5.0"]  # a version
+    assert absent(["zephyr"], "Zephyr's rules?", "Compare Acme and Zephyr") == ["zephyr"]
+    # a word the planner added, the rest of its names known: searched all the same
+    assert absent(["sla"], "What does the SLA of Acme Corp say?", "Acme escalation?") == []
+    assert absent(["sla"], "What does the SLA say?", "Acme escalation?") == ["sla"]
+
+
+def test_the_iteration_limit_gives_a_partial_report_that_says_so(memory) -> None:
+    report = memory.research(FOLLOW_UP, Limits(iterations=1))
+    assert report.partial and "iteration limit (1)" in report.limits_hit[0]
+    assert "Cobalt Labs" in report.limits_hit[0]  # what is still open
+    assert "30 minutes" in claims_of(report, "Acme")
+    assert "**Partial report:**" in markdown(report)
+    assert all(s.confidence <= 0.9 * 0.75 for s in report.sections)
+
+
+def test_the_token_limit_stops_before_the_next_call(memory, llm_server) -> None:
+    report = memory.research(COMPARE, Limits(tokens=50))
+    assert report.partial and "token limit (50" in report.limits_hit[0]
+    assert research_tasks(llm_server) == ["research_plan"] and report.llm_calls == 1
+    assert not report.sections and len(report.not_said) == 2
+    assert all("stopped before" in line for line in report.not_said)
+
+
+def test_the_call_limit_integrates_what_fits(memory, llm_server) -> None:
+    report = memory.research(COMPARE, Limits(llm_calls=2))
+    assert research_tasks(llm_server) == ["research_plan", "research_integrate"]
+    assert "LLM call limit (2)" in report.limits_hit[0] and len(report.sections) == 1
+
+
+def test_cancel_mid_run_raises_and_saves_nothing(memory, llm_server) -> None:
+    root = memory.folder.root
+    before = commits(root)
+
+    def stop_at_search(step) -> None:
+        if step.phase == "search":
+            memory.cancel.cancel()
+
+    with pytest.raises(OperationCancelled):
+        memory.research(COMPARE, on_step=stop_at_search)
+    assert "research_integrate" not in research_tasks(llm_server)
+    assert commits(root) == before and not (root / "research").exists()
+
+
+def test_a_plan_that_fails_validation_falls_back_to_a_bm25_sweep(memory, llm_server) -> None:
+    llm_server.state.faults.append(Fault("garbage", times=2, task="research_plan", on_reask=True))
+    report = memory.research(COMPARE)
+    assert any("plan was not usable" in note for note in report.notes)
+    assert [s.title for s in report.sections] == [COMPARE]  # the question itself, swept
+    assert "30 minutes" in claims_of(report, COMPARE) and report.sources
+
+
+def test_fallback_plan_greps_the_names_of_the_question() -> None:
+    (sub,) = fallback_plan(COMPARE)
+    assert sub.question == COMPARE and {"acme", "borealis"} <= set(sub.keywords)
+
+
+def test_a_server_without_tools_or_json_modes(memory, llm_server) -> None:
+    capabilities.forget_all()  # the build found json_schema working; this server lacks it
+    llm_server.state.reject = {"tools", "json_schema", "json_object"}
+    report = memory.research(COMPARE)
+    assert len(report.sections) == 2 and "45 minutes" in claims_of(report, "Borealis")
+    sent = [r for r in llm_server.state.requests if r["task"].startswith("research_")]
+    assert sent and not any(r["tools"] for r in sent)
+    assert all(r["response_format"] is None for r in sent[-3:])  # the prompt rung
+
+
+def test_the_citation_check_drops_a_made_up_source(memory, llm_server) -> None:
+    llm_server.state.faults.append(Fault("made_up_source", times=5, task="research_integrate"))
+    report = memory.research(COMPARE)
+    assert "notes/invented.md" not in report.sources
+    assert any("notes/invented.md" in line for line in report.dropped)
+    assert "last reviewed" not in " ".join(c.text for s in report.sections for c in s.claims)
+    assert "## Claims left out" in markdown(report) and len(report.sections) == 2
+
+
+def test_check_claims_drops_a_figure_its_source_does_not_state(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text("x")
+    excerpt = Excerpt(id="E1", path="a.md", lines=(3, 3), text="Escalates after 30 minutes.")
+    claims = [
+        ClaimReply(text="Acme escalates after 30 minutes.", sources=["E1"]),
+        ClaimReply(text="Acme escalates after 90 minutes.", sources=["[E1]"]),
+        ClaimReply(text="Acme pages through Klaxon.", sources=["E7"]),
+        ClaimReply(text="Acme rotates weekly.", sources=["gone.md"]),
+    ]
+    kept, dropped = check_claims(
+        claims, "escalation?", {"E1": excerpt}, lambda p: (tmp_path / p).is_file(), {"a.md"}
+    )
+    assert [c.text for c in kept] == ["Acme escalates after 30 minutes."]
+    assert "do not state 90" in dropped[0] and "E7" in dropped[1] and "gone.md" in dropped[2]
+    # ids written into the text, or several in one string: each a source, the text clean
+    inline = [
+        ClaimReply(text="Acme escalates after 30 minutes [E1].", sources=[]),
+        ClaimReply(text="Escalation takes 30 minutes.", sources=["E1, E7"]),
+    ]
+    kept, dropped = check_claims(
+        inline, "escalation?", {"E1": excerpt}, lambda p: (tmp_path / p).is_file(), set()
+    )
+    assert [c.text for c in kept] == ["Acme escalates after 30 minutes.", inline[1].text]
+    assert all(c.sources == [excerpt] for c in kept) and "E7" in dropped[0]
+
+
+def test_save_is_a_commit_searchable_and_rolled_back(memory) -> None:
+    report = memory.research(COMPARE)
+    root = memory.folder.root
+    path, changes = memory.save_research(report)
+    assert re.fullmatch(r"research/\d{4}-\d\d-\d\d-compare-the-escalation-[a-z-]+\.md", path)
+    parsed = parse_memory((root / path).read_text())
+    assert parsed.front["question"] == COMPARE and parsed.front["model"] == "scripted"
+    assert parsed.front["files"] == report.sources and "30 minutes" in parsed.body
+    assert "](../" in parsed.body  # citations link back from research/ to the memory files
+    assert changes.added == {path} and changes.commit is not None
+    history = memory.history
+    assert history is not None and history.get(changes.commit).kind == "research"
+    assert any(hit.path == path for hit in memory.search("escalation Acme Borealis compare"))
+    # research/ is not a document folder: never planned, reorganized or listed in a README
+    assert "research" not in MemoryFolder(root).load_view().subdirs
+    assert sanitize_folder_name("Research") == "research_notes"
+    memory.rollback(changes.commit)
+    assert not (root / path).exists()

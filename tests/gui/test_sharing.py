@@ -1,0 +1,110 @@
+"""Settings ▸ "Let other apps use this memory" (issue 16): the switch starts the endpoint
+for the open memory, the URL and token shown are the ones that work, requests served show
+in the status bar, closing the app stops it."""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+
+import httpx2
+import pytest
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+
+from gam_desktop.engine.store.changes import CHAT
+from gam_desktop.gui.app import apply_theme
+from gam_desktop.gui.sharing import SharingDialog, is_enabled
+from tests.gui.test_theme import os_palette
+
+pytestmark = pytest.mark.timeout(120)
+TOKEN = "gui-sharing-token-0123456789"
+NOTE = "# Boiler\n\nThe boiler in the cellar is serviced every October by Nordheat.\n"
+
+
+@pytest.fixture
+def shared(window, make_workflow, settings, monkeypatch, qtbot):
+    monkeypatch.setenv("GAM_SERVE_TOKEN", TOKEN)
+    workflow = make_workflow()
+    workflow.add(text=NOTE)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    window.store.setValue("sharing/port", port)
+    window.open_memory(workflow.folder.root)
+    return window
+
+
+def dialog_of(window) -> SharingDialog:
+    sharing = window.sharing
+    return SharingDialog(
+        sharing.service, window.store, sharing.root, sharing.start, window, sharing.settings()
+    )
+
+
+def test_switching_it_on_serves_the_open_memory(shared, qtbot) -> None:
+    window = shared
+    kinds: list[str] = []
+    window.session.memory_changed.connect(lambda changes: kinds.append(changes.kind))
+    dialog = dialog_of(window)
+    qtbot.addWidget(dialog)
+    qtbot.waitUntil(lambda: dialog.token.text() == TOKEN, timeout=10_000)
+    with qtbot.waitSignal(window.sharing.service.state_changed, timeout=30_000) as started:
+        dialog.enabled.setChecked(True)
+    url = started.args[0]
+    assert url.startswith("http://127.0.0.1:") and dialog.url.text() == url
+    assert is_enabled(window.store)
+    assert '"--gam-dir"' in dialog.config.toPlainText()
+    assert str(window.sharing.root) in dialog.config.toPlainText()
+    assert '"OPENAI_MODEL": "scripted"' in dialog.config.toPlainText()
+    assert "api_key" not in dialog.config.toPlainText().lower()
+    headers = {"Authorization": f"Bearer {dialog.token.text()}"}
+    assert httpx2.get(f"{url}/models", headers=headers).status_code == 200
+    question = {"model": "gam", "messages": [{"role": "user", "content": "Who services it?"}]}
+    with qtbot.waitSignal(window.sharing.service.served, timeout=30_000):
+        reply = httpx2.post(f"{url}/chat/completions", json=question, headers=headers, timeout=30)
+    assert reply.status_code == 200 and reply.headers["x-gam-sources"]
+    qtbot.waitUntil(lambda: "1 request answered" in window.status_label.text(), timeout=10_000)
+    # the saved turn reaches the views like any operation (History lists it)
+    qtbot.waitUntil(lambda: any(k == CHAT for k in kinds), timeout=30_000)
+    with qtbot.waitSignal(window.sharing.service.state_changed, timeout=30_000) as stopped:
+        dialog.enabled.setChecked(False)
+    assert stopped.args[0] == "" and not window.sharing.service.running
+    with pytest.raises(httpx2.TransportError):
+        httpx2.get(f"{url}/models", headers=headers)
+
+
+def test_switched_on_it_starts_with_the_app_and_stops_with_it(shared, qtbot) -> None:
+    window = shared
+    window.store.setValue("sharing/enabled", True)
+    with qtbot.waitSignal(window.sharing.service.state_changed, timeout=30_000):
+        window.open_memory(window.sharing.root)  # as at start-up: the last memory opens
+    assert window.sharing.service.running
+    window.close()
+    assert not window.sharing.service.running
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_screenshots_of_sharing(shared, qtbot, tmp_path, scheme) -> None:
+    app = QApplication.instance()
+    before = app.palette()
+    app.setPalette(os_palette(scheme == "dark"))
+    apply_theme(app)
+    try:
+        folder = Path(os.environ.get("GAM_SCREENSHOTS") or tmp_path / "screenshots")
+        folder.mkdir(parents=True, exist_ok=True)
+        dialog = dialog_of(shared)
+        qtbot.addWidget(dialog)
+        qtbot.waitUntil(lambda: dialog.token.text() == TOKEN, timeout=10_000)
+        with qtbot.waitSignal(shared.sharing.service.state_changed, timeout=30_000):
+            dialog.enabled.setChecked(True)
+        dialog.show()
+        dialog.layout().activate()
+        shot = folder / f"sharing-{scheme}.png"
+        assert dialog.grab().save(str(shot)) and shot.stat().st_size > 10_000
+        QTimer.singleShot(0, dialog, dialog.close)
+    finally:
+        shared.sharing.stop()
+        app.setPalette(before)
+        apply_theme(app)
