@@ -15,6 +15,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from gam_desktop.engine.ask.corpus import ORIGINAL, CorpusFile, document_of, memory_of
 from gam_desktop.engine.ask.recall import (
@@ -26,7 +27,6 @@ from gam_desktop.engine.ask.recall import (
     time_of,
     within,
 )
-from gam_desktop.engine.ask.search import SearchHit, query_terms, tokenize
 from gam_desktop.engine.ask.tools import MemoryTools
 from gam_desktop.engine.ask.when import (
     MONTHS,
@@ -37,11 +37,15 @@ from gam_desktop.engine.ask.when import (
     recency,
     time_window,
 )
+from gam_desktop.engine.ask.words import query_terms, tokenize
 from gam_desktop.engine.llm import LLM, LLMCallFailed
 from gam_desktop.engine.models import utc_now
 from gam_desktop.engine.progress import CancelToken
 from gam_desktop.engine.store.markdown import README as README_NAME
 from gam_desktop.engine.textutil import STOPWORDS
+
+if TYPE_CHECKING:
+    from gam_desktop.engine.ask.search import SearchHit
 
 PASSAGES = 5
 SPREAD_PASSAGES = 8  # a question over several documents: the best passage of each

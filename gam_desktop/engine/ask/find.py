@@ -14,8 +14,8 @@ import re
 from dataclasses import dataclass
 
 from gam_desktop.engine.ask.corpus import is_original, memory_of, title_of
-from gam_desktop.engine.ask.search import query_terms, snippet, tokenize
 from gam_desktop.engine.ask.tools import MemoryTools
+from gam_desktop.engine.ask.words import query_terms, snippet, tokenize
 from gam_desktop.engine.progress import CancelToken
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)  # "gil_python_thread" is three words

@@ -33,6 +33,7 @@ from gam_desktop.engine.ask.postings import Doc, Postings
 from gam_desktop.engine.ask.words import (
     is_one_word,
     query_terms,
+    snippet,
     stem,
     tokenize,
     word_pieces,
@@ -299,19 +300,6 @@ def _best(scores: np.ndarray, keys: list[str | None], top_k: int) -> list[tuple[
 def _plain(text: str) -> bool:
     """Whether the words indexed are the runs of the text as grep reads it (lowercased)."""
     return unicodedata.is_normalized("NFKC", text)
-
-
-def snippet(text: str, terms: list[str], width: int = 160) -> str:
-    body = text.split("\n---", 2)[-1] if text.startswith("---") else text
-    flat = " ".join(body.split())
-    lower = flat.lower()
-    at = min((i for t in terms if (i := lower.find(t)) >= 0), default=0)
-    start = max(0, at - width // 4)
-    return (
-        ("…" if start else "")
-        + flat[start : start + width]
-        + ("…" if start + width < len(flat) else "")
-    )
 
 
 def index_size(root: Path) -> int:

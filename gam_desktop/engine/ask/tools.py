@@ -10,14 +10,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gam_desktop.engine.ask.corpus import Corpus, is_original, memory_of
 from gam_desktop.engine.ask.sandbox import Sandbox, ToolError
-from gam_desktop.engine.ask.search import SearchIndex
 from gam_desktop.engine.llm.tools import Tool
 from gam_desktop.engine.store.folder import MemoryFolder
 from gam_desktop.engine.store.markdown import parse_memory
+
+if TYPE_CHECKING:
+    from gam_desktop.engine.ask.search import SearchIndex
 
 GREP_LIMIT = 40
 GREP_READ_LIMIT = 500  # a folder of up to this many files is read; above, the index narrows
@@ -112,7 +114,17 @@ class MemoryTools:
         self.sandbox = Sandbox(root)
         self.folder = MemoryFolder(self.sandbox.root)
         self.corpus = corpus or Corpus(self.sandbox.root)
-        self.index = index or SearchIndex(self.corpus)
+        self._index = index
+
+    @property
+    def index(self) -> SearchIndex:
+        """The search index, made on first use: it imports numpy, which the app's start
+        (the find box holds tools) should not wait for."""
+        if self._index is None:
+            from gam_desktop.engine.ask.search import SearchIndex
+
+            self._index = SearchIndex(self.corpus)
+        return self._index
 
     def run(self, name: str, arguments: dict[str, Any]) -> ToolResult:
         """Run one tool call; refusals and bad arguments come back as error results."""

@@ -92,3 +92,16 @@ def is_one_word(needle: str) -> bool:
     """Whether `needle` is letters or digits only (no CJK): every text holding it holds it
     inside one of its words, so the words holding it name exactly the texts holding it."""
     return bool(_PLAIN_WORD.fullmatch(needle))
+
+
+def snippet(text: str, terms: list[str], width: int = 160) -> str:
+    body = text.split("\n---", 2)[-1] if text.startswith("---") else text
+    flat = " ".join(body.split())
+    lower = flat.lower()
+    at = min((i for t in terms if (i := lower.find(t)) >= 0), default=0)
+    start = max(0, at - width // 4)
+    return (
+        ("…" if start else "")
+        + flat[start : start + width]
+        + ("…" if start + width < len(flat) else "")
+    )
