@@ -457,9 +457,8 @@ class Workflow:
             )
             with contextlib.suppress(FolderBusyError):
                 recorded = own.commit_manual_edits(paths)
-            self._mark_stale()
             if self._tools is not None:  # on this background thread, not the next question's
-                self._tools.corpus.refresh()
+                self._tools.corpus.refresh(paths)
                 self._tools.index.ensure_built()
             outside = recorded.outside
             problems = front_matter_problems(self.folder, outside)
@@ -485,6 +484,8 @@ class Workflow:
             self.folder.root, handle, rescan=missed, rescan_every=self.rescan_every
         )
         watcher.start()
+        # While it runs, it reports every outside edit: searches need no walk of the tree.
+        self.search_tools().corpus.watched = lambda: watcher.running
         return watcher
 
     def search_tools(self) -> MemoryTools:
@@ -507,15 +508,14 @@ class Workflow:
         return find.titles(self.search_tools(), self.cancel)
 
     def _changed(self, changes: Changes) -> None:
-        """A writing operation finished: the search index re-reads the folder on the next
-        question, and `on_change` hears what changed."""
-        self._mark_stale()
-        self.on_change(changes)
-
-    def _mark_stale(self) -> None:
-        """The folder changed under the search index: re-read it on the next question."""
+        """A writing operation finished: the search tools re-read the files it changed, and
+        `on_change` hears what changed."""
         if self._tools is not None:
-            self._tools.corpus.mark_stale()
+            if changes.everything:  # which files is not known: the next look walks the tree
+                self._tools.corpus.mark_stale()
+            else:
+                self._tools.corpus.refresh(changes.paths)
+        self.on_change(changes)
 
     def request(
         self,

@@ -207,7 +207,7 @@ class PreviewPane(QWidget):
         """The folder whose overview `path` would be, as the tree lists it, when there is
         one (not an empty memory's top: that has its own advice); False otherwise."""
         where = folder_of(path)
-        view = folder.folder_view(where)
+        view = folder.shallow_view(where)  # its folders' counts, not their contents
         if view is None or (not where and view.memory_count() == 0):
             return False
         self.folder_shown, self._front, self._body = where, {}, ""
@@ -263,7 +263,10 @@ class PreviewPane(QWidget):
 
 def _is_empty(folder: MemoryFolder) -> bool:
     """No overview and no memory: what an empty memory's advice is for."""
-    return not (folder.root / README).is_file() and folder.load_view().memory_count() == 0
+    if (folder.root / README).is_file():
+        return False
+    top = folder.shallow_view()
+    return top is None or top.memory_count() == 0
 
 
 def _folder_html(folder: MemoryFolder, view: DirView) -> str:

@@ -1,4 +1,5 @@
-"""The memory tree: folders with their memory counts, memories by title, loaded lazily.
+"""The memory tree: folders with their memory counts, memories by title, loaded lazily
+(a folder is read when it is opened; at first only the top level and every folder's count).
 
 It follows the selection: moving through it (mouse or keys) opens the item in the preview,
 and whatever the preview shows (a chat source, a search hit, a file followed after a move)
@@ -107,11 +108,13 @@ class MemoryTree(QTreeWidget):
                 self.view, self._listing = None, None
                 return
             if reload or self.view is None:
-                self.view, self._listing = self.folder.load_view(), None
-            if self._words:
-                shown, whole = self._matching(self.view)
-                self._fill_filtered(self.invisibleRootItem(), self.view, shown, whole, top=True)
-            else:
+                # Folders are read when opened; the filter reads the whole tree (once).
+                self.view, self._listing = self.folder.shallow_view(), None
+            everything = self._whole_view() if self._words else None
+            if everything is not None:
+                shown, whole = self._matching(everything)
+                self._fill_filtered(self.invisibleRootItem(), everything, shown, whole, top=True)
+            elif self.view is not None:
                 self._fill(self.invisibleRootItem(), self.view, top=True)
             for path in sorted(expanded, key=len):
                 item = self.item_at(path)
@@ -375,10 +378,23 @@ class MemoryTree(QTreeWidget):
         return self.folder
 
     def _node(self, path: str) -> DirView | None:
+        """The view of the folder `path`, its contents read now if they were not yet."""
         node = self.view
         for part in path.split("/") if path else []:
-            node = node.subdirs.get(part) if node else None
+            child = node.subdirs.get(part) if node else None
+            if node is not None and child is not None and child.total is not None:
+                child = self._shown().shallow_view(child.path)
+                if child is None:  # gone meanwhile: the next change reloads the tree
+                    return None
+                node.subdirs[part] = child
+            node = child
         return node
+
+    def _whole_view(self) -> DirView | None:
+        """The whole tree read (the filter looks in every folder)."""
+        if self.view is not None and any(d.total is not None for d in self.view.walk()):
+            self.view, self._listing = self._shown().load_view(), None
+        return self.view
 
     def _expanded_paths(self) -> list[str]:
         paths, stack = [], [self.invisibleRootItem()]

@@ -17,10 +17,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from gam_desktop.engine.ask import recall
-from gam_desktop.engine.ask.corpus import CorpusFile, memory_of
-from gam_desktop.engine.ask.find import title_of
-from gam_desktop.engine.ask.search import tokenize
+from gam_desktop.engine.ask.corpus import CorpusFile, memory_of, title_of
 from gam_desktop.engine.ask.tools import MemoryTools
+from gam_desktop.engine.ask.words import tokenize
 
 PREAMBLE = (
     "Passages from the user's memory (GAM), most relevant first, each under its file path. "

@@ -225,15 +225,51 @@ def test_a_folder_without_an_overview_shows_itself_and_the_keys_go_past_it(
     assert highlighted(window) == "beta"
 
 
-def test_a_folder_view_reads_that_folder_of_the_tree_only(tmp_path) -> None:
-    """What the preview shows a folder without an overview from."""
+def test_the_tree_reads_a_folder_when_it_is_opened(qtbot, window, tmp_path) -> None:
+    """A memory of 100,000 files in 2,000 folders took 4 s to open when every folder and
+    README was read first: now the top level and the counts are, and a folder when opened."""
     memory = tmp_path / "memory"
-    write_by_hand(memory, {"alpha/one.md": "One", "alpha/deep/two.md": "Two", "facts/f.md": "F"})
+    write_by_hand(
+        memory,
+        {"alpha/one.md": "First note", "alpha/deep/two.md": "Deep note", "beta/three.md": "Third"},
+    )
+    assert window.open_memory(memory)
+    tree = window.tree
+    alpha = tree.view.subdirs["alpha"]
+    assert alpha.total == 2 and not alpha.files  # counted, not read
+    assert tree.topLevelItem(0).text(0) == "alpha  (2)" and tree.memory_count() == 3
+    tree.topLevelItem(0).setExpanded(True)
+    assert list(tree.view.subdirs["alpha"].files) == ["one.md"]  # read when opened
+    assert tree.view.subdirs["alpha"].subdirs["deep"].total == 1
+    assert [tree.topLevelItem(0).child(i).text(0) for i in range(2)] == ["deep  (1)", "First note"]
+    assert tree.item_at("alpha/deep/two.md").text(0) == "Deep note"  # opened on the way
+    tree.set_filter("three")  # the filter looks everywhere, opened or not
+    assert tree.matches() == ["beta", "beta/three.md"]
+
+
+def test_a_shallow_view_reads_that_folder_and_counts_the_rest(tmp_path) -> None:
+    """What the tree and the preview show a folder from: its files, and its subfolders
+    with their READMEs and counts, what those hold not read."""
+    memory = tmp_path / "memory"
+    write_by_hand(
+        memory,
+        {
+            "alpha/one.md": "One",
+            "alpha/deep/two.md": "Two",
+            "alpha/deep/x/3.md": "3",
+            "facts/f.md": "F",
+        },
+    )
+    (memory / "alpha" / "deep" / "README.md").write_text(render_readme("Deep", "Below.", []))
     (memory / ".hidden").mkdir()
     folder = MemoryFolder(memory)
-    view = folder.folder_view("alpha")
-    assert view is not None and view.path == "alpha" and view.memory_count() == 2
+    view = folder.shallow_view("alpha")
+    assert view is not None and view.path == "alpha" and view.memory_count() == 3
     assert list(view.subdirs) == ["deep"] and list(view.files) == ["one.md"]
-    assert folder.folder_view("") is not None and folder.folder_view("").memory_count() == 2
+    deep = view.subdirs["deep"]
+    assert (deep.total, deep.title, deep.description) == (2, "Deep", "Below.")
+    assert not deep.subdirs and not deep.files  # not read
+    top = folder.shallow_view("")
+    assert top is not None and top.memory_count() == 3 and list(top.subdirs) == ["alpha"]
     for absent in ("gone", "alpha/one.md", ".hidden", "facts", "alpha//deep"):
-        assert folder.folder_view(absent) is None, absent
+        assert folder.shallow_view(absent) is None, absent

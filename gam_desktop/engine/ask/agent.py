@@ -157,7 +157,7 @@ class ChatAgent:
         max_iterations: int = 10,
         conversation: Conversation | None = None,
     ) -> ChatResult:
-        self.tools.corpus.refresh()
+        self.tools.corpus.refresh_if_stale(max_age=0)  # every question, unless watched
         self._first_try = None
         self._conversations = None
         trail = _Trail()

@@ -1,31 +1,43 @@
-"""The text of every Markdown file in a memory, kept in memory and refreshed by stat.
+"""The Markdown files of a memory, known by stat; their text read when asked.
 
-grep and BM25 would otherwise read 10,000 files per call. `refresh()` walks the
-tree once and re-reads only files whose size or mtime changed; the watcher (or
-anyone who knows better) can `mark_stale()` so the next look walks the tree again.
+The corpus keeps what each file was when last seen (its size and mtime), not its text:
+at 100,000 memories the texts (memories and their original wording) are 300 MB. Texts
+are read when asked and the last few megabytes of them kept. `refresh()` walks the tree
+(or stats only the paths it is given: what the watcher or an operation says changed);
+the search index (search.py) compares the stats with those it indexed and re-reads only
+files that changed, so grep and BM25 never read 100,000 files per call.
 
 Two resolutions of every memory are searchable: the memory itself and its original
 wording (the span of its source text in .gam/sources, named by its front matter).
-The original is kept under `<memory path>#original`, so a hit on it says which memory
-it belongs to; a summary that dropped a fact does not hide it from search.
+The original is reached under `<memory path>#original`, so a hit on it says which memory
+it belongs to; a summary that dropped a fact does not hide it from search. Originals are
+reached through their memory: they are not listed by iteration.
 """
 
 from __future__ import annotations
 
+import bisect
+import os
 import re
 import threading
 import time
-from dataclasses import dataclass
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
 from gam_desktop.engine.store.folder import SOURCES_DIR, stat_files
-from gam_desktop.engine.store.links import resolve_within
+from gam_desktop.engine.store.links import is_absent, is_real_dir, resolve_within
 
 ORIGINAL = "#original"  # suffix of the key of a memory's original text
+TEXT_CACHE_CHARS = 32_000_000  # the texts kept after reading (memories and sources)
+LOGGED_GENERATIONS = 64  # the last changes the search index can catch up with, path by path
+LOGGED_CHANGES = 5_000  # a change of more files is logged as "many": compare them all
 _SOURCE_HASH = re.compile(r"^source_hash:\s*'?([0-9a-f]{64})'?\s*$", re.MULTILINE)
 _TITLE = re.compile(r"^title:\s*(.+)$", re.MULTILINE)
 _SOURCE = re.compile(r"^source:\s*(.+)$", re.MULTILINE)
 _SPAN = re.compile(r"^span:\s*\[\s*(\d+)\s*,\s*(\d+)\s*\]\s*$", re.MULTILINE)
+_FRONT_TITLE = re.compile(r"^(?:title|statement):[ \t]*(.+?)[ \t]*$", re.MULTILINE)
+_HEADING = re.compile(r"^#[ \t]+(.+?)[ \t]*$", re.MULTILINE)
 
 
 def memory_of(key: str) -> str:
@@ -43,59 +55,258 @@ def document_of(memory_text: str) -> str | None:
     return found.group(1).strip("'\" ") if found and memory_text.startswith("---") else None
 
 
-@dataclass
-class CorpusFile:
-    mtime_ns: int
-    size: int
-    text: str
-    lower: str = ""  # kept so grep tests a whole file with one substring search
+def title_of(path: str, text: str) -> str:
+    """A file's title: its front matter's (a fact's statement), a README's heading, else
+    its name. Read with a regular expression: parsing the YAML of 10,000 files would cost
+    seconds, and a title is one line."""
+    if text.startswith("---"):
+        end = text.find("\n---", 3)
+        found = _FRONT_TITLE.search(text[: end if end > 0 else len(text)])
+        if found:
+            return _unquote(found.group(1)) or _name(path)
+    elif path.rsplit("/", 1)[-1] == "README.md":
+        heading = _HEADING.search(text[:2000])
+        if heading:
+            return heading.group(1)
+    return _name(path)
 
-    def __post_init__(self) -> None:
-        self.lower = self.lower or self.text.lower()
+
+def _unquote(value: str) -> str:
+    if len(value) >= 2 and value[0] == value[-1] == "'":
+        return value[1:-1].replace("''", "'")
+    if len(value) >= 2 and value[0] == value[-1] == '"':
+        return value[1:-1].replace('\\"', '"')
+    return value
+
+
+def _name(path: str) -> str:
+    return path.rsplit("/", 1)[-1].removesuffix(".md")
+
+
+class CorpusFile:
+    """A file as last seen (size, mtime); its text is read from the folder when asked."""
+
+    __slots__ = ("_corpus", "_key", "mtime_ns", "size")
+
+    def __init__(self, mtime_ns: int, size: int, corpus: Corpus, key: str) -> None:
+        self.mtime_ns, self.size, self._corpus, self._key = mtime_ns, size, corpus, key
+
+    @property
+    def text(self) -> str:
+        return self._corpus.text(self._key) or ""
+
+
+class Texts(Mapping[str, CorpusFile]):
+    """The corpus's files at one moment, by key: the memory files (iterated) and their
+    originals (looked up by key, which reads the memory's front matter)."""
+
+    def __init__(self, corpus: Corpus, files: dict[str, CorpusFile]) -> None:
+        self._corpus, self._files = corpus, files
+
+    def __getitem__(self, key: str) -> CorpusFile:
+        if is_original(key):
+            memory = self._files.get(memory_of(key))
+            if memory is not None and self._corpus.text(key) is not None:
+                return CorpusFile(memory.mtime_ns, memory.size, self._corpus, key)
+        elif key in self._files:
+            return self._files[key]
+        raise KeyError(key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._files)
+
+    def __len__(self) -> int:
+        return len(self._files)
 
 
 class Corpus:
     def __init__(self, root: str | Path) -> None:
         self.root = Path(root).resolve()
-        self.files: dict[str, CorpusFile] = {}  # POSIX path relative to root -> file
-        self.generation = 0  # bumped whenever the set of texts changed
+        self.files: dict[str, CorpusFile] = {}  # POSIX path relative to root -> memory file
+        self.generation = 0  # bumped whenever a file appeared, changed or went away
         self.refreshed_at = float("-inf")
-        self._lock = threading.Lock()
-        self._sources: dict[str, str] = {}  # source hash -> text (content-addressed: final)
+        # True while a watcher reports every outside edit (and operations their own): then
+        # only a change reported makes the next look walk the tree, not passing time.
+        self.watched: Callable[[], bool] = lambda: False
+        self._lock = threading.RLock()
+        self._texts: OrderedDict[str, str | None] = OrderedDict()  # recently read texts
+        self._cached_chars = 0
+        self._log: list[tuple[int, frozenset[str] | None]] = []  # (generation, what changed)
+        self._sorted: list[str] | None = None  # the paths in order, made when asked
+        self._walk_seconds = 0.0  # how long the last walk of the tree took
 
     def refresh_if_stale(self, max_age: float = 2.0) -> None:
-        """Refresh unless that was done in the last `max_age` seconds: a question's tool
-        calls share one walk of the tree instead of one each (90 ms at 10k files)."""
-        if time.monotonic() - self.refreshed_at > max_age:
+        """Refresh unless that was done in the last `max_age` seconds, or ten times as long
+        as a walk of the tree takes (a question's tool calls share one walk instead of one
+        each; at 100,000 files a walk takes most of a second), or, while watched, unless
+        a change was reported."""
+        stale = self.refreshed_at == float("-inf")
+        age = max(max_age, 10 * self._walk_seconds) if max_age else 0
+        if stale or (time.monotonic() - self.refreshed_at > age and not self.watched()):
             self.refresh()
 
-    def refresh(self) -> int:
-        """Re-stat the tree; re-read changed files. Returns how many changed."""
+    def refresh(self, paths: Iterable[str] | None = None) -> int:
+        """Re-stat the tree, or only `paths` (files or folders, relative); forget the text
+        of what changed. Returns how many files changed."""
         with self._lock:
-            seen = stat_files(self.root)
-            changed = 0
-            for rel in list(self.files):
-                if memory_of(rel) not in seen:
-                    del self.files[rel]
-                    changed += 1
+            if paths is None or self.refreshed_at == float("-inf"):
+                started = time.monotonic()
+                seen, scope = stat_files(self.root), None
+                self._walk_seconds = time.monotonic() - started
+            else:
+                seen, scope = self._stat_paths(paths)
+            changed = self._gone(seen, scope)
+            for rel in changed:
+                del self.files[rel]
             for rel, stat in seen.items():
                 known = self.files.get(rel)
                 if known and known.mtime_ns == stat.st_mtime_ns and known.size == stat.st_size:
                     continue
-                text = (self.root / rel).read_text(encoding="utf-8", errors="replace")
-                self.files[rel] = CorpusFile(stat.st_mtime_ns, stat.st_size, text)
-                original = self._original(text)
-                if original:
-                    self.files[rel + ORIGINAL] = CorpusFile(
-                        stat.st_mtime_ns, stat.st_size, original
-                    )
-                else:
-                    self.files.pop(rel + ORIGINAL, None)
-                changed += 1
+                if known is None:
+                    self._sorted = None
+                self.files[rel] = CorpusFile(stat.st_mtime_ns, stat.st_size, self, rel)
+                changed.append(rel)
+            for rel in changed:
+                self._forget(rel)
             if changed:
-                self.generation += 1
-            self.refreshed_at = time.monotonic()
-            return changed
+                self._note(changed)
+            if paths is None or scope is None:
+                self.refreshed_at = time.monotonic()
+            return len(changed)
+
+    def _note(self, changed: list[str]) -> None:
+        """A new generation, and what changed in it (a walk's thousands: not listed)."""
+        self.generation += 1
+        listed = frozenset(changed) if len(changed) <= LOGGED_CHANGES else None
+        self._log = [*self._log[-(LOGGED_GENERATIONS - 1) :], (self.generation, listed)]
+
+    def changed_since(self, generation: int) -> set[str] | None:
+        """The paths that changed after `generation`, or None when that is not known (too
+        long ago, or too many): then compare every file."""
+        with self._lock:
+            if generation == self.generation:
+                return set()
+            later = [listed for g, listed in self._log if g > generation]
+            if len(later) != self.generation - generation or any(x is None for x in later):
+                return None
+            return set().union(*later)  # type: ignore[arg-type]
+
+    def _gone(self, seen: dict[str, os.stat_result], scope: set[str] | None) -> list[str]:
+        """The files known before and not seen now, among those looked at (`scope`: the
+        paths stat'ed, files or folders; None: the whole tree)."""
+        if scope is None:
+            gone = [rel for rel in self.files if rel not in seen]
+        else:
+            gone = [rel for rel in scope if rel in self.files and rel not in seen]
+            for folder in (rel for rel in scope if rel not in self.files):
+                gone += [r for r in self.below(folder) if r not in seen]  # moved or deleted
+        if gone:
+            self._sorted = None
+        return gone
+
+    def _stat_paths(self, paths: Iterable[str]) -> tuple[dict[str, os.stat_result], set[str]]:
+        """The Markdown files at or below `paths` as the walk would find them, and the
+        paths themselves (what was looked at: files there and not seen are gone)."""
+        seen: dict[str, os.stat_result] = {}
+        scope = {p.strip("/") for p in paths if p.strip("/")}
+        for rel in scope:
+            parts = rel.split("/")
+            path = self.root.joinpath(*parts)
+            if any(part.startswith(".") for part in parts) or is_absent(self.root, path):
+                continue  # hidden, or a link out: absent, as in a walk
+            if any(not is_real_dir(self.root.joinpath(*parts[:i])) for i in range(1, len(parts))):
+                continue  # gone, or inside a linked folder (never walked into)
+            if is_real_dir(path):
+                seen.update(stat_files(self.root, rel))
+            elif rel.endswith(".md") and path.is_file():
+                seen[rel] = path.stat()
+        return seen, scope
+
+    def mark_stale(self) -> None:
+        """Something changed: the next refresh_if_stale walks the tree again (re-reading
+        only files whose size or mtime changed)."""
+        self.refreshed_at = float("-inf")
+
+    def under(self, prefix: str) -> list[tuple[str, CorpusFile]]:
+        """(key, file) of the files below the folder `prefix` ("" for all) and their
+        originals, sorted by key (this reads each memory's front matter: meant for a
+        folder, not the whole memory)."""
+        texts = self.snapshot()
+        found = []
+        for rel in self.below(prefix):
+            if rel in texts:
+                found.append((rel, texts[rel]))
+                if rel + ORIGINAL in texts:
+                    found.append((rel + ORIGINAL, texts[rel + ORIGINAL]))
+        return sorted(found, key=lambda pair: pair[0])
+
+    def below(self, prefix: str) -> list[str]:
+        """The paths of the files below the folder `prefix` ("" for all), sorted."""
+        with self._lock:
+            if self._sorted is None:
+                self._sorted = sorted(self.files)
+            paths = self._sorted
+        prefix = prefix.strip("/")
+        if not prefix:
+            return paths
+        start = bisect.bisect_left(paths, f"{prefix}/")
+        return paths[start : bisect.bisect_left(paths, f"{prefix}0", start)]  # "0" follows "/"
+
+    def stats(self, paths: Iterable[str] | None = None) -> dict[str, tuple[int, int]]:
+        """(mtime_ns, size) of every file as last seen (or of those of `paths` that are
+        there), by path."""
+        with self._lock:
+            files = self.files
+            if paths is None:
+                return {rel: (f.mtime_ns, f.size) for rel, f in files.items()}
+            return {rel: (f.mtime_ns, f.size) for rel in paths if (f := files.get(rel))}
+
+    def snapshot(self) -> Texts:
+        """The file table at this moment: the watcher's thread may be refreshing it."""
+        with self._lock:
+            return Texts(self, dict(self.files))
+
+    # -- texts --------------------------------------------------------------------------
+
+    def text(self, key: str, fresh: bool = False) -> str | None:
+        """The text of a memory file or of a memory's original (None: no such file, or a
+        memory without an original), read from the folder unless read lately (or always,
+        with `fresh`: what the index reads, so that a read in flight while the file changed
+        never leaves it the old text)."""
+        with self._lock:
+            if key in self._texts and not fresh:
+                self._texts.move_to_end(key)
+                return self._texts[key]
+        if is_original(key):
+            memory = self.text(memory_of(key), fresh)
+            text = self._original(memory) if memory is not None else None
+        else:
+            text = self._read(self.root / key)
+        self._keep(key, text, replace=fresh)
+        return text
+
+    def _read(self, path: Path) -> str | None:
+        try:
+            return path.read_text(encoding="utf-8", errors="replace")
+        except OSError:  # gone meanwhile (the next refresh notices)
+            return None
+
+    def _keep(self, key: str, text: str | None, replace: bool = False) -> None:
+        with self._lock:
+            if key in self._texts:
+                if not replace:
+                    return
+                self._cached_chars -= len(self._texts.pop(key) or "") + 64
+            self._texts[key] = text
+            self._cached_chars += len(text or "") + 64
+            while self._cached_chars > TEXT_CACHE_CHARS and len(self._texts) > 1:
+                _, old = self._texts.popitem(last=False)
+                self._cached_chars -= len(old or "") + 64
+
+    def _forget(self, rel: str) -> None:
+        for key in (rel, rel + ORIGINAL):
+            if key in self._texts:
+                self._cached_chars -= len(self._texts.pop(key) or "") + 64
 
     def _original(self, memory_text: str) -> str | None:
         """The memory's original wording, from the span its front matter names (read with
@@ -104,14 +315,8 @@ class Corpus:
         digest, span = _SOURCE_HASH.search(front), _SPAN.search(front)
         if not digest or not span:
             return None
-        source = self._sources.get(digest.group(1))
-        if source is None:
-            path = self.root / SOURCES_DIR / f"{digest.group(1)}.txt"
-            if resolve_within(self.root, path) is None:  # missing, or a link out
-                return None
-            source = path.read_text(encoding="utf-8", errors="replace")
-            self._sources[digest.group(1)] = source
-        original = source[int(span.group(1)) : int(span.group(2))]
+        source = self._source(digest.group(1))
+        original = source[int(span.group(1)) : int(span.group(2))] if source else ""
         if not original:
             return None
         # Contextual retrieval: the passage is indexed under its memory's title and source,
@@ -120,21 +325,15 @@ class Corpus:
         header = " — ".join(m.group(1).strip("'\" ") for m in (name, title) if m)
         return f"[{header}]\n{original}" if header else original
 
-    def mark_stale(self) -> None:
-        """Something changed: the next refresh_if_stale walks the tree again (re-reading
-        only files whose size or mtime changed)."""
-        self.refreshed_at = float("-inf")
-
-    def under(self, prefix: str) -> list[tuple[str, CorpusFile]]:
-        """(path, file) of files below `prefix` ("" for all), sorted by path."""
-        prefix = prefix.strip("/")
-        return sorted(
-            (rel, f)
-            for rel, f in self.snapshot().items()
-            if not prefix or rel == prefix or rel.startswith(prefix + "/")
-        )
-
-    def snapshot(self) -> dict[str, CorpusFile]:
-        """A copy of the file table: the watcher's thread may be refreshing it meanwhile."""
+    def _source(self, digest: str) -> str | None:
+        """A source document's text (content-addressed: it never changes once written)."""
+        key = f"{SOURCES_DIR}/{digest}"
         with self._lock:
-            return dict(self.files)
+            if key in self._texts:
+                self._texts.move_to_end(key)
+                return self._texts[key]
+        path = self.root / SOURCES_DIR / f"{digest}.txt"
+        text = self._read(path) if resolve_within(self.root, path) is not None else None
+        if text is not None:  # missing now, maybe written by the operation running
+            self._keep(key, text)
+        return text

@@ -12,8 +12,10 @@ person) rank first: look-alike documents differ in exactly those.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from gam_desktop.engine.ask.corpus import ORIGINAL, CorpusFile, document_of, memory_of
 from gam_desktop.engine.ask.recall import (
@@ -25,7 +27,6 @@ from gam_desktop.engine.ask.recall import (
     time_of,
     within,
 )
-from gam_desktop.engine.ask.search import SearchHit, query_terms, tokenize
 from gam_desktop.engine.ask.tools import MemoryTools
 from gam_desktop.engine.ask.when import (
     MONTHS,
@@ -36,11 +37,15 @@ from gam_desktop.engine.ask.when import (
     recency,
     time_window,
 )
+from gam_desktop.engine.ask.words import query_terms, tokenize
 from gam_desktop.engine.llm import LLM, LLMCallFailed
 from gam_desktop.engine.models import utc_now
 from gam_desktop.engine.progress import CancelToken
 from gam_desktop.engine.store.markdown import README as README_NAME
 from gam_desktop.engine.textutil import STOPWORDS
+
+if TYPE_CHECKING:
+    from gam_desktop.engine.ask.search import SearchHit
 
 PASSAGES = 5
 SPREAD_PASSAGES = 8  # a question over several documents: the best passage of each
@@ -193,7 +198,7 @@ def gather(
 
 def _ranked(
     hits: list[SearchHit],
-    files: dict[str, CorpusFile],
+    files: Mapping[str, CorpusFile],
     question: str,
     now: datetime,
     period: Window | None,
@@ -216,7 +221,9 @@ def _ranked(
     return ranked
 
 
-def _said_during(files: dict[str, CorpusFile], period: Window, seen: set[str]) -> list[_Candidate]:
+def _said_during(
+    files: Mapping[str, CorpusFile], period: Window, seen: set[str]
+) -> list[_Candidate]:
     """The conversations and facts of `period` that search did not find ("What did I say
     on 20 September?" shares no word with what was said)."""
     found = []
@@ -241,7 +248,7 @@ def _oldest_personal_first(ranked: list[_Candidate]) -> list[_Candidate]:
 
 
 def _each_document_first(
-    candidates: list[_Candidate], files: dict[str, CorpusFile]
+    candidates: list[_Candidate], files: Mapping[str, CorpusFile]
 ) -> list[_Candidate]:
     """Each document's best candidate first, then the rest in rank order."""
     firsts = {_document(files, c.key): c.key for c in reversed(candidates)}
@@ -253,7 +260,7 @@ def _each_document_first(
 
 def _passages(
     candidates: list[_Candidate],
-    files: dict[str, CorpusFile],
+    files: Mapping[str, CorpusFile],
     question: str,
     limit: int,
     period: Window | None,
@@ -291,7 +298,7 @@ def _passages(
     return passages
 
 
-def _document(files: dict[str, CorpusFile], key: str) -> str:
+def _document(files: Mapping[str, CorpusFile], key: str) -> str:
     """The reader's name of the document a corpus key comes from: "acme-oncall.md" is
     "Acme oncall"; a README or a memory without a source is named by its path."""
     memory = files.get(memory_of(key))
@@ -300,7 +307,7 @@ def _document(files: dict[str, CorpusFile], key: str) -> str:
     return source_name(files, key) or memory_of(key)
 
 
-def source_name(files: dict[str, CorpusFile], key: str) -> str:
+def source_name(files: Mapping[str, CorpusFile], key: str) -> str:
     """The reader's name of the source document of a memory ("Acme oncall"), or ""
     for a README, a conversation, a fact or a memory without a source."""
     memory = files.get(memory_of(key))

@@ -13,14 +13,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from gam_desktop.engine.ask.corpus import is_original, memory_of
-from gam_desktop.engine.ask.search import query_terms, snippet, tokenize
+from gam_desktop.engine.ask.corpus import is_original, memory_of, title_of
 from gam_desktop.engine.ask.tools import MemoryTools
+from gam_desktop.engine.ask.words import query_terms, snippet, tokenize
 from gam_desktop.engine.progress import CancelToken
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)  # "gil_python_thread" is three words
-_FRONT_TITLE = re.compile(r"^(?:title|statement):[ \t]*(.+?)[ \t]*$", re.MULTILINE)
-_HEADING = re.compile(r"^#[ \t]+(.+?)[ \t]*$", re.MULTILINE)
 _MARKUP = re.compile(r"(?:(?<=\s)|^)#{1,6}\s+|\*\*|__|`")  # headings, bold, code in a snippet
 
 
@@ -79,32 +77,12 @@ def search(
 
 
 def titles(tools: MemoryTools, cancel: CancelToken | None = None) -> dict[str, str]:
-    """The title of every Markdown file in the memory, by path."""
+    """The title of every Markdown file in the memory, by path (kept by the index)."""
     cancel = cancel or CancelToken()
     cancel.raise_if_cancelled()
     tools.corpus.refresh_if_stale()
     cancel.raise_if_cancelled()
-    return {
-        path: title_of(path, file.text)
-        for path, file in tools.corpus.snapshot().items()
-        if not is_original(path)
-    }
-
-
-def title_of(path: str, text: str) -> str:
-    """A file's title: its front matter's (a fact's statement), a README's heading, else
-    its name. Read with a regular expression: parsing the YAML of 10,000 files would cost
-    seconds, and a title is one line."""
-    if text.startswith("---"):
-        end = text.find("\n---", 3)
-        found = _FRONT_TITLE.search(text[: end if end > 0 else len(text)])
-        if found:
-            return _unquote(found.group(1)) or _name(path)
-    elif path.rsplit("/", 1)[-1] == "README.md":
-        heading = _HEADING.search(text[:2000])
-        if heading:
-            return heading.group(1)
-    return _name(path)
+    return tools.index.titles()
 
 
 def marks(snippet: str, terms: set[str]) -> tuple[tuple[int, int], ...]:
@@ -115,15 +93,3 @@ def marks(snippet: str, terms: set[str]) -> tuple[tuple[int, int], ...]:
     return tuple(
         word.span() for word in _WORD.finditer(snippet) if terms.intersection(tokenize(word[0]))
     )
-
-
-def _unquote(value: str) -> str:
-    if len(value) >= 2 and value[0] == value[-1] == "'":
-        return value[1:-1].replace("''", "'")
-    if len(value) >= 2 and value[0] == value[-1] == '"':
-        return value[1:-1].replace('\\"', '"')
-    return value
-
-
-def _name(path: str) -> str:
-    return path.rsplit("/", 1)[-1].removesuffix(".md")

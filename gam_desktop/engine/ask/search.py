@@ -1,96 +1,57 @@
-"""BM25 full-text search over a memory (rank-bm25), CJK-aware, cached on disk.
+"""BM25 full-text search over a memory, CJK-aware, its index kept on disk and updated
+file by file.
 
-Tokens: NFKC, lowercase, stemmed words for alphabetic scripts and character bigrams for
-Chinese, Japanese and Korean runs (whitespace splitting would score a Japanese
-query at zero). Tokenized documents persist in `.gam/cache/bm25.json` keyed by
-size and mtime, so a new process re-tokenizes only what changed; the BM25 model is
-rebuilt from the cached tokens when the corpus changes.
+Scoring is rank-bm25's BM25Okapi (k1 = 1.5, b = 0.75) with Lucene's IDF,
+log(1 + (N - n + 0.5) / (n + 0.5)), which is never zero: rank-bm25's own is zero for a
+word in half the files, and in a new memory of one document (its memory, its original
+text, a README) a word the memory and its original share was found nowhere. The scores
+are computed from the postings (postings.py) term by term, with rank-bm25's arithmetic,
+so they are the numbers it gave and the order is its order (ties by path); but a query
+reads only the postings of its terms (rank-bm25 took ~290 ms a query at 100,000 files).
+
+The index follows the corpus: files whose size or mtime changed are read and indexed
+again, nothing else; a new process loads it from `.gam/cache/search.sqlite3` instead of
+reading every file.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
-import json
 import math
-import re
+import sqlite3
 import threading
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
-from gam_desktop.engine.ask.corpus import Corpus
-from gam_desktop.engine.store.changeset import atomic_write
+import numpy as np
+
+from gam_desktop.engine.ask.corpus import ORIGINAL, Corpus, title_of
+from gam_desktop.engine.ask.postings import Doc, Postings
+from gam_desktop.engine.ask.words import (
+    is_one_word,
+    query_terms,
+    snippet,
+    stem,
+    tokenize,
+    word_pieces,
+    words,
+)
 from gam_desktop.engine.store.folder import CACHE_DIR
-from gam_desktop.engine.store.links import check_writable_path
-from gam_desktop.engine.textutil import STOPWORDS
+from gam_desktop.engine.store.links import LinkedPathError, check_writable_path
 
-CACHE_FILE = f"{CACHE_DIR}/bm25.json"
-CACHE_VERSION = 2  # 2: stemmed tokens (the cache holds tokens, not scores)
-_CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
-_TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+", re.UNICODE)
-_IS_CJK = re.compile(rf"[{_CJK}]")
+__all__ = ["SearchHit", "SearchIndex", "index_size", "query_terms", "snippet", "tokenize"]
 
-
-@functools.cache
-def _bm25() -> Any:
-    """The BM25 model class, made on the first search: rank-bm25 imports numpy, which the
-    app's start (this module is imported for the find box) should not wait for."""
-    from rank_bm25 import BM25Okapi
-
-    class LuceneBM25(BM25Okapi):  # type: ignore[misc]  # rank-bm25 has no type hints
-        """BM25 with Lucene's IDF, log(1 + (N - n + 0.5) / (n + 0.5)), which is never zero.
-        rank-bm25's own IDF is zero for a word in half the files, and so is every score for
-        it: in a new memory of one document (its memory, its original text, a README) a
-        word the memory and its original share was found nowhere."""
-
-        def _calc_idf(self, nd: dict[str, int]) -> None:
-            for word, freq in nd.items():
-                self.idf[word] = math.log(1 + (self.corpus_size - freq + 0.5) / (freq + 0.5))
-            self.average_idf = sum(self.idf.values()) / len(self.idf) if self.idf else 0.0
-
-    return LuceneBM25
-
-
-@functools.cache
-def _stemmer() -> Any:
-    """Snowball's English stemmer, loaded on first use (its import takes a while)."""
-    import snowballstemmer
-
-    return snowballstemmer.stemmer("english")
-
-
-_QUESTION_WORDS = ("long", "many", "much", "does", "did", "do", "until", "after", "before")
-
-
-@functools.lru_cache(maxsize=200_000)
-def _stem(word: str) -> str:
-    """ "escalation", "escalates" and "escalate" are one search term (Snowball English;
-    words with digits, like versions, stay as they are)."""
-    return word if not word.isalpha() or len(word) < 4 else _stemmer().stemWord(word)
-
-
-@functools.cache
-def _query_stopwords() -> frozenset[str]:
-    return frozenset(_stem(w) for w in (*STOPWORDS, *_QUESTION_WORDS))
-
-
-def query_terms(query: str) -> list[str]:
-    """The search terms of a question: "How long until…" would otherwise score the one
-    passage that happens to say "how"."""
-    stopwords = _query_stopwords()
-    return [t for t in tokenize(query) if t not in stopwords] or tokenize(query)
-
-
-def tokenize(text: str) -> list[str]:
-    tokens: list[str] = []
-    for run in _TOKEN.findall(unicodedata.normalize("NFKC", text).lower()):
-        if _IS_CJK.match(run):
-            tokens.extend(run[i : i + 2] for i in range(max(1, len(run) - 1)))
-        else:
-            tokens.append(_stem(run))
-    return tokens
+CACHE_FILE = f"{CACHE_DIR}/search.sqlite3"
+OLD_CACHE_FILE = f"{CACHE_DIR}/bm25.json"  # tokens of every file, as JSON (before 14)
+K1, B = 1.5, 0.75  # rank-bm25's defaults
+BUILD_FROM_NOTHING = 2_000  # this many files new to an empty index: built part by part,
+BUILD_CHUNK = 8_000  # so many files a part (and a transaction)
+UPDATE_CHUNK = 500  # files per transaction of an update
+MANY_KEYS = 20_000  # grep's candidates ordered by the ranks of all paths (made once a change)
+T = TypeVar("T")
 
 
 @dataclass
@@ -100,106 +61,245 @@ class SearchHit:
     snippet: str
 
 
+@dataclass
+class Holding:
+    """The corpus keys whose text may hold a grep pattern, sorted, and which of them are
+    only candidates (every other one surely holds it)."""
+
+    keys: list[str]
+    unsure: set[str]
+
+
 class SearchIndex:
     def __init__(self, corpus: Corpus) -> None:
         self.corpus = corpus
-        self.cache_path = corpus.root / CACHE_FILE
-        self._tokens: dict[str, tuple[int, int, list[str]]] = {}  # path -> (mtime, size, tokens)
-        self._model: Any = None  # rank-bm25's model (it has no type hints)
-        self._paths: list[str] = []
-        self._texts: dict[str, str] = {}  # the texts the model was built from, for snippets
-        self._postings: dict[str, list[int]] = {}  # token -> indices of documents holding it
-        self._built_generation = -1
-        self._lock = threading.Lock()
-        self.builds = 0  # how many times the BM25 model was (re)built: tests read it
+        self._store: Postings | None = None
+        self._synced = -1  # the corpus generation the index follows
+        self._order: np.ndarray | None = None  # rank of each document id by key, for grep
+        self._lock = threading.RLock()
+        self.indexed = 0  # how many texts were (re)indexed: tests read it
 
-    def _load_cache(self) -> None:
-        try:
-            data = json.loads(self.cache_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return
-        if data.get("version") == CACHE_VERSION:
-            self._tokens = {p: (m, s, t) for p, (m, s, t) in data.get("files", {}).items()}
-
-    def _save_cache(self) -> None:
-        payload = {"version": CACHE_VERSION, "files": {p: list(v) for p, v in self._tokens.items()}}
-        # A cache: in a read-only folder it only costs re-tokenizing next time.
-        with contextlib.suppress(OSError):
-            target = check_writable_path(self.corpus.root, CACHE_FILE)  # never through a link
-            atomic_write(target, json.dumps(payload, ensure_ascii=False))
+    # -- following the corpus -------------------------------------------------------------
 
     def ensure_built(self) -> None:
-        with self._lock:
-            if self._model is not None and self._built_generation == self.corpus.generation:
-                return
-            if not self._tokens:
-                self._load_cache()
-            changed = False
-            current = {}
-            generation = self.corpus.generation
-            files = self.corpus.snapshot()
-            for path, file in files.items():
-                cached = self._tokens.get(path)
-                if cached and cached[0] == file.mtime_ns and cached[1] == file.size:
-                    current[path] = cached
-                else:
-                    current[path] = (file.mtime_ns, file.size, tokenize(file.text))
-                    changed = True
-            changed = changed or set(current) != set(self._tokens)
-            self._tokens = current
-            self._paths = sorted(current)
-            corpus = [current[p][2] or ["\u0000"] for p in self._paths]
-            self._model = _bm25()(corpus) if corpus else None
-            self._postings = {}
-            for i, frequencies in enumerate(self._model.doc_freqs if self._model else []):
-                for token in frequencies:
-                    self._postings.setdefault(token, []).append(i)
-            self._texts = {p: files[p].text for p in self._paths}
-            self._built_generation = generation
-            self.builds += 1
-            if changed:
-                self._save_cache()
+        """Index what changed in the corpus since the last look (nothing, usually). When
+        the index cannot be written (a full disk, a read-only folder), it is used as it
+        is, and written the next time."""
+        with contextlib.suppress(sqlite3.OperationalError):
+            self._reading(self._follow)
 
-    def containing(self, tokens: list[str]) -> list[str]:
-        """The files whose text holds every one of `tokens`, from the postings."""
-        self.ensure_built()
+    def _reading(self, use: Callable[[], T]) -> T:
+        """`use` the index; when its database turns out damaged (a full disk, a crash, a
+        file cut short), it is made again from the files and used again."""
         with self._lock:
-            postings, paths = self._postings, self._paths
-        if not tokens:
+            try:
+                return use()
+            except sqlite3.OperationalError:  # locked too long, a full disk: not damage
+                raise
+            except sqlite3.DatabaseError:
+                self._reset()
+                self._follow()
+                return use()
+
+    def _follow(self) -> None:
+        if self.corpus.generation == 0 and self.corpus.refreshed_at == float("-inf"):
+            self.corpus.refresh()  # never looked at: an empty table would empty the index
+        store = self._open()
+        if store.follow_others():  # another process indexed meanwhile: compare again
+            self._synced, self._order = -1, None
+        generation = self.corpus.generation
+        if generation == self._synced:
+            return
+        stale, gone, stats = self._differences(store)
+        if gone:
+            with store.writing():
+                store.remove(k for key in gone for k in (key, key + ORIGINAL))
+        direct = store.count == 0 and len(stale) >= BUILD_FROM_NOTHING
+        size = BUILD_CHUNK if direct else UPDATE_CHUNK
+        for start in range(0, len(stale), size):
+            chunk = stale[start : start + size]
+            with store.writing():  # a chunk at a time: another process may write between
+                store.remove(k for key in chunk for k in (key, key + ORIGINAL))
+                docs = (doc for key in chunk for doc in self._docs_of(key, stats[key]))
+                self.indexed += store.add(docs, direct=direct)
+        if gone or stale:
+            self._order = None
+        self._synced = generation
+
+    def _differences(
+        self, store: Postings
+    ) -> tuple[list[str], list[str], dict[str, tuple[int, int]]]:
+        """(the files to index again, sorted; the files gone; the stats of the files): from
+        what the corpus says changed since the last look, or else by comparing them all."""
+        changed = self.corpus.changed_since(self._synced) if self._synced >= 0 else None
+        stats = self.corpus.stats(changed)
+        if changed is None:  # (an original is removed with its memory, never alone)
+            gone = store.stats.keys() - stats.keys()
+        else:
+            gone = {k for k in changed if k not in stats and k in store.ids}
+        stale = sorted(k for k, stat in stats.items() if store.stats.get(k) != stat)
+        return stale, sorted(gone), stats
+
+    def _docs_of(self, key: str, stat: tuple[int, int]) -> list[Doc]:
+        """The texts of a file to index: itself and its original wording (if any)."""
+        text = self.corpus.text(key, fresh=True)
+        if text is None:  # gone meanwhile: the next refresh says so
             return []
-        found = set(postings.get(tokens[0], ()))
-        for token in tokens[1:]:
-            found &= set(postings.get(token, ()))
-        return [paths[i] for i in sorted(found)]
+        docs = [Doc(key, *stat, words(text), title_of(key, text), _plain(text))]
+        original = self.corpus.text(key + ORIGINAL)  # (its memory was just read)
+        if original is not None:
+            # its stat is its memory's: -1, not compared
+            docs.append(Doc(key + ORIGINAL, -1, -1, words(original), "", _plain(original)))
+        return docs
+
+    def _open(self) -> Postings:
+        if self._store is None:
+            path = self._writable(CACHE_FILE)
+            old = self._writable(OLD_CACHE_FILE)
+            if old is not None:  # hundreds of megabytes at 100,000 files, never read again
+                with contextlib.suppress(OSError):
+                    old.unlink(missing_ok=True)
+            self._store = self._loaded(path)
+        return self._store
+
+    @staticmethod
+    def _loaded(path: Path | None) -> Postings:
+        """The index at `path`, made anew if it is damaged; kept in memory only if it
+        cannot be written (or another process holds it locked for long)."""
+        for _ in range(2 if path is not None else 0):
+            try:
+                return _opened(path)
+            except (sqlite3.OperationalError, OSError):  # not ours to delete
+                break
+            except sqlite3.DatabaseError:  # damaged: made anew
+                with contextlib.suppress(OSError):
+                    path.unlink(missing_ok=True)  # type: ignore[union-attr]
+        return _opened(None)
+
+    def _writable(self, rel: str) -> Path | None:
+        """Where the index may be written, never through a link (a `.gam/cache` linked
+        elsewhere would get the memory's words); None when nowhere."""
+        try:
+            target = check_writable_path(self.corpus.root, rel)
+            target.parent.mkdir(parents=True, exist_ok=True)
+        except (LinkedPathError, OSError):
+            return None
+        return target
+
+    def _reset(self) -> None:
+        """Start again from nothing (the database was damaged)."""
+        if self._store is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._store.close()
+            if self._store.path is not None:
+                with contextlib.suppress(OSError):
+                    self._store.path.unlink()
+        self._store, self._synced, self._order = None, -1, None
+
+    # -- asking ---------------------------------------------------------------------------
 
     def search(self, query: str, top_k: int = 5) -> list[SearchHit]:
         self.ensure_built()
-        with self._lock:  # one consistent model, even if the watcher rebuilds meanwhile
-            model, paths, texts = self._model, self._paths, self._texts
         terms = query_terms(query)
-        if model is None or not terms:
+        # one consistent index, even if the watcher updates it meanwhile
+        ranked = self._reading(lambda: self._scored(terms, max(1, top_k))) if terms else []
+        return [
+            SearchHit(key, score, snippet(self.corpus.text(key) or "", terms))
+            for key, score in ranked
+        ]
+
+    def _scored(self, terms: list[str], top_k: int) -> list[tuple[str, float]]:
+        store = self._open()
+        if store.count == 0:
             return []
-        scores = model.get_scores(terms)
-        ranked = sorted(range(len(scores)), key=lambda i: -scores[i])[: max(1, top_k)]
-        hits = []
-        for i in ranked:
-            if scores[i] <= 0:
+        scores = np.zeros(len(store.alive))
+        average = store.total_length / store.count
+        fetched: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        for term in terms:  # as rank-bm25 did: term by term, a repeated term twice
+            if term not in fetched:
+                fetched[term] = store.postings(store.words_of_stem(term))
+            ids, tfs = fetched[term]
+            if not len(ids):
+                continue
+            idf = math.log(1 + (store.count - len(ids) + 0.5) / (len(ids) + 0.5))
+            lengths = store.lengths[ids]
+            scores[ids] += idf * (tfs * (K1 + 1) / (tfs + K1 * (1 - B + B * lengths / average)))
+        return _best(scores, store.keys, top_k)
+
+    def containing(self, tokens: list[str]) -> list[str]:
+        """The files whose text holds every one of `tokens` (search terms), by path."""
+        self.ensure_built()
+        return self._reading(lambda: self._containing(tokens)) if tokens else []
+
+    def _containing(self, tokens: list[str]) -> list[str]:
+        store = self._open()
+        found = store.postings(store.words_of_stem(tokens[0]))[0]
+        for token in tokens[1:]:
+            found = np.intersect1d(found, store.postings(store.words_of_stem(token))[0])
+        return sorted(key for i in found if (key := store.keys[i]) is not None)
+
+    def holding(self, needle: str) -> Holding | None:
+        """The keys whose lowercased text may hold `needle` (lowercased), by path: those
+        with words holding its pieces. None when the index cannot narrow it down."""
+        pieces = word_pieces(needle)
+        if pieces is None:
+            return None
+        self.ensure_built()
+        return self._reading(lambda: self._holding(needle, pieces))
+
+    def _holding(self, needle: str, pieces: list[tuple[str, bool]]) -> Holding:
+        store = self._open()
+        found = np.zeros(0, np.int64)
+        for n, (piece, whole) in enumerate(pieces):
+            held = [piece] if whole else store.words_holding(piece)
+            ids = store.documents(held) if held else np.zeros(0, np.int64)
+            found = ids if n == 0 else np.intersect1d(found, ids, assume_unique=True)
+            if not len(found):
                 break
-            hits.append(SearchHit(paths[i], float(scores[i]), snippet(texts[paths[i]], terms)))
-        return hits
+        # Texts whose words are not their text's runs (NFKC changed them): always read.
+        irregular = np.array(sorted(store.irregular), np.int64)
+        found = np.union1d(found, irregular)
+        if len(found) > MANY_KEYS:  # sorting 100,000 paths takes 150 ms; their ranks, 15
+            keys = [store.keys[i] for i in found[np.argsort(self._ranks(store)[found])]]
+        else:
+            keys = sorted(store.keys[i] for i in found)
+        unsure = {store.keys[i] for i in irregular} if is_one_word(needle) else set(keys)
+        return Holding(keys, unsure)
+
+    def _ranks(self, store: Postings) -> np.ndarray:
+        """Each document id's place in the order of keys (made again after changes)."""
+        if self._order is None or len(self._order) != len(store.keys):
+            ranked = sorted((k, i) for i, k in enumerate(store.keys) if k is not None)
+            self._order = np.zeros(len(store.keys), np.int64)
+            self._order[[i for _, i in ranked]] = np.arange(len(ranked))
+        return self._order
+
+    def titles(self) -> dict[str, str]:
+        """The title of every file indexed (not of the originals), by path."""
+        self.ensure_built()
+        found = self._reading(lambda: self._open().titles())
+        return {k: t for k, t in found.items() if not k.endswith(ORIGINAL)}
 
 
-def snippet(text: str, terms: list[str], width: int = 160) -> str:
-    body = text.split("\n---", 2)[-1] if text.startswith("---") else text
-    flat = " ".join(body.split())
-    lower = flat.lower()
-    at = min((i for t in terms if (i := lower.find(t)) >= 0), default=0)
-    start = max(0, at - width // 4)
-    return (
-        ("…" if start else "")
-        + flat[start : start + width]
-        + ("…" if start + width < len(flat) else "")
-    )
+def _opened(path: Path | None) -> Postings:
+    store = Postings(path, stem)
+    store.load()
+    return store
+
+
+def _best(scores: np.ndarray, keys: list[str | None], top_k: int) -> list[tuple[str, float]]:
+    """The `top_k` best scoring documents (score > 0), best first, ties by key."""
+    found = np.flatnonzero(scores > 0)
+    if len(found) > top_k:
+        cut = np.partition(scores[found], len(found) - top_k)[len(found) - top_k]
+        found = found[scores[found] >= cut]
+    ranked = sorted(found.tolist(), key=lambda i: (-scores[i], keys[i]))[:top_k]
+    return [(key, float(scores[i])) for i in ranked if (key := keys[i]) is not None]
+
+
+def _plain(text: str) -> bool:
+    """Whether the words indexed are the runs of the text as grep reads it (lowercased)."""
+    return unicodedata.is_normalized("NFKC", text)
 
 
 def index_size(root: Path) -> int:

@@ -10,16 +10,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gam_desktop.engine.ask.corpus import Corpus, is_original, memory_of
 from gam_desktop.engine.ask.sandbox import Sandbox, ToolError
-from gam_desktop.engine.ask.search import SearchIndex
 from gam_desktop.engine.llm.tools import Tool
 from gam_desktop.engine.store.folder import MemoryFolder
 from gam_desktop.engine.store.markdown import parse_memory
 
+if TYPE_CHECKING:
+    from gam_desktop.engine.ask.search import SearchIndex
+
 GREP_LIMIT = 40
+GREP_READ_LIMIT = 500  # a folder of up to this many files is read; above, the index narrows
 CAT_LIMIT = 60_000  # characters; a memory is far smaller, a pasted book is not
 
 
@@ -111,7 +114,17 @@ class MemoryTools:
         self.sandbox = Sandbox(root)
         self.folder = MemoryFolder(self.sandbox.root)
         self.corpus = corpus or Corpus(self.sandbox.root)
-        self.index = index or SearchIndex(self.corpus)
+        self._index = index
+
+    @property
+    def index(self) -> SearchIndex:
+        """The search index, made on first use: it imports numpy, which the app's start
+        (the find box holds tools) should not wait for."""
+        if self._index is None:
+            from gam_desktop.engine.ask.search import SearchIndex
+
+            self._index = SearchIndex(self.corpus)
+        return self._index
 
     def run(self, name: str, arguments: dict[str, Any]) -> ToolResult:
         """Run one tool call; refusals and bad arguments come back as error results."""
@@ -177,20 +190,7 @@ class MemoryTools:
             raise ToolError("grep needs a non-empty pattern")
         _, scope = self.sandbox.resolve(path, want_dir=True)
         self.corpus.refresh_if_stale()
-        needle = pattern.lower()
-        hits: list[str] = []
-        files: dict[str, None] = {}  # matching memories, in order (a dict: 10k matches)
-        for key, file in self.corpus.under(scope):
-            if needle not in file.lower:
-                continue
-            rel = memory_of(key)
-            files[rel] = None
-            if len(hits) >= GREP_LIMIT:
-                continue  # past the cap, only count matching files: no line splitting
-            shown = f"{rel} (original text)" if is_original(key) else rel
-            for number, line in enumerate(file.text.splitlines(), start=1):
-                if needle in line.lower() and len(hits) < GREP_LIMIT:
-                    hits.append(f"{shown}:{number}: {line.strip()[:200]}")
+        hits, files = self._grep(pattern.lower(), *self._grep_candidates(pattern.lower(), scope))
         if not hits:
             return ToolResult(f"no matches for '{pattern}'")
         if len(hits) >= GREP_LIMIT:
@@ -199,6 +199,44 @@ class MemoryTools:
                 "match in all; narrow the pattern or the path)"
             )
         return ToolResult("\n".join(hits), matched=list(files))
+
+    def _grep(
+        self, needle: str, keys: list[str], unsure: set[str] | None
+    ) -> tuple[list[str], dict[str, None]]:
+        """(the first GREP_LIMIT matching lines, every matching memory in order) among
+        `keys`: read until the lines are found, then only `unsure` ones (None: all)."""
+        hits: list[str] = []
+        files: dict[str, None] = {}  # matching memories, in order (a dict: 10k matches)
+        for at, key in enumerate(keys):
+            if len(hits) >= GREP_LIMIT and unsure is not None and not unsure:
+                files.update(dict.fromkeys(map(memory_of, keys[at:])))  # sure: not read
+                break
+            rel = memory_of(key)
+            if len(hits) >= GREP_LIMIT and unsure is not None and key not in unsure:
+                files[rel] = None  # past the cap, a sure match is only counted: not read
+                continue
+            text = self.corpus.text(key)
+            if text is None or needle not in text.lower():
+                continue
+            files[rel] = None
+            if len(hits) >= GREP_LIMIT:
+                continue  # past the cap, only count matching files: no line splitting
+            shown = f"{rel} (original text)" if is_original(key) else rel
+            for number, line in enumerate(text.splitlines(), start=1):
+                if needle in line.lower() and len(hits) < GREP_LIMIT:
+                    hits.append(f"{shown}:{number}: {line.strip()[:200]}")
+        return hits, files
+
+    def _grep_candidates(self, needle: str, scope: str) -> tuple[list[str], set[str] | None]:
+        """(the corpus keys below `scope` that may hold `needle`, sorted; which of them are
+        only candidates, None for all): a folder is read, the whole memory is narrowed
+        down by the index's words (reading 100,000 files takes seconds)."""
+        many = len(self.corpus.below(scope)) > GREP_READ_LIMIT
+        held = self.index.holding(needle) if many else None
+        if held is None:
+            return [key for key, _ in self.corpus.under(scope)], None
+        inside = [k for k in held.keys if k.startswith(f"{scope}/")] if scope else held.keys
+        return inside, held.unsure
 
     def bm25_search(self, query: str, top_k: int = 5) -> ToolResult:
         self.corpus.refresh_if_stale()

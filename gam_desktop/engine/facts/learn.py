@@ -31,7 +31,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from gam_desktop.engine.ask.intent import told_part
-from gam_desktop.engine.ask.search import query_terms, tokenize
+from gam_desktop.engine.ask.words import query_terms, tokenize
 from gam_desktop.engine.facts.claims import claim
 from gam_desktop.engine.facts.record import Fact, new_fact_id, render
 from gam_desktop.engine.llm import LLM, LLMCallFailed

@@ -14,7 +14,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -246,8 +246,9 @@ class MemoryRepo:
         # refuse the memory ("dubious ownership"); its config is neutralized above anyway.
         trusted = ("-c", f"safe.directory={self.root}")
         command = [self.executable, "-C", str(self.root), *SAFE_CONFIG, *trusted, *args]
-        # GIT_OPTIONAL_LOCKS=0: `git status` would refresh and rewrite the index, which
-        # fails on a full disk and races with the user's own git.
+        # GIT_OPTIONAL_LOCKS=0: `git status` would refresh and rewrite the index, racing
+        # with the user's own git and failing on a full disk; only the status an operation
+        # starts with, under the writer lock, may (and is asked again without, if it fails).
         base = {"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"}
         pinned = git_environment(self.root)
         try:
@@ -279,10 +280,13 @@ class MemoryRepo:
         except self._git.GitCommandError:
             return False
 
-    def git(self, *args: str, check: bool = True, stdin: Any = None) -> str:
-        """Run git in the memory folder; returns stdout."""
+    def git(self, *args: str, check: bool = True, stdin: Any = None, locks: bool = False) -> str:
+        """Run git in the memory folder; returns stdout. With `locks`, git may take the
+        locks of its optional work (refreshing the index), skipping it when it cannot."""
         try:
-            return self._run(args, self._author(), stdin)
+            return self._run(
+                args, {**self._author(), **({"GIT_OPTIONAL_LOCKS": "1"} if locks else {})}, stdin
+            )
         except self._git.GitCommandError as exc:
             if check:
                 raise GitFailed(exc) from exc
@@ -297,8 +301,30 @@ class MemoryRepo:
             return None
 
     def dirty_paths(self) -> list[str]:
-        out = self.git("status", "--porcelain", "-z", "--untracked-files=all")
-        return [entry[3:] for entry in out.split("\0") if len(entry) > 3]
+        return list(self.status())
+
+    def status(self, refresh: bool = False) -> dict[str, str]:
+        """Every path that differs from the last commit, with git's two-letter status ("??"
+        untracked, " M" modified, "D " deleted and staged, ...; a rename's old path is
+        listed as deleted). With `refresh` git may also rewrite the index's file times
+        when they went stale (a copied or restored folder: otherwise every later status
+        reads all 100,000 files again to compare them)."""
+        command = ("status", "--porcelain", "-z", "--untracked-files=all")
+        try:
+            out = self.git(*command, locks=refresh)
+        except GitFailed:  # the refresh could not be written (a full disk): without it
+            if not refresh:
+                raise
+            out = self.git(*command)
+        entries = iter(out.split("\0"))
+        found: dict[str, str] = {}
+        for entry in entries:
+            if len(entry) > 3:
+                found[entry[3:]] = entry[:2]
+                if entry[0] in "RC":  # the old path follows
+                    found[next(entries, "")] = "D "
+        found.pop("", None)
+        return found
 
     def stage_all(self) -> None:
         """`git add -A`, leaving out links that leave the memory (their targets are not
@@ -309,6 +335,17 @@ class MemoryRepo:
             if is_absent(self.root, self.root / path)
         ]
         self.git("add", "-A", "--", ".", *links_out)
+
+    def commit_dirty(
+        self, summary: str, trailers: dict[str, str], dirty: Iterable[str]
+    ) -> str | None:
+        """Commit the paths a status listed, as `stage_all` stages them (links that leave
+        the memory left out, and repositories nested in it), without it scanning every
+        file again (twice: a second at 100,000 files)."""
+        paths = {
+            p for p in dirty if not p.endswith("/") and not is_absent(self.root, self.root / p)
+        }
+        return self.commit_all(summary, trailers, paths=paths)
 
     @contextlib.contextmanager
     def _paths_file(self, lines: list[str]) -> Iterator[BinaryIO]:
@@ -353,16 +390,30 @@ class MemoryRepo:
             elif paths:
                 self.stage_paths(paths)
             faults.reached("staged")
-            if not self.git("diff", "--cached", "--name-only") and self.head() is not None:
-                return None
             message = one_line(summary)
             if trailers:  # a value with a newline would forge another trailer
                 message += "\n\n" + "\n".join(f"{k}: {one_line(v)}" for k, v in trailers.items())
-            self.git("commit", "-q", "--no-verify", "--allow-empty", "-m", message)
+            return self._commit_index(message)
         except GitFailed as exc:
             cause = exc.__cause__ if isinstance(exc.__cause__, Exception) else exc
             raise HistoryWriteError(cause) from exc
-        return self.head()
+
+    def _commit_index(self, message: str) -> str | None:
+        """Commit what is staged (None when that is what the last commit holds), with git's
+        plumbing: `git commit` also re-reads the time of every file (a third of a second
+        at 100,000 files) and writes the index a second time."""
+        tree = self.git("write-tree").strip()
+        parent = self.head()
+        if parent is not None and self.git("rev-parse", f"{parent}^{{tree}}").strip() == tree:
+            return None
+        below = ("-p", parent) if parent else ()
+        sha = self.git("commit-tree", tree, *below, "-m", message).strip()
+        # Only if HEAD is still the parent (another git of the user's moved it: fail).
+        self.git(
+            "update-ref", "-m", f"commit: {message.splitlines()[0]}", "HEAD", sha, parent or ""
+        )
+        self.git("gc", "--auto", "--quiet", check=False)  # as `git commit` does: pack loose objects
+        return sha
 
     def unstage_all(self) -> None:
         """Undo a `stage_all` whose commit failed (best effort: the disk may still be full)."""

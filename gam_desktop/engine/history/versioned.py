@@ -87,12 +87,14 @@ class Transaction:
         self.folder = folder
         self.repo = repo
         self.recording = recording
-        # What the folder looked like when the operation started: a file whose stat
-        # differs later was changed by someone else while the LLM was thinking.
-        self.baseline: dict[str, StatKey | None] = {
-            rel: _key(stat) for rel, stat in stat_files(folder.root).items()
-        }
-        self.baseline[META_FILE] = _stat_key(folder.meta_path)
+        # What the folder looked like when the operation started: a file that differs
+        # later was changed by someone else while the LLM was thinking. With git, the
+        # folder was its last commit then (pending edits were committed): what git says
+        # differs now did. Without, every file's stat (a walk: a second at 100,000 files).
+        self.baseline: dict[str, StatKey | None] = {}
+        if repo is None:
+            self.baseline = {rel: _key(stat) for rel, stat in stat_files(folder.root).items()}
+            self.baseline[META_FILE] = _stat_key(folder.meta_path)
         self.commits: list[str] = []  # the commits this operation made, oldest first
         self._steps: list[Changes] = []  # without git: what each change set did
 
@@ -106,8 +108,9 @@ class Transaction:
         """Apply `changes` and commit them as one operation; `committing()` is called
         between the two (a progress bar names the commit, which takes seconds in a big
         memory)."""
-        self._keep_outside_edits(changes)
-        moved_by_others = self._structure_changed(changes)
+        differs = self.repo.status() if self.repo is not None else None  # one look at all
+        self._keep_outside_edits(changes, differs)
+        moved_by_others = self._structure_changed(changes, differs)
         self.recording.plan(changes)
         root = self.folder.root
         existed = set()
@@ -133,8 +136,8 @@ class Transaction:
         written = set().union(*(a.paths for a in applied))
         if self.repo is None:
             self._steps.append(_applied(root, changes, written, existed))
-        for rel in written:  # the app's own writes
-            self.baseline[rel] = _stat_key(root / rel)
+            for rel in written:  # the app's own writes (with git: committed)
+                self.baseline[rel] = _stat_key(root / rel)
 
     def changes(self, kind: str) -> Changes:
         """What this operation changed: from its commits' name-status, or without git
@@ -143,27 +146,39 @@ class Transaction:
             return History(self.repo).committed(kind, self.commits)
         return Changes.combined(kind, self._steps)
 
-    def _structure_changed(self, changes: ChangeSet) -> set[str]:
-        """Memories someone else added or deleted since the operation started."""
-        now = set(stat_files(self.folder.root))
-        # The baseline also holds what stat_files (visible Markdown only) never lists: the
-        # meta file, and the documents' text an earlier change set of this operation wrote
-        # under .gam/sources (taken for memories deleted meanwhile, they had every README
-        # and the meta file recomputed from every memory's front matter, once per write).
-        before = {rel for rel, key in self.baseline.items() if key is not None and _listed(rel)}
+    def _structure_changed(self, changes: ChangeSet, differs: dict[str, str] | None) -> set[str]:
+        """Memories someone else added or deleted since the operation started (`differs`:
+        what git says differs from the last commit, or None without git)."""
         ours = changes.targets()
-        return {p for p in (now ^ before) - ours if not p.endswith(f"/{README}") and p != README}
+        if differs is not None:
+            added_or_deleted = {
+                p for p, code in differs.items() if code == "??" or {"A", "D"} & set(code)
+            }
+            moved = {p for p in added_or_deleted if _listed(p)}
+        else:
+            now = set(stat_files(self.folder.root))
+            # The baseline also holds what stat_files (visible Markdown only) never lists: the
+            # meta file, and the documents' text an earlier change set of this operation wrote
+            # under .gam/sources (taken for memories deleted meanwhile, they had every README
+            # and the meta file recomputed from every memory's front matter, once per write).
+            before = {rel for rel, key in self.baseline.items() if key is not None and _listed(rel)}
+            moved = now ^ before
+        return {p for p in moved - ours if not p.endswith(f"/{README}") and p != README}
 
-    def _keep_outside_edits(self, changes: ChangeSet) -> None:
+    def _keep_outside_edits(self, changes: ChangeSet, differs: dict[str, str] | None) -> None:
         """Commit edits made meanwhile as their own operation; a README edited meanwhile
         keeps the person's title and description; any other file edited meanwhile that
         this change set would replace stops the operation before it writes anything."""
         root = self.folder.root
-        changed = sorted(
-            rel
-            for rel in {*changes.writes, *changes.deletes}
-            if not rel.startswith(f"{APP_DIR}/") and _stat_key(root / rel) != self.baseline.get(rel)
-        )
+        targets = {
+            rel for rel in {*changes.writes, *changes.deletes} if not rel.startswith(f"{APP_DIR}/")
+        }
+        if differs is not None:
+            changed = sorted(targets & differs.keys())
+        else:
+            changed = sorted(
+                rel for rel in targets if _stat_key(root / rel) != self.baseline.get(rel)
+            )
         readmes = [
             rel for rel in changed if rel.rsplit("/", 1)[-1] == README and rel in changes.writes
         ]
@@ -175,8 +190,10 @@ class Transaction:
                 "nothing was written, so nothing of yours was lost. Try again.",
             )
         if self.repo is not None:
-            _commit_pending(self.repo)
+            _commit_pending(self.repo, differs)
         for rel in readmes:
+            if not (root / rel).is_file():  # deleted meanwhile: nothing of theirs to keep
+                continue
             theirs = (root / rel).read_text(encoding="utf-8", errors="replace")
             ours = changes.writes[rel]
             changes.writes[rel] = merge_readme(
@@ -215,13 +232,16 @@ def _readmes_above(paths: set[str]) -> list[str]:
     return [*sorted(readmes), META_FILE]
 
 
-def _commit_pending(repo: MemoryRepo) -> None:
-    # Anything dirty is the user's and is committed first, on its own.
-    dirty = repo.dirty_paths()
+def _commit_pending(
+    repo: MemoryRepo, differs: dict[str, str] | None = None, refresh: bool = False
+) -> None:
+    """Anything dirty (`differs`, or what git says now) is the user's and is committed
+    first, on its own."""
+    dirty = differs if differs is not None else repo.status(refresh=refresh)
     if dirty and repo.head() is None:
-        repo.commit_all("Started keeping history", {TRAILER_KIND: "snapshot"})
+        repo.commit_dirty("Started keeping history", {TRAILER_KIND: "snapshot"}, dirty)
     elif dirty:
-        repo.commit_all("Manual edits", {TRAILER_KIND: "manual-edit"})
+        repo.commit_dirty("Manual edits", {TRAILER_KIND: "manual-edit"}, dirty)
 
 
 @dataclass(frozen=True)
@@ -281,8 +301,8 @@ class VersionedFolder:
             # build removes the repository only if the build made it.
             new_repository = not (self.folder.root / ".git").exists()
             repo = self.repo
-            if repo is not None:
-                _commit_pending(repo)
+            if repo is not None:  # (the index's file times refreshed if they went stale)
+                _commit_pending(repo, refresh=True)
             head = repo.head() if repo is not None else None
             started = utc_now().isoformat()
             with journal.recording(self.folder, kind, head, started, new_repository) as recording:
@@ -343,9 +363,10 @@ class VersionedFolder:
             outside = [p for p in paths if p in dirty or any(d.startswith(f"{p}/") for d in dirty)]
             if not dirty or not memory:  # not a memory: edits there are not recorded
                 return RecordedEdits(None, outside, seen, repo.head())
-            sha = repo.commit_all(
+            sha = repo.commit_dirty(
                 f"Edited {plural(len(dirty), 'file')} outside the app",
                 {TRAILER_KIND: "manual-edit"},
+                dirty,
             )
             if sha is None:
                 return RecordedEdits(None, outside, seen, repo.head())

@@ -16,8 +16,8 @@ from collections.abc import Callable
 from gam_desktop.engine.ask.corpus import ORIGINAL
 from gam_desktop.engine.ask.evidence import gather, qualifiers, unknown_names, unsupported_figures
 from gam_desktop.engine.ask.evidence import window as best_window
-from gam_desktop.engine.ask.search import query_terms, tokenize
 from gam_desktop.engine.ask.tools import MemoryTools
+from gam_desktop.engine.ask.words import query_terms, tokenize
 from gam_desktop.engine.llm import LLM, LLMCallFailed
 from gam_desktop.engine.progress import CancelToken
 from gam_desktop.engine.research.models import (

@@ -24,7 +24,7 @@ from typing import Any
 from gam_desktop.engine.errors import GamError
 from gam_desktop.engine.models import META_FILE, GamMeta
 from gam_desktop.engine.store.links import is_absent, is_real_dir, resolve_within
-from gam_desktop.engine.store.markdown import README, parse_memory, parse_readme
+from gam_desktop.engine.store.markdown import README, parse_memory, readme_heading
 from gam_desktop.engine.store.naming import RESERVED_FOLDER_NAMES
 
 APP_DIR = ".gam"  # the app's own files: the one place their layout is defined
@@ -69,15 +69,26 @@ class DirView:
     def walk(self) -> list[DirView]:
         return [self, *(d for sub in self.subdirs.values() for d in sub.walk())]
 
+    # The memories below a folder whose contents were not read (MemoryFolder.shallow_view):
+    # then `subdirs` and `files` are empty, not read.
+    total: int | None = None
+
     def memory_count(self) -> int:
+        if self.total is not None:
+            return self.total
         return len(self.files) + sum(s.memory_count() for s in self.subdirs.values())
 
 
-def stat_files(root: Path) -> dict[str, os.stat_result]:
+def _name(entry: os.DirEntry[str]) -> str:
+    return entry.name
+
+
+def stat_files(root: Path, below: str = "") -> dict[str, os.stat_result]:
     """Every visible Markdown file below `root` (links out, hidden names and linked
-    folders left out), by POSIX path relative to it, with its stat."""
+    folders left out), or only below its folder `below`, by POSIX path relative to
+    `root`, with its stat."""
     seen: dict[str, os.stat_result] = {}
-    _walk_markdown(root, root, "", seen)
+    _walk_markdown(root, root / below if below else root, below, seen)
     return seen
 
 
@@ -156,12 +167,21 @@ class MemoryFolder:
         (they are never planned, reorganized, counted or listed in a README)."""
         return self._scan(self.root, "", skip=() if personal else PERSONAL_DIRS)
 
-    def folder_view(self, path: str) -> DirView | None:
-        """The view of one folder of the document tree (`path`; "" is the whole tree), its
-        subfolders scanned too, the rest of the tree not read; None when the tree has no
-        such folder (gone, a file, a hidden name, a link, the conversations or facts)."""
-        if not path:
-            return self.load_view()
+    def shallow_view(self, path: str = "") -> DirView | None:
+        """One folder of the document tree as a tree view first shows it (`path`; "" is the
+        top): its memories and README, and its subfolders each with its README and the
+        number of memories below it (`total`), what they hold not read. A memory of
+        100,000 files opens by counting names, not by reading 2,000 folders' READMEs.
+        None when the tree has no such folder."""
+        folder = self._document_folder(path) if path else self.root
+        try:
+            if folder is not None:
+                return self._scan(folder, path, skip=() if path else PERSONAL_DIRS, shallow=True)
+        except OSError:
+            pass
+        return None
+
+    def _document_folder(self, path: str) -> Path | None:
         parts = path.split("/")
         if parts[0] in PERSONAL_DIRS:
             return None
@@ -170,33 +190,59 @@ class MemoryFolder:
             folder = folder / part
             if not part or part.startswith(".") or not is_real_dir(folder):
                 return None
-        try:
-            return self._scan(folder, path)
-        except OSError:  # removed meanwhile
-            return None
+        return folder
 
-    def _scan(self, folder: Path, rel: str, skip: tuple[str, ...] = ()) -> DirView:
+    def _scan(
+        self, folder: Path, rel: str, skip: tuple[str, ...] = (), shallow: bool = False
+    ) -> DirView:
         view = DirView(path=rel)
         readme_found = False
+        with os.scandir(folder) as scanned:
+            entries = sorted(scanned, key=_name)
+        for entry in entries:
+            if entry.name.startswith(".") or entry.name in skip or is_absent(self.root, entry):
+                continue
+            if is_real_dir(entry):
+                child = view.child_path(entry.name)
+                view.subdirs[entry.name] = (
+                    self._summary(Path(entry.path), child)
+                    if shallow
+                    else self._scan(Path(entry.path), child)
+                )
+            elif entry.name == README:
+                readme_found = entry.is_file()
+            elif entry.name.endswith(".md") and entry.is_file():
+                view.files[entry.name] = None
+        if readme_found:
+            self._describe(view, folder / README)
+        return view
+
+    def _summary(self, folder: Path, rel: str) -> DirView:
+        """A subfolder in a shallow view: its README's words and its count of memories."""
+        view = DirView(path=rel, total=self._count(folder))
+        readme = folder / README
+        if not is_absent(self.root, readme) and readme.is_file():
+            self._describe(view, readme)
+        return view
+
+    def _count(self, folder: Path) -> int:
+        """The memories below `folder`, as a scan would find them (names only)."""
+        count = 0
         with os.scandir(folder) as entries:
-            for entry in sorted(entries, key=lambda e: e.name):
-                if entry.name.startswith(".") or is_absent(self.root, entry):
-                    continue
-                if entry.name in skip:
+            for entry in entries:
+                name = entry.name
+                if name.startswith(".") or (entry.is_symlink() and is_absent(self.root, entry)):
                     continue
                 if is_real_dir(entry):
-                    view.subdirs[entry.name] = self._scan(
-                        Path(entry.path), view.child_path(entry.name)
-                    )
-                elif entry.name == README:
-                    readme_found = entry.is_file()
-                elif entry.name.endswith(".md") and entry.is_file():
-                    view.files[entry.name] = None
-        if readme_found:
-            text = (folder / README).read_text(encoding="utf-8", errors="replace")
-            parsed = parse_readme(text)
-            view.title, view.description = parsed.title, parsed.description
-        return view
+                    count += self._count(Path(entry.path))
+                elif name.endswith(".md") and name != README and entry.is_file():
+                    count += 1
+        return count
+
+    @staticmethod
+    def _describe(view: DirView, readme: Path) -> None:
+        text = readme.read_text(encoding="utf-8", errors="replace")
+        view.title, view.description = readme_heading(text)
 
     def read_fronts(self, view: DirView, unread_only: bool = False) -> dict[str, dict[str, Any]]:
         """Front matter of the memories directly in `view` (only those whose tldr is not

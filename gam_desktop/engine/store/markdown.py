@@ -133,12 +133,18 @@ def render_readme(title: str, description: str, entries: list[ReadmeEntry]) -> s
 
 
 def parse_readme(text: str) -> ParsedReadme:
+    title, description = readme_heading(text)
+    contents = "\n".join(text.strip().splitlines()[1:]).partition(CONTENTS_HEADING)[2]
+    entries = [ln[2:].strip() for ln in contents.splitlines() if ln.startswith("- ")]
+    return ParsedReadme(title, description, entries)
+
+
+def readme_heading(text: str) -> tuple[str, str]:
+    """A README's title and description, its contents list not read (the tree reads
+    those of every folder it shows)."""
     lines = text.strip().splitlines()
     title = lines[0].lstrip("#").strip() if lines else ""
-    rest = "\n".join(lines[1:])
-    description, _, contents = rest.partition(CONTENTS_HEADING)
-    entries = [ln[2:].strip() for ln in contents.splitlines() if ln.startswith("- ")]
-    return ParsedReadme(title, description.strip(), entries)
+    return title, "\n".join(lines[1:]).partition(CONTENTS_HEADING)[0].strip()
 
 
 def merge_readme(ours: str, theirs: str) -> str:
