@@ -140,9 +140,7 @@ class TurnWriter:
         self._thread = threading.Thread(target=self._run, name="gam-serve-writer", daemon=True)
 
     def start(self) -> None:
-        """Read back which conversations clients may continue; queue what a previous run
-        left on disk (before any new turn), then start."""
-        self._conversations = known_histories(self.workflow.folder.root)
+        """Queue what a previous run left on disk (before any new turn), then start."""
         if self.disk is not None:
             self._replay(self.disk)
         self._thread.start()
@@ -191,6 +189,12 @@ class TurnWriter:
             self._thread.join(timeout)
 
     def _run(self) -> None:
+        # Which conversations clients may continue, read back before the first turn is
+        # written: here, not in start(), as 1,000 conversations take a second to list.
+        try:
+            self._conversations = known_histories(self.workflow.folder.root)
+        except OSError as exc:  # the folder unreadable: turns start new conversations
+            log.warning("the saved conversations could not be read back: %s", exc)
         while True:
             item = self._queue.get()
             try:
