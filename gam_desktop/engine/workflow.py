@@ -618,14 +618,18 @@ class Workflow:
         confidence: float | None = None,
         at: datetime | None = None,
         turn_id: str | None = None,
+        history_key: str | None = None,
     ) -> ChatTurn:
         """Record a turn answered elsewhere (another app through the memory's endpoint, an
-        imported chat) in a saved conversation, as `chat` would; no LLM call. `turn_id` is
-        kept in the turn's data (gam-serve's queue finds it there after a crash)."""
+        imported chat) in a saved conversation, as `chat` would; no LLM call. `turn_id` and
+        `history_key` are kept in the turn's data (gam-serve's queue finds the id there
+        after a crash, and a restarted gam-serve the conversation a request continues)."""
         record, path = self._conversation(question, conversation_id, at)
         conversation = working_memory(record)  # folding without the LLM: first sentences
         conversation.add(question, answer)
-        turn = Turn(at or utc_now(), question, answer, list(sources), confidence, turn_id)
+        turn = Turn(
+            at or utc_now(), question, answer, list(sources), confidence, turn_id, history_key
+        )
         result = ChatResult(question=question, answer=answer, sources=list(sources))
         return self._save_turn(record, path, turn, conversation, result)
 

@@ -111,7 +111,12 @@ def apply_theme(app: QApplication) -> None:
 
 
 def parser() -> argparse.ArgumentParser:
-    parse = argparse.ArgumentParser(prog="gam-desktop", description="GAM Desktop")
+    parse = argparse.ArgumentParser(
+        prog="gam-desktop",
+        description="GAM Desktop",
+        epilog="gam-desktop mcp --help, gam-desktop serve --help: the memory for other apps "
+        "(gam-mcp and gam-serve, run from this executable)",
+    )
     parse.add_argument("folder", nargs="?", help="a memory folder to open")
     parse.add_argument(
         "--self-test",

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -122,12 +123,20 @@ class EndpointService(QObject):
         self.state_changed.emit("")
 
 
+def mcp_command() -> list[str]:
+    """How a client starts gam-mcp: the packaged app's own executable with `mcp` (it has no
+    gam-mcp beside it; gam_desktop/launch.py), else the installed console script."""
+    if getattr(sys, "frozen", False):
+        return [sys.executable, "mcp"]
+    return [shutil.which("gam-mcp") or "gam-mcp"]
+
+
 def mcp_config(root: Path, settings: LLMSettings | None = None) -> str:
     """What a desktop MCP client (Claude Desktop, Cursor) pastes: gam-mcp over stdio, with
     the app's LLM endpoint and model (its key stays in the keychain, where gam-mcp finds
     it)."""
-    command = shutil.which("gam-mcp") or "gam-mcp"
-    server: dict[str, object] = {"command": command, "args": ["--gam-dir", str(root)]}
+    command, *args = mcp_command()
+    server: dict[str, object] = {"command": command, "args": [*args, "--gam-dir", str(root)]}
     if settings is not None:
         server["env"] = {"OPENAI_BASE_URL": settings.base_url, "OPENAI_MODEL": settings.model}
     return json.dumps({"mcpServers": {"gam-memory": server}}, indent=2)

@@ -12,7 +12,9 @@ Which conversation a turn belongs to: an OpenAI client sends the whole history w
 request, so the history before the new question names the conversation. The key of the
 history a saved turn leaves (…, question, answer) is remembered with the conversation's id;
 the next request whose history has that key continues it. A client may also name the
-conversation with the `x-gam-conversation` header.
+conversation with the `x-gam-conversation` header. The key is also kept in the saved turn
+(in the same commit), so after a restart the map is read back from the conversations most
+recently updated: a chat continued the next day still lands in its own file.
 """
 
 from __future__ import annotations
@@ -29,7 +31,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from gam_desktop.engine.chats.library import ConversationNotFound, saved_turn_ids
+from gam_desktop.engine.chats.library import (
+    ConversationNotFound,
+    list_conversations,
+    saved_turn_ids,
+)
+from gam_desktop.engine.chats.record import parse
 from gam_desktop.engine.models import utc_now
 from gam_desktop.engine.store.markdown import parse_time
 from gam_desktop.engine.workflow import ChatTurn, Workflow
@@ -38,6 +45,9 @@ from gam_desktop.serve.turnqueue import TurnQueue
 
 log = logging.getLogger(__name__)
 
+RECENT_CONVERSATIONS = 200  # read back at start: the chats a client may still continue
+MAX_KEYS = 20_000  # histories remembered while running (~2 MB), the oldest forgotten first
+
 
 def history_key(messages: list[dict[str, Any]]) -> str:
     """A conversation's history as a key: the user and assistant texts, in order (system
@@ -45,6 +55,20 @@ def history_key(messages: list[dict[str, Any]]) -> str:
     said = [(m.get("role"), text_of(m.get("content"))) for m in messages]
     kept = [pair for pair in said if pair[0] in ("user", "assistant")]
     return hashlib.sha256(json.dumps(kept, ensure_ascii=False).encode()).hexdigest()
+
+
+def known_histories(root: Path, recent: int = RECENT_CONVERSATIONS) -> dict[str, str]:
+    """History key -> conversation id, from the turns gam-serve saved in the `recent`
+    conversations updated last (read oldest first: when two chats share a history, the
+    later one is continued, as while running)."""
+    known: dict[str, str] = {}
+    for info in reversed(list_conversations(root)[:recent]):
+        try:
+            record = parse((root / info.path).read_text(encoding="utf-8", errors="replace"))
+        except (OSError, ValueError):  # vanished meanwhile, or no longer a conversation
+            continue
+        known.update((t.history_key, record.id) for t in record.turns if t.history_key)
+    return known
 
 
 @dataclass
@@ -165,6 +189,12 @@ class TurnWriter:
             self._thread.join(timeout)
 
     def _run(self) -> None:
+        # Which conversations clients may continue, read back before the first turn is
+        # written: here, not in start(), as 1,000 conversations take a second to list.
+        try:
+            self._conversations = known_histories(self.workflow.folder.root)
+        except OSError as exc:  # the folder unreadable: turns start new conversations
+            log.warning("the saved conversations could not be read back: %s", exc)
         while True:
             item = self._queue.get()
             try:
@@ -182,20 +212,21 @@ class TurnWriter:
         conversation = pending.conversation_id or self._conversations.get(
             history_key(pending.history)
         )
+        after = [
+            *pending.history,
+            {"role": "user", "content": pending.question},
+            {"role": "assistant", "content": pending.answer},
+        ]
+        key = history_key(after)  # what the client's next request will send
         try:
-            turn = self._save(pending, conversation)
+            turn = self._save(pending, conversation, key)
         except ConversationNotFound:  # a stale or made-up id from the client: a new one
-            turn = self._save(pending, None)
+            turn = self._save(pending, None, key)
         self.stats.saved += 1
         if self.disk is not None and pending.file is not None:  # saved: never written again
             self.disk.done(pending.file)
         if turn.conversation_id:
-            after = [
-                *pending.history,
-                {"role": "user", "content": pending.question},
-                {"role": "assistant", "content": pending.answer},
-            ]
-            self._conversations[history_key(after)] = turn.conversation_id
+            self._remember(key, turn.conversation_id)
         learned = self.workflow.learn_from_turn(
             turn.conversation_id, turn.turn, pending.question, pending.at
         )
@@ -204,7 +235,13 @@ class TurnWriter:
         if self.on_saved is not None:
             self.on_saved(pending)
 
-    def _save(self, pending: PendingTurn, conversation: str | None) -> ChatTurn:
+    def _remember(self, key: str, conversation_id: str) -> None:
+        self._conversations.pop(key, None)  # to the end: the newest is forgotten last
+        self._conversations[key] = conversation_id
+        while len(self._conversations) > MAX_KEYS:
+            del self._conversations[next(iter(self._conversations))]
+
+    def _save(self, pending: PendingTurn, conversation: str | None, key: str) -> ChatTurn:
         return self.workflow.save_turn(
             pending.question,
             pending.answer,
@@ -212,4 +249,5 @@ class TurnWriter:
             sources=pending.sources,
             at=pending.at,
             turn_id=pending.id,
+            history_key=key,
         )

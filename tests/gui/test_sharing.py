@@ -4,8 +4,10 @@ in the status bar, closing the app stops it."""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
+import sys
 from pathlib import Path
 
 import httpx2
@@ -15,7 +17,7 @@ from PySide6.QtWidgets import QApplication
 
 from gam_desktop.engine.store.changes import CHAT
 from gam_desktop.gui.app import apply_theme
-from gam_desktop.gui.sharing import SharingDialog, is_enabled
+from gam_desktop.gui.sharing import SharingDialog, is_enabled, mcp_config
 from tests.gui.test_theme import os_palette
 
 pytestmark = pytest.mark.timeout(120)
@@ -108,3 +110,20 @@ def test_screenshots_of_sharing(shared, qtbot, tmp_path, scheme) -> None:
         shared.sharing.stop()
         app.setPalette(before)
         apply_theme(app)
+
+
+def test_the_mcp_configuration_starts_the_packaged_app_or_the_console_script(
+    tmp_path: Path, settings, monkeypatch
+) -> None:
+    """The frozen app has no gam-mcp: a client starts the app's own executable with `mcp`."""
+    app = "/Applications/GAM Desktop.app/Contents/MacOS/gam-desktop"
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    monkeypatch.setattr(sys, "executable", app)
+    server = json.loads(mcp_config(tmp_path, settings))["mcpServers"]["gam-memory"]
+    assert server["command"] == app
+    assert server["args"] == ["mcp", "--gam-dir", str(tmp_path)]
+    assert server["env"]["OPENAI_MODEL"] == settings.model
+    monkeypatch.delattr(sys, "frozen")
+    server = json.loads(mcp_config(tmp_path))["mcpServers"]["gam-memory"]
+    assert Path(server["command"]).name.startswith("gam-mcp")  # gam-mcp.exe on Windows
+    assert server["args"] == ["--gam-dir", str(tmp_path)] and "env" not in server

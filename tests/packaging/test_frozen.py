@@ -12,7 +12,9 @@ import sys
 import tarfile
 from pathlib import Path
 
+import anyio
 import pytest
+from mcp import Client, StdioServerParameters
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = [
@@ -47,6 +49,27 @@ def test_the_frozen_app_passes_its_self_test(bundle: Path, tmp_path: Path) -> No
     )
     assert out.returncode == 0, out.stderr
     assert "self-test passed" in out.stdout
+
+
+def test_the_frozen_app_runs_gam_mcp_over_stdio(bundle: Path, make_workflow, tmp_path) -> None:
+    """What the app's MCP client configuration starts: its own executable with `mcp` (the
+    mcp SDK and anyio's backend are in the bundle, stdout is the protocol's)."""
+    workflow = make_workflow()
+    workflow.add(text="# Boiler\n\nThe boiler is serviced every October by Nordheat.\n")
+    root = workflow.folder.root
+    env = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin", "OPENAI_API_KEY": "unused"}
+    params = StdioServerParameters(
+        command=str(bundle / "gam-desktop"), args=["mcp", "--gam-dir", str(root)], env=env
+    )
+
+    async def scenario() -> None:
+        async with Client(params) as client:
+            names = {tool.name for tool in (await client.list_tools()).tools}
+            assert names == {"search", "read", "list", "ask"}
+            found = await client.call_tool("search", {"query": "boiler serviced"})
+            assert not found.is_error and "Nordheat" in str(found.content)
+
+    anyio.run(scenario)
 
 
 def test_the_bundle_carries_its_resources(bundle: Path) -> None:

@@ -4,6 +4,7 @@ its own process) and streamable HTTP (on 127.0.0.1, behind the token)."""
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -118,3 +119,38 @@ def test_streamable_http(memory: Path, settings: LLMSettings, allowed: bool) -> 
         assert refused.status_code == 401
         wrong = httpx2.post(f"{url}/mcp", json={}, headers={"Authorization": "Bearer nope"})
         assert wrong.status_code == 401
+
+
+def test_the_app_executable_runs_gam_mcp_over_stdio(memory: Path, llm_server) -> None:
+    """What the packaged app's MCP configuration starts: `gam-desktop mcp --gam-dir DIR` (here
+    `python -m gam_desktop`, the same dispatch as the frozen launcher)."""
+    params = stdio(memory, llm_server.base_url)
+    params.args = ["-m", "gam_desktop", "mcp", "--gam-dir", str(memory)]
+
+    async def scenario() -> None:
+        async with Client(params) as client:
+            names = {tool.name for tool in (await client.list_tools()).tools}
+            assert names == {"search", "read", "list", "ask"}
+            found = await client.call_tool("search", {"query": "Acme on-call escalation"})
+            assert not found.is_error and "Maria Lopez" in text(found)
+
+    run(scenario)
+
+
+@pytest.mark.parametrize("command", ["mcp", "serve"])
+def test_the_sub_commands_start_without_qt(tmp_path: Path, command: str) -> None:
+    """Chosen before the GUI is imported: no Qt, and stdout left to the protocol."""
+    code = (
+        "import sys; from gam_desktop.launch import main; code = main(sys.argv[1:]); "
+        "sys.exit(10 if 'PySide6' in sys.modules else code)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, command, "--gam-dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=str(Path(__file__).resolve().parents[2]),
+    )
+    assert done.returncode == 2, done.stderr  # the folder is not a memory: refused, no Qt
+    assert done.stderr.startswith(f"gam-{command}: ") and "is not a GAM memory" in done.stderr
+    assert done.stdout == ""

@@ -16,7 +16,8 @@ import openai
 import pytest
 
 from gam_desktop.engine.chats.library import list_conversations
-from tests.serve.test_endpoint import ONCALL, QUESTION
+from gam_desktop.engine.chats.record import parse
+from tests.serve.test_endpoint import ONCALL, QUESTION, commits
 
 pytestmark = pytest.mark.timeout(180)
 CODE = "import sys; from gam_desktop.serve.cli import serve_main; sys.exit(serve_main())"
@@ -74,6 +75,39 @@ def test_gam_serve_answers_and_writes_the_turn_before_exiting(memory: Path, llm_
     assert "from-the-env-123" not in err and "sk-upstream-never-shown" not in err
     (info,) = list_conversations(memory)  # written before the process ended
     assert info.turns == 1
+
+
+def test_a_chat_continued_after_a_restart_stays_in_its_conversation(
+    memory: Path, llm_server
+) -> None:
+    """The client resends the whole history; a restarted gam-serve still knows whose it is
+    (the key is read back from the saved turns)."""
+    port, token = free_port(), "restart-token-123"
+    url = f"http://127.0.0.1:{port}"
+    chats = sum(s.startswith("Chat: ") for s in commits(memory))
+    messages: list[dict[str, str]] = [{"role": "system", "content": "Be brief."}]
+    questions = ["I live in Porto.", QUESTION, "And after how many minutes?"]
+
+    def ask(question: str) -> None:
+        client = openai.OpenAI(base_url=f"{url}/v1", api_key=token, max_retries=0)
+        messages.append({"role": "user", "content": question})
+        reply = client.chat.completions.create(model="gam", messages=messages)  # type: ignore[arg-type]
+        messages.append({"role": "assistant", "content": reply.choices[0].message.content or ""})
+
+    for asked in (questions[:2], questions[2:]):  # a restart between the second and third
+        process = start(memory, llm_server.base_url, port, {"GAM_SERVE_TOKEN": token})
+        try:
+            wait_up(process, url)
+            for question in asked:
+                ask(question)
+        finally:
+            process.send_signal(signal.SIGINT)  # the turns are written before it exits
+            _, err = process.communicate(timeout=60)
+        assert process.returncode == 0, err
+    (info,) = list_conversations(memory)
+    turns = parse((memory / info.path).read_text(encoding="utf-8")).turns
+    assert [turn.question for turn in turns] == questions
+    assert sum(s.startswith("Chat: ") for s in commits(memory)) == chats + 3
 
 
 def test_a_made_token_is_shown_once_and_required(memory: Path, llm_server) -> None:

@@ -60,6 +60,9 @@ class Turn:
     # set when the turn came through gam-serve's queue: a queued turn replayed after a
     # crash is never saved twice (the replay looks for its id among the saved turns)
     id: str | None = None
+    # set by gam-serve: the key of the conversation as its client will resend it (this
+    # turn included), so a restarted gam-serve still knows which conversation it continues
+    history_key: str | None = None
 
 
 @dataclass
@@ -124,6 +127,8 @@ def _render_turn(number: int, turn: Turn) -> str:
     }
     if turn.id:
         meta["id"] = turn.id
+    if turn.history_key:
+        meta["history"] = turn.history_key
     question = "\n".join(f"> {line}".rstrip() for line in _escaped(turn.question).splitlines())
     lines = [
         f"## Turn {number} · {turn.time:%Y-%m-%d %H:%M} UTC",
@@ -184,6 +189,7 @@ def _parse_turn(raw_meta: str, raw_text: str) -> Turn:
     sources = meta.get("sources")
     confidence = meta.get("confidence")
     turn_id = meta.get("id")
+    key = meta.get("history")
     return Turn(
         time=parse_time(meta.get("time")) or utc_now(),
         question=_unescaped(question.strip()),
@@ -191,6 +197,7 @@ def _parse_turn(raw_meta: str, raw_text: str) -> Turn:
         sources=[str(s) for s in sources] if isinstance(sources, list) else [],
         confidence=float(confidence) if isinstance(confidence, int | float) else None,
         id=turn_id if isinstance(turn_id, str) and turn_id else None,
+        history_key=key if isinstance(key, str) and key else None,
     )
 
 
