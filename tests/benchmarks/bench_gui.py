@@ -15,11 +15,14 @@
 from __future__ import annotations
 
 import argparse
+import collections
 import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import traceback
 from collections.abc import Callable
 from pathlib import Path
 
@@ -108,6 +111,8 @@ def stall_during_build(chunks: int, latency_ms: float) -> tuple[float, float, in
         elapsed = time.perf_counter() - started
         pump(app, seconds=0.5)  # the refresh after the build counts too
         stall = heartbeat.stall()
+        if heartbeat.late:
+            print("GUI thread while late:\n" + heartbeat.why(), file=sys.stderr)
         built = window.tree.memory_count()
         window.close()
     return stall, elapsed, built
@@ -124,7 +129,9 @@ def pump(app, until: Callable[[], bool] = lambda: False, seconds: float | None =
 
 class Heartbeat:
     """A 10 ms QTimer on the GUI thread; the largest gap between two beats, minus 10 ms,
-    is the longest time the thread could not answer the person."""
+    is the longest time the thread could not answer the person. With GAM_BENCH_WHY=1, a
+    thread samples the GUI thread's stack whenever a beat is 30 ms late, and `why()` says
+    where it stood (the project's own frames, most often seen first)."""
 
     def __init__(self) -> None:
         from PySide6.QtCore import QElapsedTimer, QTimer
@@ -135,14 +142,39 @@ class Heartbeat:
         self.timer = QTimer()
         self.timer.timeout.connect(self.beat)
         self.timer.start(10)
+        self.late: collections.Counter[str] = collections.Counter()
+        self._beaten = time.perf_counter()
+        self._sampling = os.environ.get("GAM_BENCH_WHY") == "1"
+        if self._sampling:
+            gui = threading.get_ident()
+            threading.Thread(target=self._sample, args=(gui,), daemon=True).start()
 
     def beat(self) -> None:
         now = self.clock.elapsed()
         self.gaps.append(now - self.last)
         self.last = now
+        self._beaten = time.perf_counter()
+
+    def _sample(self, gui: int) -> None:
+        while self._sampling:
+            time.sleep(0.002)
+            if time.perf_counter() - self._beaten < 0.030:
+                continue
+            frame = sys._current_frames().get(gui)
+            ours = [
+                f"{Path(f.filename).name}:{f.name}"
+                for f in traceback.extract_stack(frame)
+                if "gam_desktop" in f.filename
+            ]
+            self.late[" > ".join(ours[-4:]) or "(Qt or the library)"] += 1
+
+    def why(self) -> str:
+        """Where the GUI thread stood while late (2 ms samples), most often first."""
+        return "\n".join(f"  {n * 2:5d} ms  {where}" for where, n in self.late.most_common(8))
 
     def stall(self) -> float:
         self.timer.stop()
+        self._sampling = False
         return max(self.gaps) - 10
 
 
@@ -181,6 +213,8 @@ def stall_during_outside_edit(memory: Path, files: int) -> tuple[float, float, s
         elapsed = time.perf_counter() - started
         pump(app, seconds=1.0)  # the refresh after the status counts too
         stall = heartbeat.stall()
+        if heartbeat.late:
+            print("GUI thread while late:\n" + heartbeat.why(), file=sys.stderr)
         said = next((s for s in statuses if "changed outside" in s), "(nothing seen)")
         window.close()
     return stall, elapsed, said

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -107,9 +108,18 @@ def _walk_markdown(root: Path, folder: Path, rel: str, seen: dict[str, os.stat_r
             seen[child] = entry.stat()
 
 
+# A folder's listing is trusted by its mtime only once that mtime is older than this: a
+# file system stamps times coarsely (a kernel tick; FAT, 2 s), so a name added in the same
+# tick as the listing would leave the mtime unchanged (git's "racy" entries).
+SETTLED_NS = 3_000_000_000
+
+
 class MemoryFolder:
     def __init__(self, root: str | Path) -> None:
         self.root = Path(root).resolve()
+        # folder -> (its mtime, the memories directly in it, its subfolders): a listing
+        # `_count` need not read again while the folder's names are unchanged.
+        self._listings: dict[Path, tuple[int, int, tuple[Path, ...]]] = {}
 
     @property
     def meta_path(self) -> Path:
@@ -226,18 +236,29 @@ class MemoryFolder:
         return view
 
     def _count(self, folder: Path) -> int:
-        """The memories below `folder`, as a scan would find them (names only)."""
-        count = 0
-        with os.scandir(folder) as entries:
-            for entry in entries:
-                name = entry.name
-                if name.startswith(".") or (entry.is_symlink() and is_absent(self.root, entry)):
-                    continue
-                if is_real_dir(entry):
-                    count += self._count(Path(entry.path))
-                elif name.endswith(".md") and name != README and entry.is_file():
-                    count += 1
-        return count
+        """The memories below `folder`, as a scan would find them (names only). A folder's
+        own listing is remembered with its mtime, which adding, removing or renaming a name
+        in it changes and editing a file does not: after 1,000 files edited at once, a
+        memory of 10,000 is counted again with a stat a folder, not a listing."""
+        mtime = folder.stat().st_mtime_ns
+        known = self._listings.get(folder)
+        if known is None or known[0] != mtime:
+            listed_at = time.time_ns()
+            own, subfolders, linked = 0, [], False
+            with os.scandir(folder) as entries:
+                for entry in entries:
+                    name = entry.name
+                    linked = linked or entry.is_symlink()  # its target may change unseen
+                    if name.startswith(".") or (entry.is_symlink() and is_absent(self.root, entry)):
+                        continue
+                    if is_real_dir(entry):
+                        subfolders.append(Path(entry.path))
+                    elif name.endswith(".md") and name != README and entry.is_file():
+                        own += 1
+            known = (mtime, own, tuple(subfolders))
+            if not linked and listed_at - mtime > SETTLED_NS:
+                self._listings[folder] = known
+        return known[1] + sum(self._count(sub) for sub in known[2])
 
     @staticmethod
     def _describe(view: DirView, readme: Path) -> None:
