@@ -33,7 +33,6 @@ TEXT_CACHE_CHARS = 32_000_000  # the texts kept after reading (memories and sour
 LOGGED_GENERATIONS = 64  # the last changes the search index can catch up with, path by path
 LOGGED_CHANGES = 5_000  # a change of more files is logged as "many": compare them all
 _SOURCE_HASH = re.compile(r"^source_hash:\s*'?([0-9a-f]{64})'?\s*$", re.MULTILINE)
-_TITLE = re.compile(r"^title:\s*(.+)$", re.MULTILINE)
 _SOURCE = re.compile(r"^source:\s*(.+)$", re.MULTILINE)
 _SPAN = re.compile(r"^span:\s*\[\s*(\d+)\s*,\s*(\d+)\s*\]\s*$", re.MULTILINE)
 _FRONT_TITLE = re.compile(r"^(?:title|statement):[ \t]*(.+?)[ \t]*$", re.MULTILINE)
@@ -321,7 +320,7 @@ class Corpus:
             return None
         # Contextual retrieval: the passage is indexed under its memory's title and source,
         # or a middle section that never names its company would not be found by the name.
-        title, name = _TITLE.search(front), _SOURCE.search(front)
+        title, name = _FRONT_TITLE.search(front), _SOURCE.search(front)
         header = " — ".join(m.group(1).strip("'\" ") for m in (name, title) if m)
         return f"[{header}]\n{original}" if header else original
 

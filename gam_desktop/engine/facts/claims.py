@@ -127,9 +127,3 @@ PEOPLE = frozenset(
     {"user", "brother", "sister", "mother", "father", "friend", "wife", "husband", "partner",
      "son", "daughter", "boss", "colleague", "manager", "landlord", "neighbour", "neighbor"}
 )  # fmt: skip
-
-
-def replaces(new: str, old: str) -> bool:
-    """Whether `new` sets a property `old` set, for the same subject."""
-    a, b = claim(new), claim(old)
-    return a is not None and b is not None and bool(a.shared(b))
