@@ -6,9 +6,11 @@ without changing these tests."""
 
 from __future__ import annotations
 
+import gc
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAccessible, QAccessibleInterface, QIcon
 from PySide6.QtWidgets import QMessageBox, QPushButton, QVBoxLayout, QWidget
@@ -70,20 +72,29 @@ def controls(root: QWidget) -> list[tuple[str, QAccessibleInterface]]:
     too (a tab not on show, a button shown while a task runs). A combo box's popup list is
     part of the combo box."""
     found: list[tuple[str, QAccessibleInterface]] = []
-
-    def walk(node: QAccessibleInterface | None, where: str) -> None:
+    # A stack, not a recursive closure: a closure that calls itself is a reference cycle,
+    # which would keep every node's Python wrapper alive until the garbage collector runs.
+    stack = [(QAccessible.queryAccessibleInterface(root), type(root).__name__)]
+    while stack:
+        node, where = stack.pop()
         if node is None or not node.isValid():
-            return
+            continue
         here = f"{where} > {node.role().name} {spoken_name(node)!r}"
         if is_control(node):
             found.append((here, node))
-        if node.role() == Role.ComboBox:
-            return
-        for index in range(node.childCount()):
-            walk(node.child(index), here)
-
-    walk(QAccessible.queryAccessibleInterface(root), type(root).__name__)
+        if node.role() != Role.ComboBox:
+            stack.extend((node.child(i), here) for i in reversed(range(node.childCount())))
     return found
+
+
+@pytest.fixture(autouse=True)
+def no_wrapper_outlives_its_interface():
+    """Qt deletes a widget's accessibility interface with the widget; a Python wrapper of
+    it still alive stays in PySide's table of wrappers by address, and a QAction made later
+    at that address came back as a QAccessibleWidget (AttributeError: no 'menuRole' in
+    the next test's window). Collected once the test's widgets are gone."""
+    yield
+    gc.collect()
 
 
 def nameless(root: QWidget) -> list[str]:
