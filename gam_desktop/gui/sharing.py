@@ -167,9 +167,13 @@ class SharingDialog(QDialog):
         self.token.setEchoMode(QLineEdit.EchoMode.Password)
         self.config = QPlainTextEdit(mcp_config(root, settings) if root else "Open a memory first.")
         self.config.setReadOnly(True)
+        self.config.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)  # JSON keeps its shape
         self.config.setMinimumHeight(220)
         self.status = QLabel()
         self.status.setWordWrap(True)
+        # Two lines kept for it: a wrapped label's height is not in the dialog's minimum
+        # size, so a second line would cover the box above it instead of growing the dialog.
+        self.status.setMinimumHeight(2 * self.status.fontMetrics().lineSpacing())
         form = QFormLayout()
         form.addRow(self.enabled)
         form.addRow("Port", self.port)
