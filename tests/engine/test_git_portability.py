@@ -4,8 +4,10 @@ depend on the user's global git settings nor on who the file system says owns th
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -69,3 +71,29 @@ def test_a_memory_the_file_system_says_someone_else_owns_keeps_its_history(
     workflow = make_workflow(min_tokens=20, max_tokens=200)
     workflow.add(text=topic_document({"rust": 3}))
     assert [op.kind for op in workflow.history.operations()] == ["add", "build"]
+
+
+def test_status_lists_folders_from_git_s_untracked_cache_and_still_sees_new_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gam_desktop.engine.history.gitrepo import MemoryRepo
+
+    root = tmp_path / "memory"
+    (root / "notes").mkdir(parents=True)
+    for i in range(30):
+        (root / "notes" / f"n{i}.md").write_text(f"note {i}\n")
+    repo = MemoryRepo.open(root)
+    repo.commit_all("first")
+    past = time.time() - 60  # no folder as new as the index: git would list it again
+    for folder in (root, root / "notes"):
+        os.utime(folder, (past, past))
+    assert repo.status(refresh=True) == {}  # (an operation's first status: writes the cache)
+    trace = tmp_path / "trace"
+    monkeypatch.setenv("GIT_TRACE2_PERF", str(trace))
+    assert repo.status() == {}
+    visited = re.findall(r"paths-visited:(\d+)", trace.read_text())
+    assert visited and int(visited[-1]) < 5  # the folders' times compared, no file listed
+    (root / "notes" / "new.md").write_text("new\n")
+    (root / "more").mkdir()
+    (root / "more" / "other.md").write_text("other\n")
+    assert repo.status() == {"notes/new.md": "??", "more/other.md": "??"}

@@ -132,6 +132,25 @@ def test_a_new_process_loads_the_index_and_reads_only_what_changed(folder: Path)
     assert fresh.index.indexed == 1
 
 
+def test_the_table_of_documents_read_back_is_the_one_kept_while_writing(folder: Path) -> None:
+    (folder / "wide.md").write_text("Ｑｕｏｋｋａ written full-width.\n", encoding="utf-8")
+    live = MemoryTools(folder)
+    live.bm25_search("quokka")
+    (folder / "garden/note_2.md").unlink()  # ids no longer given, lengths no longer counted
+    memory(folder, "garden/note_3.md", "Note 3 now speaks of wombats only.")
+    live.corpus.refresh(["garden/note_2.md", "garden/note_3.md"])
+    live.bm25_search("wombats")
+    kept = live.index._open()
+    read = postings.Postings(kept.path, kept.stem)
+    read.load()
+    assert (read.ids, read.stats, read.keys) == (kept.ids, kept.stats, kept.keys[: len(read.keys)])
+    assert read.irregular == kept.irregular == {kept.ids["wide.md"]}
+    alive, lengths = kept.alive[: len(read.alive)], kept.lengths[: len(read.alive)]
+    assert (read.alive == alive).all()  # (a removed text's length stays in the live table)
+    assert (read.lengths[alive] == lengths[alive]).all()
+    assert (read.count, read.total_length) == (kept.count, kept.total_length)
+
+
 @pytest.mark.parametrize("damage", ["garbage", "other format", "truncated"])
 def test_a_damaged_or_foreign_index_is_made_again(folder: Path, damage: str) -> None:
     expected = hits(MemoryTools(folder).index, "quokka checklist")

@@ -309,7 +309,15 @@ class MemoryRepo:
         listed as deleted). With `refresh` git may also rewrite the index's file times
         when they went stale (a copied or restored folder: otherwise every later status
         reads all 100,000 files again to compare them)."""
-        command = ("status", "--porcelain", "-z", "--untracked-files=all")
+        # git's untracked cache: each folder's listing kept in the index with the folder's
+        # time, read again only when the folder changed (a status of 100,000 files lists
+        # 2,000 folders for ~7 ms, not every file for ~170 ms). git keeps it for -uall only
+        # when status.showUntrackedFiles says all; given here, not written into the
+        # memory's config (the user's own `git status` is theirs).
+        command = (
+            *("-c", "core.untrackedCache=true", "-c", "status.showUntrackedFiles=all"),
+            *("status", "--porcelain", "-z", "--untracked-files=all"),
+        )
         try:
             out = self.git(*command, locks=refresh)
         except GitFailed:  # the refresh could not be written (a full disk): without it
