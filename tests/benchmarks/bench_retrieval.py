@@ -72,7 +72,7 @@ def timed(fn: Callable[[], object], runs: int) -> tuple[float, float]:
         fn()
         samples.append((time.perf_counter() - started) * 1000)
     samples.sort()
-    return statistics.median(samples), samples[int(len(samples) * 0.95) - 1]
+    return statistics.median(samples), samples[max(0, int(len(samples) * 0.95) - 1)]
 
 
 def main() -> None:

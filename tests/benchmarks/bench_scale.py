@@ -45,6 +45,7 @@ sys.path.insert(0, str(ROOT))
 from gam_desktop.engine.ask.corpus import Corpus  # noqa: E402
 from gam_desktop.engine.ask.tools import MemoryTools  # noqa: E402
 from gam_desktop.engine.store.folder import APP_DIR, CACHE_DIR, MemoryFolder  # noqa: E402
+from tests.benchmarks.bench_retrieval import timed  # noqa: E402
 from tests.benchmarks.scale_memory import generate  # noqa: E402
 
 READY = ".bench-ready"  # written last: a memory without it was cut short and is made again
@@ -53,16 +54,6 @@ PHASES = ("tree", "build", "agent", "commits", "add")
 
 def ms(seconds: float) -> str:
     return f"{seconds * 1000:.0f} ms"
-
-
-def timed(fn: Callable[[], object], runs: int) -> tuple[float, float]:
-    samples = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        fn()
-        samples.append((time.perf_counter() - started) * 1000)
-    samples.sort()
-    return statistics.median(samples), samples[max(0, int(len(samples) * 0.95) - 1)]
 
 
 def peak_mb() -> float:
@@ -221,35 +212,32 @@ def phase_agent(root: Path, runs: int) -> None:
     p50, p95 = timed(tools.corpus.refresh, 5)
     print(f"    {'corpus refresh (a walk, no change)':34s} {p50:7.1f} / {p95:7.1f}")
 
-    samples = []
-    for round_ in range(5):
-        changed = rng.sample(files, 10)
-        for path in changed:
-            with (root / path).open("a", encoding="utf-8") as file:
-                file.write(f"\nEdited outside the app: zyzzogeton{round_}.\n")
-        started = time.perf_counter()
-        refresh_after_edit(tools, changed)
-        samples.append(time.perf_counter() - started)
-        found = tools.bm25_search(f"zyzzogeton{round_}", top_k=20).matched
-        assert sorted(found) == sorted(changed), (found, changed)
+    def edited(rounds: int, said: str, word: str, follow: Callable[[list[str]], object]):
+        """Seconds of `follow`, and of `follow` with the search that finds them, after 10
+        files were given `word`, per round."""
+        followed, searched = [], []
+        for round_ in range(rounds):
+            changed = rng.sample(files, 10)
+            for path in changed:
+                with (root / path).open("a", encoding="utf-8") as file:
+                    file.write(f"\n{said}: {word}{round_}.\n")
+            started = time.perf_counter()
+            follow(changed)
+            followed.append(time.perf_counter() - started)
+            found = tools.bm25_search(f"{word}{round_}", top_k=20).matched
+            searched.append(time.perf_counter() - started)
+            assert sorted(found) == sorted(changed), (found, changed)
+        return followed, searched
+
+    outside, _ = edited(5, "Edited outside", "zyzzogeton", lambda c: refresh_after_edit(tools, c))
     print(
         f"  index updated after 10 files changed outside (as the watcher does): "
-        f"p50 {ms(statistics.median(samples))}, max {ms(max(samples))} [target <= 200 ms]"
+        f"p50 {ms(statistics.median(outside))}, max {ms(max(outside))} [target <= 200 ms]"
     )
-    samples = []
-    for round_ in range(3):
-        changed = rng.sample(files, 10)
-        for path in changed:
-            with (root / path).open("a", encoding="utf-8") as file:
-                file.write(f"\nWritten by the app: quaggaroo{round_}.\n")
-        started = time.perf_counter()
-        after_own_write(tools, changed)
-        found = tools.bm25_search(f"quaggaroo{round_}", top_k=20).matched
-        samples.append(time.perf_counter() - started)
-        assert sorted(found) == sorted(changed), (found, changed)
+    _, own = edited(3, "Written by the app", "quaggaroo", lambda c: after_own_write(tools, c))
     print(
         f"  the next search after the app's own 10-file write: "
-        f"p50 {ms(statistics.median(samples))}, max {ms(max(samples))}"
+        f"p50 {ms(statistics.median(own))}, max {ms(max(own))}"
     )
     from gam_desktop.engine.ask import find
 

@@ -18,6 +18,7 @@ from gam_desktop.gui.intake import StopChoice
 from gam_desktop.gui.main_window import PROGRESS_STEPS
 from tests.documents import document_files
 from tests.engine.test_resume import memorize_calls
+from tests.gui.test_build_progress import bar_as_drawn
 from tests.gui.test_main_window import drop, idle, wait
 
 
@@ -107,13 +108,7 @@ def test_a_drop_in_steps_has_one_bar_that_never_goes_back(
     """The bar runs once across every step, determinate, the step named beside it (each
     step used to draw its own bar from 0 again)."""
     window = make_window(stepped)
-    shown: list[tuple[str, int, int]] = []  # (status text, value, maximum) as drawn
-
-    def drawn(_fraction: float) -> None:  # connected after the window's own slot
-        bar = window.progress
-        shown.append((window.status_label.text(), bar.value(), bar.maximum()))
-
-    window.operations.progressed.connect(drawn)
+    shown = bar_as_drawn(window)
     assert window.open_memory(tmp_path / "memory")
     drop(window, document_files(tmp_path / "docs", 25))  # steps of 10, 10 and 5
     wait(qtbot, lambda: idle(window) and known(tmp_path / "memory") == 25)

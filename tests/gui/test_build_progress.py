@@ -8,18 +8,24 @@ from tests.documents import topic_document
 from tests.gui.test_main_window import drop, idle, wait
 
 
-def test_the_bar_moves_forward_through_every_stage(qtbot, window, tmp_path) -> None:
-    files = []
-    for name, topics in (("python", {"python": 3}), ("rust", {"rust": 2}), ("git", {"git": 2})):
-        files.append(tmp_path / f"{name}.md")
-        files[-1].write_text(topic_document(topics))
-    shown: list[tuple[str, int, int]] = []  # (status text, value, maximum) as drawn
+def bar_as_drawn(window) -> list[tuple[str, int, int]]:
+    """(status text, value, maximum) of the progress bar each time the window drew it."""
+    shown: list[tuple[str, int, int]] = []
 
     def drawn(_fraction: float) -> None:  # connected after the window's own slot
         bar = window.progress
         shown.append((window.status_label.text(), bar.value(), bar.maximum()))
 
     window.operations.progressed.connect(drawn)
+    return shown
+
+
+def test_the_bar_moves_forward_through_every_stage(qtbot, window, tmp_path) -> None:
+    files = []
+    for name, topics in (("python", {"python": 3}), ("rust", {"rust": 2}), ("git", {"git": 2})):
+        files.append(tmp_path / f"{name}.md")
+        files[-1].write_text(topic_document(topics))
+    shown = bar_as_drawn(window)
     assert window.open_memory(tmp_path / "memory")
     drop(window, files)
     wait(qtbot, lambda: idle(window) and window.tree.memory_count() > 0)
