@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 import threading
 from pathlib import Path
 
@@ -41,14 +42,20 @@ def folders(root: Path) -> list[Path]:
 
 
 def tree_bytes(root: Path) -> dict[str, bytes]:
-    """Every file but the lock and the cache (the LLM results a cancel keeps are there)."""
-    return {
+    """Every file but the lock and the cache (the LLM results a cancel keeps are there).
+    git's index by what it stages, not its bytes: a `git status` rewrites it with the
+    files' times and its untracked cache whenever it likes, staging nothing."""
+    files = {
         p.relative_to(root).as_posix(): p.read_bytes()
         for p in root.rglob("*")
         if p.is_file()
         and "lock" not in p.name
         and not p.relative_to(root).as_posix().startswith(".gam/cache/")
     }
+    if ".git/index" in files:
+        staged = ["git", "-C", str(root), "ls-files", "--stage", "-z"]
+        files[".git/index"] = subprocess.run(staged, capture_output=True, check=True).stdout
+    return files
 
 
 def test_full_build_from_one_document(make_workflow, memory_dir: Path, llm_server) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import threading
 from pathlib import Path
 
 import pytest
@@ -149,19 +150,29 @@ def test_gam_add_interrupted_after_a_step_says_what_it_kept(
     # until the add has said it was cancelled, so no machine is too fast for the Ctrl+C.
     llm_server.state.hold_after = {"memorize": 2}
     args = ["--gam-dir", str(memory_dir), "--files", *map(str, files), "--step-documents", "2"]
-    env = {**os.environ, "OPENAI_BASE_URL": llm_server.base_url, "OPENAI_MODEL": "scripted"}
+    env = {
+        **os.environ,
+        "OPENAI_BASE_URL": llm_server.base_url,
+        "OPENAI_MODEL": "scripted",
+        "PYTHONFAULTHANDLER": "1",  # a SIGABRT prints where every thread of it stood
+    }
     process = subprocess.Popen(
         cli_command("add_main", *args, "-q"), env=env, stderr=subprocess.PIPE, text=True
     )
+    said: list[str] = []
+    reader = threading.Thread(target=lambda: said.extend(process.stderr), daemon=True)  # type: ignore[arg-type]
+    reader.start()
     try:
         # The third memory is asked for once the first step (two documents) is committed.
         assert wait_for(lambda: memorize_calls(llm_server) >= 3, seconds=60)
         process.send_signal(signal.SIGINT)  # Ctrl+C
-        said = process.stderr.readline()  # type: ignore[union-attr]
+        if not wait_for(lambda: bool(said), seconds=90):  # not a word: say where it hangs
+            process.send_signal(signal.SIGABRT)
     finally:
         llm_server.state.released.set()  # the held calls end; the process can exit
-    _out, err = process.communicate(timeout=60)
-    err = said + err
+    process.wait(timeout=60)
+    reader.join(timeout=30)
+    err = "".join(said)
     assert process.returncode == 130, err
     assert "gam-add: cancelled; 2 documents were added in finished steps and kept" in err
     assert len(MemoryFolder(memory_dir).known_sources()) == 2
