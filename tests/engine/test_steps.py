@@ -156,9 +156,13 @@ def test_gam_add_interrupted_after_a_step_says_what_it_kept(
         "OPENAI_MODEL": "scripted",
         "PYTHONFAULTHANDLER": "1",  # a SIGABRT prints where every thread of it stood
     }
-    process = subprocess.Popen(
-        cli_command("add_main", *args, "-q"), env=env, stderr=subprocess.PIPE, text=True
+    # Ctrl+C as a terminal delivers it, even where this test runs as a background job
+    # (whose children start with SIGINT ignored, and Python then leaves it so).
+    command = cli_command("add_main", *args, "-q")
+    command[2] = (
+        f"import signal; signal.signal(signal.SIGINT, signal.default_int_handler); {command[2]}"
     )
+    process = subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True)
     said: list[str] = []
     reader = threading.Thread(target=lambda: said.extend(process.stderr), daemon=True)  # type: ignore[arg-type]
     reader.start()
