@@ -14,13 +14,12 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QApplication, QMessageBox
+from PySide6.QtWidgets import QMessageBox
 
 from gam_desktop.gui import dialogs
-from gam_desktop.gui.app import apply_theme
 from gam_desktop.gui.new_memory_dialog import NewMemoryDialog
 from tests.gui.test_main_window import SAMPLES, drop, history, idle, wait
-from tests.gui.test_theme import os_palette
+from tests.gui.test_theme import os_scheme, shots_folder
 from tests.places import git_init, listing
 
 pytestmark = pytest.mark.usefixtures("home")  # tests/conftest.py: a home of the test's own
@@ -197,13 +196,8 @@ def test_no_is_the_default_when_existing_files_would_be_committed(
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_screenshots_of_creating_a_memory(qtbot, window, home, tmp_path, scheme) -> None:
-    app = QApplication.instance()
-    before = app.palette()
-    app.setPalette(os_palette(scheme == "dark"))
-    apply_theme(app)
-    try:
-        folder = Path(os.environ.get("GAM_SCREENSHOTS") or tmp_path / "screenshots")
-        folder.mkdir(parents=True, exist_ok=True)
+    folder = shots_folder(tmp_path)
+    with os_scheme(scheme == "dark"):
         window.preview.show_message(dialogs.WELCOME_TITLE, dialogs.WELCOME_TEXT)
         shots = [folder / f"first-run-{scheme}.png"]
         assert window.grab().save(str(shots[-1]))
@@ -215,6 +209,3 @@ def test_screenshots_of_creating_a_memory(qtbot, window, home, tmp_path, scheme)
         shots.append(folder / f"create-memory-refused-{scheme}.png")
         assert dialog.grab().save(str(shots[-1]))
         assert all(p.stat().st_size > 10_000 for p in shots)  # real pictures, not blank
-    finally:
-        app.setPalette(before)
-        apply_theme(app)

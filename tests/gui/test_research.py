@@ -94,21 +94,12 @@ def test_stop_ends_the_research_and_saves_nothing(qtbot, window, memory, llm_ser
 
 
 def test_screenshot_of_a_report_in_dark_mode(qtbot, window, memory, tmp_path) -> None:
-    from PySide6.QtWidgets import QApplication
 
-    from gam_desktop.gui.app import apply_theme
-    from tests.gui.test_theme import os_palette
+    from tests.gui.test_theme import os_scheme
 
-    app = QApplication.instance()
-    before = app.palette()
-    app.setPalette(os_palette(dark=True))
-    apply_theme(app)
-    try:
+    with os_scheme(dark=True):
         assert window.open_memory(memory)
         wait(qtbot, lambda: idle(window))
         research(window, COMPARE)
         wait(qtbot, lambda: window.chat.turns[-1].report is not None)
         shoot(window, "research-3-dark.png", tmp_path)
-    finally:
-        app.setPalette(before)
-        apply_theme(app)

@@ -120,18 +120,11 @@ def test_screenshots_of_conversations_and_facts(
 
 def test_screenshot_in_dark_mode(qtbot, window, llm_server, tmp_path) -> None:
     """The answered state under the dark palette an OS in dark mode gives."""
-    from PySide6.QtWidgets import QApplication
 
-    from gam_desktop.gui.app import apply_theme
-    from tests.gui.test_theme import os_palette
+    from tests.gui.test_theme import os_scheme, shots_folder
 
-    folder = Path(os.environ.get("GAM_SCREENSHOTS") or tmp_path / "screenshots")
-    folder.mkdir(parents=True, exist_ok=True)
-    app = QApplication.instance()
-    before = app.palette()
-    app.setPalette(os_palette(dark=True))
-    apply_theme(app)
-    try:
+    folder = shots_folder(tmp_path)
+    with os_scheme(dark=True):
         assert window.open_memory(tmp_path / "memory")
         drop(window, SAMPLES)
         wait(qtbot, lambda: idle(window) and window.tree.memory_count() > 0)
@@ -141,9 +134,6 @@ def test_screenshot_in_dark_mode(qtbot, window, llm_server, tmp_path) -> None:
         wait(qtbot, lambda: window.chat.turns[-1].result is not None)
         path = folder / "9-dark.png"
         assert window.grab().save(str(path)) and path.stat().st_size > 10_000
-    finally:
-        app.setPalette(before)
-        apply_theme(app)
 
 
 def test_screenshots_of_settings_in_both_schemes(qtbot, window, prefs, llm_server, tmp_path):

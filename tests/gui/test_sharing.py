@@ -5,7 +5,6 @@ in the status bar, closing the app stops it."""
 from __future__ import annotations
 
 import json
-import os
 import socket
 import sys
 from pathlib import Path
@@ -13,12 +12,10 @@ from pathlib import Path
 import httpx2
 import pytest
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QApplication
 
 from gam_desktop.engine.store.changes import CHAT
-from gam_desktop.gui.app import apply_theme
 from gam_desktop.gui.sharing import SharingDialog, is_enabled, mcp_config
-from tests.gui.test_theme import os_palette
+from tests.gui.test_theme import os_scheme, shots_folder
 
 pytestmark = pytest.mark.timeout(120)
 TOKEN = "gui-sharing-token-0123456789"
@@ -89,27 +86,20 @@ def test_switched_on_it_starts_with_the_app_and_stops_with_it(shared, qtbot) -> 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_screenshots_of_sharing(shared, qtbot, tmp_path, scheme) -> None:
-    app = QApplication.instance()
-    before = app.palette()
-    app.setPalette(os_palette(scheme == "dark"))
-    apply_theme(app)
-    try:
-        folder = Path(os.environ.get("GAM_SCREENSHOTS") or tmp_path / "screenshots")
-        folder.mkdir(parents=True, exist_ok=True)
-        dialog = dialog_of(shared)
-        qtbot.addWidget(dialog)
-        qtbot.waitUntil(lambda: dialog.token.text() == TOKEN, timeout=10_000)
-        with qtbot.waitSignal(shared.sharing.service.state_changed, timeout=30_000):
-            dialog.enabled.setChecked(True)
-        dialog.show()
-        dialog.layout().activate()
-        shot = folder / f"sharing-{scheme}.png"
-        assert dialog.grab().save(str(shot)) and shot.stat().st_size > 10_000
-        QTimer.singleShot(0, dialog, dialog.close)
-    finally:
-        shared.sharing.stop()
-        app.setPalette(before)
-        apply_theme(app)
+    with os_scheme(scheme == "dark"):
+        try:
+            dialog = dialog_of(shared)
+            qtbot.addWidget(dialog)
+            qtbot.waitUntil(lambda: dialog.token.text() == TOKEN, timeout=10_000)
+            with qtbot.waitSignal(shared.sharing.service.state_changed, timeout=30_000):
+                dialog.enabled.setChecked(True)
+            dialog.show()
+            dialog.layout().activate()
+            shot = shots_folder(tmp_path) / f"sharing-{scheme}.png"
+            assert dialog.grab().save(str(shot)) and shot.stat().st_size > 10_000
+            QTimer.singleShot(0, dialog, dialog.close)
+        finally:
+            shared.sharing.stop()
 
 
 def test_the_mcp_configuration_starts_the_packaged_app_or_the_console_script(

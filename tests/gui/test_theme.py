@@ -4,7 +4,11 @@ backgrounds the sheet used to force."""
 
 from __future__ import annotations
 
+import contextlib
+import os
 from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from PySide6.QtGui import QColor, QPalette
@@ -37,6 +41,27 @@ def os_palette(dark: bool) -> QPalette:
     ):
         palette.setColor(role, QColor(fore))
     return palette
+
+
+@contextlib.contextmanager
+def os_scheme(dark: bool) -> Iterator[None]:
+    """The app as an OS in dark (or light) mode shows it, the palette before restored after."""
+    app = QApplication.instance()
+    before = app.palette()
+    app.setPalette(os_palette(dark))
+    apply_theme(app)
+    try:
+        yield
+    finally:
+        app.setPalette(before)
+        apply_theme(app)
+
+
+def shots_folder(tmp_path: Path) -> Path:
+    """Where screenshots go: $GAM_SCREENSHOTS, else the test's own folder."""
+    folder = Path(os.environ.get("GAM_SCREENSHOTS") or tmp_path / "screenshots")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
 
 
 def luminance(color: QColor) -> float:
