@@ -21,13 +21,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         if sys.stderr is None:  # a windowed app started without one: print(file=None),
             # as in `print(..., file=sys.stderr)`, would write into the protocol's stdout
             sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (for the run)
+        prog = f"gam-desktop {command}"  # in --help and messages: the command typed
         if command == "mcp":
             from gam_desktop.serve.mcp_cli import mcp_main
 
-            return mcp_main(rest)
+            return mcp_main(rest, prog=prog)
         from gam_desktop.serve.cli import serve_main
 
-        return serve_main(rest)
+        return serve_main(rest, prog=prog)
     from gam_desktop.gui.app import main as app_main
 
     return app_main(args)

@@ -11,6 +11,7 @@ import shlex
 import sys
 import traceback
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from pydantic import ValidationError
 from tqdm import tqdm
@@ -40,10 +41,10 @@ def entry_point(name: str) -> Callable[[Callable[..., int]], Callable[..., int]]
 
     def wrap(main: Callable[..., int]) -> Callable[..., int]:
         @functools.wraps(main)
-        def run(argv: Sequence[str] | None = None) -> int:
+        def run(argv: Sequence[str] | None = None, **options: Any) -> int:
             utf8_output()
             try:
-                return main(argv)
+                return main(argv, **options)
             except Exception as exc:  # the expected ones were handled inside
                 traceback.print_exc()
                 print(

@@ -27,9 +27,9 @@ from gam_desktop.serve.auth import (
 from gam_desktop.serve.retrieval import ReadOptions
 
 
-def serve_parser() -> argparse.ArgumentParser:
+def serve_parser(prog: str = "gam-serve") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="gam-serve",
+        prog=prog,
         description="Serve a GAM memory as an OpenAI-compatible endpoint: each request gets "
         "the memory's relevant passages, goes to the configured LLM, and the turn is saved "
         "and learned from.",
@@ -64,38 +64,39 @@ def serve_parser() -> argparse.ArgumentParser:
 
 
 @entry_point("gam-serve")
-def serve_main(argv: Sequence[str] | None = None) -> int:
-    args = serve_parser().parse_args(argv)
+def serve_main(argv: Sequence[str] | None = None, prog: str = "gam-serve") -> int:
+    """`prog`: the command as the user typed it (`gam-desktop serve` in the packaged app)."""
+    args = serve_parser(prog).parse_args(argv)
     root = Path(args.gam_dir)
     if not MemoryFolder(root).is_memory():
-        print(f"gam-serve: {root} is not a GAM memory (no .gam_meta.json)", file=sys.stderr)
+        print(f"{prog}: {root} is not a GAM memory (no .gam_meta.json)", file=sys.stderr)
         return 2
     try:
-        config = _config(args, root)
+        config = _config(args, root, prog)
     except ValueError as exc:
-        print(f"gam-serve: {reason(exc)}", file=sys.stderr)
+        print(f"{prog}: {reason(exc)}", file=sys.stderr)
         return 2
     if config.learn and Workflow(gam_dir=root, settings=config.settings).interrupted():
         # every turn would fail (logged only) until the half-done operation is recovered
         print(
-            f"gam-serve: warning: turns will not be saved: {recover_hint(args.gam_dir)}",
+            f"{prog}: warning: turns will not be saved: {recover_hint(args.gam_dir)}",
             file=sys.stderr,
         )
     app, _endpoint = create_app(config)
     if not config.loopback_only:
         print(
-            f"gam-serve: warning: listening on {args.host}, reachable from other machines",
+            f"{prog}: warning: listening on {args.host}, reachable from other machines",
             file=sys.stderr,
         )
-    print(f"gam-serve: {root} at http://{_shown(args.host)}:{args.port}/v1", file=sys.stderr)
+    print(f"{prog}: {root} at http://{_shown(args.host)}:{args.port}/v1", file=sys.stderr)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning", access_log=False)
     return 0
 
 
-def _config(args: argparse.Namespace, root: Path) -> ServeConfig:
+def _config(args: argparse.Namespace, root: Path, prog: str) -> ServeConfig:
     settings = upstream_settings(settings_for("chat", _llm_args(args)))
     token = resolve_token(args.token)
-    tell_token("gam-serve", token)
+    tell_token(prog, token)
     return ServeConfig(
         gam_dir=root,
         settings=settings,

@@ -29,9 +29,9 @@ MCP_PORT = DEFAULT_PORT + 1
 MCP_PATH = "/mcp"
 
 
-def mcp_parser() -> argparse.ArgumentParser:
+def mcp_parser(prog: str = "gam-mcp") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="gam-mcp",
+        prog=prog,
         description="Serve a GAM memory to MCP clients: tools search, read, list, ask (and "
         "remember with --allow-remember), resources for the root README and the folder tree.",
     )
@@ -60,11 +60,12 @@ def mcp_parser() -> argparse.ArgumentParser:
 
 
 @entry_point("gam-mcp")
-def mcp_main(argv: Sequence[str] | None = None) -> int:
-    args = mcp_parser().parse_args(argv)
+def mcp_main(argv: Sequence[str] | None = None, prog: str = "gam-mcp") -> int:
+    """`prog`: the command as the user typed it (`gam-desktop mcp` in the packaged app)."""
+    args = mcp_parser(prog).parse_args(argv)
     root = Path(args.gam_dir)
     if not MemoryFolder(root).is_memory():
-        print(f"gam-mcp: {root} is not a GAM memory (no .gam_meta.json)", file=sys.stderr)
+        print(f"{prog}: {root} is not a GAM memory (no .gam_meta.json)", file=sys.stderr)
         return 2
     try:
         llm = argparse.Namespace(
@@ -72,16 +73,16 @@ def mcp_main(argv: Sequence[str] | None = None) -> int:
         )
         settings = upstream_settings(settings_for("chat", llm))
     except ValueError as exc:
-        print(f"gam-mcp: invalid setting: {reason(exc)}", file=sys.stderr)
+        print(f"{prog}: invalid setting: {reason(exc)}", file=sys.stderr)
         return 2
     server = MemoryServer(root, settings, allow_remember=args.allow_remember)
     if not args.http:  # stdout is the protocol's: everything else goes to stderr
         anyio.run(server.mcp.run_stdio_async)
         return 0
     token = resolve_token(args.token)
-    tell_token("gam-mcp", token)
+    tell_token(prog, token)
     app = http_app(server, token.value, args.host)
-    print(f"gam-mcp: {root} at http://{args.host}:{args.port}{MCP_PATH}", file=sys.stderr)
+    print(f"{prog}: {root} at http://{args.host}:{args.port}{MCP_PATH}", file=sys.stderr)
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning", access_log=False)
     return 0
 

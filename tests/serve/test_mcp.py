@@ -16,6 +16,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 from gam_desktop.engine.llm import LLMSettings
+from gam_desktop.launch import main
 from gam_desktop.serve.mcp_cli import http_app
 from gam_desktop.serve.mcp_server import MemoryServer
 from tests.repos import git
@@ -152,5 +153,16 @@ def test_the_sub_commands_start_without_qt(tmp_path: Path, command: str) -> None
         cwd=str(Path(__file__).resolve().parents[2]),
     )
     assert done.returncode == 2, done.stderr  # the folder is not a memory: refused, no Qt
-    assert done.stderr.startswith(f"gam-{command}: ") and "is not a GAM memory" in done.stderr
+    assert done.stderr.startswith(f"gam-desktop {command}: ")
+    assert "is not a GAM memory" in done.stderr
     assert done.stdout == ""
+
+
+@pytest.mark.parametrize("command", ["mcp", "serve"])
+def test_the_sub_commands_name_themselves_as_typed(capsys, command: str) -> None:
+    """`gam-desktop mcp --help` shows `usage: gam-desktop mcp …`, not the name of another
+    executable the packaged app does not have."""
+    with pytest.raises(SystemExit) as stopped:
+        main([command, "--help"])
+    assert stopped.value.code == 0
+    assert capsys.readouterr().out.startswith(f"usage: gam-desktop {command} [-h]")
