@@ -24,6 +24,7 @@ from gam_desktop.engine.ask.agent import ChatAgent, StepCallback
 from gam_desktop.engine.ask.conversation import Conversation, working_memory
 from gam_desktop.engine.ask.find import Found
 from gam_desktop.engine.ask.intent import is_statement
+from gam_desktop.engine.ask.saved_turns import TurnToSave, stage_turns
 from gam_desktop.engine.ask.tools import MemoryTools
 from gam_desktop.engine.build import resume
 from gam_desktop.engine.build.builder import BuildOptions, BuildReport, MemoryBuilder
@@ -623,18 +624,38 @@ class Workflow:
         """Record a turn answered elsewhere (another app through the memory's endpoint, an
         imported chat) in a saved conversation, as `chat` would; no LLM call. `turn_id` and
         `history_key` are kept in the turn's data (gam-serve's queue finds the id there
-        after a crash, and a restarted gam-serve the conversation a request continues)."""
-        record, path = self._conversation(question, conversation_id, at)
-        conversation = working_memory(record)  # folding without the LLM: first sentences
-        conversation.add(question, answer)
-        turn = Turn(
-            at or utc_now(), question, answer, list(sources), confidence, turn_id, history_key
+        after a crash, and a restarted gam-serve the conversation a request continues).
+        A conversation that is gone (deleted meanwhile, a made-up id) gets a new one."""
+        item = TurnToSave(
+            question, answer, conversation_id, None, sources, confidence, at, turn_id, history_key
         )
-        result = ChatResult(question=question, answer=answer, sources=list(sources))
-        return self._save_turn(record, path, turn, conversation, result)
+        return self.save_turns([item])[0]
+
+    def save_turns(self, items: Sequence[TurnToSave]) -> list[ChatTurn]:
+        """Several turns answered elsewhere as one operation and one commit (saved_turns.py)."""
+        if not self.folder.is_memory():  # never a repository made in someone's folder
+            raise NotAMemoryError(f"{self.folder.root} is not a GAM memory (no .gam_meta.json)")
+        if not items or any(not item.question.strip() for item in items):
+            raise EmptyQuestion("there is no question to ask or save")
+        results = [
+            ChatResult(question=i.question, answer=i.answer, sources=list(i.sources)) for i in items
+        ]
+        meta = self.folder.read_meta()
+        if meta is not None and not meta.save_conversations:
+            return [ChatTurn(result, None, None, 0) for result in results]
+        with self.versioned.operation(CHAT) as transaction:
+            staged = stage_turns(self.folder.root, items, self.chat_settings.model)
+            ids = ", ".join(record.id for record in staged.conversations)
+            trailers = {TRAILER_KIND: CHAT, "Gam-Conversation": ids}
+            transaction.write(staged.changes, staged.summary(), trailers)
+        self._changed(transaction.changes(CHAT))
+        return [
+            ChatTurn(result, saved.conversation_id, saved.path, saved.turn)
+            for result, saved in zip(results, staged.saved, strict=True)
+        ]
 
     def _conversation(
-        self, question: str, conversation_id: str | None, at: datetime | None = None
+        self, question: str, conversation_id: str | None
     ) -> tuple[ConversationRecord, str | None]:
         if not self.folder.is_memory():  # never a repository made in someone's folder
             raise NotAMemoryError(f"{self.folder.root} is not a GAM memory (no .gam_meta.json)")
@@ -642,7 +663,7 @@ class Workflow:
             raise EmptyQuestion("there is no question to ask or save")
         if conversation_id:
             return chats.load(self.folder.root, conversation_id)
-        return new_record(question, self.chat_settings.model, now=at), None
+        return new_record(question, self.chat_settings.model), None
 
     def _save_turn(
         self,

@@ -1,9 +1,12 @@
 """The write path: each answered turn saved as a conversation and its facts learned, after
 the reply has gone out, by one background thread.
 
-One thread, one queue: turns are written in the order they were answered, each as its own
-operation ("Chat: …", then "Learned …"), through the memory's writer lock like any other
-writer; while the app or a CLI holds the lock the queue waits and nothing is dropped.
+One thread, one queue: turns are written in the order they were answered, through the
+memory's writer lock like any other writer; while the app or a CLI holds the lock the queue
+waits and nothing is dropped. A turn is one operation ("Chat: …", then "Learned …" when it
+states facts); the turns that arrived while the writer was committing are saved together,
+as one "Chat:" operation (a commit takes most of a second in a big memory: one per turn
+would fall behind a busy client).
 Stopping drains the queue first. With a `TurnQueue` each turn is also on disk from before it
 is handed over until it is saved, and what a killed run left is written at the next start
 (turnqueue.py says how a turn is never saved twice).
@@ -31,21 +34,19 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from gam_desktop.engine.chats.library import (
-    ConversationNotFound,
-    list_conversations,
-    saved_turn_ids,
-)
+from gam_desktop.engine.ask.saved_turns import TurnToSave
+from gam_desktop.engine.chats.library import list_conversations, saved_turn_ids
 from gam_desktop.engine.chats.record import parse
 from gam_desktop.engine.models import utc_now
 from gam_desktop.engine.store.markdown import parse_time
-from gam_desktop.engine.workflow import ChatTurn, Workflow
+from gam_desktop.engine.workflow import Workflow
 from gam_desktop.serve.retrieval import text_of
 from gam_desktop.serve.turnqueue import TurnQueue
 
 log = logging.getLogger(__name__)
 
 RECENT_CONVERSATIONS = 200  # read back at start: the chats a client may still continue
+BATCH = 100  # turns committed together at most (one operation, one commit)
 MAX_KEYS = 20_000  # histories remembered while running (~2 MB), the oldest forgotten first
 
 
@@ -196,58 +197,74 @@ class TurnWriter:
         except OSError as exc:  # the folder unreadable: turns start new conversations
             log.warning("the saved conversations could not be read back: %s", exc)
         while True:
-            item = self._queue.get()
+            batch, stopping = self._next_batch()
             try:
-                if item is _STOP:
-                    return
-                assert isinstance(item, PendingTurn)
-                self._write(item)
-            except Exception as exc:  # one turn's failure must not end the writer
-                log.warning("a turn could not be written: %s", exc)
+                if batch:
+                    self._write(batch)
+            except Exception as exc:  # a failed batch must not end the writer; its turns
+                # stay in the queue on disk and are written at the next start
+                log.warning("%d turn(s) could not be written: %s", len(batch), exc)
                 self.stats.failed.append(str(exc))
             finally:
-                self._queue.task_done()
+                for _ in range(len(batch) + stopping):
+                    self._queue.task_done()
+            if stopping:
+                return
 
-    def _write(self, pending: PendingTurn) -> None:
-        conversation = pending.conversation_id or self._conversations.get(
-            history_key(pending.history)
-        )
-        after = [
-            *pending.history,
-            {"role": "user", "content": pending.question},
-            {"role": "assistant", "content": pending.answer},
-        ]
-        key = history_key(after)  # what the client's next request will send
-        try:
-            turn = self._save(pending, conversation, key)
-        except ConversationNotFound:  # a stale or made-up id from the client: a new one
-            turn = self._save(pending, None, key)
-        self.stats.saved += 1
-        if self.disk is not None and pending.file is not None:  # saved: never written again
-            self.disk.done(pending.file)
-        if turn.conversation_id:
-            self._remember(key, turn.conversation_id)
-        learned = self.workflow.learn_from_turn(
-            turn.conversation_id, turn.turn, pending.question, pending.at
-        )
-        if learned:
-            self.stats.learned += 1
-        if self.on_saved is not None:
-            self.on_saved(pending)
+    def _next_batch(self) -> tuple[list[PendingTurn], bool]:
+        """The next turn (waited for) and those queued behind it, up to BATCH: the turns
+        that arrived while the last ones were being committed are committed together."""
+        items = [self._queue.get()]
+        while len(items) < BATCH:
+            try:
+                items.append(self._queue.get_nowait())
+            except queue.Empty:
+                break
+        turns = [item for item in items if isinstance(item, PendingTurn)]
+        return turns, len(turns) < len(items)
+
+    def _write(self, batch: list[PendingTurn]) -> None:
+        items = []
+        for pending in batch:
+            before = history_key(pending.history)
+            after = [
+                *pending.history,
+                {"role": "user", "content": pending.question},
+                {"role": "assistant", "content": pending.answer},
+            ]
+            items.append(
+                TurnToSave(
+                    pending.question,
+                    pending.answer,
+                    pending.conversation_id or self._conversations.get(before),
+                    follows=before,  # or a turn of this batch started its conversation
+                    sources=pending.sources,
+                    at=pending.at,
+                    turn_id=pending.id,
+                    history_key=history_key(after),  # what the client's next request sends
+                )
+            )
+        turns = self.workflow.save_turns(items)
+        self.stats.saved += len(batch)
+        for pending, item, turn in zip(batch, items, turns, strict=True):
+            if self.disk is not None and pending.file is not None:  # never written again
+                self.disk.done(pending.file)
+            if turn.conversation_id and item.history_key:
+                self._remember(item.history_key, turn.conversation_id)
+        for pending, turn in zip(batch, turns, strict=True):
+            try:
+                learned = self.workflow.learn_from_turn(
+                    turn.conversation_id, turn.turn, pending.question, pending.at
+                )
+                self.stats.learned += bool(learned)
+            except Exception as exc:  # the turn is saved; its facts are not
+                log.warning("facts could not be learned from a turn: %s", exc)
+                self.stats.failed.append(str(exc))
+            if self.on_saved is not None:
+                self.on_saved(pending)
 
     def _remember(self, key: str, conversation_id: str) -> None:
         self._conversations.pop(key, None)  # to the end: the newest is forgotten last
         self._conversations[key] = conversation_id
         while len(self._conversations) > MAX_KEYS:
             del self._conversations[next(iter(self._conversations))]
-
-    def _save(self, pending: PendingTurn, conversation: str | None, key: str) -> ChatTurn:
-        return self.workflow.save_turn(
-            pending.question,
-            pending.answer,
-            conversation,
-            sources=pending.sources,
-            at=pending.at,
-            turn_id=pending.id,
-            history_key=key,
-        )

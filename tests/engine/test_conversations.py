@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from gam_desktop.engine.ask.conversation import working_memory
+from gam_desktop.engine.ask.saved_turns import TurnToSave
 from gam_desktop.engine.chats import library as chats
 from gam_desktop.engine.chats.library import ConversationNotFound
 from gam_desktop.engine.chats.record import Turn, new_record, parse, render
@@ -205,6 +206,40 @@ def test_a_turn_answered_elsewhere_is_saved_without_a_call(memory: Workflow, llm
         record.started == when and again.turn == 2 and record.turns[1].sources == ["notes/boats.md"]
     )
     assert first.path.startswith(f"conversations/{when:%Y-%m}/{when:%Y-%m-%d}-")
+
+
+def test_turns_saved_together_are_one_operation(memory: Workflow) -> None:
+    """gam-serve's batch: two turns of one conversation and one naming a conversation that
+    is gone (a new one), committed once, each turn's number and file returned."""
+    first = memory.save_turn("I bought a boat.", "Congratulations!")
+    before = summaries(memory)
+    turns = memory.save_turns(
+        [
+            TurnToSave("It is called Sea Otter.", "A fine name.", first.conversation_id),
+            TurnToSave("Where is it moored?", "In Porto.", first.conversation_id),
+            TurnToSave("Hello?", "Hi.", "20200101-000000-gone00"),
+        ]
+    )
+    assert summaries(memory) == ["Chat: 3 turns in 2 conversations", *before][:20]
+    assert [(t.conversation_id, t.turn) for t in turns[:2]] == [
+        (first.conversation_id, 2),
+        (first.conversation_id, 3),
+    ]
+    assert turns[2].conversation_id not in (first.conversation_id, "20200101-000000-gone00")
+    assert turns[2].turn == 1 and turns[2].path != first.path
+    record = parse((memory.folder.root / first.path).read_text())
+    assert [t.question for t in record.turns][1:] == [
+        "It is called Sea Otter.",
+        "Where is it moored?",
+    ]
+    one = memory.save_turns(
+        [
+            TurnToSave("Is it blue?", "Yes.", first.conversation_id),
+            TurnToSave("And fast?", "Very.", first.conversation_id),
+        ]
+    )
+    assert summaries(memory)[0] == "Chat: I bought a boat. (2 turns)"
+    assert [t.turn for t in one] == [4, 5]
 
 
 def test_a_turn_and_a_lesson_touch_only_their_own_files(memory: Workflow) -> None:

@@ -277,8 +277,11 @@ def test_turns_wait_for_another_writer_and_none_is_lost(served: Served, memory: 
     saved = sorted(parse((memory / i.path).read_text()).turns[0].question
                    for i in list_conversations(memory))  # fmt: skip
     assert saved == sorted(questions)
-    assert sum(s.startswith("Chat: ") for s in commits(memory)) == 6
+    # the turn the writer held while waiting, then the five queued meanwhile, together
+    chats = [s for s in commits(memory) if s.startswith("Chat: ")]
+    assert 1 <= len(chats) <= 2, chats
     assert git(memory, "status", "--porcelain", "--", "conversations") == ""
+    assert len(git(memory, "ls-files", "conversations").split()) == 6
 
 
 # -- under attack (review of issue 16): malformed requests, an upstream cutting its

@@ -87,7 +87,8 @@ def test_turns_answered_before_a_kill_9_are_written_once_at_the_next_start(
         _, err = process.communicate(timeout=60)
     assert process.returncode == 0, err
     assert saved_questions(memory) == sorted(questions)  # each once
-    assert sum(s.startswith("Chat: ") for s in commits(memory)) == 5
+    chats = [s for s in commits(memory) if s.startswith("Chat: ")]
+    assert chats == ["Chat: 5 turns in 5 conversations"]  # replayed together: one commit
 
 
 def test_a_queue_file_that_is_not_a_turn_is_set_aside_and_the_others_saved(
@@ -129,3 +130,54 @@ def test_a_turn_saved_just_before_a_kill_is_not_saved_again(make_workflow, memor
     assert saved_questions(memory) == ["Who is on call?"]
     assert sum(s.startswith("Chat: ") for s in commits(memory)) == chats == 1
     assert queued(memory) == []
+
+
+def test_turns_queued_together_are_one_commit_and_a_follow_up_keeps_its_conversation(
+    make_workflow, memory: Path
+) -> None:
+    """A follow-up queued behind the turn it continues (no conversation id existed yet
+    when it was answered) lands in that turn's new conversation, in the same commit."""
+    first = PendingTurn(history=[], question="Who is on call?", answer="Maria Lopez.")
+    follow_up = PendingTurn(
+        history=[
+            {"role": "user", "content": "Who is on call?"},
+            {"role": "assistant", "content": "Maria Lopez."},
+        ],
+        question="And after her?",
+        answer="Ken Ito.",
+    )
+    other = PendingTurn(history=[], question="What is the paging window?", answer="15 minutes.")
+    writer = TurnWriter(make_workflow())
+    for turn in (first, follow_up, other):  # queued before the writer runs: one batch
+        writer.submit(turn)
+    writer.start()
+    try:
+        assert writer.drain(120)
+        later = PendingTurn(
+            history=[
+                *follow_up.history,
+                {"role": "user", "content": "And after her?"},
+                {"role": "assistant", "content": "Ken Ito."},
+            ],
+            question="And then?",
+            answer="Nobody.",
+        )
+        writer.submit(later)
+        assert writer.drain(120)
+    finally:
+        writer.stop(60)
+    assert writer.stats.failed == [] and writer.stats.saved == 4
+    chats = [s for s in commits(memory) if s.startswith("Chat: ")]
+    assert chats == ["Chat: Who is on call?", "Chat: 3 turns in 2 conversations"]  # newest first
+    records = {
+        info.title: parse((memory / info.path).read_text(encoding="utf-8"))
+        for info in list_conversations(memory)
+    }
+    assert [t.question for t in records["Who is on call?"].turns] == [
+        "Who is on call?",
+        "And after her?",
+        "And then?",
+    ]
+    assert [t.question for t in records["What is the paging window?"].turns] == [
+        "What is the paging window?"
+    ]

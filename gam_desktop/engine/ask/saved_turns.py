@@ -1,0 +1,112 @@
+"""Turns answered elsewhere (another app through gam-serve, an imported chat), staged as
+one change set: each turn added to its conversation, new ones started, every conversation
+touched written once.
+
+Here, beside the working memory that folds them (the chats layer sits below it).
+
+Several turns saved together are one operation and one commit: gam-serve's writer takes
+every turn queued while it was committing the last ones, so a burst of requests costs a
+few commits, not one per turn (a commit takes most of a second in a big memory). Within
+such a batch a turn may continue a conversation that an earlier turn of the same batch
+started: `follows` (the history key the earlier turn left) finds it, as no id existed
+when the later turn was queued.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from gam_desktop.engine.ask.conversation import working_memory
+from gam_desktop.engine.chats import library as chats
+from gam_desktop.engine.chats.record import ConversationRecord, Turn, new_record, render
+from gam_desktop.engine.models import utc_now
+from gam_desktop.engine.store.changeset import ChangeSet
+
+
+@dataclass
+class TurnToSave:
+    question: str
+    answer: str
+    conversation_id: str | None = None  # continue this one (a new one when it is gone)
+    follows: str | None = None  # else the one a turn of this batch left with this key
+    sources: Sequence[str] = ()
+    confidence: float | None = None
+    at: datetime | None = None
+    turn_id: str | None = None  # kept in the turn's data (gam-serve's queue looks for it)
+    history_key: str | None = None  # what the client's next request continues
+
+
+@dataclass
+class SavedTurn:
+    conversation_id: str
+    path: str
+    turn: int  # its number in the conversation, from 1
+
+
+@dataclass
+class StagedTurns:
+    changes: ChangeSet
+    saved: list[SavedTurn]
+    conversations: list[ConversationRecord] = field(default_factory=list)  # touched
+
+    def summary(self) -> str:
+        """The commit's line: "Chat: <title>" for one turn, as a chat in the app."""
+        if len(self.saved) == 1:
+            return f"Chat: {self.conversations[0].title}"
+        if len(self.conversations) == 1:
+            return f"Chat: {self.conversations[0].title} ({len(self.saved)} turns)"
+        return f"Chat: {len(self.saved)} turns in {len(self.conversations)} conversations"
+
+
+def stage_turns(root: Path, items: Sequence[TurnToSave], model: str = "") -> StagedTurns:
+    """Read under the writer lock: a turn another window saved meanwhile is kept."""
+    touched: dict[str, tuple[ConversationRecord, str | None]] = {}  # id -> record, path
+    by_key: dict[str, str] = {}  # history key a turn of this batch left -> conversation id
+    saved = []
+    for item in items:
+        record, path = _continued(root, item, touched, by_key) or (
+            new_record(item.question, model, now=item.at),
+            None,
+        )
+        conversation = working_memory(record)  # folded without the LLM: first sentences
+        conversation.add(item.question, item.answer)
+        turn = Turn(
+            item.at or utc_now(),
+            item.question,
+            item.answer,
+            list(item.sources),
+            item.confidence,
+            item.turn_id,
+            item.history_key,
+        )
+        record = chats.with_turn(record, turn, conversation.summary, conversation.folded)
+        touched[record.id] = (record, path)
+        if item.history_key:
+            by_key[item.history_key] = record.id
+        saved.append(SavedTurn(record.id, path or record.path, len(record.turns)))
+    writes: dict[str, str | bytes] = {
+        path or record.path: render(record) for record, path in touched.values()
+    }
+    records = [record for record, _ in touched.values()]
+    return StagedTurns(ChangeSet(writes=writes), saved, records)
+
+
+def _continued(
+    root: Path,
+    item: TurnToSave,
+    touched: dict[str, tuple[ConversationRecord, str | None]],
+    by_key: dict[str, str],
+) -> tuple[ConversationRecord, str | None] | None:
+    if item.conversation_id:
+        if item.conversation_id in touched:
+            return touched[item.conversation_id]
+        try:
+            return chats.load(root, item.conversation_id)
+        except chats.ConversationNotFound:  # deleted meanwhile, or an id made up by a client
+            pass
+    if item.follows and item.follows in by_key:
+        return touched[by_key[item.follows]]
+    return None
