@@ -247,3 +247,28 @@ def test_a_watched_corpus_walks_the_tree_only_when_told(folder: Path) -> None:
     memory(folder, "ops/later.md", "Nobody reported this one either.")
     corpus.refresh_if_stale(max_age=0)
     assert "ops/later.md" in corpus.files
+
+
+def test_a_reader_ignores_documents_another_connection_added_since_it_loaded(
+    folder: Path,
+) -> None:
+    """gam-serve's two sets of tools share the database: requests read one while the other
+    indexes new turns, and a write can land between a reader's look at the database and
+    its read. Ids beyond the reader's table of documents were an IndexError (500s under
+    load); they are documents it does not know yet, until it follows the index."""
+    reader = MemoryTools(folder)
+    reader.index.ensure_built()
+    store = reader.index._open()  # what a search reads once it has looked (no new look)
+    before = store.postings(store.words_of_stem("tomato"))
+    assert len(before[0]) == 12
+    for i in range(80):  # more ids than the reader's table has room for
+        memory(folder, f"later/tomatoes_{i}.md", f"Tomatoes again, {i} of them.")
+    writer = MemoryTools(folder)
+    writer.corpus.refresh()
+    writer.index.ensure_built()
+    assert len(hits(writer.index, "tomatoes", 100)) == 12 + 80
+    ids, tfs = store.postings(store.words_of_stem("tomato"))  # the write landed meanwhile
+    assert ids.tolist() == before[0].tolist() and tfs.tolist() == before[1].tolist()
+    assert len(store.documents(store.words_of_stem("tomato"))) == 12
+    reader.corpus.refresh()
+    assert len(hits(reader.index, "tomatoes", 100)) == 12 + 80  # followed at the next look

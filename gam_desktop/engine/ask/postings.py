@@ -275,7 +275,7 @@ class Postings:
         word's; a word then in more than MAX_PARTS parts has them joined into one."""
         part = int(self._db.execute("SELECT value FROM meta WHERE key = 'parts'").fetchone()[0]) + 1
         self._db.execute("UPDATE meta SET value = ? WHERE key = 'parts'", (part,))
-        keep = self.alive[ids]
+        keep = self._alive(ids)
         if not keep.all():
             wids, ids, tfs = wids[keep], ids[keep], tfs[keep]
         order = np.lexsort((ids, wids))  # by word, then by document
@@ -340,10 +340,10 @@ class Postings:
     def documents(self, words: list[str]) -> IdArray:
         """The ids of the indexed documents holding any of `words`, sorted."""
         ids = self._parts(words)[0]
-        recent = self._recent(words)
+        recent = self._recent(words)[:, 0]
         mask = np.zeros(len(self.alive), bool)
         mask[ids] = True
-        mask[recent[:, 0]] = True
+        mask[recent[self._alive(recent)]] = True
         return np.flatnonzero(mask & self.alive)
 
     def postings(self, words: list[str]) -> tuple[IdArray, IdArray]:
@@ -353,7 +353,7 @@ class Postings:
         recent = self._recent(words)
         if len(recent):
             ids, tfs = np.concatenate([ids, recent[:, 0]]), np.concatenate([tfs, recent[:, 1]])
-        keep = self.alive[ids]
+        keep = self._alive(ids)
         ids, tfs = ids[keep], tfs[keep]
         if len(words) > 1:  # one document may hold several of the words
             ids, where = np.unique(ids, return_inverse=True)
@@ -372,8 +372,20 @@ class Postings:
             return np.zeros(0, np.int64), np.zeros(0, np.int64)
         ids = np.concatenate([_unpack(i, delta=True) for i, _ in found])
         tfs = np.concatenate([_unpack(t) for _, t in found])
-        keep = self.alive[ids]
+        keep = self._alive(ids)
         return ids[keep], tfs[keep]
+
+    def _alive(self, ids: Ints) -> npt.NDArray[np.bool_]:
+        """Which of `ids` this table of documents holds, alive. An id beyond the table was
+        given since it was loaded, by another connection to the database (gam-serve's
+        second set of tools, another process): a document this reader does not know yet,
+        left out until it loads the table again (it was an IndexError under load)."""
+        inside = ids < len(self.alive)
+        if inside.all():
+            return self.alive[ids]
+        keep = np.zeros(len(ids), bool)
+        keep[inside] = self.alive[ids[inside]]
+        return keep
 
     def _recent(self, words: list[str]) -> npt.NDArray[np.int64]:
         if not self._recent_rows:
