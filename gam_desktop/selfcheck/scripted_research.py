@@ -19,7 +19,7 @@ from gam_desktop.engine.textutil import keywords
 NAME = re.compile(r"\b[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*|\b\d+\.\d+\b")
 NOT_NAMES = {"what", "which", "how", "compare", "who", "when", "where", "is", "are", "does",
              "do", "list", "and", "the", "at", "for", "of", "in", "i"}  # fmt: skip
-EXCERPT = re.compile(r"^\[(E\d+)\] (\S+): (.*)$", re.MULTILINE)
+EXCERPT = re.compile(r"^\[(E\d+)\] \(from ([^)]*)\) (.*)$", re.MULTILINE)
 
 
 def names(text: str) -> list[str]:
@@ -70,8 +70,8 @@ def integrate(user: str, made_up: bool = False) -> dict[str, Any]:
     wanted = names(sub)
     terms = set(query_terms(sub)) - set(tokenize(" ".join(wanted)))
     found = []
-    for excerpt_id, path, text in EXCERPT.findall(user):
-        about = f"{path} {text}".lower()
+    for excerpt_id, document, text in EXCERPT.findall(user):
+        about = f"{document} {text}".lower()
         name = next((n for n in wanted if n.lower() in about or n.split()[0].lower() in about), "")
         if wanted and not name:
             continue

@@ -172,7 +172,8 @@ class ResearchAgent:
                 lambda path: (root / path).is_file(),
                 run.read | run.matched,
             )
-            section.claims = _merged(section.claims, checked)
+            documents = {e.document for e in run.ids.by_id.values() if e.document}
+            section.claims = _merged(section.claims, steps.attributed(checked, documents))
             run.notes.dropped += dropped
             self._emit(
                 run,

@@ -60,6 +60,7 @@ class Excerpt(BaseModel):
     lines: tuple[int, int]  # first and last line of the file it comes from
     text: str  # what the model is shown
     read: bool = False  # the whole file was read (cat), not only matched
+    document: str | None = None  # the source document it was written from (front matter)
 
 
 class SearchResult(BaseModel):

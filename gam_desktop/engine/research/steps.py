@@ -10,6 +10,7 @@ checked against the excerpts found. reflect: one call deciding "enough" or what 
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 
@@ -33,6 +34,7 @@ from gam_desktop.engine.research.models import (
     SubQuestion,
 )
 from gam_desktop.engine.store.markdown import README as README_NAME
+from gam_desktop.engine.store.markdown import parse_memory
 
 STAGE = "research"
 PASSAGES_PER_QUESTION = 3  # BM25 passages per sub-question
@@ -41,6 +43,8 @@ KEYWORDS_PER_QUESTION = 4
 MAX_SUB_QUESTIONS = 6
 README_LIMIT = 2500  # characters of the root README shown to the planner
 EXCERPT_ID = re.compile(r"^\[?\s*E\s*(\d+)\s*\]?$", re.IGNORECASE)
+GLUE_WORDS = {"and", "the", "for", "with", "from"}  # in a name, never what sets it apart
+NAME_WORD = re.compile(r"\d+(?:\.\d+)*|[^\W\d_]+")  # "3.2" stays one word here
 INLINE_ID = re.compile(r"\s*[\[(]\s*(E\d+(?:\s*[,;]\s*E\d+)*)\s*[\])]", re.IGNORECASE)
 
 PLAN_SYSTEM = """You are the research planner of a memory: folders of Markdown notes, each \
@@ -124,9 +128,16 @@ class ExcerptIds:
     def __init__(self) -> None:
         self.by_id: dict[str, Excerpt] = {}
 
-    def add(self, path: str, lines: tuple[int, int], text: str, read: bool) -> Excerpt:
+    def add(
+        self, path: str, lines: tuple[int, int], text: str, read: bool, document: str | None
+    ) -> Excerpt:
         excerpt = Excerpt(
-            id=f"E{len(self.by_id) + 1}", path=path, lines=lines, text=text, read=read
+            id=f"E{len(self.by_id) + 1}",
+            path=path,
+            lines=lines,
+            text=text,
+            read=read,
+            document=document,
         )
         self.by_id[excerpt.id] = excerpt
         return excerpt
@@ -170,7 +181,9 @@ def search(
         original = snapshot.get(path + ORIGINAL)
         shown = original.text if original is not None else _body(result.text)
         text = best_window(shown, sub.question)
-        excerpts.append(ids.add(path, _line_span(result.text, terms), text, read=True))
+        source = parse_memory(result.text).front.get("source")
+        document = str(source) if source else None
+        excerpts.append(ids.add(path, _line_span(result.text, terms), text, True, document))
     return SearchResult(sub_question=index, excerpts=excerpts, missing_names=missing)
 
 
@@ -221,7 +234,9 @@ def integrate(
 ) -> tuple[list[ClaimReply], str | None]:
     """The model's claims for one sub-question from its excerpts (unchecked), and a note
     when its reply was unusable and the best sentences were taken instead."""
-    excerpts = "\n".join(f"[{e.id}] {e.path}: {e.text}" for e in found.excerpts)
+    # Named by the document it comes from, not the folder the taxonomy put it in (a
+    # kitchen's procedures filed under a logistics company's folder misled small models)
+    excerpts = "\n".join(f"[{e.id}] (from {e.document or e.path}) {e.text}" for e in found.excerpts)
     notes = "\n".join(f"- {c.text} ({', '.join(s.id for s in c.sources)})" for c in section.claims)
     user = (
         f"QUESTION: {question}\nSUB-QUESTION: {section.question}\n\n"
@@ -289,6 +304,38 @@ def check_claims(
             dropped.append(f"a citation of “{claim.text}”: {', '.join(failed)} (not found)")
         kept.append(Claim(text=claim.text.strip(), sources=sources))
     return kept, dropped
+
+
+def attributed(claims: list[Claim], documents: set[str]) -> list[Claim]:
+    """Each claim names the document it comes from when its text does not say which of
+    the look-alikes (`documents`: all the run read) it is about: "In
+    lumenvault-3.2-release-notes.md: the backup interval was renamed …". Small models
+    drop the version, company or author the prompt asks them to keep, and a list of
+    claims without them answers "which releases …" with nothing."""
+    kept = []
+    for claim in claims:
+        document = next((s.document for s in claim.sources if s.document), None)
+        if document is None or _names(claim.text, document, documents):
+            kept.append(claim)
+        else:
+            kept.append(claim.model_copy(update={"text": f"In {document}: {claim.text}"}))
+    return kept
+
+
+def _names(text: str, document: str, documents: set[str]) -> bool:
+    """Whether `text` tells `document` from each of the others: for every other one it
+    holds a word of this one's name that the other's lacks (a version, a year, a company,
+    an author)."""
+    own = _name_words(document)
+    said = set(NAME_WORD.findall(text.casefold()))
+    return all(said & (own - _name_words(other)) for other in documents if other != document)
+
+
+def _name_words(document: str) -> set[str]:
+    name = document.rsplit("/", 1)[-1]
+    stem, extension = os.path.splitext(name)
+    words = NAME_WORD.findall((stem if extension[1:].isalpha() else name).casefold())
+    return {w for w in words if w[0].isdigit() or (len(w) > 2 and w not in GLUE_WORDS)}
 
 
 def _cited_inline(claim: ClaimReply) -> ClaimReply:

@@ -13,9 +13,9 @@ import pytest
 from gam_desktop.engine.llm import capabilities
 from gam_desktop.engine.progress import OperationCancelled
 from gam_desktop.engine.research.budget import Limits
-from gam_desktop.engine.research.models import ClaimReply, Excerpt
+from gam_desktop.engine.research.models import Claim, ClaimReply, Excerpt
 from gam_desktop.engine.research.report import NOT_SAID, markdown
-from gam_desktop.engine.research.steps import absent, check_claims, fallback_plan
+from gam_desktop.engine.research.steps import absent, attributed, check_claims, fallback_plan
 from gam_desktop.engine.store.folder import MemoryFolder
 from gam_desktop.engine.store.markdown import parse_memory
 from gam_desktop.engine.store.naming import sanitize_folder_name
@@ -70,6 +70,9 @@ def test_two_document_comparison_cites_each_document(memory, llm_server) -> None
     # live steps: the plan, then each sub-question ticked as it is answered
     assert [s.phase for s in steps][:1] == ["plan"] and steps[-1].answered == [True, True]
     assert research_tasks(llm_server).count("research_integrate") == 2
+    shown = [r["messages"][-1]["content"] for r in llm_server.state.requests
+             if r["task"] == "research_integrate"]  # fmt: skip
+    assert all("(from acme_oncall.md)" in u or "(from borealis_oncall.md)" in u for u in shown)
     assert report.llm_calls == len(research_tasks(llm_server)) and report.tokens > 0
     assert company  # (the loop ran)
 
@@ -213,3 +216,31 @@ def test_save_is_a_commit_searchable_and_rolled_back(memory) -> None:
     assert sanitize_folder_name("Research") == "research_notes"
     memory.rollback(changes.commit)
     assert not (root / path).exists()
+
+
+def test_a_claim_that_does_not_say_which_look_alike_it_is_about_names_its_document() -> None:
+    """ "Renamed to schedule.every" answers "which releases" only with the release named."""
+    releases = {f"lumenvault-{v}-release-notes.md" for v in ("3.1", "3.2", "4.0")}
+    kitchens = {f"{k}-kitchen-procedures.txt" for k in ("ferrovia", "juniper-and-ash")}
+
+    def claim(text: str, document: str | None) -> Claim:
+        source = Excerpt(id="E1", path="a/b.md", lines=(1, 2), text="", document=document)
+        return Claim(text=text, sources=[source])
+
+    claims = [
+        claim("Lumenvault renamed it to `schedule.every`.", "lumenvault-3.1-release-notes.md"),
+        claim("Lumenvault 3.2 renamed it again.", "lumenvault-3.2-release-notes.md"),
+        claim("Poultry must reach 75 °C and rest.", "juniper-and-ash-kitchen-procedures.txt"),
+        claim("Ferrovia keeps fridges at 3 °C.", "ferrovia-kitchen-procedures.txt"),
+        claim("A claim from a note without a source.", None),
+    ]
+    texts = [c.text for c in attributed(claims, releases | kitchens)]
+    assert texts == [
+        "In lumenvault-3.1-release-notes.md: Lumenvault renamed it to `schedule.every`.",
+        "Lumenvault 3.2 renamed it again.",  # names its version already
+        "In juniper-and-ash-kitchen-procedures.txt: Poultry must reach 75 °C and rest.",
+        "Ferrovia keeps fridges at 3 °C.",
+        "A claim from a note without a source.",
+    ]
+    alone = attributed(claims[:1], {"lumenvault-3.1-release-notes.md"})  # nothing alike
+    assert alone[0].text == claims[0].text
