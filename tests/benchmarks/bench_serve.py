@@ -196,7 +196,8 @@ def check_no_lost_turn(root: Path, sent: list[str]) -> None:
     ).stdout.strip()
     lost = set(sent) - set(saved)
     print(
-        f"turns answered {len(sent)}, on disk {len(saved)}, 'Chat:' commits {chats} "
+        f"turns answered {len(sent)}, on disk {len(set(sent) & set(saved))}, "
+        f"'Chat:' commits {chats} "
         f"(turns queued meanwhile are committed together), lost {len(lost)}, "
         f"uncommitted files {len(dirty.splitlines()) if dirty else 0}"
     )
