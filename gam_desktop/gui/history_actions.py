@@ -97,10 +97,12 @@ class HistoryActions:
         if not plan.moved_files:
             self.prompter.tell("Nothing to reorganize", f"{path}/ is already well organized.")
             return
-        if self.review(plan):
-            self.session.write(
-                "reorganize",
-                lambda workflow: workflow.reorganize(plan=plan),
-                f"Reorganizing {path}/…",
-                lambda op: f"Reorganized {path}/: {plural(len(op.moved_files), 'memory')} moved",
-            )
+        if not self.review(plan):  # the planning's last words ("5 would move") must go
+            self.session.status.emit(f"Reorganization of {path}/ not applied; nothing changed")
+            return
+        self.session.write(
+            "reorganize",
+            lambda workflow: workflow.reorganize(plan=plan),
+            f"Reorganizing {path}/…",
+            lambda op: f"Reorganized {path}/: {plural(len(op.moved_files), 'memory')} moved",
+        )

@@ -106,6 +106,7 @@ def test_apply_moves_what_was_shown_and_cancel_changes_nothing(
     window.plan_reorganization("all")
     wait(qtbot, lambda: shown and idle(window))
     assert len(shown[0]) == 8 and memory_files(memory) == before  # cancelled: unchanged
+    assert window.status_label.text() == "Reorganization of all/ not applied; nothing changed"
     window.review_plan = answer(apply=True)
     planned = len(llm_server.state.requests)
     window.plan_reorganization("all")
