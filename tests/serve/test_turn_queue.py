@@ -132,20 +132,22 @@ def test_a_turn_saved_just_before_a_kill_is_not_saved_again(make_workflow, memor
     assert queued(memory) == []
 
 
+def sent_after(turn: PendingTurn) -> list[dict[str, str]]:
+    """The history an OpenAI client sends with its next request after `turn`."""
+    said = [
+        {"role": "user", "content": turn.question},
+        {"role": "assistant", "content": turn.answer},
+    ]
+    return [*turn.history, *said]
+
+
 def test_turns_queued_together_are_one_commit_and_a_follow_up_keeps_its_conversation(
     make_workflow, memory: Path
 ) -> None:
     """A follow-up queued behind the turn it continues (no conversation id existed yet
     when it was answered) lands in that turn's new conversation, in the same commit."""
     first = PendingTurn(history=[], question="Who is on call?", answer="Maria Lopez.")
-    follow_up = PendingTurn(
-        history=[
-            {"role": "user", "content": "Who is on call?"},
-            {"role": "assistant", "content": "Maria Lopez."},
-        ],
-        question="And after her?",
-        answer="Ken Ito.",
-    )
+    follow_up = PendingTurn(history=sent_after(first), question="And after her?", answer="Ken Ito.")
     other = PendingTurn(history=[], question="What is the paging window?", answer="15 minutes.")
     writer = TurnWriter(make_workflow())
     for turn in (first, follow_up, other):  # queued before the writer runs: one batch
@@ -153,16 +155,9 @@ def test_turns_queued_together_are_one_commit_and_a_follow_up_keeps_its_conversa
     writer.start()
     try:
         assert writer.drain(120)
-        later = PendingTurn(
-            history=[
-                *follow_up.history,
-                {"role": "user", "content": "And after her?"},
-                {"role": "assistant", "content": "Ken Ito."},
-            ],
-            question="And then?",
-            answer="Nobody.",
+        writer.submit(
+            PendingTurn(history=sent_after(follow_up), question="And then?", answer="No.")
         )
-        writer.submit(later)
         assert writer.drain(120)
     finally:
         writer.stop(60)
