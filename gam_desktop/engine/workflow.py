@@ -633,10 +633,7 @@ class Workflow:
 
     def save_turns(self, items: Sequence[TurnToSave]) -> list[ChatTurn]:
         """Several turns answered elsewhere as one operation and one commit (saved_turns.py)."""
-        if not self.folder.is_memory():  # never a repository made in someone's folder
-            raise NotAMemoryError(f"{self.folder.root} is not a GAM memory (no .gam_meta.json)")
-        if not items or any(not item.question.strip() for item in items):
-            raise EmptyQuestion("there is no question to ask or save")
+        self._refuse_saving([item.question for item in items])
         results = [
             ChatResult(question=i.question, answer=i.answer, sources=list(i.sources)) for i in items
         ]
@@ -654,13 +651,18 @@ class Workflow:
             for result, saved in zip(results, staged.saved, strict=True)
         ]
 
+    def _refuse_saving(self, questions: list[str]) -> None:
+        """No conversation is saved into a folder that is not a memory (never a repository
+        made in someone's folder), nor without a question."""
+        if not self.folder.is_memory():
+            raise NotAMemoryError(f"{self.folder.root} is not a GAM memory (no .gam_meta.json)")
+        if not questions or any(not question.strip() for question in questions):
+            raise EmptyQuestion("there is no question to ask or save")
+
     def _conversation(
         self, question: str, conversation_id: str | None
     ) -> tuple[ConversationRecord, str | None]:
-        if not self.folder.is_memory():  # never a repository made in someone's folder
-            raise NotAMemoryError(f"{self.folder.root} is not a GAM memory (no .gam_meta.json)")
-        if not question.strip():
-            raise EmptyQuestion("there is no question to ask or save")
+        self._refuse_saving([question])
         if conversation_id:
             return chats.load(self.folder.root, conversation_id)
         return new_record(question, self.chat_settings.model), None
