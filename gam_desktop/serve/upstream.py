@@ -90,24 +90,26 @@ class Upstream:
     async def _relay(
         self, response: httpx2.Response, on_done: Callable[[str], None]
     ) -> AsyncIterator[bytes]:
-        text, pending, done, finished = "", b"", False, False
+        # The answer is whole once the upstream says why it ended (a finish_reason) or
+        # sends [DONE]; the turn is queued then, before that chunk reaches the client, and
+        # not when the connection closes: a server that drops it after finishing (or never
+        # sends [DONE]) has still answered. One that closes before either cut the reply
+        # short, and a truncated answer is not saved as if it were whole.
+        text, pending, answered = "", b"", False
         try:
             async for chunk in response.aiter_raw():
                 *lines, pending = (pending + chunk).split(b"\n")
                 text += "".join(_delta_text(line) for line in lines)
-                finished = finished or any(_finish_reason(line) for line in lines)
-                if not done and any(line.strip() == b"data: [DONE]" for line in lines):
-                    done = True
+                if not answered and any(_ends_reply(line) for line in lines):
+                    answered = True
                     on_done(text)
                 yield chunk
-            # A server that ends its stream without [DONE] has still said it finished (a
-            # finish_reason); one that just closed the connection cut the reply short:
-            # a truncated answer is not saved as if it were whole.
-            if not done and (finished or _finish_reason(pending)):
+            if not answered and _ends_reply(pending):
                 on_done(text + _delta_text(pending))
-        except httpx2.HTTPError as exc:  # cut off mid-stream: the client sees an error event
-            message = f"The LLM stopped answering mid-reply: {type(exc).__name__}."
-            yield f"data: {json.dumps(error_body(502, message))}\n\n".encode()
+        except httpx2.HTTPError as exc:
+            if not answered:  # cut off mid-reply: the client sees an error event
+                message = f"The LLM stopped answering mid-reply: {type(exc).__name__}."
+                yield f"data: {json.dumps(error_body(502, message))}\n\n".encode()
         finally:
             await response.aclose()
 
@@ -154,9 +156,12 @@ def _message_text(body: dict[str, Any]) -> str:
     return content if isinstance(content, str) else ""
 
 
-def _finish_reason(line: bytes) -> bool:
-    """Whether an SSE line is a chunk saying why the reply ended ("stop", "length", …)."""
+def _ends_reply(line: bytes) -> bool:
+    """Whether an SSE line ends the reply: [DONE], or a chunk saying why the reply ended
+    ("stop", "length", …)."""
     line = line.strip()
+    if line == b"data: [DONE]":
+        return True
     if not line.startswith(b"data:") or b"finish_reason" not in line:
         return False
     try:

@@ -316,9 +316,7 @@ def raw_upstream(reply: Callable[[socket.socket], None]) -> Iterator[str]:
             except OSError:
                 return
             with conn:
-                head = b""
-                while b"\r\n\r\n" not in head:
-                    head += conn.recv(65536)
+                _read_request(conn)  # all of it: a close with unread bytes is a reset
                 reply(conn)
 
     threading.Thread(target=serve, daemon=True).start()
@@ -326,6 +324,20 @@ def raw_upstream(reply: Callable[[socket.socket], None]) -> Iterator[str]:
         yield f"http://127.0.0.1:{server.getsockname()[1]}/v1"
     finally:
         server.close()
+
+
+def _read_request(conn: socket.socket) -> None:
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += conn.recv(65536)
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = next(
+        int(line.split(b":", 1)[1])
+        for line in head.lower().split(b"\r\n")
+        if line.startswith(b"content-length:")
+    )
+    while len(body) < length:
+        body += conn.recv(65536)
 
 
 def _streamed(config: ServeConfig, reply: Callable[[socket.socket], None]) -> str:
@@ -361,6 +373,33 @@ def test_a_stream_that_finished_without_done_is_saved(config: ServeConfig, memor
     """Some servers end with a finish_reason and never send [DONE]: that answer is whole."""
     whole = HEAD + _sse("It escalates ") + _sse("to Maria Lopez.", finish="stop")
     _streamed(config, lambda conn: conn.sendall(whole))
+    [saved] = list_conversations(memory)
+    assert (
+        parse((memory / saved.path).read_text()).turns[0].answer == "It escalates to Maria Lopez."
+    )
+
+
+def test_a_stream_whose_upstream_breaks_after_finishing_is_saved_whole(
+    config: ServeConfig, memory: Path
+) -> None:
+    """The upstream says the reply finished, then breaks the connection (garbage, a
+    reset): the answer was whole, so the turn is saved, and the client gets no error
+    event after its finished reply."""
+
+    def finish_then_break(conn: socket.socket) -> None:
+        events = _sse("It escalates ") + _sse("to Maria Lopez.", finish="stop")
+        conn.sendall(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+            b"Transfer-Encoding: chunked\r\n\r\n"
+            + f"{len(events):x}\r\n".encode()
+            + events
+            + b"\r\n"
+            + b"not a chunk size\r\n"  # the HTTP client fails here, after the finish
+        )
+
+    text = _streamed(config, finish_then_break)
+    assert "Maria Lopez" in text
+    assert "stopped answering" not in text
     [saved] = list_conversations(memory)
     assert (
         parse((memory / saved.path).read_text()).turns[0].answer == "It escalates to Maria Lopez."
