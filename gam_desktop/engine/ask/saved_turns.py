@@ -65,9 +65,12 @@ def stage_turns(root: Path, items: Sequence[TurnToSave], model: str = "") -> Sta
     """Read under the writer lock: a turn another window saved meanwhile is kept."""
     touched: dict[str, tuple[ConversationRecord, str | None]] = {}  # id -> record, path
     by_key: dict[str, str] = {}  # history key a turn of this batch left -> conversation id
+    listed: list[chats.ConversationInfo] = []  # the folder's conversations, listed once
+    if any(item.conversation_id for item in items):
+        listed = chats.list_conversations(root)
     saved = []
     for item in items:
-        record, path = _continued(root, item, touched, by_key) or (
+        record, path = _continued(root, item, touched, by_key, listed) or (
             new_record(item.question, model, now=item.at),
             None,
         )
@@ -99,12 +102,13 @@ def _continued(
     item: TurnToSave,
     touched: dict[str, tuple[ConversationRecord, str | None]],
     by_key: dict[str, str],
+    listed: Sequence[chats.ConversationInfo],
 ) -> tuple[ConversationRecord, str | None] | None:
     if item.conversation_id:
         if item.conversation_id in touched:
             return touched[item.conversation_id]
         try:
-            return chats.load(root, item.conversation_id)
+            return chats.load(root, item.conversation_id, listed)
         except chats.ConversationNotFound:  # deleted meanwhile, or an id made up by a client
             pass
     if item.follows and item.follows in by_key:

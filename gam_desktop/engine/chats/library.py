@@ -7,6 +7,7 @@ folder counts as absent, as everywhere in the engine.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -88,16 +89,21 @@ def saved_turn_ids(root: Path) -> set[str]:
     return ids
 
 
-def find(root: Path, conversation_id: str) -> ConversationInfo:
-    for info in list_conversations(root):
+def find(
+    root: Path, conversation_id: str, among: Sequence[ConversationInfo] | None = None
+) -> ConversationInfo:
+    """`among`: a listing already made (saving a batch of turns lists the folder once)."""
+    for info in list_conversations(root) if among is None else among:
         if info.id == conversation_id:
             return info
     raise ConversationNotFound(f"no conversation {conversation_id!r} in {root}")
 
 
-def load(root: Path, conversation_id: str) -> tuple[ConversationRecord, str]:
+def load(
+    root: Path, conversation_id: str, among: Sequence[ConversationInfo] | None = None
+) -> tuple[ConversationRecord, str]:
     """The record and its path (where it is now: a person may have moved the file)."""
-    info = find(root, conversation_id)
+    info = find(root, conversation_id, among)
     text = (root / info.path).read_text(encoding="utf-8", errors="replace")
     try:
         return parse(text), info.path
