@@ -21,6 +21,7 @@ from gam_desktop.engine.ask.tools import MemoryTools
 from gam_desktop.engine.ask.words import query_terms, tokenize
 from gam_desktop.engine.llm import LLM, LLMCallFailed
 from gam_desktop.engine.progress import CancelToken
+from gam_desktop.engine.research.entities import split_by_entity
 from gam_desktop.engine.research.models import (
     Claim,
     ClaimReply,
@@ -84,14 +85,16 @@ def plan(
         reply = llm.structured(messages, PlanReply, stage=STAGE, cancel=cancel, max_tokens=700)
     except LLMCallFailed as exc:  # invalid twice, or refused: never a crash
         return fallback_plan(question), f"the plan was not usable ({exc}); searched the question"
-    subs = _distinct(reply.sub_questions)[:MAX_SUB_QUESTIONS]
-    return subs or fallback_plan(question), None
+    subs = _distinct(reply.sub_questions) or fallback_plan(question)
+    return split_by_entity(question, subs)[:MAX_SUB_QUESTIONS], None
 
 
 def fallback_plan(question: str) -> list[SubQuestion]:
-    """A BM25 sweep of the question itself, grepping the names it gives (or its terms)."""
+    """A BM25 sweep of the question itself, grepping the names it gives (or its terms);
+    one per name when it lists several."""
     names = qualifiers(question) or query_terms(question)
-    return [SubQuestion(question=question, keywords=names[:KEYWORDS_PER_QUESTION])]
+    subs = [SubQuestion(question=question, keywords=names[:KEYWORDS_PER_QUESTION])]
+    return split_by_entity(question, subs)[:MAX_SUB_QUESTIONS]
 
 
 def follow_ups(requests: list[str], asked: list[str]) -> list[SubQuestion]:
