@@ -15,6 +15,7 @@ from gam_desktop.engine.ask.when import asks_for_current, recency, time_window
 from gam_desktop.engine.chats.record import Turn, new_record, render
 from gam_desktop.engine.facts.record import Fact
 from gam_desktop.engine.facts.record import render as render_fact
+from tests.serve.test_retrieval import memory
 
 NOW = datetime(2026, 11, 22, 15, 0, tzinfo=UTC)  # a Sunday
 DAY = timedelta(days=1)
@@ -156,3 +157,13 @@ def test_a_time_asked_about_documents_keeps_the_documents(personal: Path) -> Non
     chat(personal, NOW - timedelta(hours=1), "I like tea.")
     passages = gather(MemoryTools(personal), "What is sailing about today?", now=NOW)
     assert any(p.memory == "notes/boats.md" for p in passages)
+
+
+def test_names_are_known_to_the_first_look_in_a_new_process(tmp_path: Path) -> None:
+    """The first look for the names a question gives, by tools that have not read the
+    memory yet, finds them (it found none: every name "absent", and the chat or a research
+    sub-question said the memory does not mention them)."""
+    note = "---\ntitle: Lumenvault 3.0\n---\nLumenvault 3.0 backs up hourly.\n"
+    tools = memory(tmp_path / "m", {"notes/lumenvault.md": note})
+    assert unknown_names(tools, "What changed in Lumenvault 3.0?") == []
+    assert unknown_names(tools, "What changed in Lumenvault 5.0?") == ["5.0"]
