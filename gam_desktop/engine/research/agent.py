@@ -17,8 +17,8 @@ from gam_desktop.engine.ask.tools import MemoryTools
 from gam_desktop.engine.llm import LLM
 from gam_desktop.engine.models import Citation
 from gam_desktop.engine.progress import CancelToken
+from gam_desktop.engine.research import documents, steps
 from gam_desktop.engine.research import report as reports
-from gam_desktop.engine.research import steps
 from gam_desktop.engine.research.budget import Budget, Limits
 from gam_desktop.engine.research.models import (
     Claim,
@@ -88,6 +88,7 @@ class ResearchAgent:
         readme = self.tools.run("cat", {"file": "README.md"})
         run.saw(readme.read, [])
         subs, note = steps.plan(self.llm, run.question, readme.text[:README_LIMIT], self.cancel)
+        subs = documents.by_document(self.tools, run.question, subs)
         run.remark(note)
         run.add_sections(subs)
         self._emit(run, "plan", f"plan: {plural(len(subs), 'sub-question')}")

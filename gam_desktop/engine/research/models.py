@@ -8,6 +8,7 @@ the engine, so a claim's source is never the model's word alone.
 from __future__ import annotations
 
 from pydantic import BaseModel, Field, field_validator
+from pydantic.json_schema import SkipJsonSchema
 
 from gam_desktop.engine.models import Citation
 
@@ -18,6 +19,9 @@ class SubQuestion(BaseModel):
     question: str = Field(min_length=3)
     keywords: list[str] = Field(default_factory=list)  # exact terms to grep for
     folders: list[str] = Field(default_factory=list)  # where to look ("" or "/" is everywhere)
+    # Set by the engine, never asked of the planner: only this source document's memories
+    # are searched (research/documents.py).
+    document: SkipJsonSchema[str] = ""
 
     @field_validator("keywords", "folders", mode="before")
     @classmethod

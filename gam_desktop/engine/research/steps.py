@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
-from gam_desktop.engine.ask.corpus import ORIGINAL
+from gam_desktop.engine.ask.corpus import ORIGINAL, CorpusFile, document_of, memory_of
 from gam_desktop.engine.ask.evidence import gather, qualifiers, unknown_names, unsupported_figures
 from gam_desktop.engine.ask.evidence import window as best_window
 from gam_desktop.engine.ask.tools import MemoryTools
@@ -39,6 +39,7 @@ from gam_desktop.engine.store.markdown import parse_memory
 
 STAGE = "research"
 PASSAGES_PER_QUESTION = 3  # BM25 passages per sub-question
+DOCUMENT_HITS = 200  # passages searched for those of one document
 FILES_PER_QUESTION = 4  # files read (cat) per sub-question: a local model reads them all
 KEYWORDS_PER_QUESTION = 4
 MAX_SUB_QUESTIONS = 6
@@ -159,8 +160,13 @@ def search(
     `seen(read, matched)` hears every file the run touched: citations are checked against
     them."""
     missing = absent(unknown_names(tools, sub.question), sub.question, question)
-    passages = gather(tools, sub.question, limit=PASSAGES_PER_QUESTION)
-    files = [p.memory for p in passages]
+    snapshot = tools.corpus.snapshot()
+    if sub.document:  # kept to one document: its memories' best passages
+        hits = tools.index.search(sub.question, top_k=DOCUMENT_HITS)
+        own = [m for m in dict.fromkeys(memory_of(h.path) for h in hits) if _of(snapshot, m, sub)]
+        files = own[:PASSAGES_PER_QUESTION]
+    else:
+        files = [p.memory for p in gather(tools, sub.question, limit=PASSAGES_PER_QUESTION)]
     seen([], files)
     counts: dict[str, int] = {}
     for keyword in [k for k in sub.keywords if k.strip()][:KEYWORDS_PER_QUESTION]:
@@ -168,14 +174,14 @@ def search(
             result = tools.run("grep", {"pattern": keyword, "path": folder})
             if result.error and folder != "/":  # a made-up folder: search everywhere
                 result = tools.run("grep", {"pattern": keyword, "path": "/"})
-            seen([], result.matched)
-            for path in result.matched:
+            matched = [p for p in result.matched if not sub.document or _of(snapshot, p, sub)]
+            seen([], matched)
+            for path in matched:
                 counts[path] = counts.get(path, 0) + 1
     grepped = sorted(counts, key=lambda p: -counts[p])
     candidates = [p for p in dict.fromkeys([*files, *grepped]) if not p.endswith(README_NAME)]
     terms = set(query_terms(f"{sub.question} {' '.join(sub.keywords)}"))
     excerpts = []
-    snapshot = tools.corpus.snapshot()
     for path in candidates[:FILES_PER_QUESTION]:
         result = tools.run("cat", {"file": path})
         if result.error:
@@ -188,6 +194,12 @@ def search(
         document = str(source) if source else None
         excerpts.append(ids.add(path, _line_span(result.text, terms), text, True, document))
     return SearchResult(sub_question=index, excerpts=excerpts, missing_names=missing)
+
+
+def _of(snapshot: Mapping[str, CorpusFile], path: str, sub: SubQuestion) -> bool:
+    """Whether the memory at `path` comes from the document `sub` keeps to."""
+    memory = snapshot.get(path)
+    return memory is not None and document_of(memory.text) == sub.document
 
 
 def absent(unknown: list[str], sub_question: str, question: str) -> list[str]:

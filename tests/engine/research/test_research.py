@@ -249,3 +249,20 @@ def test_a_claim_that_does_not_say_which_look_alike_it_is_about_names_its_docume
     ]
     alone = attributed(claims[:1], {"lumenvault-3.1-release-notes.md"})  # nothing alike
     assert alone[0].text == claims[0].text
+
+
+def test_research_over_each_company_has_a_section_per_policy(memory, llm_server) -> None:
+    """ "Each company" over three look-alike policies: one sub-question per policy (found
+    by search, not named by the question), each answered from its own policy alone."""
+    question = "What escalation time does each company's on-call policy set?"
+    report = memory.research(question)
+    documents = ["acme_oncall.md", "borealis_oncall.md", "cobalt_oncall.md"]
+    assert sorted(s.title for s in report.sections) == [f"{question} (in {d})" for d in documents]
+    for section in report.sections:
+        document = section.title.rsplit("(in ", 1)[1].rstrip(")")
+        assert section.claims
+        assert {s.document for c in section.claims for s in c.sources} == {document}
+    assert "30 minutes" in claims_of(report, "acme_oncall.md")
+    assert "45 minutes" in claims_of(report, "borealis_oncall.md")
+    assert "60 minutes" in claims_of(report, "cobalt_oncall.md")
+    assert research_tasks(llm_server).count("research_integrate") == 3
