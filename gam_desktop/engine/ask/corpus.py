@@ -261,8 +261,11 @@ class Corpus:
             return {rel: (f.mtime_ns, f.size) for rel in paths if (f := files.get(rel))}
 
     def snapshot(self) -> Texts:
-        """The file table at this moment: the watcher's thread may be refreshing it."""
+        """The file table at this moment: the watcher's thread may be refreshing it. A
+        corpus never read is read first (a new process's table is empty until then)."""
         with self._lock:
+            if self.refreshed_at == float("-inf"):
+                self.refresh()
             return Texts(self, dict(self.files))
 
     # -- texts --------------------------------------------------------------------------

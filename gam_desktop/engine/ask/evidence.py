@@ -141,7 +141,6 @@ def unknown_names(tools: MemoryTools, question: str) -> list[str]:
     wanted = qualifiers(question)
     if not wanted:
         return []
-    tools.corpus.refresh_if_stale()  # a new process's corpus is empty until it is read
     files = tools.corpus.snapshot()
 
     def named(name: str) -> bool:  # the index narrows the files; the exact match decides

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 
 from gam_desktop.engine.ask.corpus import document_of, memory_of
-from gam_desktop.engine.ask.evidence import SPANS_DOCUMENTS
+from gam_desktop.engine.ask.evidence import SPANS_DOCUMENTS, mentions
 from gam_desktop.engine.ask.recall import is_personal
 from gam_desktop.engine.ask.tools import MemoryTools
 from gam_desktop.engine.research.entities import named_list
@@ -62,8 +62,7 @@ def _kept_to(sub: SubQuestion, kind: list[str]) -> SubQuestion:
     """`sub` searching only the document of `kind` whose name holds its one keyword."""
     if sub.document or len(sub.keywords) != 1:
         return sub
-    word = re.compile(rf"(?<!\w){re.escape(_plain(sub.keywords[0]))}(?!\w)")
-    named = [d for d in kind if word.search(_plain(d))]
+    named = [d for d in kind if mentions(_plain(d), [_plain(sub.keywords[0])])]
     return sub.model_copy(update={"document": named[0]}) if len(named) == 1 else sub
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from gam_desktop.engine.ask.evidence import mentions
 from gam_desktop.engine.research.models import SubQuestion
 
 _WORD = r"[A-Z][\w'’-]*[A-Za-z0-9]"
@@ -110,5 +111,4 @@ def _keyword(name: str) -> str:
 
 
 def _said(name: str, text: str) -> bool:
-    word = re.escape(_keyword(name))
-    return re.search(rf"(?<!\w)(?<!\d\.){word}(?!\w|\.\d)", text, re.I) is not None
+    return mentions(text, [_keyword(name).lower()]) > 0
