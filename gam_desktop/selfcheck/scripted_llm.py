@@ -44,6 +44,7 @@ TASKS = {
     "You are the research planner": "research_plan",
     "You are the research integrator": "research_integrate",
     "You are the research reviewer": "research_reflect",
+    "You are the research fact checker": "research_verify",
     "Passages from the user's memory": "recall",  # gam-serve's memory for another app
 }
 
@@ -361,6 +362,7 @@ ANSWERS = {
     "research_plan": scripted_research.plan,
     "research_integrate": scripted_research.integrate,
     "research_reflect": scripted_research.reflect,
+    "research_verify": scripted_research.verify,
 }
 
 # (task, fault kind) -> the answer of a model making that mistake
@@ -369,6 +371,7 @@ FAULTY_ANSWERS = {
     ("organize", "one_folder_taxonomy"): one_folder_taxonomy,
     ("organize", "generic_names"): generic_names,
     ("research_integrate", "made_up_source"): scripted_research.integrate_made_up,
+    ("research_integrate", "misread"): scripted_research.integrate_misread,
 }
 
 
