@@ -25,6 +25,12 @@ LISTED = re.compile(rf"(?<!\w)(?<!\d\.){_ITEM}(?:{_SEPARATOR}{_ITEM})+(?!\w|\.\d
 VERSION_ONLY = re.compile(rf"{_VERSION}")
 PRODUCT_BEFORE = re.compile(rf"({_WORD})(?:[ \t]+[a-z]+)?[ \t]*$")  # "Lumenvault releases"
 LEADING_VERB = re.compile(r"^(?:compare|contrast)\s+", re.IGNORECASE)
+# "How did the backup interval change across …": asked of one version, a value, not a change
+HOW_IT_CHANGED = re.compile(
+    r"^\s*how (?:did|has|have|does|do) (?P<what>.+?) "
+    r"(?:change|grow|shrink|evolve|develop|increase|decrease)\b",
+    re.IGNORECASE,
+)
 MAX_ITEMS = 6
 
 
@@ -94,7 +100,12 @@ def _product(before: str, items: list[str]) -> str:
 
 
 def _alone(question: str, listed: NamedList, item: str, name: str) -> str:
-    """The question about `item` alone: the list replaced by it ("Compare" dropped)."""
+    """The question about `item` alone: the list replaced by it ("Compare" dropped); a
+    question of how something changed across the list asks what it was at `item` ("How
+    did it change in 3.0?" got "it changed" from small models, and no figure)."""
+    changed = HOW_IT_CHANGED.match(question)
+    if changed and changed.end("what") <= listed.start:
+        return f"What was {changed.group('what')} in {name}?"
     before = question[: listed.start]
     if VERSION_ONLY.fullmatch(item) and not PRODUCT_BEFORE.search(before):
         item = name  # "from 3.1" alone says of what

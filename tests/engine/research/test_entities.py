@@ -82,9 +82,29 @@ def test_versions_alone_are_searched_by_their_number() -> None:
     question = "How did the device limit grow from Lumenvault 3.0 through 3.1 to 4.0?"
     subs = split_by_entity(question, [SubQuestion(question=question)])
     assert [s.question for s in subs] == [
-        f"How did the device limit grow from Lumenvault {v}?" for v in ("3.0", "3.1", "4.0")
+        f"What was the device limit in Lumenvault {v}?" for v in ("3.0", "3.1", "4.0")
     ]
     assert [s.keywords for s in subs] == [["3.0"], ["3.1"], ["4.0"]]
+
+
+@pytest.mark.parametrize(
+    ("question", "first"),
+    [
+        (
+            "How did the default backup interval change across the Lumenvault releases 3.0, "
+            "3.1 and 4.0?",
+            "What was the default backup interval in Lumenvault 3.0?",
+        ),
+        # the list inside what changed: the list replaced, as for any question
+        (
+            "How did Brindlewave and Osprine change their pay?",
+            "How did Brindlewave change their pay?",
+        ),
+        ("Compare the rotation of Osprine and Quillfern.", "The rotation of Osprine."),
+    ],
+)
+def test_a_question_of_change_asks_each_name_its_value(question: str, first: str) -> None:
+    assert split_by_entity(question, [SubQuestion(question=question)])[0].question == first
 
 
 def test_a_plan_already_asking_about_each_name_alone_is_kept() -> None:
