@@ -35,7 +35,6 @@ from gam_desktop.engine.research.models import (
     SubQuestion,
 )
 from gam_desktop.engine.store.markdown import README as README_NAME
-from gam_desktop.engine.store.markdown import parse_memory
 
 STAGE = "research"
 PASSAGES_PER_QUESTION = 3  # BM25 passages per sub-question
@@ -190,8 +189,7 @@ def search(
         original = snapshot.get(path + ORIGINAL)
         shown = original.text if original is not None else _body(result.text)
         text = best_window(shown, sub.question)
-        source = parse_memory(result.text).front.get("source")
-        document = str(source) if source else None
+        document = document_of(result.text)
         excerpts.append(ids.add(path, _line_span(result.text, terms), text, True, document))
     return SearchResult(sub_question=index, excerpts=excerpts, missing_names=missing)
 
