@@ -14,9 +14,10 @@ import os
 import re
 from collections.abc import Callable, Mapping
 
-from gam_desktop.engine.ask.corpus import ORIGINAL, CorpusFile, document_of, memory_of
+from gam_desktop.engine.ask.corpus import ORIGINAL, CorpusFile, document_of
 from gam_desktop.engine.ask.evidence import gather, qualifiers, unknown_names, unsupported_figures
 from gam_desktop.engine.ask.evidence import window as best_window
+from gam_desktop.engine.ask.kinds import is_from, memories_of
 from gam_desktop.engine.ask.tools import MemoryTools
 from gam_desktop.engine.ask.words import query_terms, tokenize
 from gam_desktop.engine.llm import LLM, LLMCallFailed
@@ -38,7 +39,6 @@ from gam_desktop.engine.store.markdown import README as README_NAME
 
 STAGE = "research"
 PASSAGES_PER_QUESTION = 3  # BM25 passages per sub-question
-DOCUMENT_HITS = 200  # passages searched for those of one document
 FILES_PER_QUESTION = 4  # files read (cat) per sub-question: a local model reads them all
 KEYWORDS_PER_QUESTION = 4
 MAX_SUB_QUESTIONS = 6
@@ -161,9 +161,7 @@ def search(
     missing = absent(unknown_names(tools, sub.question), sub.question, question)
     snapshot = tools.corpus.snapshot()
     if sub.document:  # kept to one document: its memories' best passages
-        hits = tools.index.search(sub.question, top_k=DOCUMENT_HITS)
-        own = [m for m in dict.fromkeys(memory_of(h.path) for h in hits) if _of(snapshot, m, sub)]
-        files = own[:PASSAGES_PER_QUESTION]
+        files = memories_of(tools, sub.question, sub.document)[:PASSAGES_PER_QUESTION]
     else:
         files = [p.memory for p in gather(tools, sub.question, limit=PASSAGES_PER_QUESTION)]
     seen([], files)
@@ -173,7 +171,9 @@ def search(
             result = tools.run("grep", {"pattern": keyword, "path": folder})
             if result.error and folder != "/":  # a made-up folder: search everywhere
                 result = tools.run("grep", {"pattern": keyword, "path": "/"})
-            matched = [p for p in result.matched if not sub.document or _of(snapshot, p, sub)]
+            matched = [
+                p for p in result.matched if not sub.document or is_from(snapshot, p, sub.document)
+            ]
             seen([], matched)
             for path in matched:
                 counts[path] = counts.get(path, 0) + 1
@@ -194,10 +194,10 @@ def search(
     return SearchResult(sub_question=index, excerpts=excerpts, missing_names=missing)
 
 
-def _of(snapshot: Mapping[str, CorpusFile], path: str, sub: SubQuestion) -> bool:
-    """Whether the memory at `path` comes from the document `sub` keeps to."""
-    memory = snapshot.get(path)
-    return memory is not None and document_of(memory.text) == sub.document
+def _kept(snapshot: Mapping[str, CorpusFile], path: str, sub: SubQuestion) -> bool:
+    """Whether a file a search of `sub` found is one it may use: any, unless `sub` keeps
+    to one document."""
+    return not sub.document or is_from(snapshot, path, sub.document)
 
 
 def absent(unknown: list[str], sub_question: str, question: str) -> list[str]:
