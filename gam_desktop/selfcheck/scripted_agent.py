@@ -281,3 +281,36 @@ def last_passage_answer(messages: list[dict[str, Any]]) -> tuple[str, dict[str, 
         return "answer", {"text": "I do not know.", "confidence": 0.1, "sources": []}
     path, text = found[-1]
     return "answer", {"text": text, "confidence": 0.9, "sources": [path]}
+
+
+# -- the chat's questions over each look-alike document (engine/ask/sweep.py) -----------
+
+LARGEST = re.compile(r"\b(most|latest|newest|longest|highest|largest|biggest|warmest)\b", re.I)
+FRAMING = {"which", "who", "list", "name", "compani", "company", "document", "their", "s"}
+
+
+def document_finding(user: str) -> dict[str, Any]:
+    """One document asked alone: it applies when its passages hold at least three in four
+    of the question's words (not the "which companies" framing, not its own name); the
+    finding is the passage sentence holding most of them."""
+    question = re.search(r"^QUESTION: (.*)$", user, re.MULTILINE)
+    document = re.search(r"^DOCUMENT: (.*)$", user, re.MULTILINE)
+    passages = user.partition("\nPASSAGES:\n")[2]
+    own = terms_of(document.group(1) if document else "")
+    terms = terms_of(question.group(1) if question else "") - own - FRAMING
+    held = terms & terms_of(passages)
+    sentences = [s.strip(" …") for s in re.split(r"(?<=[.!?])\s+|\n\[\d+\] ", passages)]
+    best = max(sentences, key=lambda s: len(terms & terms_of(s)), default="")
+    return {"applies": bool(terms) and len(held) >= 0.75 * len(terms), "finding": best}
+
+
+def compare_findings(messages: list[dict[str, Any]]) -> str:
+    """The finding with the largest figure ("the longest", "the most") or the smallest."""
+    user = next((m["content"] for m in messages if m.get("role") == "user"), "")
+    question = re.search(r"^QUESTION: (.*)$", user, re.MULTILINE)
+    findings = re.findall(r"^- \(from [^)]*\) (.*)$", user, re.MULTILINE)
+    figures = [(float(n[0]), f) for f in findings if (n := re.findall(r"\d+(?:\.\d+)?", f))]
+    if not figures:
+        return "The findings do not say."
+    pick = max if question and LARGEST.search(question.group(1)) else min
+    return pick(figures)[1]

@@ -45,6 +45,8 @@ TASKS = {
     "You are the research integrator": "research_integrate",
     "You are the research reviewer": "research_reflect",
     "You are the research fact checker": "research_verify",
+    "You read passages of ONE document": "sweep_document",
+    "You answer a QUESTION from FINDINGS": "sweep_compare",
     "Passages from the user's memory": "recall",  # gam-serve's memory for another app
 }
 
@@ -363,6 +365,7 @@ ANSWERS = {
     "research_integrate": scripted_research.integrate,
     "research_reflect": scripted_research.reflect,
     "research_verify": scripted_research.verify,
+    "sweep_document": scripted_agent.document_finding,
 }
 
 # (task, fault kind) -> the answer of a model making that mistake
@@ -429,6 +432,13 @@ def recall(messages: list[dict[str, Any]]) -> str:
         return "I could not find that in your memory."
     first = sentences(found.group(2))
     return f"From {found.group(1)}: {first[0] if first else found.group(2)}"
+
+
+TEXT_ANSWERS: dict[str, Callable[[list[dict[str, Any]]], str]] = {
+    "recall": recall,
+    "summarize": scripted_agent.summarize,
+    "sweep_compare": scripted_agent.compare_findings,
+}
 
 
 # -- HTTP ----------------------------------------------------------------------------
@@ -591,12 +601,8 @@ class LLMHTTPServer(ThreadingHTTPServer):
             content = ground(messages)
             self._reply(handler, request, {"role": "assistant", "content": content})
             return
-        if task == "recall":
-            content = recall(messages)
-            self._reply(handler, request, {"role": "assistant", "content": content})
-            return
-        if task == "summarize":
-            content = scripted_agent.summarize(messages)
+        if task in TEXT_ANSWERS:  # plain text, not JSON
+            content = TEXT_ANSWERS[task](messages)
             self._reply(handler, request, {"role": "assistant", "content": content})
             return
         reask = "That reply was invalid" in last_user(messages)

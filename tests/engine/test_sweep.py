@@ -1,0 +1,70 @@
+"""A choice among look-alike documents ("which companies …", "which company … the
+longest …") asked of each document alone (engine/ask/sweep.py), against the scripted
+server: each call sees one document's passages, the answer names those that apply, a
+superlative compares the findings, and anything else is answered as before."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gam_desktop.selfcheck.scripted_llm import Fault
+from tests.engine.test_answers import COMPANIES, built_policies
+
+
+@pytest.fixture
+def lookalikes(make_workflow, tmp_path: Path):
+    return built_policies(make_workflow, tmp_path)
+
+
+def asked(server) -> list[str]:
+    """The user messages of the per-document calls."""
+    return [
+        r["messages"][-1]["content"] for r in server.state.requests if r["task"] == "sweep_document"
+    ]
+
+
+def test_which_companies_asks_each_document_alone(lookalikes, llm_server) -> None:
+    result = lookalikes.request("Which companies page through Klaxon?")
+    assert "Borealis" in result.answer and "Klaxon" in result.answer
+    assert "Acme" not in result.answer and "Cobalt" not in result.answer
+    assert result.sources and all("borealis" in s for s in result.sources), result.sources
+    calls = asked(llm_server)
+    assert len(calls) == len(COMPANIES)
+    for company, (_page, _escalate, tool) in COMPANIES.items():
+        own = [c for c in calls if f"DOCUMENT: {company.split()[0].lower()}_oncall.md" in c]
+        others = [t for _, _, t in COMPANIES.values() if t != tool]
+        # shown its own passages only: never another company's paging tool
+        passages = own[0].partition("PASSAGES:")[2] if own else ""
+        assert len(own) == 1 and passages and not any(t in passages for t in others)
+    assert "asked each of 3 documents alone" in result.trajectory
+    assert "ground" not in llm_server.state.tasks()  # no grounded call over them all
+
+
+def test_a_superlative_compares_what_each_document_says(lookalikes, llm_server) -> None:
+    result = lookalikes.request("Which company escalates after the longest wait?")
+    assert "Cobalt" in result.answer and "60 minutes" in result.answer
+    assert result.sources and all("cobalt" in s for s in result.sources), result.sources
+    assert llm_server.state.tasks().count("sweep_compare") == 1
+
+
+def test_none_of_the_documents_applies(lookalikes, llm_server) -> None:
+    result = lookalikes.request("Which companies hold escalation reviews at midnight?")
+    assert result.answer.startswith("None of the documents asked")
+    assert not result.sources and result.confidence <= 0.3
+
+
+def test_a_question_about_one_document_is_not_swept(lookalikes, llm_server) -> None:
+    result = lookalikes.request("Which paging tool does Acme Corp use?")
+    assert not asked(llm_server) and "ground" in llm_server.state.tasks()
+    assert result.sources and all("acme" in s for s in result.sources), result.sources
+
+
+def test_when_no_document_can_be_asked_the_chat_answers_as_before(lookalikes, llm_server) -> None:
+    llm_server.state.faults.append(
+        Fault("garbage", times=100, task="sweep_document", on_reask=True)
+    )
+    result = lookalikes.request("Which companies page through Klaxon?")
+    assert "asking each document failed" in result.trajectory
+    assert "Klaxon" in result.answer and result.sources
