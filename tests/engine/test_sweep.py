@@ -68,3 +68,16 @@ def test_when_no_document_can_be_asked_the_chat_answers_as_before(lookalikes, ll
     result = lookalikes.request("Which companies page through Klaxon?")
     assert "asking each document failed" in result.trajectory
     assert "Klaxon" in result.answer and result.sources
+
+
+def test_a_finding_is_named_after_its_document_without_passage_numbers() -> None:
+    from gam_desktop.engine.ask.sweep import _named
+
+    documents = ["field-report-varga-2022.md", "field-report-maalouf-2023.md"]
+    assert _named(documents[1], "[2] Fog closed the landing [1] twice.", documents) == (
+        "Field report maalouf 2023: Fog closed the landing twice."
+    )
+    # already naming its document (and only it): as written
+    assert _named(documents[0], "Varga's team saw fog once.", documents) == (
+        "Varga's team saw fog once."
+    )

@@ -28,6 +28,7 @@ from gam_desktop.engine.textutil import plural
 
 STAGE = "chat"
 PASSAGES_PER_DOCUMENT = 2
+PASSAGE_NUMBER = re.compile(r"\s*\[\d+\]")  # "[1]": the passages' numbers, copied
 ASKS_WHICH = re.compile(r"^\s*(?:which|who|list|name)\b", re.IGNORECASE)
 SUPERLATIVE = re.compile(
     r"\b(?:most|least|fewest|best|worst|latest|newest|oldest|earliest|longest|shortest|"
@@ -151,7 +152,7 @@ def _compared(
 def _named(document: str, finding: str, documents: list[str]) -> str:
     """`finding`, prefixed with its document's name when it does not say which of the
     look-alikes it is about."""
-    text = clean_ending(finding.strip()) or "(no details)"
+    text = clean_ending(PASSAGE_NUMBER.sub("", finding).strip()) or "(no details)"
     if document in named_documents(text, documents):
         return text
     label = re.sub(r"[-_\s]+", " ", document.rsplit(".", 1)[0]).strip()
