@@ -304,6 +304,11 @@ def document_finding(user: str) -> dict[str, Any]:
     return {"applies": bool(terms) and len(held) >= 0.75 * len(terms), "finding": best}
 
 
+def document_denied(user: str) -> dict[str, Any]:
+    """A model that says no to every document, with its finding all the same."""
+    return {**document_finding(user), "applies": False}
+
+
 def compare_findings(messages: list[dict[str, Any]]) -> str:
     """The finding with the largest figure ("the longest", "the most") or the smallest."""
     user = next((m["content"] for m in messages if m.get("role") == "user"), "")

@@ -375,6 +375,7 @@ FAULTY_ANSWERS = {
     ("organize", "generic_names"): generic_names,
     ("research_integrate", "made_up_source"): scripted_research.integrate_made_up,
     ("research_integrate", "misread"): scripted_research.integrate_misread,
+    ("sweep_document", "denies"): scripted_agent.document_denied,
 }
 
 

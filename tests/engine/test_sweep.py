@@ -81,3 +81,15 @@ def test_a_finding_is_named_after_its_document_without_passage_numbers() -> None
     assert _named(documents[0], "Varga's team saw fog once.", documents) == (
         "Varga's team saw fog once."
     )
+
+
+def test_a_question_about_each_document_lists_every_finding(lookalikes, llm_server) -> None:
+    # a model that says no to every document: "each" asks about all of them regardless
+    llm_server.state.faults.append(Fault("denies", times=100, task="sweep_document"))
+    result = lookalikes.request("Which paging tool does each company use?")
+    for company in COMPANIES:
+        assert company.split()[0].lower() in result.answer.lower()
+    cited = {s.split("/")[-1].split("_")[0] for s in result.sources}
+    assert cited == {c.split()[0].lower() for c in COMPANIES}, result.sources
+    # without "each", its no stands
+    assert lookalikes.request("Which companies page through Klaxon?").answer.startswith("None")

@@ -30,6 +30,7 @@ STAGE = "chat"
 PASSAGES_PER_DOCUMENT = 2
 PASSAGE_NUMBER = re.compile(r"\s*\[\d+\]")  # "[1]": the passages' numbers, copied
 ASKS_WHICH = re.compile(r"^\s*(?:which|who|list|name)\b", re.IGNORECASE)
+EVERY = re.compile(r"\b(?:each|every|all|both)\b", re.IGNORECASE)
 SUPERLATIVE = re.compile(
     r"\b(?:most|least|fewest|best|worst|latest|newest|oldest|earliest|longest|shortest|"
     r"highest|lowest|largest|smallest|biggest|coldest|warmest|hottest|fastest|slowest|"
@@ -98,7 +99,8 @@ def answer(
             named = named_documents(text, list(found)) or list(found)
             sources = [m for d in named for m in shown[d]]
             return Swept(text, sources, every, lines)
-    chosen = [d for d, f in found.items() if f.applies]
+    # "each company's policy": every document is one it asks about, whatever "applies" says
+    chosen = [d for d, f in found.items() if f.applies or (EVERY.search(question) and f.finding)]
     if not chosen:
         names = ", ".join(found)
         return Swept(f"None of the documents asked ({names}) says so.", [], every, lines, 0.3)
