@@ -43,12 +43,13 @@ def kind_of(tools: MemoryTools, question: str) -> list[str]:
     return kind[:MAX_DOCUMENTS] if len(kind) >= 2 else []
 
 
-def memories_of(tools: MemoryTools, question: str, document: str) -> list[str]:
-    """The memories written from `document` that best answer `question`, best first."""
+def memories_of(tools: MemoryTools, question: str, documents: list[str]) -> dict[str, list[str]]:
+    """For each of `documents`, the memories written from it that best answer
+    `question`, best first (one search for them all)."""
     files = tools.corpus.snapshot()
     hits = tools.index.search(question, top_k=DOCUMENT_HITS)
-    found = dict.fromkeys(memory_of(h.path) for h in hits)
-    return [m for m in found if is_from(files, m, document)]
+    found = list(dict.fromkeys(memory_of(h.path) for h in hits))
+    return {d: [m for m in found if is_from(files, m, d)] for d in documents}
 
 
 def is_from(files: Mapping[str, CorpusFile], memory: str, document: str) -> bool:

@@ -80,7 +80,8 @@ def answer(
 ) -> Swept | None:
     """The answer from asking each of `documents` alone; None when no call could be made
     (the chat then answers as it would have)."""
-    shown = {d: memories_of(tools, question, d)[:PASSAGES_PER_DOCUMENT] for d in documents}
+    best = memories_of(tools, question, documents)
+    shown = {d: best[d][:PASSAGES_PER_DOCUMENT] for d in documents}
     asked = [d for d in documents if shown[d]]
     results = llm.parallel_map(
         lambda d: _ask(llm, tools, question, d, shown[d], cancel), asked, cancel=cancel

@@ -161,7 +161,8 @@ def search(
     missing = absent(unknown_names(tools, sub.question), sub.question, question)
     snapshot = tools.corpus.snapshot()
     if sub.document:  # kept to one document: its memories' best passages
-        files = memories_of(tools, sub.question, sub.document)[:PASSAGES_PER_QUESTION]
+        files = memories_of(tools, sub.question, [sub.document])[sub.document]
+        files = files[:PASSAGES_PER_QUESTION]
     else:
         files = [p.memory for p in gather(tools, sub.question, limit=PASSAGES_PER_QUESTION)]
     seen([], files)
