@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from gam_desktop.engine.ask.sweep import SUPERLATIVE, chooses
 from gam_desktop.selfcheck.scripted_llm import Fault
 from tests.engine.test_answers import COMPANIES, built_policies
 
@@ -49,10 +50,12 @@ def test_a_superlative_compares_what_each_document_says(lookalikes, llm_server) 
     assert llm_server.state.tasks().count("sweep_compare") == 1
 
 
-def test_none_of_the_documents_applies(lookalikes, llm_server) -> None:
+def test_when_no_document_applies_the_chat_answers_as_before(lookalikes, llm_server) -> None:
+    # a careful small model says no when its passages do not say: not taken as "none"
     result = lookalikes.request("Which companies hold escalation reviews at midnight?")
-    assert result.answer.startswith("None of the documents asked")
-    assert not result.sources and result.confidence <= 0.3
+    assert len(asked(llm_server)) == len(COMPANIES)
+    assert "no document said it applies: answering as usual" in result.trajectory
+    assert not result.answer.startswith("None of") and "ground" in llm_server.state.tasks()
 
 
 def test_a_question_about_one_document_is_not_swept(lookalikes, llm_server) -> None:
@@ -91,5 +94,43 @@ def test_a_question_about_each_document_lists_every_finding(lookalikes, llm_serv
         assert company.split()[0].lower() in result.answer.lower()
     cited = {s.split("/")[-1].split("_")[0] for s in result.sources}
     assert cited == {c.split()[0].lower() for c in COMPANIES}, result.sources
-    # without "each", its no stands
-    assert lookalikes.request("Which companies page through Klaxon?").answer.startswith("None")
+    # without "each", its no stands: answered as usual
+    again = lookalikes.request("Which companies page through Klaxon?")
+    assert "no document said it applies" in again.trajectory
+
+
+@pytest.mark.parametrize(
+    ("question", "choice"),
+    [
+        ("Which field reports mention fog?", True),
+        ("Which companies' on-call policies page for SEV3 incidents at any hour?", True),
+        ("Which company has the longest on-call rotation?", True),
+        ("Which paging tool does each company's on-call policy use?", True),
+        ("Who wrote the most recent field report on the Skerrow Islands?", True),
+        ("Which kitchen keeps its fridges coldest?", True),
+        ("Which paging tool does Quillfern Payments use?", False),  # one thing, named
+        ("Which boat did Ines Varga's survey team use?", False),  # "Ines" is no plural
+        ("Which process does this use?", False),
+        ("Which is better?", False),
+        ("Who is my dentist?", False),
+        ("List the steps to rotate the key", False),
+        ("Name a good book", False),
+    ],
+)
+def test_which_questions_choose_among_documents(question: str, choice: bool) -> None:
+    assert chooses(question) is choice
+
+
+def test_at_least_and_at_most_are_no_superlatives() -> None:
+    assert not SUPERLATIVE.search("Which companies page within at least 5 minutes?")
+    assert not SUPERLATIVE.search("Which teams keep at most 3 engineers?")
+    assert SUPERLATIVE.search("Which team keeps the most engineers?")
+
+
+def test_a_follow_up_in_a_conversation_is_not_swept(lookalikes, llm_server) -> None:
+    first = lookalikes.chat("What is the escalation time at Acme Corp?")
+    second = lookalikes.chat("Which companies page through them?", first.conversation_id)
+    assert not asked(llm_server) and second.result.answer
+    # the same question on its own is swept
+    third = lookalikes.chat("Which companies page through Klaxon?")
+    assert len(asked(llm_server)) == len(COMPANIES), third.result.trajectory

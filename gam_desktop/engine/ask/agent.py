@@ -168,7 +168,9 @@ class ChatAgent:
             trail.lines.append(f"nothing in the memory mentions {', '.join(unknown)}")
             text = f"The memory does not mention {', '.join(unknown)}."
             return self._result(query, text, NOT_ABOUT_IT_CONFIDENCE / 2, [], trail, "not found")
-        if self.evidence_first:
+        if self.evidence_first and _with_context(question_part(query), conversation) == (
+            question_part(query)  # a follow-up ("which of them …") is about the last answer
+        ):
             swept = self._each_document(query, trail)
             if swept is not None:
                 return swept
@@ -340,8 +342,11 @@ class ChatAgent:
         if swept is None:
             trail.lines.append("asking each document failed: answering as usual")
             return None
-        trail.matched.extend(m for m in swept.shown if m not in trail.matched)
         trail.lines += swept.lines
+        if not swept.text:
+            trail.lines.append("no document said it applies: answering as usual")
+            return None
+        trail.matched.extend(m for m in swept.shown if m not in trail.matched)
         note = f"asked each of {plural(len(documents), 'document')} alone"
         return self._result(query, swept.text, swept.confidence, swept.sources, trail, note)
 

@@ -25,9 +25,16 @@ MAX_DOCUMENTS = 6
 DOCUMENT_HITS = 200  # passages searched for those of one document
 
 
-def kind_of(tools: MemoryTools, question: str) -> list[str]:
+def kind_of(
+    tools: MemoryTools,
+    question: str,
+    limit: int | None = MAX_DOCUMENTS,
+    same_kind: float = SAME_KIND,
+) -> list[str]:
     """The source documents (as memories' front matter names them) of the kind
-    `question` is about, best first; empty when fewer than two."""
+    `question` is about, best first, at most `limit`; empty when fewer than two. A
+    document is of the kind when its best passage scores at least `same_kind` times the
+    best one's."""
     tools.corpus.refresh_if_stale()
     files = tools.corpus.snapshot()
     best: dict[str, float] = {}
@@ -39,8 +46,8 @@ def kind_of(tools: MemoryTools, question: str) -> list[str]:
         if document and document not in best:
             best[document] = hit.score
     top = max(best.values(), default=0.0)
-    kind = [d for d, score in best.items() if top > 0 and score >= SAME_KIND * top]
-    return kind[:MAX_DOCUMENTS] if len(kind) >= 2 else []
+    kind = [d for d, score in best.items() if top > 0 and score >= same_kind * top]
+    return kind[:limit] if len(kind) >= 2 else []
 
 
 def memories_of(tools: MemoryTools, question: str, documents: list[str]) -> dict[str, list[str]]:

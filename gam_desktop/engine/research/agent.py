@@ -186,7 +186,7 @@ class ResearchAgent:
                 run,
                 "integrate",
                 f"“{section.question}”: {plural(len(section.claims), 'claim')}"
-                + (f", {plural(len(dropped), 'claim')} dropped" if dropped else ""),
+                + (f", {len(dropped)} left out" if dropped else ""),
             )
         return bool(run.limits_hit)
 
@@ -194,8 +194,14 @@ class ResearchAgent:
         """The ids of the `claims` their evidence does not state (research/verify.py), as
         many checked as the call budget allows; the rest are kept, and the report says so."""
         pending = [c for c in claims if verify.needs_check(c)]
-        room = budget.calls_left()
-        if room < len(pending):
+        if not pending:
+            return set()
+        stopped = budget.exceeded()
+        # one call left for the reflection: a checked report still needs to know if it is done
+        room = 0 if stopped else max(0, budget.calls_left() - 1)
+        if stopped:
+            run.remark(f"{plural(len(pending), 'claim')} not fact-checked: {stopped}")
+        elif room < len(pending):
             run.remark(
                 f"{plural(len(pending) - room, 'claim')} not fact-checked: "
                 f"the LLM call limit ({self.limits.llm_calls})"

@@ -25,10 +25,11 @@ LISTED = re.compile(rf"(?<!\w)(?<!\d\.){_ITEM}(?:{_SEPARATOR}{_ITEM})+(?!\w|\.\d
 VERSION_ONLY = re.compile(rf"{_VERSION}")
 PRODUCT_BEFORE = re.compile(rf"({_WORD})(?:[ \t]+[a-z]+)?[ \t]*$")  # "Lumenvault releases"
 LEADING_VERB = re.compile(r"^(?:compare|contrast)\s+", re.IGNORECASE)
-# "How did the backup interval change across …": asked of one version, a value, not a change
+# "How did the backup interval change across …": asked of one version, a value, not a
+# change. Matched on the words before the list, greedily: the last verb is the change
 HOW_IT_CHANGED = re.compile(
-    r"^\s*how (?:did|has|have|does|do) (?P<what>.+?) "
-    r"(?:change|grow|shrink|evolve|develop|increase|decrease)\b",
+    r"^\s*how (?:did|has|have|does|do) (?P<what>.+) "
+    r"(?:chang|gr[eo]w|shr[iu]nk|evolv|develop|increas|decreas)\w*\b",
     re.IGNORECASE,
 )
 MAX_ITEMS = 6
@@ -103,9 +104,10 @@ def _alone(question: str, listed: NamedList, item: str, name: str) -> str:
     """The question about `item` alone: the list replaced by it ("Compare" dropped); a
     question of how something changed across the list asks what it was at `item` ("How
     did it change in 3.0?" got "it changed" from small models, and no figure)."""
-    changed = HOW_IT_CHANGED.match(question)
-    if changed and changed.end("what") <= listed.start:
-        return f"What was {changed.group('what')} in {name}?"
+    changed = HOW_IT_CHANGED.match(question[: listed.start])
+    if changed:
+        rest = question[listed.end :].strip(" ?.")
+        return f"What was {changed.group('what')} in {name}{' ' + rest if rest else ''}?"
     before = question[: listed.start]
     if VERSION_ONLY.fullmatch(item) and not PRODUCT_BEFORE.search(before):
         item = name  # "from 3.1" alone says of what

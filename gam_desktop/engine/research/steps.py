@@ -172,9 +172,7 @@ def search(
             result = tools.run("grep", {"pattern": keyword, "path": folder})
             if result.error and folder != "/":  # a made-up folder: search everywhere
                 result = tools.run("grep", {"pattern": keyword, "path": "/"})
-            matched = [
-                p for p in result.matched if not sub.document or is_from(snapshot, p, sub.document)
-            ]
+            matched = [p for p in result.matched if _kept(snapshot, p, sub)]
             seen([], matched)
             for path in matched:
                 counts[path] = counts.get(path, 0) + 1

@@ -20,7 +20,9 @@ from gam_desktop.engine.research.models import Claim
 
 STAGE = "research"
 NEGATIONS = {"no", "not", "never", "none", "nor", "without", "un", "non"}
-EVIDENCE_LIMIT = 3000  # characters of cited excerpts shown with one claim
+EVIDENCE_LIMIT = 3000  # characters of cited excerpts shown with one claim, shared among them
+LABEL_WORDS = 4  # "In lumenvault-3.1-release-notes.md", "Juniper & Ash"
+MIN_QUOTE_WORDS = 4
 
 VERIFY_SYSTEM = """You are the research fact checker. Say whether the EVIDENCE states the \
 CLAIM. "supported" is true only if the evidence says what the claim says, with the same \
@@ -41,8 +43,13 @@ def needs_check(claim: Claim) -> bool:
     evidence = _plain(" ".join(e.text for e in claim.sources))
     if not evidence:  # cited a file it matched but was never shown: nothing to check against
         return False
-    _, _, after_label = claim.text.partition(": ")
-    return not any(_quoted(_plain(said), evidence) for said in (claim.text, after_label) if said)
+    said = [_plain(claim.text)]
+    label, _, tail = claim.text.partition(": ")
+    # "Osprine: <its words>": a short label (a name, "In x.md"), then a whole quote; not
+    # "The interval is hourly: daily", whose one word after the colon is anywhere
+    if tail and len(label.split()) <= LABEL_WORDS and len(tail.split()) >= MIN_QUOTE_WORDS:
+        said.append(_plain(tail))
+    return not any(_quoted(s, evidence) for s in said if s)
 
 
 def _quoted(said: str, evidence: str) -> bool:
@@ -56,10 +63,10 @@ def _quoted(said: str, evidence: str) -> bool:
 def supported(llm: LLM, claim: Claim, cancel: CancelToken) -> bool | None:
     """The model's verdict on `claim` against its cited excerpts; None when no verdict
     could be had (the claim is then kept, unchecked)."""
-    evidence = "\n\n".join(
-        f"(from {s.document or s.path})\n{s.text}" for s in claim.sources if s.text
-    )
-    user = f"EVIDENCE:\n{evidence[:EVIDENCE_LIMIT]}\n\nCLAIM: {claim.text}"
+    shown = [s for s in claim.sources if s.text]
+    share = EVIDENCE_LIMIT // max(1, len(shown))  # each cited excerpt, not the first alone
+    evidence = "\n\n".join(f"(from {s.document or s.path})\n{s.text[:share]}" for s in shown)
+    user = f"EVIDENCE:\n{evidence}\n\nCLAIM: {claim.text}"
     messages = [
         {"role": "system", "content": VERIFY_SYSTEM},
         {"role": "user", "content": user},

@@ -95,6 +95,14 @@ def test_versions_alone_are_searched_by_their_number() -> None:
             "3.1 and 4.0?",
             "What was the default backup interval in Lumenvault 3.0?",
         ),
+        (
+            "How has the device limit changed from Lumenvault 3.0 through 3.1 to 4.0 for teams?",
+            "What was the device limit in Lumenvault 3.0 for teams?",
+        ),
+        (
+            "How did the change log format change across Lumenvault 3.0, 3.1 and 4.0?",
+            "What was the change log format in Lumenvault 3.0?",
+        ),
         # the list inside what changed: the list replaced, as for any question
         (
             "How did Brindlewave and Osprine change their pay?",
