@@ -44,7 +44,6 @@ TASKS = {
     "You are the research planner": "research_plan",
     "You are the research integrator": "research_integrate",
     "You are the research reviewer": "research_reflect",
-    "You are the research fact checker": "research_verify",
     "You read passages of ONE document": "sweep_document",
     "You answer a QUESTION from FINDINGS": "sweep_compare",
     "Passages from the user's memory": "recall",  # gam-serve's memory for another app
@@ -364,7 +363,6 @@ ANSWERS = {
     "research_plan": scripted_research.plan,
     "research_integrate": scripted_research.integrate,
     "research_reflect": scripted_research.reflect,
-    "research_verify": scripted_research.verify,
     "sweep_document": scripted_agent.document_finding,
 }
 
@@ -374,7 +372,6 @@ FAULTY_ANSWERS = {
     ("organize", "one_folder_taxonomy"): one_folder_taxonomy,
     ("organize", "generic_names"): generic_names,
     ("research_integrate", "made_up_source"): scripted_research.integrate_made_up,
-    ("research_integrate", "misread"): scripted_research.integrate_misread,
     ("sweep_document", "denies"): scripted_agent.document_denied,
 }
 

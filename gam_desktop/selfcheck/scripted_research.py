@@ -5,10 +5,7 @@ clause ("…; and at Borealis?" is left to the reviewer to notice), one sub-ques
 it compares; the integrator takes the sentence of each excerpt about the sub-question's name
 that shares most words with it; the reviewer asks again for a name of the question that no
 sub-question asked about. The "made_up_source" fault adds a claim citing a file that does
-not exist, as a model inventing a citation would; the "misread" fault drops the negation
-of each claim ("No settings were renamed" becomes "Settings were renamed"), as a small
-model skimming its evidence does. The fact checker refutes a claim whose figures its
-evidence lacks, or whose closest evidence sentence is negated while the claim is not.
+not exist, as a model inventing a citation would.
 """
 
 from __future__ import annotations
@@ -22,7 +19,6 @@ from gam_desktop.engine.textutil import keywords
 NAME = re.compile(r"\b[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*|\b\d+\.\d+\b")
 NOT_NAMES = {"what", "which", "how", "compare", "who", "when", "where", "is", "are", "does",
              "do", "list", "and", "the", "at", "for", "of", "in", "i"}  # fmt: skip
-NEGATION = re.compile(r"\b(?:no|not|never|none|unchanged)\b", re.IGNORECASE)
 EXCERPT = re.compile(r"^\[(E\d+)\] \(from ([^)]*)\) (.*)$", re.MULTILINE)
 
 
@@ -67,24 +63,6 @@ def plan(user: str) -> dict[str, Any]:
 
 def integrate_made_up(user: str) -> dict[str, Any]:
     return integrate(user, made_up=True)
-
-
-def integrate_misread(user: str) -> dict[str, Any]:
-    claims = integrate(user)["claims"]
-    for claim in claims:
-        text = " ".join(NEGATION.sub("", claim["text"]).split())
-        claim["text"] = re.sub(r"(^|: )(\w)", lambda m: m.group(1) + m.group(2).upper(), text)
-    return {"claims": claims}
-
-
-def verify(user: str) -> dict[str, Any]:
-    evidence = user.split("\n\nCLAIM: ", 1)[0]
-    claim = _field(user, "CLAIM")
-    if any(figure not in evidence for figure in re.findall(r"\d+(?:[.,]\d+)*", claim)):
-        return {"supported": False}
-    words = set(tokenize(claim))
-    closest = max(re.split(r"(?<=[.!?])\s+", evidence), key=lambda s: len(words & set(tokenize(s))))
-    return {"supported": not (NEGATION.search(closest) and not NEGATION.search(claim))}
 
 
 def integrate(user: str, made_up: bool = False) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from gam_desktop.engine.ask.tools import MemoryTools
 from gam_desktop.engine.llm import LLM
 from gam_desktop.engine.models import Citation
 from gam_desktop.engine.progress import CancelToken
-from gam_desktop.engine.research import documents, steps, verify
+from gam_desktop.engine.research import documents, steps
 from gam_desktop.engine.research import report as reports
 from gam_desktop.engine.research.budget import Budget, Limits
 from gam_desktop.engine.research.models import (
@@ -161,59 +161,28 @@ class ResearchAgent:
 
         results = self.llm.parallel_map(one, chosen, cancel=self.cancel)
         root = self.tools.sandbox.root
-        checked: dict[int, tuple[list[Claim], list[str]]] = {}
         for i, claims, note in results:
             run.remark(note)
             found = run.found.pop(i)
-            run.notes.sections[i].integrated = True
-            checked[i] = steps.check_claims(
+            section = run.notes.sections[i]
+            section.integrated = True
+            checked, dropped = steps.check_claims(
                 claims,
-                f"{run.question} {run.notes.sections[i].question}",
+                f"{run.question} {section.question}",
                 {e.id: e for e in found.excerpts},
                 lambda path: (root / path).is_file(),
                 run.read | run.matched,
             )
-        refuted = self._fact_check(run, budget, [c for kept, _ in checked.values() for c in kept])
-        documents = {e.document for e in run.ids.by_id.values() if e.document}
-        for i, (kept, dropped) in checked.items():
-            section = run.notes.sections[i]
-            dropped += [f"{c.text} (the fact check: its evidence does not say so)"
-                        for c in kept if id(c) in refuted]  # fmt: skip
-            kept = [c for c in kept if id(c) not in refuted]
-            section.claims = _merged(section.claims, steps.attributed(kept, documents))
+            documents = {e.document for e in run.ids.by_id.values() if e.document}
+            section.claims = _merged(section.claims, steps.attributed(checked, documents))
             run.notes.dropped += dropped
             self._emit(
                 run,
                 "integrate",
                 f"“{section.question}”: {plural(len(section.claims), 'claim')}"
-                + (f", {len(dropped)} left out" if dropped else ""),
+                + (f", {plural(len(dropped), 'citation')} dropped" if dropped else ""),
             )
         return bool(run.limits_hit)
-
-    def _fact_check(self, run: _Run, budget: Budget, claims: list[Claim]) -> set[int]:
-        """The ids of the `claims` their evidence does not state (research/verify.py), as
-        many checked as the call budget allows; the rest are kept, and the report says so."""
-        pending = [c for c in claims if verify.needs_check(c)]
-        if not pending:
-            return set()
-        stopped = budget.exceeded()
-        # one call left for the reflection: a checked report still needs to know if it is done
-        room = 0 if stopped else max(0, budget.calls_left() - 1)
-        if stopped:
-            run.remark(f"{plural(len(pending), 'claim')} not fact-checked: {stopped}")
-        elif room < len(pending):
-            run.remark(
-                f"{plural(len(pending) - room, 'claim')} not fact-checked: "
-                f"the LLM call limit ({self.limits.llm_calls})"
-            )
-        verdicts = self.llm.parallel_map(
-            lambda claim: verify.supported(self.llm, claim, self.cancel),
-            pending[:room],
-            cancel=self.cancel,
-        )
-        if None in verdicts:
-            run.remark(f"{plural(verdicts.count(None), 'claim')} could not be fact-checked")
-        return {id(c) for c, ok in zip(pending, verdicts, strict=False) if ok is False}
 
     def _stopped(self, run: _Run, budget: Budget) -> bool:
         why = budget.exceeded()
