@@ -44,8 +44,6 @@ TASKS = {
     "You are the research planner": "research_plan",
     "You are the research integrator": "research_integrate",
     "You are the research reviewer": "research_reflect",
-    "You read passages of ONE document": "sweep_document",
-    "You answer a QUESTION from FINDINGS": "sweep_compare",
     "Passages from the user's memory": "recall",  # gam-serve's memory for another app
 }
 
@@ -363,7 +361,6 @@ ANSWERS = {
     "research_plan": scripted_research.plan,
     "research_integrate": scripted_research.integrate,
     "research_reflect": scripted_research.reflect,
-    "sweep_document": scripted_agent.document_finding,
 }
 
 # (task, fault kind) -> the answer of a model making that mistake
@@ -372,7 +369,6 @@ FAULTY_ANSWERS = {
     ("organize", "one_folder_taxonomy"): one_folder_taxonomy,
     ("organize", "generic_names"): generic_names,
     ("research_integrate", "made_up_source"): scripted_research.integrate_made_up,
-    ("sweep_document", "denies"): scripted_agent.document_denied,
 }
 
 
@@ -430,13 +426,6 @@ def recall(messages: list[dict[str, Any]]) -> str:
         return "I could not find that in your memory."
     first = sentences(found.group(2))
     return f"From {found.group(1)}: {first[0] if first else found.group(2)}"
-
-
-TEXT_ANSWERS: dict[str, Callable[[list[dict[str, Any]]], str]] = {
-    "recall": recall,
-    "summarize": scripted_agent.summarize,
-    "sweep_compare": scripted_agent.compare_findings,
-}
 
 
 # -- HTTP ----------------------------------------------------------------------------
@@ -599,8 +588,12 @@ class LLMHTTPServer(ThreadingHTTPServer):
             content = ground(messages)
             self._reply(handler, request, {"role": "assistant", "content": content})
             return
-        if task in TEXT_ANSWERS:  # plain text, not JSON
-            content = TEXT_ANSWERS[task](messages)
+        if task == "recall":
+            content = recall(messages)
+            self._reply(handler, request, {"role": "assistant", "content": content})
+            return
+        if task == "summarize":
+            content = scripted_agent.summarize(messages)
             self._reply(handler, request, {"role": "assistant", "content": content})
             return
         reask = "That reply was invalid" in last_user(messages)

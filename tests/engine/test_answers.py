@@ -426,12 +426,8 @@ def test_an_answer_cites_the_documents_it_names_not_all_it_was_shown(
     lookalikes, monkeypatch
 ) -> None:
     """The 1.5B model cited all eight passages of a "which" question, or the first one
-    while naming another company: the sources are the documents its answer names. (Such a
-    question is now asked of each document alone, test_sweep.py; this is the grounded
-    answer it gets when that is not possible.)"""
-    from gam_desktop.engine.ask import agent, sweep
-
-    monkeypatch.setattr(sweep, "documents_asked", lambda _tools, _question: [])
+    while naming another company: the sources are the documents its answer names."""
+    from gam_desktop.engine.ask import agent
 
     def citing_all(_llm, _question, passages, _cancel):
         return "Borealis Systems escalates after 45 minutes.", [p.memory for p in passages]

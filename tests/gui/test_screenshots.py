@@ -171,32 +171,3 @@ def test_screenshots_of_settings_in_both_schemes(qtbot, window, prefs, llm_serve
     finally:
         theme.choose(app, theme.SYSTEM)
     assert all(p.stat().st_size > 10_000 for p in shots)
-
-
-def test_screenshot_of_a_question_asked_of_each_document(
-    qtbot, make_window, make_workflow, prefs, tmp_path
-) -> None:
-    """A choice among look-alike policies: the steps name each policy asked, the answer
-    names the one that applies and cites only it."""
-    from tests.engine.test_answers import built_policies
-
-    folder = Path(os.environ.get("GAM_SCREENSHOTS") or tmp_path / "screenshots")
-    folder.mkdir(parents=True, exist_ok=True)
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    engine = built_policies(make_workflow, docs)
-    window = make_window(prefs)
-    assert window.open_memory(engine.folder.root)
-    wait(qtbot, lambda: idle(window))
-    window.chat.input.setPlainText("Which companies page through Klaxon?")
-    window.chat.send.click()
-    wait(qtbot, lambda: window.chat.turns[-1].result is not None and idle(window))
-    turn = window.chat.turns[-1]
-    asked = {s for s in turn.steps if s.startswith("asking ")}
-    assert asked == {f"asking {n}_oncall.md" for n in ("acme", "borealis", "cobalt")}, turn.steps
-    assert "Borealis" in turn.result.answer and "Acme" not in turn.result.answer
-    assert all("borealis" in s for s in turn.result.sources)
-    window.chat._link(QUrl(f"steps:{len(window.chat.turns) - 1}"))  # the steps, shown
-    assert "borealis_oncall.md: yes" in window.chat.transcript.toPlainText()
-    shot = folder / "9-each-document.png"
-    assert window.grab().save(str(shot)) and shot.stat().st_size > 10_000

@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gam_desktop.engine.ask import sweep
 from gam_desktop.engine.ask.citations import supporting
 from gam_desktop.engine.ask.conversation import Conversation
 from gam_desktop.engine.ask.corpus import ORIGINAL
@@ -105,7 +104,6 @@ class AgentStep:
             "cat": "reading",
             "grep": "searching for",
             "bm25_search": "searching",
-            "ask_document": "asking",
         }.get(self.tool, self.tool)
         return f"{verb} {argument}".strip()
 
@@ -168,12 +166,6 @@ class ChatAgent:
             trail.lines.append(f"nothing in the memory mentions {', '.join(unknown)}")
             text = f"The memory does not mention {', '.join(unknown)}."
             return self._result(query, text, NOT_ABOUT_IT_CONFIDENCE / 2, [], trail, "not found")
-        if self.evidence_first and _with_context(question_part(query), conversation) == (
-            question_part(query)  # a follow-up ("which of them …") is about the last answer
-        ):
-            swept = self._each_document(query, trail)
-            if swept is not None:
-                return swept
         messages, steps = self._first_messages(query, system_prompt, conversation, trail)
         if self.evidence_first and self.passages:
             settled = self._answer_from_passages(query, trail)
@@ -328,27 +320,6 @@ class ChatAgent:
         files = self.tools.corpus.snapshot()
         keys = (memory, memory + ORIGINAL) if original else (memory,)
         return " ".join(f.text for k in keys if (f := files.get(k)))
-
-    def _each_document(self, query: str, trail: _Trail) -> ChatResult | None:
-        """A choice among look-alike documents ("which companies …"), asked of each
-        document alone (ask/sweep.py); None when the question is not one."""
-        question = question_part(query)
-        documents = sweep.documents_asked(self.tools, question)
-        if not documents:
-            return None
-        for number, document in enumerate(documents, start=1):
-            self.on_step(AgentStep(number, "ask_document", {"document": document}, ""))
-        swept = sweep.answer(self.llm, self.tools, question, documents, self.cancel)
-        if swept is None:
-            trail.lines.append("asking each document failed: answering as usual")
-            return None
-        trail.lines += swept.lines
-        if not swept.text:
-            trail.lines.append("no document said it applies: answering as usual")
-            return None
-        trail.matched.extend(m for m in swept.shown if m not in trail.matched)
-        note = f"asked each of {plural(len(documents), 'document')} alone"
-        return self._result(query, swept.text, swept.confidence, swept.sources, trail, note)
 
     def _answer_from_passages(self, query: str, trail: _Trail) -> ChatResult | None:
         """The grounded answer when it settles the question: it cites passages and those

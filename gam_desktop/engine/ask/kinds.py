@@ -4,7 +4,7 @@ A question over a kind of document ("which paging tool does each company's on-ca
 policy use?", "which field reports mention fog?") is about every document of that kind,
 and each must be read on its own: look-alikes share every word but the numbers, so a
 search over all of them returns whichever ranks first, and a small model answers with its
-value. Research asks each of them a sub-question; the chat asks each of them the question.
+value. Research asks each of them a sub-question of its own.
 
 The kind is found by BM25: the documents whose best passage scores at least half the best
 one's (on the look-alike sets measured, the documents of the kind asked about score 3 to
@@ -25,16 +25,9 @@ MAX_DOCUMENTS = 6
 DOCUMENT_HITS = 200  # passages searched for those of one document
 
 
-def kind_of(
-    tools: MemoryTools,
-    question: str,
-    limit: int | None = MAX_DOCUMENTS,
-    same_kind: float = SAME_KIND,
-) -> list[str]:
+def kind_of(tools: MemoryTools, question: str) -> list[str]:
     """The source documents (as memories' front matter names them) of the kind
-    `question` is about, best first, at most `limit`; empty when fewer than two. A
-    document is of the kind when its best passage scores at least `same_kind` times the
-    best one's."""
+    `question` is about, best first; empty when fewer than two."""
     tools.corpus.refresh_if_stale()
     files = tools.corpus.snapshot()
     best: dict[str, float] = {}
@@ -46,8 +39,8 @@ def kind_of(
         if document and document not in best:
             best[document] = hit.score
     top = max(best.values(), default=0.0)
-    kind = [d for d, score in best.items() if top > 0 and score >= same_kind * top]
-    return kind[:limit] if len(kind) >= 2 else []
+    kind = [d for d, score in best.items() if top > 0 and score >= SAME_KIND * top]
+    return kind[:MAX_DOCUMENTS] if len(kind) >= 2 else []
 
 
 def memories_of(tools: MemoryTools, question: str, documents: list[str]) -> dict[str, list[str]]:
