@@ -17,11 +17,11 @@ from collections.abc import Callable, Mapping
 from gam_desktop.engine.ask.corpus import ORIGINAL, CorpusFile, document_of
 from gam_desktop.engine.ask.evidence import gather, qualifiers, unknown_names, unsupported_figures
 from gam_desktop.engine.ask.evidence import window as best_window
-from gam_desktop.engine.ask.kinds import is_from, memories_of
 from gam_desktop.engine.ask.tools import MemoryTools
 from gam_desktop.engine.ask.words import query_terms, tokenize
 from gam_desktop.engine.llm import LLM, LLMCallFailed
 from gam_desktop.engine.progress import CancelToken
+from gam_desktop.engine.research.documents import is_from, memories_of
 from gam_desktop.engine.research.entities import split_by_entity
 from gam_desktop.engine.research.models import (
     Claim,
@@ -161,8 +161,7 @@ def search(
     missing = absent(unknown_names(tools, sub.question), sub.question, question)
     snapshot = tools.corpus.snapshot()
     if sub.document:  # kept to one document: its memories' best passages
-        files = memories_of(tools, sub.question, [sub.document])[sub.document]
-        files = files[:PASSAGES_PER_QUESTION]
+        files = memories_of(tools, sub.question, sub.document)[:PASSAGES_PER_QUESTION]
     else:
         files = [p.memory for p in gather(tools, sub.question, limit=PASSAGES_PER_QUESTION)]
     seen([], files)

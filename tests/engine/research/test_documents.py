@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gam_desktop.engine.ask.kinds import kind_of
-from gam_desktop.engine.research.documents import by_document
+from gam_desktop.engine.research.documents import by_document, kind_of
 from gam_desktop.engine.research.models import SubQuestion
 from gam_desktop.engine.research.steps import ExcerptIds, search
 from tests.serve.test_retrieval import memory as tools_over
@@ -91,3 +90,18 @@ def test_a_search_kept_to_a_document_reads_only_its_memories(tmp_path: Path) -> 
     everywhere = sub.model_copy(update={"document": ""})
     found = search(tools, sub.question, 0, everywhere, ExcerptIds(), lambda read, matched: None)
     assert "field-report-varga-2022.md" in {e.document for e in found.excerpts}
+
+
+def test_a_kept_search_ignores_what_its_keywords_grep_in_a_look_alike(tmp_path: Path) -> None:
+    """The keyword "Mote" is in every report: kept to Okafor-Lind's, the grep matches of
+    Varga's memories are neither read nor counted as touched."""
+    tools = reports(tmp_path / "m", {"Varga": 1240, "Okafor-Lind": 1315})
+    sub = SubQuestion(
+        question="How many occupied puffin burrows on Mote Isle?",
+        keywords=["Mote"],
+        document="field-report-okafor-lind-2022.md",
+    )
+    touched: list[str] = []
+    found = search(tools, sub.question, 0, sub, ExcerptIds(), lambda r, m: touched.extend(r + m))
+    assert {e.document for e in found.excerpts} == {"field-report-okafor-lind-2022.md"}
+    assert touched and not any("Varga" in path for path in touched)
