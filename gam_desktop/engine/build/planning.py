@@ -20,6 +20,7 @@ from gam_desktop.engine.build.prompts import (
     organize_messages,
     place_messages,
 )
+from gam_desktop.engine.build.refile import refile, refile_placements
 from gam_desktop.engine.build.resume import NO_RESULTS, StageResults
 from gam_desktop.engine.build.taxonomy import (
     degenerate_problems,
@@ -70,7 +71,7 @@ def plan_taxonomy(
     expected = {m.index for m in memories}
     plan, problems, last_invalid = plan_with_retries(ask, expected)
     if plan is not None:
-        return normalize_plan(plan), []
+        return normalize_plan(_refiled(plan, memories)), []
     by_index = {m.index: m for m in memories}
     repaired = last_invalid and repair_plan(
         last_invalid, expected, lambda i, leaves: best_leaf_for(by_index[i], leaves)
@@ -87,12 +88,19 @@ def plan_taxonomy(
             "the LLM's taxonomy needed repairs after 3 tries "
             f"({problems[-1]}); its folders were kept"
         )
-        return normalize_plan(repaired), [warning]
+        return normalize_plan(_refiled(repaired, memories)), [warning]
     warning = (
         "the LLM gave no usable taxonomy; memories were grouped by source document and "
         f"text similarity instead ({problems[-1] if problems else 'no reply'})"
     )
     return normalize_plan(group_memories(memories)), [warning]
+
+
+def _refiled(plan: DirectoryNode, memories: Sequence[MemorizedChunk]) -> DirectoryNode:
+    refiled, moved = refile(plan, memories)
+    if moved:
+        log.info("moved %d memories the plan filed under folders not naming them", moved)
+    return refiled
 
 
 def _moves_nothing(plan: DirectoryNode, expected: set[int]) -> bool:
@@ -146,7 +154,25 @@ def place_memories(
     for memory in memories:
         if memory.index not in placements or placements[memory.index][0] is None:
             placements[memory.index] = (best_leaf_by_words(view, memory), "")
-    return placements
+    refiled = refile_placements(
+        _leaf_descriptions(view), {i: path for i, (path, _) in placements.items()}, memories
+    )
+    return {
+        i: (path, "") if path != placements[i][0] else placements[i] for i, path in refiled.items()
+    }
+
+
+def _leaf_descriptions(view: DirView) -> dict[str, str]:
+    """Each leaf folder's path -> its description and those of the folders above it."""
+    described = {node.path: node.description for node in view.walk()}
+    return {
+        node.path: " ".join(
+            described.get("/".join(node.path.split("/")[:i]), "")
+            for i in range(1, node.path.count("/") + 2)
+        )
+        for node in view.walk()
+        if node.path and not node.subdirs
+    }
 
 
 def normalize_dir_path(raw: str) -> str:

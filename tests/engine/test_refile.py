@@ -1,0 +1,232 @@
+"""Memories a plan filed under a folder that does not name them (build/refile.py): the
+misfilings a small local model made of 14 look-alike documents (a Tallowmere on-call
+memory in the Saltcellar kitchen's folder, release notes among field reports), moved
+where the folders' own names put them; a model's grouping by topic stands."""
+
+from __future__ import annotations
+
+from gam_desktop.engine.build.planning import place_memories, plan_taxonomy
+from gam_desktop.engine.build.prompts import Placement, PlacementPlan, PlannedFolder, TaxonomyPlan
+from gam_desktop.engine.build.refile import refile
+from gam_desktop.engine.models import DirectoryNode, MemorizedChunk
+from gam_desktop.engine.progress import CancelToken
+from gam_desktop.engine.store.folder import DirView
+from tests.fakes import FakeLLM
+
+TLDR = {
+    "brindlewave": "Brindlewave Logistics pages the primary engineer for SEV1 at any hour.",
+    "tallowmere": "Tallowmere Analytics rotates its on-call engineers every 14 days.",
+    "saltcellar": "The Saltcellar keeps fridges at 3 °C and cools food within 90 minutes.",
+    "ferrovia": "Ferrovia Trattoria cooks poultry to 74 °C and uses purple boards.",
+    "lumenvault": "Lumenvault release backs up every 15 minutes and keeps deleted files.",
+    "varga": "Ines Varga counted 1,240 puffin burrows on Mote Isle in spring 2022.",
+}
+SOURCE = {
+    "brindlewave": "brindlewave-oncall-policy.md",
+    "tallowmere": "tallowmere-oncall-policy.md",
+    "saltcellar": "saltcellar-kitchen-procedures.txt",
+    "ferrovia": "ferrovia-kitchen-procedures.txt",
+    "lumenvault": "lumenvault-{n}-release-notes.md",
+    "varga": "field-report-varga-2022.md",
+}
+
+
+def memory(index: int, title: str, about: str, n: str = "") -> MemorizedChunk:
+    return MemorizedChunk(
+        index=index,
+        title=title,
+        memory=TLDR[about],
+        tldr=TLDR[about],
+        metadata={"source": SOURCE[about].format(n=n)},
+    )
+
+
+def folder(name: str, description: str, indices: list[int]) -> DirectoryNode:
+    return DirectoryNode(name=name, description=description, chunk_indices=indices)
+
+
+def where(plan: DirectoryNode) -> dict[int, str]:
+    found: dict[int, str] = {}
+
+    def visit(node: DirectoryNode, base: str) -> None:
+        for child in node.children:
+            path = f"{base}/{child.name}" if base else child.name
+            found.update(dict.fromkeys(child.chunk_indices, path))
+            visit(child, path)
+
+    visit(plan, "")
+    return found
+
+
+ONCALL = [
+    memory(0, "brindlewave_logistics_on_call_policy_paging", "brindlewave"),
+    memory(1, "brindlewave_logistics_on_call_policy_rotation", "brindlewave"),
+    memory(2, "tallowmere_analytics_on_call_policy_primary", "tallowmere"),
+    memory(3, "tallowmere_analytics_on_call_policy_rotation", "tallowmere"),
+    memory(4, "saltcellar_kitchen_procedures_fridges", "saltcellar"),
+    memory(5, "saltcellar_kitchen_procedures_delivery", "saltcellar"),
+]
+
+
+def test_a_memory_in_a_folder_naming_another_company_moves_to_its_own() -> None:
+    plan = DirectoryNode(
+        name="root",
+        children=[
+            folder("brindlewave_logistics", "On-call policy of Brindlewave Logistics.", [0, 1]),
+            folder("tallowmere_analytics", "On-call policy of Tallowmere Analytics.", [2]),
+            # the model's slip: a Tallowmere memory among the kitchen's
+            folder("saltcellar_kitchen", "Kitchen procedures of a seafood bistro.", [3, 4, 5]),
+        ],
+    )
+    refiled, moved = refile(plan, ONCALL)
+    assert moved == 1
+    assert where(refiled) == {
+        0: "brindlewave_logistics",
+        1: "brindlewave_logistics",
+        2: "tallowmere_analytics",
+        3: "tallowmere_analytics",
+        4: "saltcellar_kitchen",
+        5: "saltcellar_kitchen",
+    }
+
+
+def test_a_word_four_folders_share_does_not_keep_a_memory_in_the_wrong_one() -> None:
+    """ "on call policy" is in every policy folder's name; "tallowmere" in one."""
+    plan = DirectoryNode(
+        name="root",
+        children=[
+            folder("on_call_policy", "On-call policy of Brindlewave Logistics.", [0, 1, 3]),
+            folder("tallowmere_analytics", "On-call policy of Tallowmere Analytics.", [2]),
+            folder("saltcellar_kitchen", "Kitchen procedures of a seafood bistro.", [4, 5]),
+        ],
+    )
+    refiled, moved = refile(plan, ONCALL)
+    assert moved == 1 and where(refiled)[3] == "tallowmere_analytics"
+    assert where(refiled)[0] == "on_call_policy"  # named by it as well as by nothing else
+
+
+def test_a_grouping_by_topic_that_shares_words_with_its_memories_stands() -> None:
+    """Folders by what the memories are about, not by company: each memory shares words
+    with its own folder, and no other folder names it twice as well."""
+    plan = DirectoryNode(
+        name="root",
+        children=[
+            folder("paging", "Who is paged: Brindlewave and Tallowmere paging rules.", [0, 2]),
+            folder("rotations", "Rotation lengths of on-call policies.", [1, 3]),
+            folder("kitchens", "Kitchen procedures: fridges, deliveries.", [4, 5]),
+        ],
+    )
+    refiled, moved = refile(plan, ONCALL)
+    assert moved == 0 and refiled == plan
+
+
+def test_a_memory_two_folders_name_equally_stays_where_the_model_put_it() -> None:
+    chunks = [
+        memory(0, "ferrovia_kitchen_procedures_poultry", "ferrovia"),
+        memory(1, "saltcellar_kitchen_procedures_fridges", "saltcellar"),
+        memory(2, "juniper_kitchen_procedures_grill", "saltcellar"),
+    ]
+    chunks[2].metadata["source"] = "juniper-kitchen-procedures.txt"
+    plan = DirectoryNode(
+        name="root",
+        children=[
+            folder("ferrovia_kitchen", "Kitchen procedures of a trattoria.", [0]),
+            folder("saltcellar_kitchen", "Kitchen procedures of a bistro.", [1]),
+            folder("field_reports", "Seabird surveys.", [2]),
+        ],
+    )
+    refiled, moved = refile(plan, chunks)
+    assert moved == 0 and where(refiled)[2] == "field_reports"
+
+
+def test_memories_no_folder_names_get_folders_of_their_own() -> None:
+    chunks = [
+        memory(0, "field_report_seabird_survey_spring_2022", "varga"),
+        memory(1, "field_report_seabird_survey_greyholm", "varga"),
+        memory(2, "lumenvault_3_0_release_notes_backup", "lumenvault", "3.0"),
+        memory(3, "lumenvault_3_0_release_notes_limits", "lumenvault", "3.0"),
+        memory(4, "lumenvault_3_1_release_notes_backup", "lumenvault", "3.1"),
+        memory(5, "saltcellar_kitchen_procedures_fridges", "saltcellar"),
+    ]
+    plan = DirectoryNode(
+        name="root",
+        children=[
+            folder("field_reports", "Field reports of seabird surveys.", [0, 1, 2, 3, 4]),
+            folder("saltcellar_kitchen", "Kitchen procedures of a bistro.", [5]),
+        ],
+    )
+    refiled, moved = refile(plan, chunks)
+    assert moved == 3
+    placed = where(refiled)
+    assert placed[0] == placed[1] == "field_reports" and placed[5] == "saltcellar_kitchen"
+    assert placed[2] == placed[3] == placed[4] == "lumenvault_release"  # grouped, and named
+
+
+def test_a_lone_memory_no_folder_names_stays() -> None:
+    chunks = [
+        memory(0, "field_report_seabird_survey_spring_2022", "varga"),
+        memory(1, "lumenvault_3_0_release_notes_backup", "lumenvault", "3.0"),
+        memory(2, "saltcellar_kitchen_procedures_fridges", "saltcellar"),
+    ]
+    plan = DirectoryNode(
+        name="root",
+        children=[
+            folder("field_reports", "Field reports of seabird surveys.", [0, 1]),
+            folder("saltcellar_kitchen", "Kitchen procedures of a bistro.", [2]),
+        ],
+    )
+    assert refile(plan, chunks) == (plan, 0)
+
+
+def test_the_models_plan_is_refiled_before_it_is_used() -> None:
+    reply = TaxonomyPlan(
+        description="Policies and procedures.",
+        folders=[
+            PlannedFolder(
+                path="brindlewave_logistics", description="Brindlewave on-call.", chunks=[0, 1]
+            ),
+            PlannedFolder(
+                path="tallowmere_analytics", description="Tallowmere on-call.", chunks=[2]
+            ),
+            PlannedFolder(
+                path="saltcellar_kitchen", description="A bistro's kitchen.", chunks=[3, 4, 5]
+            ),
+        ],
+    )
+    tree, warnings = plan_taxonomy(FakeLLM({TaxonomyPlan: reply}), ONCALL, CancelToken())
+    assert warnings == []
+    assert {leaf.name: sorted(leaf.chunk_indices) for leaf in tree.leaves()} == {
+        "brindlewave_logistics": [0, 1],
+        "tallowmere_analytics": [2, 3],
+        "saltcellar_kitchen": [4, 5],
+    }
+
+
+def test_a_new_memory_placed_in_a_folder_naming_another_company_goes_to_its_own() -> None:
+    def leaf(path: str, description: str) -> DirView:
+        return DirView(path, description=description, files={f"{path}/a.md": None})
+
+    view = DirView(
+        "",
+        subdirs={
+            "on_call": DirView(
+                "on_call",
+                description="On-call policies.",
+                subdirs={"tallowmere": leaf("on_call/tallowmere", "Tallowmere Analytics.")},
+            ),
+            "saltcellar_kitchen": leaf("saltcellar_kitchen", "A seafood bistro's kitchen."),
+        },
+    )
+    reply = PlacementPlan(
+        placements=[
+            Placement(index=3, directory="saltcellar_kitchen"),  # the slip
+            Placement(index=4, directory="saltcellar_kitchen"),
+            Placement(index=5, directory="deliveries", description="Checks of fish at the door."),
+        ]
+    )
+    placed = place_memories(FakeLLM({PlacementPlan: reply}), view, ONCALL[3:], CancelToken())
+    assert placed == {
+        3: ("on_call/tallowmere", ""),
+        4: ("saltcellar_kitchen", ""),
+        5: ("deliveries", "Checks of fish at the door."),  # a new folder: the model's call
+    }
