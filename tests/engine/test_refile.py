@@ -230,3 +230,22 @@ def test_a_new_memory_placed_in_a_folder_naming_another_company_goes_to_its_own(
         4: ("saltcellar_kitchen", ""),
         5: ("deliveries", "Checks of fish at the door."),  # a new folder: the model's call
     }
+
+
+def test_a_plan_whose_folders_name_few_of_its_memories_is_left_as_the_model_made_it() -> None:
+    """Folders by what the model knows ("work", "personal"), not by the memories' names:
+    nothing names most memories, so nothing is regrouped."""
+    chunks = [
+        memory(0, "lumenvault_3_0_release_notes_backup", "lumenvault", "3.0"),
+        memory(1, "lumenvault_3_1_release_notes_backup", "lumenvault", "3.1"),
+        memory(2, "field_report_seabird_survey_spring_2022", "varga"),
+        memory(3, "field_report_seabird_survey_greyholm", "varga"),
+    ]
+    plan = DirectoryNode(
+        name="root",
+        children=[
+            folder("work", "What I do for a living.", [0, 1]),
+            folder("personal", "Weekends.", [2, 3]),
+        ],
+    )
+    assert refile(plan, chunks) == (plan, 0)

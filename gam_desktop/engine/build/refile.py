@@ -94,7 +94,9 @@ def refile(plan: DirectoryNode, memories: Sequence[MemorizedChunk]) -> tuple[Dir
         and m.index not in moved
         and not any(memory_words(m, tldr=True) & words for _, words in leaves)
     ]
-    if len(orphans) < 2:
+    if len(orphans) < 2 or 2 * len(orphans) > len(home):
+        # one alone makes no folder; and a plan whose folders name few of its memories
+        # ("work", "personal") groups by what the model knows of them, not by name
         orphans = []
     if not moved and not orphans:
         return plan, 0
