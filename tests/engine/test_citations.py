@@ -93,3 +93,16 @@ def test_a_figure_the_question_gives_does_not_choose() -> None:
     assert rest_on(answer, ["v30.md", "v40.md"], ["v30.md", "v40.md"], question) == [
         "v30.md", "v40.md"
     ]  # fmt: skip
+
+
+def test_the_unit_a_question_counts_in_is_asked_of_an_answers_quantities() -> None:
+    from gam_desktop.engine.ask.evidence import asked_units, misses_asked_unit
+
+    assert asked_units("Compare after how many minutes a page escalates.") == {"minute"}
+    assert asked_units("How much does Brindlewave pay per weekend day?") == set()
+    devices = "How many devices per account do Lumenvault 5.0 and 6.0 allow?"
+    assert misses_asked_unit("Lumenvault 5.0 allows 5 devices per account.", devices) is None
+    assert misses_asked_unit("Lumenvault 4.0 allows 4 more devices.", devices) is None
+    assert misses_asked_unit("Uploads above 200GB pause in Lumenvault 5.0.", devices) == "device"
+    assert misses_asked_unit("Lumenvault 5.0 is not described.", devices) is None  # no count
+    assert misses_asked_unit("It escalates at 03:00.", "After how many minutes?") == "minute"

@@ -442,6 +442,48 @@ def figures(text: str) -> set[str]:
     return {f for f in found if len(f) > 1}  # a single digit is too common to tell anything
 
 
+ASKED_UNIT = re.compile(r"\bhow\s+(?:many|much)\s+([a-z]+)", re.IGNORECASE)
+NOT_A_UNIT = frozenset(
+    {"do", "does", "did", "is", "are", "was", "were", "will", "can", "has", "have", "more", "of"}
+)
+# A number and the words after it ("90 days", "4 more devices", "60-day") or its unit glued
+# to it ("200GB").
+QUANTITY = re.compile(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?)((?:[-\s]+[^\W\d_]+){0,3}|[^\W\d_]+)")
+VERSION_BEFORE = re.compile(r"\b[A-Z][a-z]+\s+$")  # "Lumenvault 3.2": a version, not a count
+
+
+def asked_units(question: str) -> set[str]:
+    """What a question counts ("to how many days", "how many devices"), singular."""
+    return {
+        unit.lower().removesuffix("s")
+        for unit in ASKED_UNIT.findall(question)
+        if unit.lower() not in NOT_A_UNIT and unit.lower() not in STOPWORDS
+    }
+
+
+def misses_asked_unit(answer: str, question: str) -> str | None:
+    """The unit a question asks for ("days") when `answer` states quantities but none of
+    them in it: "changed the retention to 200GB" does not say to how many days."""
+    units = asked_units(question)
+    if not units:
+        return None
+    stated = figures(question)
+    text = LIST_MARKER.sub(" ", answer)
+    quantities = [
+        (found.group(1).replace(",", ""), found.group(2).lower())
+        for found in QUANTITY.finditer(text)
+        if not VERSION_BEFORE.search(text[: found.start()])
+    ]
+    quantities = [(n, rest) for n, rest in quantities if n not in stated]
+    if not quantities:
+        return None
+    counted = {
+        w.removesuffix("s") for _, rest in quantities for w in re.findall(r"[^\W\d_]+", rest)
+    }
+    missing = sorted(units - counted)
+    return missing[0] if len(missing) == len(units) else None
+
+
 def unsupported_figures(answer: str, evidence: str, question: str) -> list[str]:
     """The numbers of `answer` that neither its evidence nor the question states: a small
     model asked for a figure the memory lacks makes one up ("$100,000 last year")."""

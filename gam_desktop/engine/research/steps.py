@@ -15,7 +15,13 @@ import re
 from collections.abc import Callable, Mapping
 
 from gam_desktop.engine.ask.corpus import ORIGINAL, CorpusFile, document_of
-from gam_desktop.engine.ask.evidence import gather, qualifiers, unknown_names, unsupported_figures
+from gam_desktop.engine.ask.evidence import (
+    gather,
+    misses_asked_unit,
+    qualifiers,
+    unknown_names,
+    unsupported_figures,
+)
 from gam_desktop.engine.ask.evidence import window as best_window
 from gam_desktop.engine.ask.tools import MemoryTools
 from gam_desktop.engine.ask.words import query_terms, tokenize
@@ -284,7 +290,8 @@ def check_claims(
     touched: set[str],
 ) -> tuple[list[Claim], list[str]]:
     """The claims whose citations hold: each source an excerpt of this run (or a file the
-    run read or matched) that still exists, and no figure its sources do not state. The
+    run read or matched) that still exists, no figure its sources do not state, and, when
+    the question asks how many of something, its quantities in that unit. The
     rest are returned as words for the report ("… (cited notes/x.md: never read)")."""
     kept: list[Claim] = []
     dropped: list[str] = []
@@ -310,6 +317,10 @@ def check_claims(
         invented = unsupported_figures(claim.text, " ".join(s.text for s in sources), question)
         if invented:
             dropped.append(f"{claim.text} (its sources do not state {', '.join(invented)})")
+            continue
+        unit = misses_asked_unit(claim.text, question)
+        if unit is not None:  # "changed the retention to 200GB", asked "to how many days"
+            dropped.append(f"{claim.text} (it states no number of {unit}s)")
             continue
         if failed:
             dropped.append(f"a citation of “{claim.text}”: {', '.join(failed)} (not found)")

@@ -203,6 +203,36 @@ def test_check_claims_drops_a_figure_its_source_does_not_state(tmp_path: Path) -
     assert all(c.sources == [excerpt] for c in kept) and "E7" in dropped[0]
 
 
+def test_check_claims_drops_a_claim_stating_another_unit_than_the_one_asked(
+    tmp_path: Path,
+) -> None:
+    """Asked "to how many days", a small model answered "changed the retention to 200GB"
+    from a paragraph that states 200 GB of something else."""
+    (tmp_path / "a.md").write_text("x")
+    text = "Lumenvault 3.2 keeps deleted files 60 days, twice as long. Above 200GB: 70% less."
+    excerpt = Excerpt(id="E1", path="a.md", lines=(3, 3), text=text)
+    claims = [
+        ClaimReply(text="Lumenvault 3.2 changed the retention to 200GB.", sources=["E1"]),
+        ClaimReply(
+            text="Lumenvault 3.2 changed the retention by 70% on big folders.", sources=["E1"]
+        ),
+        ClaimReply(text="Lumenvault 3.2 keeps deleted files 60 days.", sources=["E1"]),
+        ClaimReply(text="Lumenvault 3.2 keeps them for a 60-day period.", sources=["E1"]),
+        ClaimReply(text="Lumenvault 3.2 keeps deleted files twice as long.", sources=["E1"]),
+    ]
+    question = "Which Lumenvault releases changed the retention, and to how many days?"
+    kept, dropped = check_claims(
+        claims, question, {"E1": excerpt}, lambda p: (tmp_path / p).is_file(), {"a.md"}
+    )
+    assert [c.text for c in kept] == [c.text for c in claims[2:]]  # a version is no count
+    assert len(dropped) == 2 and all("no number of days" in line for line in dropped)
+    # a question asking for no count checks none
+    kept, _ = check_claims(
+        claims, "What changed?", {"E1": excerpt}, lambda p: (tmp_path / p).is_file(), set()
+    )
+    assert len(kept) == len(claims)
+
+
 def test_save_is_a_commit_searchable_and_rolled_back(memory) -> None:
     report = memory.research(COMPARE)
     root = memory.folder.root
