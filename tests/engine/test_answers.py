@@ -345,6 +345,23 @@ def test_an_answer_with_a_figure_its_passages_lack_is_not_taken(
     assert "do not state 100000: exploring" in result.trajectory
 
 
+def test_an_answer_giving_another_figure_than_the_count_asked_is_not_taken(
+    lookalikes, llm_server, monkeypatch
+) -> None:
+    """Asked after how many minutes, the grounded answer gives a figure of the passage
+    that counts something else: the agent explores instead of answering."""
+    from gam_desktop.engine.ask import agent
+
+    def other_figure(_llm, _question, passages, _cancel):
+        return "Escalation at Borealis Systems starts at SEV2 2.", [passages[0].memory]
+
+    monkeypatch.setattr(agent, "grounded_answer", other_figure)
+    before = len(llm_server.state.requests)
+    result = lookalikes.request("After how many minutes does Borealis Systems escalate?")
+    assert "chat" in llm_server.state.tasks()[before:]
+    assert "states no number of minutes: exploring" in result.trajectory
+
+
 def test_an_explored_answer_with_an_unsupported_figure_is_not_confident(
     lookalikes, monkeypatch
 ) -> None:

@@ -29,6 +29,7 @@ from gam_desktop.engine.ask.evidence import (
     grounded_answer,
     is_scaffolding,
     mentions,
+    misses_asked_unit,
     qualifiers,
     render,
     source_name,
@@ -336,6 +337,10 @@ class ChatAgent:
         invented = unsupported_figures(text, self._evidence(cited), query)
         if invented:
             trail.lines.append(f"the passages cited do not state {', '.join(invented)}: exploring")
+            return None
+        unit = misses_asked_unit(text, query)
+        if unit is not None:  # asked how many minutes, it gave another figure ("at 03:00")
+            trail.lines.append(f"the answer states no number of {unit}s: exploring")
             return None
         trail.lines.append(f"answered from the {plural(len(self.passages), 'best passage')}")
         return self._result(
