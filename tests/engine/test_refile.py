@@ -11,6 +11,7 @@ from gam_desktop.engine.build.refile import refile
 from gam_desktop.engine.models import DirectoryNode, MemorizedChunk
 from gam_desktop.engine.progress import CancelToken
 from gam_desktop.engine.store.folder import DirView
+from gam_desktop.engine.store.naming import sanitize_folder_name
 from tests.fakes import FakeLLM
 
 TLDR = {
@@ -90,8 +91,22 @@ def test_a_memory_in_a_folder_naming_another_company_moves_to_its_own() -> None:
     }
 
 
-def test_a_word_four_folders_share_does_not_keep_a_memory_in_the_wrong_one() -> None:
-    """ "on call policy" is in every policy folder's name; "tallowmere" in one."""
+def test_a_word_two_folders_share_does_not_keep_a_memory_in_the_wrong_one() -> None:
+    """ "on-call policy" describes both policy folders; "tallowmere" only one."""
+    plan = DirectoryNode(
+        name="root",
+        children=[
+            folder("brindlewave_on_call", "On-call policy of Brindlewave Logistics.", [0, 1, 3]),
+            folder("tallowmere_analytics", "On-call policy of Tallowmere Analytics.", [2]),
+            folder("saltcellar_kitchen", "Kitchen procedures of a seafood bistro.", [4, 5]),
+        ],
+    )
+    refiled, moved = refile(plan, ONCALL)
+    assert moved == 1 and where(refiled)[3] == "tallowmere_analytics"
+    assert where(refiled)[0] == "brindlewave_on_call"
+
+
+def test_a_memory_whose_title_names_its_own_folder_stays() -> None:
     plan = DirectoryNode(
         name="root",
         children=[
@@ -100,9 +115,7 @@ def test_a_word_four_folders_share_does_not_keep_a_memory_in_the_wrong_one() -> 
             folder("saltcellar_kitchen", "Kitchen procedures of a seafood bistro.", [4, 5]),
         ],
     )
-    refiled, moved = refile(plan, ONCALL)
-    assert moved == 1 and where(refiled)[3] == "tallowmere_analytics"
-    assert where(refiled)[0] == "on_call_policy"  # named by it as well as by nothing else
+    assert refile(plan, ONCALL) == (plan, 0)  # "…_on_call_policy_rotation" names its own
 
 
 def test_a_grouping_by_topic_that_shares_words_with_its_memories_stands() -> None:
@@ -156,10 +169,11 @@ def test_memories_no_folder_names_get_folders_of_their_own() -> None:
         ],
     )
     refiled, moved = refile(plan, chunks)
-    assert moved == 3
+    assert moved == 2
     placed = where(refiled)
     assert placed[0] == placed[1] == "field_reports" and placed[5] == "saltcellar_kitchen"
-    assert placed[2] == placed[3] == placed[4] == "lumenvault_release"  # grouped, and named
+    assert placed[2] == placed[3] == "lumenvault_3_0_release_notes"  # named after it
+    assert placed[4] == "field_reports"  # the only memory of its document: no folder for one
 
 
 def test_a_lone_memory_no_folder_names_stays() -> None:
@@ -247,5 +261,163 @@ def test_a_plan_whose_folders_name_few_of_its_memories_is_left_as_the_model_made
             folder("work", "What I do for a living.", [0, 1]),
             folder("personal", "Weekends.", [2, 3]),
         ],
+    )
+    assert refile(plan, chunks) == (plan, 0)
+
+
+def topic_memory(index: int, title: str, source: str, tldr: str = "") -> MemorizedChunk:
+    return MemorizedChunk(
+        index=index, title=title, memory=tldr, tldr=tldr, metadata={"source": source}
+    )
+
+
+def test_a_topic_plan_of_one_memory_per_document_is_not_broken_up() -> None:
+    """Folders named by what the model knows ("finance", "health"): three memories share
+    no word with any folder, each from its own file; none gets a folder of one."""
+    chunks = [
+        topic_memory(0, "q3_budget_review", "q3-budget.md"),
+        topic_memory(1, "tax_return_2022", "taxes.md"),
+        topic_memory(2, "savings_account_money", "savings.md"),
+        topic_memory(3, "dentist_appointment", "calendar.md"),
+        topic_memory(4, "running_log", "runs.md", "Ran for fitness."),
+        topic_memory(5, "doctor_checkup", "doctor.md"),
+    ]
+    plan = DirectoryNode(
+        name="root",
+        children=[
+            folder("finance", "Money matters.", [0, 1, 2]),
+            folder("health", "Doctor visits and fitness.", [3, 4, 5]),
+        ],
+    )
+    assert refile(plan, chunks) == (plan, 0)
+
+
+def test_one_word_in_common_does_not_take_a_memory_from_a_folder_by_topic() -> None:
+    """ "comparison" (singular in the title, plural in the folder) keeps it among the
+    comparisons; "feeding" in the pets folder's description is no name of it."""
+    chunks = [
+        topic_memory(0, "rust_vs_go_comparison", "notes.md"),
+        topic_memory(1, "rust_ownership", "notes.md"),
+        topic_memory(2, "sourdough_starter_feeding", "bread.md"),
+        topic_memory(3, "dog_walks", "dog.md"),
+    ]
+    plan = DirectoryNode(
+        name="root",
+        children=[
+            folder("comparisons", "Languages side by side.", [0]),
+            folder("rust", "The Rust language.", [1]),
+            folder("baking", "Bread at home.", [2]),
+            folder("pets", "Our dog: feeding, walks and the vet.", [3]),
+        ],
+    )
+    assert refile(plan, chunks) == (plan, 0)
+
+
+def test_a_document_the_model_split_by_topic_is_not_pulled_back_by_its_file_name() -> None:
+    source = "acme-employee-handbook.pdf"
+    chunks = [
+        topic_memory(0, "employee_handbook_overview", source),
+        topic_memory(1, "dental_plan", source),
+        topic_memory(2, "parental_leave", source),
+        topic_memory(3, "password_rules", source),
+        topic_memory(4, "laptop_encryption", source),
+    ]
+    plan = DirectoryNode(
+        name="root",
+        children=[
+            folder("employee_handbook", "The handbook's introduction.", [0]),
+            folder("benefits", "Health insurance and leave.", [1, 2]),
+            folder("security", "Passwords and laptops.", [3, 4]),
+        ],
+    )
+    assert refile(plan, chunks) == (plan, 0)
+
+
+def test_a_two_letter_folder_name_names_its_memories() -> None:
+    chunks = [
+        topic_memory(0, "go_channels", "go.md"),
+        topic_memory(1, "go_modules", "go.md"),
+        *(topic_memory(i, f"rust_ownership_{i}", "rust.md") for i in (2, 3, 4)),
+    ]
+    plan = DirectoryNode(
+        name="root",
+        children=[folder("go", "", [0, 1]), folder("rust", "The Rust language.", [2, 3, 4])],
+    )
+    assert refile(plan, chunks) == (plan, 0)
+
+
+def test_a_new_folder_never_takes_the_name_of_one_the_plan_has() -> None:
+    """Two memories of a-b.md no folder names get a folder named after it: not "a_b",
+    which the plan's "A & B" becomes once its name is made a folder name."""
+    chunks = [
+        topic_memory(0, "alpha_one", "a-b.md"),
+        topic_memory(1, "alpha_two", "a-b.md"),
+        topic_memory(2, "gamma_ray", "rays.md"),
+        topic_memory(3, "bread_recipe", "bread.md"),
+        topic_memory(4, "bread_flour", "bread.md"),
+        topic_memory(5, "bread_oven", "bread.md"),
+    ]
+    plan = DirectoryNode(
+        name="root",
+        children=[folder("A & B", "", [0, 1, 2]), folder("bread", "Baking.", [3, 4, 5])],
+    )
+    refiled, moved = refile(plan, chunks)
+    assert moved == 2
+    names = [sanitize_folder_name(child.name) for child in refiled.children]
+    assert len(names) == len(set(names)) == 3, names
+    assert plan_taxonomy_valid(refiled, set(range(6)))
+
+
+def plan_taxonomy_valid(plan: DirectoryNode, expected: set[int]) -> bool:
+    from gam_desktop.engine.build.taxonomy import normalize_plan, validate_plan
+
+    return validate_plan(normalize_plan(plan), expected) == []
+
+
+def test_a_reorganized_folders_plan_is_refiled_within_it() -> None:
+    """A re-plan of one folder (a scope) into subfolders: the same check, among them."""
+    reply = TaxonomyPlan(
+        description="Policies.",
+        folders=[
+            PlannedFolder(path="brindlewave", description="Brindlewave on-call.", chunks=[0, 1]),
+            PlannedFolder(path="tallowmere", description="Tallowmere on-call.", chunks=[2]),
+            PlannedFolder(path="kitchen/saltcellar", description="A bistro.", chunks=[3, 4, 5]),
+        ],
+    )
+    tree, _ = plan_taxonomy(FakeLLM({TaxonomyPlan: reply}), ONCALL, CancelToken(), "policies")
+    placed = where(tree)
+    assert placed[3] == "tallowmere" and placed[2] == "tallowmere"
+    assert placed[4] == placed[5] == "kitchen/saltcellar"
+
+
+def test_a_folder_naming_a_memory_not_twice_as_well_as_its_own_leaves_it() -> None:
+    """Its own folder's description has one of its words, the other folder's name two."""
+    chunks = [
+        topic_memory(0, "tallowmere_analytics_rotation", "notes.md"),
+        topic_memory(1, "brindlewave_rotation", "notes.md"),
+    ]
+    plan = DirectoryNode(
+        name="root",
+        children=[
+            folder("rotas", "Every rotation.", [0, 1]),
+            folder("tallowmere_analytics", "", []),
+        ],
+    )
+    assert refile(plan, chunks) == (plan, 0)
+
+
+def test_a_memory_its_document_or_tldr_names_is_no_orphan() -> None:
+    """Two memories of health-notes.md whose titles say nothing of health: the file's name
+    says where they belong, and they stay."""
+    chunks = [
+        topic_memory(0, "blood_pressure", "health-notes.md"),
+        topic_memory(1, "sleep_hours", "health-notes.md"),
+        topic_memory(2, "resting_pulse", "pulse.md", "My health at rest."),
+        topic_memory(3, "resting_pulse_2", "pulse.md", "My health at rest."),
+        *(topic_memory(i, f"bread_{i}", "bread.md") for i in (4, 5, 6, 7)),
+    ]
+    plan = DirectoryNode(
+        name="root",
+        children=[folder("health", "", [0, 1, 2, 3]), folder("bread", "Baking.", [4, 5, 6, 7])],
     )
     assert refile(plan, chunks) == (plan, 0)

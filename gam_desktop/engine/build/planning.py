@@ -157,9 +157,10 @@ def place_memories(
     refiled = refile_placements(
         _leaf_descriptions(view), {i: path for i, (path, _) in placements.items()}, memories
     )
-    return {
-        i: (path, "") if path != placements[i][0] else placements[i] for i, path in refiled.items()
-    }
+    for index, path in refiled.items():
+        if path != placements[index][0]:  # moved into an existing folder: its own description
+            placements[index] = (path, "")
+    return placements
 
 
 def _leaf_descriptions(view: DirView) -> dict[str, str]:

@@ -5,11 +5,15 @@ then assigns the chunk numbers to them carelessly: a Tallowmere memory in the ki
 folder, a field report among kitchen procedures. A memory's title names what it is about
 (memorize puts the document's company, product or author in it), so it is checked against
 the folders' names and descriptions, each word weighted by how few folders have it
-("quillfern" tells more than "policy", which four folders share). A memory moves only when
-one other folder names it more than twice as well as its own: a model's grouping by topic,
-where folder and memory share a word or two, stands. Memories no folder names at all, not
-even by a word of their tldr (eight release notes the model put among field reports),
-get folders of their own, grouped as the build groups without a model.
+("quillfern" tells more than "policy", which four folders share).
+
+A memory moves only when its title holds every word of another folder's own name, its
+title does not name its own folder, and that folder names it more than twice as well as
+its own: a model's grouping by topic ("comparisons", "baking"), by project or by part of
+a handbook stands. Memories no folder names at all, not even by their document's file
+name or a word of their tldr (eight release notes the model put among field reports),
+get folders of their own, grouped as the build groups without a model, when two or more
+come from one document.
 """
 
 from __future__ import annotations
@@ -17,107 +21,140 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from gam_desktop.engine.build.grouping import group_memories
 from gam_desktop.engine.models import DirectoryNode, MemorizedChunk
-from gam_desktop.engine.store.naming import unique_name
+from gam_desktop.engine.store.naming import sanitize_folder_name, unique_name
 from gam_desktop.engine.textutil import STOPWORDS, WORD
 
 BETTER = 2.0  # how many times better another folder must name a memory to take it
 
 
 def _words(text: str) -> set[str]:
+    """Lower-case words of two letters or more ("go", "hr"), plurals folded ("reports")."""
     words = {w.lower() for w in WORD.findall(text.replace("_", " "))}
-    return {w for w in words if len(w) > 2 and w not in STOPWORDS}
+    return {_singular(w) for w in words if len(w) > 1 and w not in STOPWORDS}
 
 
-def memory_words(memory: MemorizedChunk, tldr: bool = False) -> set[str]:
-    """What a memory is about by name: its title and its document's file name (and with
-    `tldr`, its tldr)."""
+def _singular(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+
+
+def title_words(memory: MemorizedChunk) -> set[str]:
+    return _words(memory.title)
+
+
+def named_words(memory: MemorizedChunk) -> set[str]:
+    """Everything that could name a memory: its title, its document's file name, its tldr."""
     source = str(memory.metadata.get("source") or "").rsplit(".", 1)[0]
-    return _words(f"{memory.title} {source} {memory.tldr if tldr else ''}")
+    return _words(f"{memory.title} {source} {memory.tldr}")
 
 
-def _leaf_words(plan: DirectoryNode) -> list[tuple[DirectoryNode, set[str]]]:
-    """Each leaf with the words of its path's names and of its and its parents' descriptions."""
-    found: list[tuple[DirectoryNode, set[str]]] = []
+@dataclass(frozen=True)
+class Folder:
+    """A leaf folder as refiling sees it: its own name's words and all the words naming
+    it (its path's names, its and its parents' descriptions)."""
 
-    def visit(node: DirectoryNode, above: set[str]) -> None:
-        words = above | _words(f"{node.name} {node.description}")
-        if not node.children:
-            found.append((node, words))
-        for child in node.children:
-            visit(child, words)
-
-    for child in plan.children:
-        visit(child, set())
-    return found
+    name: set[str]
+    words: set[str]
 
 
-def weights(leaf_words: Sequence[set[str]]) -> dict[str, float]:
-    """Each word's weight: how few of the folders have it."""
-    spread = Counter(w for words in leaf_words for w in words)
-    return {w: math.log(1 + len(leaf_words) / n) for w, n in spread.items()}
+def folder_of(path: str, descriptions: str) -> Folder:
+    name = path.rsplit("/", 1)[-1]
+    return Folder(_words(name), _words(f"{path.replace('/', ' ')} {descriptions}"))
 
 
-def better_leaf(
-    memory: MemorizedChunk, leaf_words: Sequence[set[str]], weight: dict[str, float], home: int
-) -> int | None:
-    """The one leaf naming `memory` more than twice as well as its `home` leaf, if any."""
-    wanted = memory_words(memory)
-    scores = [sum(weight[w] for w in wanted & words) for words in leaf_words]
-    best = max(range(len(scores)), key=scores.__getitem__)
-    unique = sum(1 for s in scores if s == scores[best]) == 1
-    if unique and best != home and scores[best] > BETTER * scores[home]:
-        return best
-    return None
+class Refiler:
+    """Finds, for one memory, the one folder naming it far better than its own."""
+
+    def __init__(self, folders: Sequence[Folder]) -> None:
+        self.folders = list(folders)
+        spread = Counter(w for folder in self.folders for w in folder.words)
+        self.weight = {w: math.log(1 + len(self.folders) / n) for w, n in spread.items()}
+
+    def better(self, memory: MemorizedChunk, home: int) -> int | None:
+        wanted = title_words(memory)
+        own = self.folders[home]
+        if own.name and own.name <= wanted:  # its title names its own folder: it stays
+            return None
+        scores = [sum(self.weight[w] for w in wanted & f.words) for f in self.folders]
+        best = max(range(len(scores)), key=scores.__getitem__)
+        if best == home or sum(1 for s in scores if s == scores[best]) > 1:
+            return None
+        target = self.folders[best]
+        if target.name and target.name <= wanted and scores[best] > BETTER * scores[home]:
+            return best
+        return None
 
 
 def refile(plan: DirectoryNode, memories: Sequence[MemorizedChunk]) -> tuple[DirectoryNode, int]:
-    """`plan` with each misfiled memory moved to the leaf naming it best, and memories no
-    leaf names in folders of their own; how many moved."""
-    leaves = _leaf_words(plan)
+    """`plan` with each misfiled memory moved to the leaf naming it, and memories no leaf
+    names in folders of their own; how many moved."""
+    leaves = _leaves(plan)
     if len(leaves) < 2:
         return plan, 0
-    weight = weights([words for _, words in leaves])
+    refiler = Refiler([folder for _, folder in leaves])
     home = {i: n for n, (leaf, _) in enumerate(leaves) for i in leaf.chunk_indices}
     moved: dict[int, int] = {}
     for memory in memories:
         if memory.index in home:
-            better = better_leaf(memory, [w for _, w in leaves], weight, home[memory.index])
+            better = refiler.better(memory, home[memory.index])
             if better is not None:
                 moved[memory.index] = better
-    orphans = [
-        m
-        for m in memories
-        if m.index in home
-        and m.index not in moved
-        and not any(memory_words(m, tldr=True) & words for _, words in leaves)
-    ]
-    if len(orphans) < 2 or 2 * len(orphans) > len(home):
-        # one alone makes no folder; and a plan whose folders name few of its memories
-        # ("work", "personal") groups by what the model knows of them, not by name
-        orphans = []
+    orphans = _orphans(
+        [m for m in memories if m.index in home and m.index not in moved],
+        [folder for _, folder in leaves],
+        len(home),
+    )
     if not moved and not orphans:
         return plan, 0
     leaving = {m.index for m in orphans}
-    refiled = [
-        [i for i in leaf.chunk_indices if moved.get(i, n) == n and i not in leaving]
+    by_leaf = {
+        id(leaf): [i for i in leaf.chunk_indices if moved.get(i, n) == n and i not in leaving]
         + [i for i, target in moved.items() if target == n]
         for n, (leaf, _) in enumerate(leaves)
-    ]
-    by_leaf = {id(leaf): indices for (leaf, _), indices in zip(leaves, refiled, strict=True)}
-    refiled_plan = _with_indices(plan, by_leaf)
+    }
+    refiled = _with_indices(plan, by_leaf)
     if orphans:
-        taken = [child.name for child in refiled_plan.children]
+        taken = [sanitize_folder_name(child.name) for child in refiled.children]
         added = []
         for folder in group_memories(orphans).children:
-            added.append(folder.model_copy(update={"name": unique_name(folder.name, taken)}))
-            taken.append(added[-1].name)
-        refiled_plan = refiled_plan.model_copy(
-            update={"children": [*refiled_plan.children, *added]}
-        )
-    return refiled_plan, len(moved) + len(orphans)
+            name = unique_name(sanitize_folder_name(folder.name), taken)
+            added.append(folder.model_copy(update={"name": name}))
+            taken.append(name)
+        refiled = refiled.model_copy(update={"children": [*refiled.children, *added]})
+    return refiled, len(moved) + len(orphans)
+
+
+def _orphans(
+    memories: Sequence[MemorizedChunk], folders: Sequence[Folder], total: int
+) -> list[MemorizedChunk]:
+    """The memories no folder names by any word, two or more of one document's; none when
+    that is more than half the memories (the folders are named by what the model knows of
+    their contents, "work", "personal", not by names)."""
+    unnamed = [m for m in memories if not any(named_words(m) & f.words for f in folders)]
+    documents = Counter(str(m.metadata.get("source") or "") for m in unnamed)
+    orphans = [
+        m for m in unnamed if m.metadata.get("source") and documents[m.metadata["source"]] > 1
+    ]
+    return orphans if 2 * len(unnamed) <= total else []
+
+
+def _leaves(plan: DirectoryNode) -> list[tuple[DirectoryNode, Folder]]:
+    """Each leaf, with the descriptions of it and the folders above it."""
+    found: list[tuple[DirectoryNode, Folder]] = []
+
+    def visit(node: DirectoryNode, path: str, above: str) -> None:
+        described = f"{above} {node.description}"
+        if not node.children:
+            found.append((node, folder_of(path, described)))
+        for child in node.children:
+            visit(child, f"{path}/{child.name}", described)
+
+    for child in plan.children:
+        visit(child, child.name, "")
+    return found
 
 
 def _with_indices(node: DirectoryNode, by_leaf: dict[int, list[int]]) -> DirectoryNode:
@@ -136,13 +173,12 @@ def refile_placements(
     paths = list(folders)
     if len(paths) < 2:
         return placements
-    leaf_words = [_words(f"{path.replace('/', ' ')} {folders[path]}") for path in paths]
-    weight = weights(leaf_words)
+    refiler = Refiler([folder_of(path, folders[path]) for path in paths])
     refiled = dict(placements)
     for memory in memories:
         placed = placements.get(memory.index)
         if placed in folders:
-            better = better_leaf(memory, leaf_words, weight, paths.index(placed))
+            better = refiler.better(memory, paths.index(placed))
             if better is not None:
                 refiled[memory.index] = paths[better]
     return refiled
