@@ -329,37 +329,37 @@ def test_the_grounded_prompt_names_documents_not_file_paths(lookalikes, llm_serv
     assert "[1] From Borealis oncall" in prompt and ".md" not in prompt
 
 
-def test_an_answer_with_a_figure_its_passages_lack_is_not_taken(
-    lookalikes, llm_server, monkeypatch
+@pytest.mark.parametrize(
+    ("question", "reply", "why"),
+    [
+        # a number its passages lack
+        (
+            "What is the travel budget of Acme Corp?",
+            "Acme Corp's travel budget is $100,000 a year.",
+            "do not state 100000: exploring",
+        ),
+        # asked after how many minutes, a figure of the passage that counts something else
+        (
+            "After how many minutes does Borealis Systems escalate?",
+            "Escalation at Borealis Systems starts at SEV2 2.",
+            "states no number of minutes: exploring",
+        ),
+    ],
+    ids=["invented", "another-unit"],
+)
+def test_a_first_answer_with_a_figure_that_does_not_answer_is_not_taken(
+    lookalikes, llm_server, monkeypatch, question: str, reply: str, why: str
 ) -> None:
-    """The grounded answer invents a number: the agent explores instead of answering."""
+    """The grounded answer's figure does not answer: the agent explores instead."""
     from gam_desktop.engine.ask import agent
 
-    def inventing(_llm, _question, passages, _cancel):
-        return "Acme Corp's travel budget is $100,000 a year.", [passages[0].memory]
-
-    monkeypatch.setattr(agent, "grounded_answer", inventing)
+    monkeypatch.setattr(
+        agent, "grounded_answer", lambda _llm, _q, passages, _c: (reply, [passages[0].memory])
+    )
     before = len(llm_server.state.requests)
-    result = lookalikes.request("What is the travel budget of Acme Corp?")
+    result = lookalikes.request(question)
     assert "chat" in llm_server.state.tasks()[before:]
-    assert "do not state 100000: exploring" in result.trajectory
-
-
-def test_an_answer_giving_another_figure_than_the_count_asked_is_not_taken(
-    lookalikes, llm_server, monkeypatch
-) -> None:
-    """Asked after how many minutes, the grounded answer gives a figure of the passage
-    that counts something else: the agent explores instead of answering."""
-    from gam_desktop.engine.ask import agent
-
-    def other_figure(_llm, _question, passages, _cancel):
-        return "Escalation at Borealis Systems starts at SEV2 2.", [passages[0].memory]
-
-    monkeypatch.setattr(agent, "grounded_answer", other_figure)
-    before = len(llm_server.state.requests)
-    result = lookalikes.request("After how many minutes does Borealis Systems escalate?")
-    assert "chat" in llm_server.state.tasks()[before:]
-    assert "states no number of minutes: exploring" in result.trajectory
+    assert why in result.trajectory
 
 
 def test_an_explored_answer_with_an_unsupported_figure_is_not_confident(

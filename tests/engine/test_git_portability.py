@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from gam_desktop.engine.history.gitrepo import MemoryRepo
 from tests.documents import topic_document
 from tests.repos import git
 
@@ -73,17 +74,23 @@ def test_a_memory_the_file_system_says_someone_else_owns_keeps_its_history(
     assert [op.kind for op in workflow.history.operations()] == ["add", "build"]
 
 
-def test_status_lists_folders_from_git_s_untracked_cache_and_still_sees_new_files(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def committed_notes(root: Path, count: int) -> MemoryRepo:
+    """A repository at `root` whose first commit holds `count` notes in notes/."""
     from gam_desktop.engine.history.gitrepo import MemoryRepo
 
-    root = tmp_path / "memory"
     (root / "notes").mkdir(parents=True)
-    for i in range(30):
+    for i in range(count):
         (root / "notes" / f"n{i}.md").write_text(f"note {i}\n")
     repo = MemoryRepo.open(root)
     repo.commit_all("first")
+    return repo
+
+
+def test_status_lists_folders_from_git_s_untracked_cache_and_still_sees_new_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "memory"
+    repo = committed_notes(root, 30)
     past = time.time() - 60  # no folder as new as the index: git would list it again
     for folder in (root, root / "notes"):
         os.utime(folder, (past, past))
@@ -103,14 +110,8 @@ def test_the_index_is_split_so_a_commit_rewrites_only_what_changed(tmp_path: Pat
     """Staging a few files rewrites only the small split part of the index, not the entry
     of every file (15 MB hashed twice per operation at 100,000 files); the user's own git,
     configured or not, reads it."""
-    from gam_desktop.engine.history.gitrepo import MemoryRepo
-
     root = tmp_path / "memory"
-    (root / "notes").mkdir(parents=True)
-    for i in range(200):
-        (root / "notes" / f"n{i}.md").write_text(f"note {i}\n")
-    repo = MemoryRepo.open(root)
-    repo.commit_all("first")
+    repo = committed_notes(root, 200)
     shared = list((root / ".git").glob("sharedindex.*"))
     assert len(shared) == 1
     before = shared[0].read_bytes()

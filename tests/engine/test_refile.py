@@ -5,6 +5,10 @@ where the folders' own names put them; a model's grouping by topic stands."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+import pytest
+
 from gam_desktop.engine.build.planning import place_memories, plan_taxonomy
 from gam_desktop.engine.build.prompts import Placement, PlacementPlan, PlannedFolder, TaxonomyPlan
 from gam_desktop.engine.build.refile import refile
@@ -13,6 +17,8 @@ from gam_desktop.engine.progress import CancelToken
 from gam_desktop.engine.store.folder import DirView
 from gam_desktop.engine.store.naming import sanitize_folder_name
 from tests.fakes import FakeLLM
+
+Case = tuple[DirectoryNode, list[MemorizedChunk]]  # a plan and its memories
 
 TLDR = {
     "brindlewave": "Brindlewave Logistics pages the primary engineer for SEV1 at any hour.",
@@ -91,31 +97,28 @@ def test_a_memory_in_a_folder_naming_another_company_moves_to_its_own() -> None:
     }
 
 
-def test_a_word_two_folders_share_does_not_keep_a_memory_in_the_wrong_one() -> None:
-    """ "on-call policy" describes both policy folders; "tallowmere" only one."""
-    plan = DirectoryNode(
+def policies(first: str) -> DirectoryNode:
+    """Brindlewave's folder named `first`, holding a Tallowmere memory by mistake."""
+    return DirectoryNode(
         name="root",
         children=[
-            folder("brindlewave_on_call", "On-call policy of Brindlewave Logistics.", [0, 1, 3]),
+            folder(first, "On-call policy of Brindlewave Logistics.", [0, 1, 3]),
             folder("tallowmere_analytics", "On-call policy of Tallowmere Analytics.", [2]),
             folder("saltcellar_kitchen", "Kitchen procedures of a seafood bistro.", [4, 5]),
         ],
     )
-    refiled, moved = refile(plan, ONCALL)
+
+
+def test_a_word_two_folders_share_does_not_keep_a_memory_in_the_wrong_one() -> None:
+    """ "on-call policy" describes both policy folders; "tallowmere" only one."""
+    refiled, moved = refile(policies("brindlewave_on_call"), ONCALL)
     assert moved == 1 and where(refiled)[3] == "tallowmere_analytics"
     assert where(refiled)[0] == "brindlewave_on_call"
 
 
 def test_a_memory_whose_title_names_its_own_folder_stays() -> None:
-    plan = DirectoryNode(
-        name="root",
-        children=[
-            folder("on_call_policy", "On-call policy of Brindlewave Logistics.", [0, 1, 3]),
-            folder("tallowmere_analytics", "On-call policy of Tallowmere Analytics.", [2]),
-            folder("saltcellar_kitchen", "Kitchen procedures of a seafood bistro.", [4, 5]),
-        ],
-    )
-    assert refile(plan, ONCALL) == (plan, 0)  # "…_on_call_policy_rotation" names its own
+    plan = policies("on_call_policy")  # "…_on_call_policy_rotation" names its own
+    assert refile(plan, ONCALL) == (plan, 0)
 
 
 def test_a_grouping_by_topic_that_shares_words_with_its_memories_stands() -> None:
@@ -176,7 +179,7 @@ def test_memories_no_folder_names_get_folders_of_their_own() -> None:
     assert placed[4] == "field_reports"  # the only memory of its document: no folder for one
 
 
-def test_a_lone_memory_no_folder_names_stays() -> None:
+def a_lone_memory_no_folder_names_stays() -> Case:
     chunks = [
         memory(0, "field_report_seabird_survey_spring_2022", "varga"),
         memory(1, "lumenvault_3_0_release_notes_backup", "lumenvault", "3.0"),
@@ -189,7 +192,7 @@ def test_a_lone_memory_no_folder_names_stays() -> None:
             folder("saltcellar_kitchen", "Kitchen procedures of a bistro.", [2]),
         ],
     )
-    assert refile(plan, chunks) == (plan, 0)
+    return plan, chunks
 
 
 def test_the_models_plan_is_refiled_before_it_is_used() -> None:
@@ -246,7 +249,9 @@ def test_a_new_memory_placed_in_a_folder_naming_another_company_goes_to_its_own(
     }
 
 
-def test_a_plan_whose_folders_name_few_of_its_memories_is_left_as_the_model_made_it() -> None:
+def a_plan_whose_folders_name_few_of_its_memories_is_left_as_the_model_made_it() -> tuple[
+    DirectoryNode, list[MemorizedChunk]
+]:
     """Folders by what the model knows ("work", "personal"), not by the memories' names:
     nothing names most memories, so nothing is regrouped."""
     chunks = [
@@ -262,7 +267,7 @@ def test_a_plan_whose_folders_name_few_of_its_memories_is_left_as_the_model_made
             folder("personal", "Weekends.", [2, 3]),
         ],
     )
-    assert refile(plan, chunks) == (plan, 0)
+    return plan, chunks
 
 
 def topic_memory(index: int, title: str, source: str, tldr: str = "") -> MemorizedChunk:
@@ -271,7 +276,9 @@ def topic_memory(index: int, title: str, source: str, tldr: str = "") -> Memoriz
     )
 
 
-def test_a_topic_plan_of_one_memory_per_document_is_not_broken_up() -> None:
+def a_topic_plan_of_one_memory_per_document_is_not_broken_up() -> tuple[
+    DirectoryNode, list[MemorizedChunk]
+]:
     """Folders named by what the model knows ("finance", "health"): three memories share
     no word with any folder, each from its own file; none gets a folder of one."""
     chunks = [
@@ -289,10 +296,12 @@ def test_a_topic_plan_of_one_memory_per_document_is_not_broken_up() -> None:
             folder("health", "Doctor visits and fitness.", [3, 4, 5]),
         ],
     )
-    assert refile(plan, chunks) == (plan, 0)
+    return plan, chunks
 
 
-def test_one_word_in_common_does_not_take_a_memory_from_a_folder_by_topic() -> None:
+def one_word_in_common_does_not_take_a_memory_from_a_folder_by_topic() -> tuple[
+    DirectoryNode, list[MemorizedChunk]
+]:
     """ "comparison" (singular in the title, plural in the folder) keeps it among the
     comparisons; "feeding" in the pets folder's description is no name of it."""
     chunks = [
@@ -310,10 +319,12 @@ def test_one_word_in_common_does_not_take_a_memory_from_a_folder_by_topic() -> N
             folder("pets", "Our dog: feeding, walks and the vet.", [3]),
         ],
     )
-    assert refile(plan, chunks) == (plan, 0)
+    return plan, chunks
 
 
-def test_a_document_the_model_split_by_topic_is_not_pulled_back_by_its_file_name() -> None:
+def a_document_the_model_split_by_topic_is_not_pulled_back_by_its_file_name() -> tuple[
+    DirectoryNode, list[MemorizedChunk]
+]:
     source = "acme-employee-handbook.pdf"
     chunks = [
         topic_memory(0, "employee_handbook_overview", source),
@@ -330,10 +341,10 @@ def test_a_document_the_model_split_by_topic_is_not_pulled_back_by_its_file_name
             folder("security", "Passwords and laptops.", [3, 4]),
         ],
     )
-    assert refile(plan, chunks) == (plan, 0)
+    return plan, chunks
 
 
-def test_a_two_letter_folder_name_names_its_memories() -> None:
+def a_two_letter_folder_name_names_its_memories() -> Case:
     chunks = [
         topic_memory(0, "go_channels", "go.md"),
         topic_memory(1, "go_modules", "go.md"),
@@ -343,7 +354,7 @@ def test_a_two_letter_folder_name_names_its_memories() -> None:
         name="root",
         children=[folder("go", "", [0, 1]), folder("rust", "The Rust language.", [2, 3, 4])],
     )
-    assert refile(plan, chunks) == (plan, 0)
+    return plan, chunks
 
 
 def test_a_new_folder_never_takes_the_name_of_one_the_plan_has() -> None:
@@ -390,7 +401,9 @@ def test_a_reorganized_folders_plan_is_refiled_within_it() -> None:
     assert placed[4] == placed[5] == "kitchen/saltcellar"
 
 
-def test_a_folder_naming_a_memory_not_twice_as_well_as_its_own_leaves_it() -> None:
+def a_folder_naming_a_memory_not_twice_as_well_as_its_own_leaves_it() -> tuple[
+    DirectoryNode, list[MemorizedChunk]
+]:
     """Its own folder's description has one of its words, the other folder's name two."""
     chunks = [
         topic_memory(0, "tallowmere_analytics_rotation", "notes.md"),
@@ -403,10 +416,12 @@ def test_a_folder_naming_a_memory_not_twice_as_well_as_its_own_leaves_it() -> No
             folder("tallowmere_analytics", "", []),
         ],
     )
-    assert refile(plan, chunks) == (plan, 0)
+    return plan, chunks
 
 
-def test_a_memory_its_document_or_tldr_names_is_no_orphan() -> None:
+def a_memory_its_document_or_tldr_names_is_no_orphan() -> tuple[
+    DirectoryNode, list[MemorizedChunk]
+]:
     """Two memories of health-notes.md whose titles say nothing of health: the file's name
     says where they belong, and they stay."""
     chunks = [
@@ -420,4 +435,25 @@ def test_a_memory_its_document_or_tldr_names_is_no_orphan() -> None:
         name="root",
         children=[folder("health", "", [0, 1, 2, 3]), folder("bread", "Baking.", [4, 5, 6, 7])],
     )
+    return plan, chunks
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        a_lone_memory_no_folder_names_stays,
+        a_plan_whose_folders_name_few_of_its_memories_is_left_as_the_model_made_it,
+        a_topic_plan_of_one_memory_per_document_is_not_broken_up,
+        one_word_in_common_does_not_take_a_memory_from_a_folder_by_topic,
+        a_document_the_model_split_by_topic_is_not_pulled_back_by_its_file_name,
+        a_two_letter_folder_name_names_its_memories,
+        a_folder_naming_a_memory_not_twice_as_well_as_its_own_leaves_it,
+        a_memory_its_document_or_tldr_names_is_no_orphan,
+    ],
+    ids=lambda case: case.__name__,
+)
+def test_a_plan_is_left_as_the_model_made_it(
+    case: Callable[[], Case],
+) -> None:
+    plan, chunks = case()
     assert refile(plan, chunks) == (plan, 0)
