@@ -100,9 +100,14 @@ def test_the_unit_a_question_counts_in_is_asked_of_an_answers_quantities() -> No
 
     assert asked_units("Compare after how many minutes a page escalates.") == {"minute"}
     assert asked_units("How much does Brindlewave pay per weekend day?") == set()
-    devices = "How many devices per account do Lumenvault 5.0 and 6.0 allow?"
-    assert misses_asked_unit("Lumenvault 5.0 allows 5 devices per account.", devices) is None
-    assert misses_asked_unit("Lumenvault 4.0 allows 4 more devices.", devices) is None
-    assert misses_asked_unit("Uploads above 200GB pause in Lumenvault 5.0.", devices) == "device"
-    assert misses_asked_unit("Lumenvault 5.0 is not described.", devices) is None  # no count
+    # what a count of things is called varies: "6 members", "4 at a time"
+    assert asked_units("How many people were in the team? How many uploads?") == set()
+    days = "Which Lumenvault releases changed the retention, and to how many days?"
+    assert misses_asked_unit("Lumenvault 3.2 keeps them 60 days.", days) is None
+    assert misses_asked_unit("Lumenvault 3.2 keeps them for a 60-day period.", days) is None
+    assert misses_asked_unit("Lumenvault 4.0 changed it to 200GB.", days) == "day"
+    assert misses_asked_unit("Lumenvault 3.0 changed it by about 70%.", days) == "day"
+    assert misses_asked_unit("Lumenvault 3.2 keeps them twice as long.", days) is None
     assert misses_asked_unit("It escalates at 03:00.", "After how many minutes?") == "minute"
+    assert misses_asked_unit("It escalates after 10 mins.", "After how many minutes?") is None
+    assert misses_asked_unit("Uploads use 70 % less.", "By how many percent?") is None

@@ -442,28 +442,39 @@ def figures(text: str) -> set[str]:
     return {f for f in found if len(f) > 1}  # a single digit is too common to tell anything
 
 
-ASKED_UNIT = re.compile(r"\bhow\s+(?:many|much)\s+([a-z]+)", re.IGNORECASE)
-NOT_A_UNIT = frozenset(
-    {"do", "does", "did", "is", "are", "was", "were", "will", "can", "has", "have", "more", "of"}
-)
+ASKED_UNIT = re.compile(r"\bhow\s+many\s+([a-z]+)", re.IGNORECASE)
+# Units of measure, with the short forms an answer may use. Only these are checked: what a
+# count of things is called varies ("how many people" is answered "6 members", "how many
+# uploads" "4 at a time").
+UNITS = {
+    "second": {"second", "sec", "s"},
+    "minute": {"minute", "min"},
+    "hour": {"hour", "hr", "h"},
+    "day": {"day"},
+    "week": {"week", "wk"},
+    "month": {"month"},
+    "year": {"year", "yr"},
+    "kb": {"kb", "kilobyte"},
+    "mb": {"mb", "megabyte"},
+    "gb": {"gb", "gigabyte"},
+    "tb": {"tb", "terabyte"},
+    "percent": {"percent", "%"},
+}
 # A number and the words after it ("90 days", "4 more devices", "60-day") or its unit glued
 # to it ("200GB").
-QUANTITY = re.compile(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?)((?:[-\s]+[^\W\d_]+){0,3}|[^\W\d_]+)")
+QUANTITY = re.compile(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?)(\s?%|[^\W\d_]+|(?:[-\s]+[^\W\d_]+){0,3})")
 VERSION_BEFORE = re.compile(r"\b[A-Z][a-z]+\s+$")  # "Lumenvault 3.2": a version, not a count
 
 
 def asked_units(question: str) -> set[str]:
-    """What a question counts ("to how many days", "how many devices"), singular."""
-    return {
-        unit.lower().removesuffix("s")
-        for unit in ASKED_UNIT.findall(question)
-        if unit.lower() not in NOT_A_UNIT and unit.lower() not in STOPWORDS
-    }
+    """The units of measure a question counts in ("to how many days": day)."""
+    asked = {unit.lower().removesuffix("s") for unit in ASKED_UNIT.findall(question)}
+    return {unit for unit in asked if unit in UNITS}
 
 
 def misses_asked_unit(answer: str, question: str) -> str | None:
-    """The unit a question asks for ("days") when `answer` states quantities but none of
-    them in it: "changed the retention to 200GB" does not say to how many days."""
+    """The unit of measure a question asks for ("days") when `answer` states quantities
+    but none in it: "changed the retention to 200GB" does not say to how many days."""
     units = asked_units(question)
     if not units:
         return None
@@ -477,11 +488,13 @@ def misses_asked_unit(answer: str, question: str) -> str | None:
     quantities = [(n, rest) for n, rest in quantities if n not in stated]
     if not quantities:
         return None
-    counted = {
-        w.removesuffix("s") for _, rest in quantities for w in re.findall(r"[^\W\d_]+", rest)
+    words = {
+        w if len(w) < 3 else w.removesuffix("s")
+        for _, rest in quantities
+        for w in re.findall(r"[^\W\d_]+|%", rest)
     }
-    missing = sorted(units - counted)
-    return missing[0] if len(missing) == len(units) else None
+    counted = {unit for unit, forms in UNITS.items() if forms & words}
+    return None if units & counted else sorted(units)[0]
 
 
 def unsupported_figures(answer: str, evidence: str, question: str) -> list[str]:
