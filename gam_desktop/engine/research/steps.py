@@ -297,6 +297,9 @@ def check_claims(
     dropped: list[str] = []
     by_path = {e.path: e for e in excerpts.values()}
     for claim in map(_cited_inline, claims):
+        if claim.text.rstrip().endswith(":"):  # "The setting was renamed to:" and no more
+            dropped.append(f"{claim.text} (it announces what it does not say)")
+            continue
         sources: list[Excerpt] = []
         failed: list[str] = []
         for cited in claim.sources:

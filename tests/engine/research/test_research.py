@@ -226,6 +226,12 @@ def test_check_claims_drops_a_claim_stating_another_unit_than_the_one_asked(
     )
     assert [c.text for c in kept] == [c.text for c in claims[2:]]  # a version is no count
     assert len(dropped) == 2 and all("no number of days" in line for line in dropped)
+    # a claim announcing a list it does not give says nothing
+    fragment = ClaimReply(text="In Lumenvault 3.2 the retention was changed to:", sources=["E1"])
+    kept, dropped = check_claims(
+        [fragment], "What changed?", {"E1": excerpt}, lambda p: (tmp_path / p).is_file(), set()
+    )
+    assert kept == [] and "announces what it does not say" in dropped[0]
     # a question asking for no count checks none
     kept, _ = check_claims(
         claims, "What changed?", {"E1": excerpt}, lambda p: (tmp_path / p).is_file(), set()
