@@ -195,6 +195,34 @@ def a_lone_memory_no_folder_names_stays() -> Case:
     return plan, chunks
 
 
+def test_memories_their_folder_does_not_name_get_one_even_if_a_look_alikes_would() -> None:
+    """A bistro's procedures among on-call policies: their folder shares no word with them;
+    the trattoria's folder shares "kitchen" and "procedures" but is not theirs. They get a
+    folder of their own, named after their document."""
+    chunks = [
+        memory(0, "tallowmere_analytics_on_call_policy_primary", "tallowmere"),
+        memory(1, "tallowmere_analytics_on_call_policy_rotation", "tallowmere"),
+        memory(2, "saltcellar_kitchen_procedures_fridges", "saltcellar"),
+        memory(3, "saltcellar_kitchen_procedures_delivery", "saltcellar"),
+        memory(4, "ferrovia_kitchen_procedures_poultry", "ferrovia"),
+        memory(5, "ferrovia_kitchen_procedures_boards", "ferrovia"),
+    ]
+    for chunk in chunks[2:4]:
+        chunk.tldr = "The Saltcellar keeps fridges at 3 °C and checks fish at the door."
+    plan = DirectoryNode(
+        name="root",
+        children=[
+            folder("on_call_policy", "Tallowmere Analytics on-call rules.", [0, 1, 2, 3]),
+            folder("ferrovia_kitchen", "Kitchen procedures of a trattoria.", [4, 5]),
+        ],
+    )
+    refiled, moved = refile(plan, chunks)
+    placed = where(refiled)
+    assert moved == 2 and placed[2] == placed[3] == "saltcellar_procedures"  # name cut short
+    assert placed[0] == placed[1] == "on_call_policy"
+    assert placed[4] == placed[5] == "ferrovia_kitchen"
+
+
 def test_the_models_plan_is_refiled_before_it_is_used() -> None:
     reply = TaxonomyPlan(
         description="Policies and procedures.",

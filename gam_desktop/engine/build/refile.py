@@ -10,10 +10,10 @@ the folders' names and descriptions, each word weighted by how few folders have 
 A memory moves only when its title holds every word of another folder's own name, its
 title does not name its own folder, and that folder names it more than twice as well as
 its own: a model's grouping by topic ("comparisons", "baking"), by project or by part of
-a handbook stands. Memories no folder names at all, not even by their document's file
-name or a word of their tldr (eight release notes the model put among field reports),
-get folders of their own, grouped as the build groups without a model, when two or more
-come from one document.
+a handbook stands. Memories their folder does not name by any word, not even of their
+document's file name or their tldr (eight release notes the model put among field
+reports, a bistro's procedures among on-call policies), get folders of their own, grouped
+as the build groups without a model, when two or more come from one document.
 """
 
 from __future__ import annotations
@@ -102,11 +102,8 @@ def refile(plan: DirectoryNode, memories: Sequence[MemorizedChunk]) -> tuple[Dir
             better = refiler.better(memory, home[memory.index])
             if better is not None:
                 moved[memory.index] = better
-    orphans = _orphans(
-        [m for m in memories if m.index in home and m.index not in moved],
-        [folder for _, folder in leaves],
-        len(home),
-    )
+    kept = [m for m in memories if m.index in home and m.index not in moved]
+    orphans = _orphans(kept, [leaves[home[m.index]][1] for m in kept], len(home))
     if not moved and not orphans:
         return plan, 0
     leaving = {m.index for m in orphans}
@@ -130,10 +127,10 @@ def refile(plan: DirectoryNode, memories: Sequence[MemorizedChunk]) -> tuple[Dir
 def _orphans(
     memories: Sequence[MemorizedChunk], folders: Sequence[Folder], total: int
 ) -> list[MemorizedChunk]:
-    """The memories no folder names by any word, two or more of one document's; none when
-    that is more than half the memories (the folders are named by what the model knows of
-    their contents, "work", "personal", not by names)."""
-    unnamed = [m for m in memories if not any(named_words(m) & f.words for f in folders)]
+    """The memories their folder (`folders`, one for each) names by no word, two or more of
+    one document's; none when that is more than half the memories (the folders are named by
+    what the model knows of their contents, "work", "personal", not by names)."""
+    unnamed = [m for m, f in zip(memories, folders, strict=True) if not named_words(m) & f.words]
     documents = Counter(str(m.metadata.get("source") or "") for m in unnamed)
     orphans = [
         m for m in unnamed if m.metadata.get("source") and documents[m.metadata["source"]] > 1
