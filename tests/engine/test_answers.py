@@ -190,6 +190,13 @@ def test_a_question_the_best_passages_answer_takes_one_call(lookalikes, llm_serv
     assert result.notes == "answered from the best passages" and result.confidence == 0.6
 
 
+def test_a_first_answer_in_the_unit_asked_is_taken_in_one_call(lookalikes, llm_server) -> None:
+    before = len(llm_server.state.requests)
+    result = lookalikes.request("After how many minutes does Borealis Systems escalate?")
+    assert llm_server.state.tasks()[before:] == ["ground"]
+    assert "45 minutes" in result.answer
+
+
 def test_a_grounded_answer_about_a_look_alike_goes_on_to_explore(
     lookalikes, llm_server, unfocused
 ) -> None:

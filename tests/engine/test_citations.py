@@ -95,19 +95,48 @@ def test_a_figure_the_question_gives_does_not_choose() -> None:
     ]  # fmt: skip
 
 
-def test_the_unit_a_question_counts_in_is_asked_of_an_answers_quantities() -> None:
-    from gam_desktop.engine.ask.evidence import asked_units, misses_asked_unit
+MINUTES = "After how many minutes does it escalate?"
+DAYS = "Which Lumenvault releases changed the retention, and to how many days?"
+GB = "How many GB may a single file be?"
 
-    assert asked_units("Compare after how many minutes a page escalates.") == {"minute"}
-    assert asked_units("How much does Brindlewave pay per weekend day?") == set()
-    # what a count of things is called varies: "6 members", "4 at a time"
-    assert asked_units("How many people were in the team? How many uploads?") == set()
-    days = "Which Lumenvault releases changed the retention, and to how many days?"
-    assert misses_asked_unit("Lumenvault 3.2 keeps them 60 days.", days) is None
-    assert misses_asked_unit("Lumenvault 3.2 keeps them for a 60-day period.", days) is None
-    assert misses_asked_unit("Lumenvault 4.0 changed it to 200GB.", days) == "day"
-    assert misses_asked_unit("Lumenvault 3.0 changed it by about 70%.", days) == "day"
-    assert misses_asked_unit("Lumenvault 3.2 keeps them twice as long.", days) is None
-    assert misses_asked_unit("It escalates at 03:00.", "After how many minutes?") == "minute"
-    assert misses_asked_unit("It escalates after 10 mins.", "After how many minutes?") is None
-    assert misses_asked_unit("Uploads use 70 % less.", "By how many percent?") is None
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        (MINUTES, "It escalates after 1.5 hours."),  # any unit of time answers it
+        (DAYS, "Lumenvault 3.2 keeps them 2 weeks."),
+        (DAYS, "Lumenvault 3.2 keeps them for a 60-day period."),
+        (DAYS, "On 2024-04-09 it changed to thirty days."),  # a date, the unit in words
+        (DAYS, "Lumenvault 3.2 keeps them twice as long."),  # no quantity at all
+        (DAYS, "It changed to 30d."),
+        (GB, "1.5 TB in Lumenvault 4.0."),
+        (GB, "200G."),
+        (MINUTES, "After **15** minutes, 2 engineers are paged."),
+        (MINUTES, "A 15‑minute wait."),  # a non-ASCII hyphen
+        (MINUTES, "After 30 or more unanswered minutes."),
+        ("How many days, and how many people?", "6 people."),  # a count of things too
+        ("How many people were in the team?", "There were 6 members."),
+    ],
+)
+def test_an_answer_in_a_unit_of_the_kind_asked_answers_it(question: str, answer: str) -> None:
+    from gam_desktop.engine.ask.evidence import misses_asked_unit
+
+    assert misses_asked_unit(answer, question) is None
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "unit"),
+    [
+        (DAYS, "Lumenvault 4.0 changed it to 200GB.", "day"),
+        (DAYS, "Lumenvault 4.0's cap is 200GB.", "day"),  # the "s" of 4.0's is no second
+        (DAYS, "Lumenvault 3.0 changed it by about 70%.", "day"),
+        (DAYS, "About 200 GB.", "day"),
+        (MINUTES, "It escalates at 03:00.", "minute"),
+    ],
+)
+def test_an_answer_whose_quantities_are_of_another_kind_misses_the_unit(
+    question: str, answer: str, unit: str
+) -> None:
+    from gam_desktop.engine.ask.evidence import misses_asked_unit
+
+    assert misses_asked_unit(answer, question) == unit

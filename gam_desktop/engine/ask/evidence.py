@@ -443,58 +443,90 @@ def figures(text: str) -> set[str]:
 
 
 ASKED_UNIT = re.compile(r"\bhow\s+many\s+([a-z]+)", re.IGNORECASE)
-# Units of measure, with the short forms an answer may use. Only these are checked: what a
-# count of things is called varies ("how many people" is answered "6 members", "how many
-# uploads" "4 at a time").
-UNITS = {
-    "second": {"second", "sec", "s"},
-    "minute": {"minute", "min"},
-    "hour": {"hour", "hr", "h"},
-    "day": {"day"},
-    "week": {"week", "wk"},
-    "month": {"month"},
-    "year": {"year", "yr"},
-    "kb": {"kb", "kilobyte"},
-    "mb": {"mb", "megabyte"},
-    "gb": {"gb", "gigabyte"},
-    "tb": {"tb", "terabyte"},
-    "percent": {"percent", "%"},
+# Units of measure by what they measure, with the forms an answer may write them in. Only
+# these are checked: what a count of things is called varies ("how many people" is
+# answered "6 members", "how many uploads" "4 at a time"). Any unit of the same kind
+# answers ("1.5 hours" for minutes, "2 weeks" for days).
+MEASURES = {
+    "time": {
+        "second",
+        "sec",
+        "s",
+        "minute",
+        "min",
+        "m",
+        "hour",
+        "hr",
+        "h",
+        "day",
+        "d",
+        "week",
+        "wk",
+        "month",
+        "year",
+        "yr",
+    },
+    "data": {
+        "byte",
+        "kb",
+        "kib",
+        "kilobyte",
+        "mb",
+        "mib",
+        "megabyte",
+        "gb",
+        "gib",
+        "g",
+        "gig",
+        "gigabyte",
+        "tb",
+        "tib",
+        "terabyte",
+    },
+    "share": {"percent", "%"},
 }
-# A number and the words after it ("90 days", "4 more devices", "60-day") or its unit glued
-# to it ("200GB").
-QUANTITY = re.compile(r"(?<![\w.])(\d[\d,]*(?:\.\d+)?)(\s?%|[^\W\d_]+|(?:[-\s]+[^\W\d_]+){0,3})")
-VERSION_BEFORE = re.compile(r"\b[A-Z][a-z]+\s+$")  # "Lumenvault 3.2": a version, not a count
+MEASURE_OF = {
+    unit: kind
+    for kind, units in MEASURES.items()
+    for unit in units
+    if len(unit) > 2 and unit not in {"sec", "min", "hr", "wk", "yr", "gig"}
+}
+NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?")
+# "Lumenvault 3.2": a version after a name, not a quantity
+NAMED_VERSION = re.compile(r"\b[A-Z][a-z]+\s+(\d+\.\d+(?:\.\d+)*)\b")
 
 
 def asked_units(question: str) -> set[str]:
-    """The units of measure a question counts in ("to how many days": day)."""
+    """The units of measure a question counts in ("to how many days": day); none when it
+    also asks a count of things ("how many days, and how many people")."""
     asked = {unit.lower().removesuffix("s") for unit in ASKED_UNIT.findall(question)}
-    return {unit for unit in asked if unit in UNITS}
+    units = {unit for unit in asked if unit in MEASURE_OF}
+    return units if units == asked else set()
 
 
 def misses_asked_unit(answer: str, question: str) -> str | None:
-    """The unit of measure a question asks for ("days") when `answer` states quantities
-    but none in it: "changed the retention to 200GB" does not say to how many days."""
+    """The unit of measure a question asks for ("days") when `answer` states quantities but
+    no unit of that kind at all: "changed the retention to 200GB" does not say to how many
+    days. (Any word of the kind anywhere in the answer will do: "thirty days", "15‑minute".)"""
     units = asked_units(question)
     if not units:
         return None
-    stated = figures(question)
-    text = LIST_MARKER.sub(" ", answer)
-    quantities = [
-        (found.group(1).replace(",", ""), found.group(2).lower())
-        for found in QUANTITY.finditer(text)
-        if not VERSION_BEFORE.search(text[: found.start()])
-    ]
-    quantities = [(n, rest) for n, rest in quantities if n not in stated]
+    versions = {v for found in NAMED_VERSION.finditer(answer) for v in found.groups()}
+    quantities = (
+        {n.replace(",", "") for n in NUMBER.findall(LIST_MARKER.sub(" ", answer))}
+        - versions
+        - figures(question)
+    )
     if not quantities:
         return None
-    words = {
-        w if len(w) < 3 else w.removesuffix("s")
-        for _, rest in quantities
-        for w in re.findall(r"[^\W\d_]+|%", rest)
-    }
-    counted = {unit for unit, forms in UNITS.items() if forms & words}
-    return None if units & counted else sorted(units)[0]
+    # Words of two letters or more anywhere; a single letter only glued to a number ("30d",
+    # "200G"), never the "s" of "4.0's".
+    words = {w.lower() for w in re.findall(r"[^\W\d_]{2,}|%", answer)}
+    words |= {w.removesuffix("s") for w in words if len(w) > 2}
+    words |= {g.lower() for g in re.findall(r"\d([^\W\d_])\b", answer)}
+    kinds = {MEASURE_OF[u] for u in units}
+    said = {kind for kind, forms in MEASURES.items() if forms & words}
+    return None if kinds & said else sorted(units)[0]
 
 
 def unsupported_figures(answer: str, evidence: str, question: str) -> list[str]:

@@ -172,6 +172,7 @@ class ResearchAgent:
                 {e.id: e for e in found.excerpts},
                 lambda path: (root / path).is_file(),
                 run.read | run.matched,
+                section.question,
             )
             documents = {e.document for e in run.ids.by_id.values() if e.document}
             section.claims = _merged(section.claims, steps.attributed(checked, documents))

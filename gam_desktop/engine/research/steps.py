@@ -282,12 +282,22 @@ def extractive(question: str, excerpts: list[Excerpt]) -> list[ClaimReply]:
     return [ClaimReply(text=best[1], sources=[best[2]])] if best[0] >= 2 else []
 
 
+# A claim ending where its list or value should begin ("renamed to:", "the new settings
+# were:"); not one that ends a sentence of its own with a colon ("… 30 days, then 60 days:").
+ANNOUNCING = re.compile(
+    r"\b(?:to|is|are|was|were|be|as|include[sd]?|including|following|follows?|these|below)"
+    r"\s*[:：]\s*$",
+    re.IGNORECASE,
+)
+
+
 def check_claims(
     claims: list[ClaimReply],
     question: str,
     excerpts: dict[str, Excerpt],
     exists: Callable[[str], bool],
     touched: set[str],
+    sub_question: str = "",
 ) -> tuple[list[Claim], list[str]]:
     """The claims whose citations hold: each source an excerpt of this run (or a file the
     run read or matched) that still exists, no figure its sources do not state, and, when
@@ -297,7 +307,7 @@ def check_claims(
     dropped: list[str] = []
     by_path = {e.path: e for e in excerpts.values()}
     for claim in map(_cited_inline, claims):
-        if claim.text.rstrip().endswith(":"):  # "The setting was renamed to:" and no more
+        if ANNOUNCING.search(claim.text):  # "The setting was renamed to:" and no more
             dropped.append(f"{claim.text} (it announces what it does not say)")
             continue
         sources: list[Excerpt] = []
@@ -321,7 +331,9 @@ def check_claims(
         if invented:
             dropped.append(f"{claim.text} (its sources do not state {', '.join(invented)})")
             continue
-        unit = misses_asked_unit(claim.text, question)
+        # the unit its own sub-question asks for: one section's upload limit in GB is no
+        # miss because another asks how many days
+        unit = misses_asked_unit(claim.text, sub_question or question)
         if unit is not None:  # "changed the retention to 200GB", asked "to how many days"
             dropped.append(f"{claim.text} (it states no number of {unit}s)")
             continue

@@ -227,11 +227,27 @@ def test_check_claims_drops_a_claim_stating_another_unit_than_the_one_asked(
     assert [c.text for c in kept] == [c.text for c in claims[2:]]  # a version is no count
     assert len(dropped) == 2 and all("no number of days" in line for line in dropped)
     # a claim announcing a list it does not give says nothing
-    fragment = ClaimReply(text="In Lumenvault 3.2 the retention was changed to:", sources=["E1"])
+    fragments = [
+        ClaimReply(text="In Lumenvault 3.2 the retention was changed to:", sources=["E1"]),
+        ClaimReply(text="Lumenvault 3.2's new settings were：", sources=["E1"]),
+        ClaimReply(text="Lumenvault 3.2 keeps deleted files 60 days:", sources=["E1"]),
+    ]
     kept, dropped = check_claims(
-        [fragment], "What changed?", {"E1": excerpt}, lambda p: (tmp_path / p).is_file(), set()
+        fragments, "What changed?", {"E1": excerpt}, lambda p: (tmp_path / p).is_file(), set()
     )
-    assert kept == [] and "announces what it does not say" in dropped[0]
+    assert [c.text for c in kept] == [fragments[2].text]  # a sentence of its own stands
+    assert len(dropped) == 2 and all("announces what it does not say" in d for d in dropped)
+    # each section is held to the unit its own sub-question asks for
+    uploads = ClaimReply(text="Lumenvault 3.2 pauses uploads above 200GB.", sources=["E1"])
+    kept, _ = check_claims(
+        [uploads],
+        "How many days are files kept, and what is the upload limit of Lumenvault 3.2?",
+        {"E1": excerpt},
+        lambda p: (tmp_path / p).is_file(),
+        set(),
+        sub_question="What is the upload limit of Lumenvault 3.2?",
+    )
+    assert [c.text for c in kept] == [uploads.text]
     # a question asking for no count checks none
     kept, _ = check_claims(
         claims, "What changed?", {"E1": excerpt}, lambda p: (tmp_path / p).is_file(), set()
