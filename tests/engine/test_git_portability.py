@@ -106,10 +106,15 @@ def test_status_lists_folders_from_git_s_untracked_cache_and_still_sees_new_file
     assert repo.status() == {"notes/new.md": "??", "more/other.md": "??"}
 
 
-def test_the_index_is_split_so_a_commit_rewrites_only_what_changed(tmp_path: Path) -> None:
-    """Staging a few files rewrites only the small split part of the index, not the entry
-    of every file (15 MB hashed twice per operation at 100,000 files); the user's own git,
-    configured or not, reads it."""
+def test_a_big_memorys_index_is_split_so_a_commit_rewrites_only_what_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the size a split pays off at (lowered here to this memory's), staging a few
+    files rewrites only the small split part of the index, not the entry of every file
+    (15 MB hashed twice per operation at 100,000 files); the user's own git reads it."""
+    from gam_desktop.engine.history import gitrepo
+
+    monkeypatch.setattr(gitrepo, "SPLIT_INDEX_BYTES", 1)
     root = tmp_path / "memory"
     repo = committed_notes(root, 200)
     shared = list((root / ".git").glob("sharedindex.*"))
@@ -122,3 +127,41 @@ def test_the_index_is_split_so_a_commit_rewrites_only_what_changed(tmp_path: Pat
     assert shared[0].read_bytes() == before
     assert git(root, "status", "--porcelain") == ""  # plain git reads it: all committed
     assert "notes/new.md" in git(root, "ls-files")
+
+
+def test_a_small_memorys_index_stays_one_file_other_tools_read(tmp_path: Path) -> None:
+    root = tmp_path / "memory"
+    committed_notes(root, 50)
+    assert list((root / ".git").glob("sharedindex*")) == []
+
+
+def test_an_index_that_lost_its_shared_part_is_made_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sync tool or a partial copy brings the split index without its shared file: every
+    git command would fail ("index file open failed"). The app makes it again from the
+    last commit and goes on; nothing committed is lost."""
+    from gam_desktop.engine.history import gitrepo
+
+    monkeypatch.setattr(gitrepo, "SPLIT_INDEX_BYTES", 1)
+    root = tmp_path / "memory"
+    repo = committed_notes(root, 20)
+    (shared,) = (root / ".git").glob("sharedindex.*")
+    shared.unlink()
+    assert repo.status() == {}
+    (root / "notes" / "n1.md").write_text("edited\n")
+    assert repo.status() == {"notes/n1.md": " M"}
+    assert repo.commit_all("edit", paths={"notes/n1.md"}) is not None
+    assert git(root, "show", "HEAD:notes/n1.md") == "edited\n"
+    assert len(git(root, "ls-files").split()) == 20  # every file still tracked
+
+
+def test_a_shared_index_half_written_by_a_killed_git_is_cleared(tmp_path: Path) -> None:
+    from gam_desktop.engine.history.recovery import clear_git_leftovers
+
+    root = tmp_path / "memory"
+    repo = committed_notes(root, 5)
+    unfinished = root / ".git" / "sharedindex_Ab12Cd"  # git's temporary name while writing
+    unfinished.write_bytes(b"DIRC")
+    clear_git_leftovers(repo)
+    assert not unfinished.exists() and repo.status() == {}

@@ -10,6 +10,7 @@ on large trees). Commits carry an app identity when the user has none configured
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import shutil
 import subprocess
@@ -117,6 +118,8 @@ def _gitpython(executable: str) -> Any:
     return git
 
 
+log = logging.getLogger(__name__)
+
 SAFE_CONFIG = (
     "-c",
     "core.fsmonitor=false",
@@ -131,13 +134,15 @@ SAFE_CONFIG = (
     "core.autocrlf=false",
     "-c",
     "core.longpaths=true",
-    # A split index: the 100,000 files' entries stay in a shared file that is rewritten
-    # only when a fifth of them changed, and each operation writes a small index of what
-    # it changed (staging and write-tree ~25 ms each instead of ~95 ms: git rewrote and
-    # hashed 15 MB twice). Git reads a split index whatever the user's config says.
-    "-c",
-    "core.splitIndex=true",
 )
+# A big memory's index is split: its files' entries stay in a shared file rewritten only when
+# a fifth of them changed, and each operation writes a small index of what it changed (at
+# 100,000 files staging and write-tree take ~25 ms each instead of ~95 ms: git rewrote and
+# hashed 15 MB twice). Only past ~35,000 files: some tools that read .git/index themselves
+# (GitPython's index, libgit2, isomorphic-git) do not read a split one. Shared files left by
+# earlier splits go after an hour, not git's two weeks (15 MB each at 100,000 files).
+SPLIT_INDEX_BYTES = 5_000_000
+SPLIT_INDEX = ("-c", "core.splitIndex=true", "-c", "splitIndex.sharedIndexExpire=1.hour.ago")
 
 
 # The caller's git variables that would point git at another repository (run from a git
@@ -251,7 +256,8 @@ class MemoryRepo:
         # safe.directory: exFAT and network shares report another owner and git would
         # refuse the memory ("dubious ownership"); its config is neutralized above anyway.
         trusted = ("-c", f"safe.directory={self.root}")
-        command = [self.executable, "-C", str(self.root), *SAFE_CONFIG, *trusted, *args]
+        split = SPLIT_INDEX if self._index_bytes() >= SPLIT_INDEX_BYTES else ()
+        command = [self.executable, "-C", str(self.root), *SAFE_CONFIG, *split, *trusted, *args]
         # GIT_OPTIONAL_LOCKS=0: `git status` would refresh and rewrite the index, racing
         # with the user's own git and failing on a full disk; only the status an operation
         # starts with, under the writer lock, may (and is asked again without, if it fails).
@@ -289,14 +295,44 @@ class MemoryRepo:
     def git(self, *args: str, check: bool = True, stdin: Any = None, locks: bool = False) -> str:
         """Run git in the memory folder; returns stdout. With `locks`, git may take the
         locks of its optional work (refreshing the index), skipping it when it cannot."""
+        env = {**self._author(), **({"GIT_OPTIONAL_LOCKS": "1"} if locks else {})}
         try:
-            return self._run(
-                args, {**self._author(), **({"GIT_OPTIONAL_LOCKS": "1"} if locks else {})}, stdin
-            )
+            try:
+                return self._run(args, env, stdin)
+            except self._git.GitCommandError as exc:
+                if "sharedindex" not in str(exc.stderr or "") or not self._rebuild_index():
+                    raise
+                if stdin is not None and hasattr(stdin, "seek"):
+                    stdin.seek(0)
+                return self._run(args, env, stdin)
         except self._git.GitCommandError as exc:
             if check:
                 raise GitFailed(exc) from exc
             return str(exc.stdout or "")
+
+    def _index_bytes(self) -> int:
+        """The size of the index's entries: its file, or the shared file of a split one."""
+        git_dir = self.root / ".git"
+        sizes = [0]
+        for path in (git_dir / "index", *git_dir.glob("sharedindex.*")):
+            with contextlib.suppress(OSError):
+                sizes.append(path.stat().st_size)
+        return max(sizes)
+
+    def _rebuild_index(self) -> bool:
+        """A split index whose shared file is gone (a sync tool or a partial copy left the
+        small part without it) makes every git command fail: the index is made again from
+        the last commit (git compares every file's time once more, then all is as before).
+        False when there is no commit to make it from."""
+        try:  # not through git(), which would come back here
+            self._run(("rev-parse", "--verify", "-q", "HEAD"), {})
+        except self._git.GitCommandError:
+            return False
+        log.warning("the memory's git index had lost its shared part; made again from HEAD")
+        with contextlib.suppress(FileNotFoundError):
+            (self.root / ".git" / "index").unlink()
+        self._run(("read-tree", "HEAD"), {})
+        return True
 
     # -- state -------------------------------------------------------------------------
 

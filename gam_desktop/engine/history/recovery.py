@@ -35,9 +35,12 @@ GIT_OPERATIONS = ("rollback", "restore")  # written by git itself, not by a chan
 
 
 def clear_git_leftovers(repo: MemoryRepo) -> None:
-    """A process killed inside git may leave its lock file and a half-done revert."""
+    """A process killed inside git may leave its lock file, a half-written shared index
+    and a half-done revert."""
     with contextlib.suppress(FileNotFoundError):
         (repo.root / ".git" / "index.lock").unlink()
+    for unfinished in (repo.root / ".git").glob("sharedindex_*"):  # a split index half-written
+        unfinished.unlink(missing_ok=True)
     repo.git("revert", "--quit", check=False)
 
 
