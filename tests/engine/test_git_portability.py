@@ -156,6 +156,27 @@ def test_an_index_that_lost_its_shared_part_is_made_again(
     assert len(git(root, "ls-files").split()) == 20  # every file still tracked
 
 
+def test_staging_through_an_index_that_lost_its_shared_part_stages_every_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first command to meet the lost shared file is the one staging an operation's
+    paths, given on standard input: after the index is made again, it runs again and
+    stages all of them."""
+    from gam_desktop.engine.history import gitrepo
+
+    monkeypatch.setattr(gitrepo, "SPLIT_INDEX_BYTES", 1)
+    root = tmp_path / "memory"
+    repo = committed_notes(root, 20)
+    (shared,) = (root / ".git").glob("sharedindex.*")
+    shared.unlink()
+    paths = {f"notes/new{i}.md" for i in range(3)}
+    for path in paths:
+        (root / path).write_text(f"{path}\n")
+    assert repo.commit_all("three new", paths=paths) is not None
+    assert set(git(root, "show", "--name-only", "--format=", "HEAD").split()) == paths
+    assert git(root, "status", "--porcelain") == ""
+
+
 def test_a_shared_index_half_written_by_a_killed_git_is_cleared(tmp_path: Path) -> None:
     from gam_desktop.engine.history.recovery import clear_git_leftovers
 

@@ -485,12 +485,7 @@ MEASURES = {
     },
     "share": {"percent", "%"},
 }
-MEASURE_OF = {
-    unit: kind
-    for kind, units in MEASURES.items()
-    for unit in units
-    if len(unit) > 2 and unit not in {"sec", "min", "hr", "wk", "yr", "gig"}
-}
+MEASURE_OF = {unit: kind for kind, units in MEASURES.items() for unit in units}
 NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?")
 # "Lumenvault 3.2": a version after a name, not a quantity
 NAMED_VERSION = re.compile(r"\b[A-Z][a-z]+\s+(\d+\.\d+(?:\.\d+)*)\b")

@@ -302,8 +302,8 @@ class MemoryRepo:
             except self._git.GitCommandError as exc:
                 if "sharedindex" not in str(exc.stderr or "") or not self._rebuild_index():
                     raise
-                if stdin is not None and hasattr(stdin, "seek"):
-                    stdin.seek(0)
+                if stdin is not None and hasattr(stdin, "seek"):  # git stops at the index
+                    stdin.seek(0)  # before it reads the paths; should it not, all again
                 return self._run(args, env, stdin)
         except self._git.GitCommandError as exc:
             if check:

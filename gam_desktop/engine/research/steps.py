@@ -300,9 +300,10 @@ def check_claims(
     sub_question: str = "",
 ) -> tuple[list[Claim], list[str]]:
     """The claims whose citations hold: each source an excerpt of this run (or a file the
-    run read or matched) that still exists, no figure its sources do not state, and, when
-    the question asks how many of something, its quantities in that unit. The
-    rest are returned as words for the report ("… (cited notes/x.md: never read)")."""
+    run read or matched) that still exists, no figure its sources do not state, a unit of
+    the kind `sub_question` (else `question`) counts in, and no ending where its value
+    should begin. The rest are returned as words for the report ("… (cited notes/x.md:
+    never read)")."""
     kept: list[Claim] = []
     dropped: list[str] = []
     by_path = {e.path: e for e in excerpts.values()}
