@@ -11,13 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from gam_desktop.engine.progress import CancelToken, OperationCancelled, ProgressEvent
 from gam_desktop.engine.store.folder import MemoryFolder
 from gam_desktop.gui.closing import question
 from gam_desktop.gui.intake import StopChoice
 from gam_desktop.gui.main_window import PROGRESS_STEPS
 from tests.documents import document_files
-from tests.engine.test_resume import memorize_calls
+from tests.engine.test_resume import cancelled_add, memorize_calls
 from tests.gui.test_build_progress import bar_as_drawn
 from tests.gui.test_main_window import drop, idle, wait
 
@@ -123,26 +122,11 @@ def test_a_drop_in_steps_has_one_bar_that_never_goes_back(
     assert any(t.startswith("Step 2 of 3: Summarizing 4 of 10 chunks") for t, _v, _m in build)
 
 
-def cancelled_engine_add(make_workflow, llm_server, files) -> None:
-    """An add of `files` cancelled after 3 memories (as a closed window or a crash leaves)."""
-    llm_server.state.latency_s = 0.2
-    cancel = CancelToken()
-
-    def progress(event: ProgressEvent) -> None:
-        if event.stage == "memorize" and event.done == 3:
-            cancel.cancel()
-
-    with pytest.raises(OperationCancelled):
-        make_workflow(cancel=cancel, progress=progress).add(files=files)
-    llm_server.state.latency_s = 0
-
-
 def test_an_unfinished_add_is_offered_when_the_memory_opens(
     qtbot, make_window, make_workflow, stepped, recorder, llm_server, tmp_path, memory_dir
 ) -> None:
     files = document_files(tmp_path / "docs", 12)
-    cancelled_engine_add(make_workflow, llm_server, files)
-    wait(qtbot, lambda: llm_server.state.in_flight == 0)
+    cancelled_add(make_workflow, llm_server, files, memory_dir)
     window = make_window(stepped)
     assert window.open_memory(memory_dir)
     title, text = recorder.asked[-1]
@@ -158,7 +142,7 @@ def test_an_unfinished_add_is_offered_when_the_memory_opens(
 def test_an_unfinished_add_declined_is_not_offered_again(
     qtbot, make_window, make_workflow, stepped, recorder, llm_server, tmp_path, memory_dir
 ) -> None:
-    cancelled_engine_add(make_workflow, llm_server, document_files(tmp_path / "docs", 12))
+    cancelled_add(make_workflow, llm_server, document_files(tmp_path / "docs", 12), memory_dir)
     recorder.answer = False
     window = make_window(stepped)
     assert window.open_memory(memory_dir)
@@ -174,9 +158,7 @@ def test_dropping_the_files_of_an_unfinished_add_offers_to_resume_it(
     window = make_window(stepped)
     assert window.open_memory(memory_dir)  # nothing unfinished yet
     files = document_files(tmp_path / "docs", 12)
-    cancelled_engine_add(make_workflow, llm_server, files)  # e.g. a gam-add stopped
-    wait(qtbot, lambda: llm_server.state.in_flight == 0)
-    summarized = memorize_calls(llm_server)
+    summarized = cancelled_add(make_workflow, llm_server, files, memory_dir)  # a gam-add stopped
     drop(window, files)
     wait(qtbot, lambda: idle(window) and known(memory_dir) == 12)
     _title, text = next(q for q in recorder.asked if q[0] == "Resume the interrupted add?")
