@@ -6,12 +6,14 @@ the LLM would be thinking), as another editor saving a file would.
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
 import pytest
 
 from gam_desktop.engine.history import versioned
+from gam_desktop.engine.history.gitrepo import MemoryRepo
 from gam_desktop.engine.history.versioned import ConcurrentEditError
 from gam_desktop.engine.store.markdown import parse_readme
 from gam_desktop.engine.workflow import OutsideEdit
@@ -73,9 +75,13 @@ def test_a_file_the_operation_would_replace_stops_it_before_any_write(
     with pytest.raises(ConcurrentEditError, match=r"'\.gam_meta\.json' was changed by another"):
         workflow.add(text=topic_document({"rust": 3}))
     assert meta.read_text() == theirs  # never overwritten
-    assert git(memory_dir, "rev-parse", "HEAD") == head
+    # Theirs is recorded on its own (trying again does not meet it as an edit meanwhile).
+    assert git(memory_dir, "rev-parse", "HEAD~1") == head
+    assert git(memory_dir, "show", "HEAD:.gam_meta.json") == theirs
+    assert git(memory_dir, "log", "-1", "--format=%s").strip() == "Manual edits"
     assert sorted(p.relative_to(memory_dir).as_posix() for p in memory_dir.rglob("*.md")) == listing
     assert workflow.interrupted() is None  # a clean stop, not a crash
+    assert make_workflow().add(text=topic_document({"rust": 3})).memories  # and again works
 
 
 @pytest.fixture
@@ -162,3 +168,51 @@ def test_a_copied_memory_has_its_index_refreshed_by_the_next_operation(
     assert indexed_inode() != (memory_dir / memory).stat().st_ino
     make_workflow().add(text=topic_document({"rust": 3}))
     assert indexed_inode() == (memory_dir / memory).stat().st_ino
+
+
+def test_a_file_edited_before_an_operation_began_is_committed_first_and_replaced(
+    make_workflow, memory_dir: Path
+) -> None:
+    """An edit saved before the operation started is the person's, pending: committed on
+    its own, then replaced like any file the operation rewrites (it read it as it is)."""
+    make_workflow().add(text=topic_document({"python": 3}))
+    meta = memory_dir / ".gam_meta.json"
+    theirs = meta.read_text().replace('"total_chunks"', '"note": "mine",\n  "total_chunks"')
+    meta.write_text(theirs)
+    saved = meta.stat().st_mtime - 60  # a minute before the add
+    os.utime(meta, (saved, saved))
+    workflow = make_workflow()
+    workflow.add(text=topic_document({"rust": 3}))
+    add, manual = workflow.history.operations(limit=2)
+    assert manual.kind == "manual-edit" and add.kind == "add"
+    assert git(memory_dir, "show", f"{manual.sha}:.gam_meta.json") == theirs  # kept in history
+    assert '"note"' not in meta.read_text()  # and the add's counts written over it
+
+
+def test_an_operation_looks_at_every_file_once_per_change_set(
+    make_workflow, memory_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One git status per change set written, none when the operation starts (each costs
+    ~150 ms at 100,000 memories); a rollback, which git writes itself, starts with one."""
+    make_workflow().add(text=topic_document({"python": 3}))
+    looks: list[str] = []
+    status = MemoryRepo.status
+
+    def counted(repo: MemoryRepo, refresh: bool = False) -> dict[str, str]:
+        looks.append("status")
+        return status(repo, refresh)
+
+    write = versioned.Transaction.write
+
+    def written(transaction, *args, **kwargs) -> None:
+        looks.append("write")
+        write(transaction, *args, **kwargs)
+
+    monkeypatch.setattr(MemoryRepo, "status", counted)
+    monkeypatch.setattr(versioned.Transaction, "write", written)
+    workflow = make_workflow()
+    workflow.add(text=topic_document({"rust": 3}))
+    assert looks and looks == ["write", "status"] * (len(looks) // 2)
+    looks.clear()
+    workflow.rollback(workflow.history.operations(limit=1)[0].sha)
+    assert looks[0] == "status"

@@ -190,3 +190,30 @@ def test_crash_and_recover(cell: str, mode: str, tmp_path: Path, settings, slow_
     report = workflow.add(text=topic_document({"haskell": 2}))
     assert report.memories
     assert invariants.problems(memory) == []
+
+
+@pytest.mark.parametrize("mode", ["restore", "keep"])
+def test_an_edit_pending_when_the_operation_died_stays_the_persons(
+    mode: str, tmp_path: Path, settings, slow_server
+) -> None:
+    """An operation commits the edits pending before it only when it writes; killed before
+    that, they are still the person's: kept by both recoveries, and committed apart from
+    the kept files (undoing those does not undo them)."""
+    memory = tmp_path / "memory"
+    base_memory(memory, settings)
+    note = next(p for p in sorted((memory / "python").glob("*.md")) if p.name != "README.md")
+    edited = note.read_text() + "\nMy own line.\n"
+    note.write_text(edited)
+    before = note.stat().st_mtime - 60
+    os.utime(note, (before, before))
+    text = topic_document({"docker": 4})
+    cmd = cli_command("add_main", "--gam-dir", str(memory), "--text", text, "-q", *CHUNKS)
+    run_until_killed(cmd, slow_server.base_url, "llm:place", slow_server)
+    workflow = Workflow(gam_dir=memory, settings=settings)
+    assert workflow.interrupted() is not None
+    workflow.recover(restore=mode == "restore")
+    assert note.read_text() == edited
+    rel = note.relative_to(memory).as_posix()
+    (manual,) = [op for op in workflow.history.operations(limit=3) if op.kind == "manual-edit"]
+    assert [c.path for c in workflow.history.changes(manual.sha)] == [rel]
+    assert invariants.problems(memory) == []

@@ -61,6 +61,7 @@ def restore_last_saved(
         }
         repo.checkout_from_head(back)
         ChangeSet(deletes=sorted(planned - tracked)).apply(folder.root)
+        _commit_theirs_apart(repo, interrupted)
         return "restored the last saved state; the interrupted writes were dropped"
     ChangeSet(deletes=sorted(planned)).apply(folder.root)  # a first build: all of it was new
     if interrupted.new_repository and repo is not None:
@@ -71,6 +72,8 @@ def restore_last_saved(
 def keep_files(folder: MemoryFolder, repo: MemoryRepo | None, interrupted: Interrupted) -> str:
     if repo is not None:
         _take_ours(repo)
+        if interrupted.operation not in GIT_OPERATIONS:
+            _commit_theirs_apart(repo, interrupted)
     dropped = drop_partial_documents(folder, interrupted.documents)
     regenerate_all(folder)
     if repo is not None:
@@ -111,6 +114,16 @@ def drop_partial_documents(
     if changes.deletes:
         changes.apply(folder.root)
     return dropped
+
+
+def _commit_theirs_apart(repo: MemoryRepo, interrupted: Interrupted) -> None:
+    """Edits the person had pending when the operation began (it commits them only when it
+    writes) are committed on their own, as they would have been: undoing the kept files
+    must not undo them. The paths it planned to write are its own."""
+    planned = _safe({*interrupted.writes, *interrupted.deletes, *_flat(interrupted.moves)})
+    theirs = [path for path in repo.status() if path not in planned]
+    if theirs and repo.head() is not None:
+        repo.commit_dirty("Manual edits", {TRAILER_KIND: "manual-edit"}, theirs)
 
 
 def _take_ours(repo: MemoryRepo) -> None:

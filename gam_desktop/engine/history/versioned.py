@@ -1,7 +1,8 @@
 """Operations on a memory folder that are locked, journaled and committed.
 
-Every writing operation runs under the writer lock and inside the journal; pending
-manual edits are committed first so that each commit holds exactly one operation.
+Every writing operation runs under the writer lock and inside the journal; manual edits
+pending when it writes are committed first, on their own, so that each commit holds
+exactly one operation.
 A change set and its commit succeed together or not at all: when git cannot record
 it (a full disk), the files are put back. Files another program changed while the
 operation ran are never overwritten. Without git everything still works,
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -82,15 +84,22 @@ class Transaction:
     outside edits, journaled, applied and committed, or (on failure) undone."""
 
     def __init__(
-        self, folder: MemoryFolder, repo: MemoryRepo | None, recording: journal.Recording
+        self,
+        folder: MemoryFolder,
+        repo: MemoryRepo | None,
+        recording: journal.Recording,
+        started_ns: int,
     ) -> None:
         self.folder = folder
         self.repo = repo
         self.recording = recording
         # What the folder looked like when the operation started: a file that differs
-        # later was changed by someone else while the LLM was thinking. With git, the
-        # folder was its last commit then (pending edits were committed): what git says
-        # differs now did. Without, every file's stat (a walk: a second at 100,000 files).
+        # later was changed by someone else while the LLM was thinking. With git, what git
+        # says differs from the last commit when a change set is written, saved after the
+        # start (a look at every file costs ~150 ms at 100,000 files: one per write, none
+        # at the start). Without, every file's stat (a walk: a second at 100,000 files).
+        self.started_ns = started_ns
+        self._refreshed = False  # the first status may rewrite the index's stale file times
         self.baseline: dict[str, StatKey | None] = {}
         if repo is None:
             self.baseline = {rel: _key(stat) for rel, stat in stat_files(folder.root).items()}
@@ -108,7 +117,7 @@ class Transaction:
         """Apply `changes` and commit them as one operation; `committing()` is called
         between the two (a progress bar names the commit, which takes seconds in a big
         memory)."""
-        differs = self.repo.status() if self.repo is not None else None  # one look at all
+        differs = self._differs()
         self._keep_outside_edits(changes, differs)
         moved_by_others = self._structure_changed(changes, differs)
         self.recording.plan(changes)
@@ -139,6 +148,15 @@ class Transaction:
             for rel in written:  # the app's own writes (with git: committed)
                 self.baseline[rel] = _stat_key(root / rel)
 
+    def _differs(self) -> dict[str, str] | None:
+        """What git says differs from the last commit (one look at every file), or None
+        without git."""
+        if self.repo is None:
+            return None
+        differs = self.repo.status(refresh=not self._refreshed)
+        self._refreshed = True
+        return differs
+
     def changes(self, kind: str) -> Changes:
         """What this operation changed: from its commits' name-status, or without git
         from the change sets it applied."""
@@ -154,7 +172,8 @@ class Transaction:
             added_or_deleted = {
                 p for p, code in differs.items() if code == "??" or {"A", "D"} & set(code)
             }
-            moved = {p for p in added_or_deleted if _listed(p)}
+            # One saved before the operation began was there when it looked (committed first)
+            moved = {p for p in added_or_deleted if _listed(p) and not self._saved_before_start(p)}
         else:
             now = set(stat_files(self.folder.root))
             # The baseline also holds what stat_files (visible Markdown only) never lists: the
@@ -175,15 +194,21 @@ class Transaction:
         }
         if differs is not None:
             changed = sorted(targets & differs.keys())
+            # Edited before the operation began: the person's, committed below, then replaced
+            # like any file (the operation read it as it is now).
+            before = {rel for rel in changed if self._saved_before_start(rel)}
         else:
+            before = set()
             changed = sorted(
                 rel for rel in targets if _stat_key(root / rel) != self.baseline.get(rel)
             )
         readmes = [
             rel for rel in changed if rel.rsplit("/", 1)[-1] == README and rel in changes.writes
         ]
-        others = [rel for rel in changed if rel not in readmes]
+        others = [rel for rel in changed if rel not in readmes and rel not in before]
         if others:
+            if self.repo is not None:  # theirs recorded, so trying again does not meet it
+                _commit_pending(self.repo, differs)
             raise ConcurrentEditError(
                 16,
                 f"'{others[0]}' was changed by another program while this operation ran; "
@@ -199,6 +224,14 @@ class Transaction:
             changes.writes[rel] = merge_readme(
                 ours if isinstance(ours, str) else ours.decode(), theirs
             )
+
+    def _saved_before_start(self, rel: str) -> bool:
+        """Whether `rel` was last saved before the operation began (a deleted file cannot
+        say when: it counts as deleted meanwhile). A file's time comes from a clock that
+        lags (by milliseconds; by seconds on FAT): one saved just after the start may count
+        as before, and is then replaced, its bytes kept in its own commit."""
+        key = _stat_key(self.folder.root / rel)
+        return key is not None and key[0] < self.started_ns
 
 
 def _listed(rel: str) -> bool:
@@ -291,8 +324,9 @@ class VersionedFolder:
 
     @contextlib.contextmanager
     def operation(self, kind: str) -> Iterator[Transaction]:
-        """Lock, refuse while an interrupted operation awaits recovery, commit pending
-        edits, journal; yields the Transaction the operation writes through."""
+        """Lock, refuse while an interrupted operation awaits recovery, journal; yields
+        the Transaction the operation writes through (which commits edits pending when it
+        writes). A rollback or a restore, which git writes itself, commits them first."""
         with self._lock():
             interrupted = journal.read(self.folder)
             if interrupted is not None:
@@ -301,12 +335,13 @@ class VersionedFolder:
             # build removes the repository only if the build made it.
             new_repository = not (self.folder.root / ".git").exists()
             repo = self.repo
-            if repo is not None:  # (the index's file times refreshed if they went stale)
-                _commit_pending(repo, refresh=True)
+            if repo is not None and kind in (ROLLBACK, RESTORE):  # git needs a clean tree
+                _commit_pending(repo, refresh=True)  # (stale file times refreshed too)
+            started_ns = time.time_ns()
             head = repo.head() if repo is not None else None
             started = utc_now().isoformat()
             with journal.recording(self.folder, kind, head, started, new_repository) as recording:
-                yield Transaction(self.folder, repo, recording)
+                yield Transaction(self.folder, repo, recording, started_ns)
 
     # -- history operations --------------------------------------------------------------
 
