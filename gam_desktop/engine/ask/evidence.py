@@ -134,11 +134,44 @@ def mentions(text: str, wanted: list[str]) -> int:
     return sum(1 for word in wanted if re.search(rf"(?<!\w){re.escape(word)}s?(?!\w)", lower))
 
 
+# "Which desserts are …", "What paging tool does …": the thing asked for, in the few
+# words between the question word and its verb (a question without that verb there,
+# "Which companies use …", asks for the named things themselves).
+ASKED_THING = re.compile(
+    r"^\s*(?:which|what)\s+((?:[a-z][\w-]*\s+){0,2}[a-z][\w-]*)\s+"
+    r"(?:is|are|was|were|does|do|did|must|can|could|should|will|would|has|have|had)\b",
+    re.IGNORECASE,
+)
+
+
+def asked_thing(question: str) -> str | None:
+    """The kind of thing a which/what question about a named subject asks for, as its
+    last word ("desserts" of "Which desserts are on the menu at Ferrovia?"); None when it
+    asks no such thing or names no subject."""
+    match = ASKED_THING.match(question)
+    if match is None or not qualifiers(question):
+        return None
+    head = match.group(1).split()[-1].lower()
+    return None if head in STOPWORDS or head in QUESTION_WORDS else head
+
+
+def _forms(word: str) -> list[str]:
+    """A word and its singulars ("classes": "classes", "classe", "class")."""
+    forms = [word]
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        forms.append(word[:-1])
+        if word.endswith("es"):
+            forms.append(word[:-2])
+    return forms
+
+
 def unknown_names(tools: MemoryTools, question: str) -> list[str]:
-    """The names, versions and years of `question` that nothing in the memory mentions
-    ("Lumenvault 5.0" when it holds 3.0 to 4.0): the memory cannot answer about them, and
-    a small model shown the nearest look-alike answers with its value."""
-    wanted = qualifiers(question)
+    """The names, versions and years of `question`, and the kind of thing it asks for,
+    that nothing in the memory mentions ("Lumenvault 5.0" when it holds 3.0 to 4.0; the
+    desserts of a restaurant when no document names one): the memory cannot answer about
+    them, and a small model shown the nearest look-alike answers with its value."""
+    thing = asked_thing(question)
+    wanted = [*qualifiers(question), *([thing] if thing else [])]
     if not wanted:
         return []
     files = tools.corpus.snapshot()
@@ -150,7 +183,7 @@ def unknown_names(tools: MemoryTools, question: str) -> list[str]:
         }
         return any(path in files and mentions(files[path].text, [name]) for path in candidates)
 
-    return [name for name in wanted if not named(name)]
+    return [name for name in wanted if not any(named(form) for form in _forms(name))]
 
 
 @dataclass
@@ -194,6 +227,13 @@ def gather(
     if spread:
         candidates = _each_document_first(candidates, files)
     return _passages(candidates, files, question, limit, period)
+
+
+def passages_of(tools: MemoryTools, question: str, memories: list[str]) -> list[Passage]:
+    """The passages of `memories` (best first) for `question`, as `gather` shows them."""
+    files = tools.corpus.snapshot()
+    candidates = [_Candidate(0.0, m, files[m].text, True, False) for m in memories if m in files]
+    return _passages(candidates, files, question, len(candidates), None)
 
 
 def _ranked(

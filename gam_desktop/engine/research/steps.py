@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 
 from gam_desktop.engine.ask.corpus import ORIGINAL, CorpusFile, document_of
 from gam_desktop.engine.ask.evidence import (
+    asked_thing,
     gather,
     misses_asked_unit,
     qualifiers,
@@ -23,11 +24,11 @@ from gam_desktop.engine.ask.evidence import (
     unsupported_figures,
 )
 from gam_desktop.engine.ask.evidence import window as best_window
+from gam_desktop.engine.ask.kinds import is_from, memories_of
 from gam_desktop.engine.ask.tools import MemoryTools
 from gam_desktop.engine.ask.words import query_terms, tokenize
 from gam_desktop.engine.llm import LLM, LLMCallFailed
 from gam_desktop.engine.progress import CancelToken
-from gam_desktop.engine.research.documents import is_from, memories_of
 from gam_desktop.engine.research.entities import split_by_entity
 from gam_desktop.engine.research.models import (
     Claim,
@@ -207,9 +208,9 @@ def _kept(snapshot: Mapping[str, CorpusFile], path: str, sub: SubQuestion) -> bo
 def absent(unknown: list[str], sub_question: str, question: str) -> list[str]:
     """The names that make `sub_question` unanswerable: a version or year the memory never
     mentions ("Lumenvault 5.0": its look-alikes would answer with their values), a name the
-    person asked about, or every name it gives. A word the planner added ("the SLA") is not
-    worth skipping the sub-question for."""
-    asked = set(qualifiers(question))
+    person asked about, the kind of thing asked for ("desserts"), or every name it gives.
+    A word the planner added ("the SLA") is not worth skipping the sub-question for."""
+    asked = {*qualifiers(question), asked_thing(question), asked_thing(sub_question)}
     named = qualifiers(sub_question)
     decisive = [n for n in unknown if n in asked or any(c.isdigit() for c in n)]
     return decisive or (unknown if named and len(unknown) == len(named) else [])

@@ -101,6 +101,11 @@ def test_only_decisive_unknown_names_skip_a_sub_question() -> None:
     # a word the planner added, the rest of its names known: searched all the same
     assert absent(["sla"], "What does the SLA of Acme Corp say?", "Acme escalation?") == []
     assert absent(["sla"], "What does the SLA say?", "Acme escalation?") == ["sla"]
+    # the kind of thing asked for, named nowhere: nothing to list
+    desserts = "Which desserts are on the menu at Ferrovia and at Saltcellar?"
+    assert absent(["desserts"], "Which desserts does Ferrovia Trattoria serve?", desserts) == [
+        "desserts"
+    ]
 
 
 def test_the_iteration_limit_gives_a_partial_report_that_says_so(memory) -> None:
