@@ -24,7 +24,7 @@ from gam_desktop.gui import theme
 from gam_desktop.gui.accessible import ring_focus
 from gam_desktop.gui.app_lock import Elsewhere, ask_to_raise
 from gam_desktop.gui.main_window import MainWindow
-from gam_desktop.gui.settings import load
+from gam_desktop.gui.settings import clear_broken_lock, load
 from gam_desktop.gui.workers import call_in_daemon
 
 log = logging.getLogger("gam_desktop")
@@ -167,6 +167,8 @@ def main(argv: list[str] | None = None) -> int:
     capabilities.remember_in(appdirs.capabilities_file())  # what each server supports
     app = make_app(sys.argv[:1])
     store = QSettings()
+    if clear_broken_lock(store):
+        log.warning("removed a broken settings lock file (left by a crash)")
     prefs = load(store)
     folder = args.folder or next((f for f in prefs.recent_folders if Path(f).is_dir()), None)
     if folder:  # open in another window already: that one comes to the front instead

@@ -7,10 +7,12 @@ keychain (gam_desktop.keystore), or in memory for this session when there is non
 
 from __future__ import annotations
 
+import time
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 from pydantic import SecretStr
-from PySide6.QtCore import QSettings
+from PySide6.QtCore import QLockFile, QSettings
 
 from gam_desktop.engine.build.builder import BuildOptions
 from gam_desktop.engine.llm import LLMSettings
@@ -96,3 +98,18 @@ def save(store: QSettings, prefs: Preferences) -> None:
     for name, value in asdict(prefs).items():
         store.setValue(f"prefs/{name}", value)
     store.sync()
+
+
+def clear_broken_lock(store: QSettings, checks: int = 4) -> bool:
+    """Remove the settings' lock file when it names no process: the app killed as it made
+    it leaves it empty, and QSettings then waits until it is 30 s old before it writes (the
+    window showed 32 s late). A writer fills its lock within microseconds, so a lock still
+    empty after `checks` looks 50 ms apart is not being made. True when one was removed."""
+    path = Path(store.fileName() + ".lock")
+    lock = QLockFile(str(path))
+    for check in range(checks):
+        if not path.is_file() or lock.getLockInfo()[0]:
+            return False  # none, or one QLockFile itself tells held from left by the dead
+        if check < checks - 1:
+            time.sleep(0.05)
+    return lock.removeStaleLockFile()

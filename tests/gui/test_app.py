@@ -10,8 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import QLockFile, QSettings
 
 from gam_desktop.gui.app import log_folder, set_identity, setup_logging
+from gam_desktop.gui.settings import clear_broken_lock
 from tests.documents import topic_document
 
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -172,3 +174,20 @@ def test_a_memory_open_in_a_window_that_does_not_answer_is_said_so(tmp_path: Pat
     other.release()
     assert defer_to_other_window(memory, lambda *said: told.append(said)) is None
     assert len(told) == 1
+
+
+def test_a_settings_lock_left_empty_by_a_crash_is_removed(qapp, tmp_path: Path) -> None:
+    """The app killed as it made its settings' lock file leaves it empty; QSettings then
+    waited until it was 30 s old before saving, and the next start showed its window 32 s
+    late. A lock that names a live process, one being written now, is kept."""
+    store = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+    lock = Path(store.fileName() + ".lock")
+    lock.write_text("")
+    assert clear_broken_lock(store) and not lock.exists()
+    held = QLockFile(str(lock))
+    assert held.tryLock(0)  # this process, alive
+    try:
+        assert not clear_broken_lock(store) and lock.exists()
+    finally:
+        held.unlock()
+    assert not clear_broken_lock(store)  # no lock at all
