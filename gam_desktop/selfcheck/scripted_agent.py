@@ -263,21 +263,6 @@ def grounded(messages: list[dict[str, Any]]) -> str:
     return " ".join(f"{sentence} [{number}]" for _, sentence, number in best[:2])
 
 
-def checked_document(messages: list[dict[str, Any]]) -> str:
-    """Whether one document is among the answers to a "which …" question: yes, quoting
-    it, when one sentence of its passages holds the question's names (its longer words
-    past "which <kind>" when it names none)."""
-    user = next((m["content"] for m in messages if m.get("role") == "user"), "")
-    question = user.removeprefix("Question: ").split("\n", 1)[0]
-    names = re.findall(r"(?<!^)\b[A-Z][\w-]+", question)
-    wanted = names or [w for w in re.findall(r"[A-Za-z][\w-]{4,}", question)[2:]]
-    for match in re.finditer(r"^\[\d+\] [^:]+: (.*)$", user, re.MULTILINE):
-        for sentence in re.split(r"(?<=[.!?])\s+", match.group(1).strip("…")):
-            if wanted and all(w.lower() in sentence.lower() for w in wanted):
-                return f'Yes. "{sentence}"'
-    return "No. The passages do not say so."
-
-
 def careless_grounded(messages: list[dict[str, Any]]) -> str:
     """A hasty model asked for a grounded answer: the last passage, whatever it is about."""
     user = next((m["content"] for m in messages if m.get("role") == "user"), "")

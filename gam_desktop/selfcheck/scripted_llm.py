@@ -39,7 +39,6 @@ TASKS = {
     "You are a README writer": "describe",
     "You are a conversation summarizer": "summarize",
     "You answer questions from passages": "ground",
-    "You check one document": "check",
     "You extract facts about the user": "extract_facts",
     "You keep a personal memory of facts": "reconcile_facts",
     "You are the research planner": "research_plan",
@@ -429,14 +428,6 @@ def recall(messages: list[dict[str, Any]]) -> str:
     return f"From {found.group(1)}: {first[0] if first else found.group(2)}"
 
 
-# Tasks answered in plain text, not JSON: who answers each.
-PLAIN_TEXT_TASKS: dict[str, Callable[[list[dict[str, Any]]], str]] = {
-    "check": scripted_agent.checked_document,
-    "recall": recall,
-    "summarize": scripted_agent.summarize,
-}
-
-
 # -- HTTP ----------------------------------------------------------------------------
 
 
@@ -597,9 +588,13 @@ class LLMHTTPServer(ThreadingHTTPServer):
             content = ground(messages)
             self._reply(handler, request, {"role": "assistant", "content": content})
             return
-        plain = PLAIN_TEXT_TASKS.get(task)
-        if plain is not None:
-            self._reply(handler, request, {"role": "assistant", "content": plain(messages)})
+        if task == "recall":
+            content = recall(messages)
+            self._reply(handler, request, {"role": "assistant", "content": content})
+            return
+        if task == "summarize":
+            content = scripted_agent.summarize(messages)
+            self._reply(handler, request, {"role": "assistant", "content": content})
             return
         reask = "That reply was invalid" in last_user(messages)
         spoil = fault if (not reask or (fault and fault.on_reask)) else None

@@ -11,10 +11,8 @@ from pathlib import Path
 import pytest
 
 from gam_desktop.engine.ask.agent import PASSAGES_MARKER
-from gam_desktop.engine.ask.enumeration import asks_which_documents
 from gam_desktop.engine.ask.evidence import (
     Passage,
-    asked_thing,
     clean_ending,
     gather,
     is_scaffolding,
@@ -222,78 +220,6 @@ def test_a_name_the_memory_never_mentions_is_not_searched_for(lookalikes, llm_se
     assert llm_server.state.tasks()[before:] == []
     assert result.answer == "The memory does not mention dunmore, shipping."
     assert result.confidence < 0.3 and result.sources == []
-
-
-def test_a_kind_of_thing_the_memory_never_mentions_is_not_searched_for(
-    lookalikes, llm_server
-) -> None:
-    """ "Which desserts are on the menu at Ferrovia?" of kitchen procedures that name no
-    dessert: the 1.5B model explored for two minutes, then called the procedures the
-    desserts. A thing no file names cannot be listed: no call. A thing named somewhere is
-    searched for as usual."""
-    before = len(llm_server.state.requests)
-    result = lookalikes.request("Which desserts are on the menu at Acme Corp?")
-    assert llm_server.state.tasks()[before:] == []
-    assert result.answer == "The memory does not mention desserts."
-    assert result.confidence < 0.3 and result.sources == []
-    before = len(llm_server.state.requests)
-    result = lookalikes.request("Which paging tool does Acme Corp use?")
-    assert llm_server.state.tasks()[before:]  # "tool" is in the policies: asked as usual
-    assert "does not mention" not in result.answer and result.sources
-
-
-@pytest.mark.parametrize(
-    ("question", "thing"),
-    [
-        ("Which desserts are on the menu at Ferrovia Trattoria?", "desserts"),
-        ("What paging tool does Quillfern Payments use?", "tool"),
-        ("What core temperature must chicken reach at Juniper & Ash?", "temperature"),
-        ("Which companies use Threadline for incident chat?", None),  # the named things
-        ("What is the maximum size of a single file in Lumenvault 3.0?", None),
-        ("Which settings were renamed?", None),  # no subject named: nothing to hold it to
-    ],
-)
-def test_the_kind_of_thing_a_question_asks_for(question: str, thing: str | None) -> None:
-    assert asked_thing(question) == thing
-
-
-def test_which_documents_is_asked_of_each_document_of_the_kind(lookalikes, llm_server) -> None:
-    """ "Which companies …": the 1.5B model shown every policy's best passage at once named
-    one company, often the wrong one. Each policy is asked on its own whether it is one
-    of the answers; the answer names those that are, quoting them, and cites them."""
-    before = len(llm_server.state.requests)
-    result = lookalikes.request("Which companies send their pages through Klaxon?")
-    assert llm_server.state.tasks()[before:] == ["check"] * 3  # one per policy, no other
-    assert result.answer.startswith("Borealis oncall (") and "Klaxon" in result.answer
-    assert "Acme" not in result.answer and "Cobalt" not in result.answer
-    assert result.sources and all("borealis" in s for s in result.sources), result.sources
-    assert "asked of Acme oncall: no" in result.trajectory
-    assert result.notes == "asked each of 3 documents of the kind"
-
-
-def test_which_documents_that_none_is_goes_on_as_any_question(lookalikes, llm_server) -> None:
-    before = len(llm_server.state.requests)
-    result = lookalikes.request("Which companies send pages through both Klaxon and Sirenly?")
-    tasks = llm_server.state.tasks()[before:]
-    assert tasks[:3] == ["check"] * 3 and len(tasks) > 3  # then the usual way
-    assert "none of the 3 documents of the kind is one: exploring" in result.trajectory
-
-
-@pytest.mark.parametrize(
-    ("question", "lists"),
-    [
-        ("Which companies use Threadline for incident chat?", True),
-        ("Which field reports mention fog?", True),
-        ("Which researchers' teams landed on Hallan Skerry?", True),
-        ("Which restaurants' kitchen procedures use purple boards?", True),
-        ("Which settings were renamed in Lumenvault 3.2?", False),  # things in one document
-        ("Which paging tool does Quillfern Payments use?", False),
-        ("Which company has the longest on-call rotation?", False),
-        ("What do the field reports say about fog?", False),
-    ],
-)
-def test_which_questions_that_list_documents(question: str, lists: bool) -> None:
-    assert asks_which_documents(question) is lists
 
 
 def test_an_abstaining_grounded_answer_goes_on_to_explore(lookalikes, llm_server) -> None:

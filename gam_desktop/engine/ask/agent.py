@@ -21,11 +21,6 @@ from typing import Any
 from gam_desktop.engine.ask.citations import supporting
 from gam_desktop.engine.ask.conversation import Conversation
 from gam_desktop.engine.ask.corpus import ORIGINAL
-from gam_desktop.engine.ask.enumeration import (
-    answer_from,
-    asks_which_documents,
-    check_each_document,
-)
 from gam_desktop.engine.ask.evidence import (
     Passage,
     abstains,
@@ -110,7 +105,6 @@ class AgentStep:
             "cat": "reading",
             "grep": "searching for",
             "bm25_search": "searching",
-            "check": "checking",
         }.get(self.tool, self.tool)
         return f"{verb} {argument}".strip()
 
@@ -173,10 +167,6 @@ class ChatAgent:
             trail.lines.append(f"nothing in the memory mentions {', '.join(unknown)}")
             text = f"The memory does not mention {', '.join(unknown)}."
             return self._result(query, text, NOT_ABOUT_IT_CONFIDENCE / 2, [], trail, "not found")
-        if self.evidence_first and asks_which_documents(question_part(query)):
-            listed = self._each_document(query, trail)
-            if listed is not None:
-                return listed
         messages, steps = self._first_messages(query, system_prompt, conversation, trail)
         if self.evidence_first and self.passages:
             settled = self._answer_from_passages(query, trail)
@@ -356,28 +346,6 @@ class ChatAgent:
         return self._result(
             query, text, EXCERPT_CONFIDENCE, cited, trail, "answered from the best passages"
         )
-
-    def _each_document(self, query: str, trail: _Trail) -> ChatResult | None:
-        """ "Which companies …": each document of the kind asked whether it is one of the
-        answers; the answer names those that are. None (explore) when fewer than two
-        documents are of the kind, or none of them is."""
-        verdicts = check_each_document(self.tools, self.llm, question_part(query), self.cancel)
-        if not verdicts:
-            return None
-        for number, verdict in enumerate(verdicts, start=1):
-            name = verdict.passages[0].document if verdict.passages else verdict.document
-            said = "yes" if verdict.says else "no"
-            trail.lines.append(f"asked of {name}: {said}")
-            self.on_step(AgentStep(number, "check", {"document": name}, said))
-        text, cited = answer_from(verdicts)
-        checked = plural(len(verdicts), "document")
-        if not text:
-            trail.lines.append(f"none of the {checked} of the kind is one: exploring")
-            return None
-        self.passages = [p for verdict in verdicts for p in verdict.passages]
-        trail.matched.extend(dict.fromkeys(p.memory for p in self.passages))
-        note = f"asked each of {checked} of the kind"
-        return self._result(query, text, EXCERPT_CONFIDENCE, cited, trail, note)
 
     def _grounded_call(self, query: str) -> tuple[str, list[str]]:
         """grounded_answer over the current passages, asked once per set of passages."""

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gam_desktop.engine.ask.kinds import kind_of
-from gam_desktop.engine.research.documents import by_document
+from gam_desktop.engine.research.documents import by_document, kind_of
 from gam_desktop.engine.research.models import SubQuestion
 from gam_desktop.engine.research.steps import ExcerptIds, search
 from tests.serve.test_retrieval import memory as tools_over
