@@ -207,3 +207,28 @@ def test_a_word_in_half_the_files_is_still_found(tmp_path: Path) -> None:
     corpus.refresh()
     hits = SearchIndex(corpus).search("quokka checklist")
     assert [h.path for h in hits] == ["a.md"]
+
+
+def test_grep_in_one_file_searches_it_and_its_original_text(memory: Path) -> None:
+    """Small models grep the file they mean to read (the 1.5B model asked grep("10 days",
+    "<memory>.md") four times and got "is a file, not a directory" each time)."""
+    source = "On-call rotations last 10 days. Swaps are agreed in the channel.\n"
+    digest = "ab" * 32
+    (memory / ".gam/sources").mkdir(parents=True)
+    (memory / f".gam/sources/{digest}.txt").write_text(source)
+    (memory / "models/rotation.md").write_text(
+        f"---\ntitle: rotation\nsource_hash: {digest}\nspan: [0, {len(source)}]\n---\n\n"
+        "Rotations are long.\n"
+    )
+    tools = MemoryTools(memory)
+    result = tools.grep("10 days", path="models/rotation.md")
+    assert not result.error
+    assert result.text.splitlines() == [
+        "models/rotation.md (original text):2: On-call rotations last 10 days. Swaps are "
+        "agreed in the channel."
+    ]
+    assert result.matched == ["models/rotation.md"]
+    assert tools.grep("bert", path="bert.md").matched == ["bert.md"]  # that file only
+    assert "no matches" in tools.grep("decoder", path="bert.md").text  # gpt.md's word
+    denied = tools.run("grep", {"pattern": "BERT", "path": ".gam/secret.md"})
+    assert denied.error and "private" in denied.text

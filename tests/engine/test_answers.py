@@ -13,6 +13,7 @@ import pytest
 from gam_desktop.engine.ask.agent import PASSAGES_MARKER
 from gam_desktop.engine.ask.evidence import (
     Passage,
+    asked_thing,
     clean_ending,
     gather,
     is_scaffolding,
@@ -220,6 +221,39 @@ def test_a_name_the_memory_never_mentions_is_not_searched_for(lookalikes, llm_se
     assert llm_server.state.tasks()[before:] == []
     assert result.answer == "The memory does not mention dunmore, shipping."
     assert result.confidence < 0.3 and result.sources == []
+
+
+def test_a_kind_of_thing_the_memory_never_mentions_is_not_searched_for(
+    lookalikes, llm_server
+) -> None:
+    """ "Which desserts are on the menu at Ferrovia?" of kitchen procedures that name no
+    dessert: the 1.5B model explored for two minutes, then called the procedures the
+    desserts. A thing no file names cannot be listed: no call. A thing named somewhere is
+    searched for as usual."""
+    before = len(llm_server.state.requests)
+    result = lookalikes.request("Which desserts are on the menu at Acme Corp?")
+    assert llm_server.state.tasks()[before:] == []
+    assert result.answer == "The memory does not mention desserts."
+    assert result.confidence < 0.3 and result.sources == []
+    before = len(llm_server.state.requests)
+    result = lookalikes.request("Which paging tool does Acme Corp use?")
+    assert llm_server.state.tasks()[before:]  # "tool" is in the policies: asked as usual
+    assert "does not mention" not in result.answer and result.sources
+
+
+@pytest.mark.parametrize(
+    ("question", "thing"),
+    [
+        ("Which desserts are on the menu at Ferrovia Trattoria?", "desserts"),
+        ("What paging tool does Quillfern Payments use?", "tool"),
+        ("What core temperature must chicken reach at Juniper & Ash?", "temperature"),
+        ("Which companies use Threadline for incident chat?", None),  # the named things
+        ("What is the maximum size of a single file in Lumenvault 3.0?", None),
+        ("Which settings were renamed?", None),  # no subject named: nothing to hold it to
+    ],
+)
+def test_the_kind_of_thing_a_question_asks_for(question: str, thing: str | None) -> None:
+    assert asked_thing(question) == thing
 
 
 def test_an_abstaining_grounded_answer_goes_on_to_explore(lookalikes, llm_server) -> None:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gam_desktop.engine.ask.corpus import Corpus, is_original, memory_of
+from gam_desktop.engine.ask.corpus import ORIGINAL, Corpus, is_original, memory_of
 from gam_desktop.engine.ask.sandbox import Sandbox, ToolError
 from gam_desktop.engine.llm.tools import Tool
 from gam_desktop.engine.store.folder import MemoryFolder
@@ -71,7 +71,10 @@ TOOLS = [
             "required": ["pattern"],
             "properties": {
                 "pattern": {"type": "string", "description": "Search pattern"},
-                "path": {"type": "string", "description": "Directory to search in (default: root)"},
+                "path": {
+                    "type": "string",
+                    "description": "Folder or file to search in (default: root)",
+                },
             },
         },
     ),
@@ -188,9 +191,15 @@ class MemoryTools:
     def grep(self, pattern: str, path: str = "/") -> ToolResult:
         if not pattern.strip():
             raise ToolError("grep needs a non-empty pattern")
-        _, scope = self.sandbox.resolve(path, want_dir=True)
+        found, scope = self.sandbox.resolve(path)
         self.corpus.refresh_if_stale()
-        hits, files = self._grep(pattern.lower(), *self._grep_candidates(pattern.lower(), scope))
+        if found.is_file():  # one file (small models grep the file they mean to read)
+            texts = self.corpus.snapshot()
+            keys = [k for k in (scope, scope + ORIGINAL) if k in texts]
+            candidates: tuple[list[str], set[str] | None] = (keys, None)
+        else:
+            candidates = self._grep_candidates(pattern.lower(), scope)
+        hits, files = self._grep(pattern.lower(), *candidates)
         if not hits:
             return ToolResult(f"no matches for '{pattern}'")
         if len(hits) >= GREP_LIMIT:

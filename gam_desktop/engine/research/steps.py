@@ -24,11 +24,11 @@ from gam_desktop.engine.ask.evidence import (
     unsupported_figures,
 )
 from gam_desktop.engine.ask.evidence import window as best_window
-from gam_desktop.engine.ask.kinds import is_from, memories_of
 from gam_desktop.engine.ask.tools import MemoryTools
 from gam_desktop.engine.ask.words import query_terms, tokenize
 from gam_desktop.engine.llm import LLM, LLMCallFailed
 from gam_desktop.engine.progress import CancelToken
+from gam_desktop.engine.research.documents import is_from, memories_of
 from gam_desktop.engine.research.entities import split_by_entity
 from gam_desktop.engine.research.models import (
     Claim,
