@@ -15,6 +15,7 @@ import pytest
 from gam_desktop.engine.history import versioned
 from gam_desktop.engine.history.gitrepo import MemoryRepo
 from gam_desktop.engine.history.versioned import ConcurrentEditError
+from gam_desktop.engine.store.folder import JOURNAL_FILE, MemoryFolder
 from gam_desktop.engine.store.markdown import parse_readme
 from gam_desktop.engine.workflow import OutsideEdit
 from tests import invariants
@@ -216,3 +217,49 @@ def test_an_operation_looks_at_every_file_once_per_change_set(
     looks.clear()
     workflow.rollback(workflow.history.operations(limit=1)[0].sha)
     assert looks[0] == "status"
+
+
+def test_an_edit_meanwhile_that_kept_an_old_file_time_still_stops_the_operation(
+    make_workflow, memory_dir: Path
+) -> None:
+    """A sync tool, `cp -p` or a file manager writes the file now with the time it had
+    elsewhere: its inode changed now all the same, and it is never overwritten."""
+    make_workflow().add(text=topic_document({"python": 3}))
+    meta = memory_dir / ".gam_meta.json"
+    theirs = meta.read_text().replace('"total_chunks"', '"note": "mine",\n  "total_chunks"')
+
+    def synced() -> None:
+        meta.write_text(theirs)
+        os.utime(meta, (meta.stat().st_mtime - 30, meta.stat().st_mtime - 30))
+
+    workflow = make_workflow(progress=edit_during("place", synced))
+    with pytest.raises(ConcurrentEditError):
+        workflow.add(text=topic_document({"rust": 3}))
+    assert meta.read_text() == theirs
+
+
+def test_a_memory_moved_meanwhile_is_listed_where_it_went(make_workflow, memory_dir: Path) -> None:
+    """A move keeps the file's time: the folder it went to still gets its listing."""
+    make_workflow().add(text=topic_document({"python": 3}))
+    moved = next(p for p in sorted((memory_dir / "python").glob("*.md")) if p.name != "README.md")
+    (memory_dir / "notes").mkdir()
+    workflow = make_workflow(
+        progress=edit_during("place", lambda: moved.rename(memory_dir / "notes" / "moved.md"))
+    )
+    workflow.add(text=topic_document({"rust": 3}))
+    assert "moved" in (memory_dir / "notes" / "README.md").read_text()
+    assert invariants.problems(memory_dir) == []
+
+
+def test_an_operation_starts_by_the_clock_of_the_folders_files(tmp_path: Path) -> None:
+    """A network drive's server a minute ahead: its file times, not this machine's, say
+    what was saved before the operation began."""
+    folder = MemoryFolder(tmp_path)
+    journal_file = tmp_path / JOURNAL_FILE
+    journal_file.parent.mkdir(parents=True, exist_ok=True)
+    journal_file.write_text("{}")
+    now = journal_file.stat().st_mtime_ns
+    assert versioned._folder_clock(folder, now + 1000) == now + 1000  # the same clock: ours
+    ahead = now + 60_000_000_000
+    os.utime(journal_file, ns=(ahead, ahead))
+    assert versioned._folder_clock(folder, now) == ahead

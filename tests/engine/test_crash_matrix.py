@@ -217,3 +217,28 @@ def test_an_edit_pending_when_the_operation_died_stays_the_persons(
     (manual,) = [op for op in workflow.history.operations(limit=3) if op.kind == "manual-edit"]
     assert [c.path for c in workflow.history.changes(manual.sha)] == [rel]
     assert invariants.problems(memory) == []
+
+
+def test_kept_files_of_an_add_killed_between_staging_and_commit_are_not_the_persons(
+    tmp_path: Path, settings
+) -> None:
+    """What the dead add staged is its own: the person's edit (saved before recovery) is
+    committed apart, and the add's files are the kept files' commit, not "Manual edits"
+    (undoing that edit undid the whole add)."""
+    memory = tmp_path / "memory"
+    base_memory(memory, settings)
+    text = topic_document({"docker": 4})
+    cmd = cli_command("add_main", "--gam-dir", str(memory), "--text", text, "-q", *CHUNKS)
+    run_until_killed(cmd, settings.base_url, "staged:1", None)
+    note = next(p for p in sorted((memory / "python").glob("*.md")) if p.name != "README.md")
+    note.write_text(note.read_text() + "\nMy own line.\n")
+    workflow = Workflow(gam_dir=memory, settings=settings)
+    workflow.recover(restore=False)
+    newest = workflow.history.operations(limit=3)
+    kinds = [op.kind for op in newest[:2]]
+    assert kinds == ["recover", "manual-edit"], kinds
+    manual = [c.path for c in workflow.history.changes(newest[1].sha)]
+    assert manual == [note.relative_to(memory).as_posix()]
+    kept = [c.path for c in workflow.history.changes(newest[0].sha)]
+    assert any(p.startswith("docker") for p in kept), kept
+    assert invariants.problems(memory) == []

@@ -73,6 +73,7 @@ def keep_files(folder: MemoryFolder, repo: MemoryRepo | None, interrupted: Inter
     if repo is not None:
         _take_ours(repo)
         if interrupted.operation not in GIT_OPERATIONS:
+            repo.git("reset", "-q")  # what the dead process staged is its own, not theirs
             _commit_theirs_apart(repo, interrupted)
     dropped = drop_partial_documents(folder, interrupted.documents)
     regenerate_all(folder)

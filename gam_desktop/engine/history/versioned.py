@@ -28,7 +28,7 @@ from gam_desktop.engine.models import META_FILE, utc_now
 from gam_desktop.engine.store.changes import OUTSIDE_EDIT, RESTORE, ROLLBACK, Changes
 from gam_desktop.engine.store.changeset import ChangeSet, StoreError
 from gam_desktop.engine.store.derived import regenerate
-from gam_desktop.engine.store.folder import APP_DIR, MemoryFolder, stat_files
+from gam_desktop.engine.store.folder import APP_DIR, JOURNAL_FILE, MemoryFolder, stat_files
 from gam_desktop.engine.store.lock import writer_lock
 from gam_desktop.engine.store.markdown import README, merge_readme
 from gam_desktop.engine.textutil import plural
@@ -66,6 +66,10 @@ class ConcurrentEditError(StoreError):
 
 
 StatKey = tuple[int, int, int]
+
+# A folder whose files are timed by a clock this far from this machine's is on another
+# machine (a network drive): the start of an operation is taken by that clock.
+CLOCK_SKEW_NS = 1_000_000_000
 
 
 def _stat_key(path: Path) -> StatKey | None:
@@ -227,11 +231,29 @@ class Transaction:
 
     def _saved_before_start(self, rel: str) -> bool:
         """Whether `rel` was last saved before the operation began (a deleted file cannot
-        say when: it counts as deleted meanwhile). A file's time comes from a clock that
-        lags (by milliseconds; by seconds on FAT): one saved just after the start may count
-        as before, and is then replaced, its bytes kept in its own commit."""
-        key = _stat_key(self.folder.root / rel)
-        return key is not None and key[0] < self.started_ns
+        say when: it counts as deleted meanwhile). Times are the folder's clock's (see
+        `_folder_clock`); one that keeps them to seconds (FAT) may count a file saved
+        just after the start as before: it is then replaced, its bytes kept in its own
+        commit."""
+        try:
+            stat = (self.folder.root / rel).stat(follow_symlinks=False)
+        except OSError:
+            return False
+        # And its inode's change time: a copy, a move or a sync that kept an old file time
+        # (cp -p, a file manager, Syncthing) still changed the file now.
+        return max(stat.st_mtime_ns, stat.st_ctime_ns) < self.started_ns
+
+
+def _folder_clock(folder: MemoryFolder, local_ns: int) -> int:
+    """When the operation began, by the clock that times the folder's files: the journal
+    just written says it. A network drive's server may be a minute off this machine's
+    clock: then its time. Otherwise this machine's, which orders a file saved just before
+    the start before it (a file's time may be a coarse tick of the same clock)."""
+    try:
+        written = (folder.root / JOURNAL_FILE).stat().st_mtime_ns
+    except OSError:
+        return local_ns
+    return written if abs(written - local_ns) > CLOCK_SKEW_NS else local_ns
 
 
 def _listed(rel: str) -> bool:
@@ -341,6 +363,7 @@ class VersionedFolder:
             head = repo.head() if repo is not None else None
             started = utc_now().isoformat()
             with journal.recording(self.folder, kind, head, started, new_repository) as recording:
+                started_ns = _folder_clock(self.folder, started_ns)
                 yield Transaction(self.folder, repo, recording, started_ns)
 
     # -- history operations --------------------------------------------------------------
