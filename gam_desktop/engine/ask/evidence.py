@@ -229,13 +229,6 @@ def gather(
     return _passages(candidates, files, question, limit, period)
 
 
-def passages_of(tools: MemoryTools, question: str, memories: list[str]) -> list[Passage]:
-    """The passages of `memories` (best first) for `question`, as `gather` shows them."""
-    files = tools.corpus.snapshot()
-    candidates = [_Candidate(0.0, m, files[m].text, True, False) for m in memories if m in files]
-    return _passages(candidates, files, question, len(candidates), None)
-
-
 def _ranked(
     hits: list[SearchHit],
     files: Mapping[str, CorpusFile],
