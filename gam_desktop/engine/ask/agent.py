@@ -37,6 +37,7 @@ from gam_desktop.engine.ask.evidence import (
     unsupported_figures,
 )
 from gam_desktop.engine.ask.intent import question_part
+from gam_desktop.engine.ask.listing import list_documents, listing_answer
 from gam_desktop.engine.ask.recall import is_fact
 from gam_desktop.engine.ask.tools import TOOLS, MemoryTools, ToolResult
 from gam_desktop.engine.ask.when import describe_today
@@ -167,6 +168,16 @@ class ChatAgent:
             trail.lines.append(f"nothing in the memory mentions {', '.join(unknown)}")
             text = f"The memory does not mention {', '.join(unknown)}."
             return self._result(query, text, NOT_ABOUT_IT_CONFIDENCE / 2, [], trail, "not found")
+        listed = list_documents(self.tools, question_part(query))
+        if listed:  # "Which reports mention fog?": every document that says so, quoted
+            self.passages = []
+            memories = [m for item in listed for m in item.memories]
+            trail.matched.extend(dict.fromkeys(memories))
+            trail.lines.append(f"listed the {plural(len(listed), 'document')} stating it")
+            note = "listed from the documents that state it"
+            return self._result(
+                query, listing_answer(listed), EXCERPT_CONFIDENCE, memories, trail, note
+            )
         messages, steps = self._first_messages(query, system_prompt, conversation, trail)
         if self.evidence_first and self.passages:
             settled = self._answer_from_passages(query, trail)

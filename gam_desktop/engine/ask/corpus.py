@@ -54,6 +54,12 @@ def document_of(memory_text: str) -> str | None:
     return found.group(1).strip("'\" ") if found and memory_text.startswith("---") else None
 
 
+def reader_name(document: str) -> str:
+    """A document's file name as a reader names it: "acme-oncall.md" is "Acme oncall"."""
+    words = re.sub(r"[-_\s]+", " ", document.rsplit(".", 1)[0]).strip()
+    return words[:1].upper() + words[1:] if words else document
+
+
 def title_of(path: str, text: str) -> str:
     """A file's title: its front matter's (a fact's statement), a README's heading, else
     its name. Read with a regular expression: parsing the YAML of 10,000 files would cost
@@ -326,6 +332,23 @@ class Corpus:
         title, name = _FRONT_TITLE.search(front), _SOURCE.search(front)
         header = " — ".join(m.group(1).strip("'\" ") for m in (name, title) if m)
         return f"[{header}]\n{original}" if header else original
+
+    def source_of(self, memory: str) -> tuple[str, str, int, int] | None:
+        """Where a memory's original wording comes from: its document's name and content
+        hash, and the span of that document it covers (None: no such span)."""
+        text = self.text(memory)
+        if not text or not text.startswith("---"):
+            return None
+        front = text[: text.find("\n---", 3)]
+        name, digest, span = _SOURCE.search(front), _SOURCE_HASH.search(front), _SPAN.search(front)
+        if not name or not digest or not span:
+            return None
+        start, end = int(span.group(1)), int(span.group(2))
+        return name.group(1).strip("'\" "), digest.group(1), start, end
+
+    def source(self, digest: str) -> str | None:
+        """A source document's whole text, by its content hash."""
+        return self._source(digest) if re.fullmatch(r"[0-9a-f]{64}", digest) else None
 
     def _source(self, digest: str) -> str | None:
         """A source document's text (content-addressed: it never changes once written)."""

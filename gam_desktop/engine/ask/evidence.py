@@ -17,7 +17,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from gam_desktop.engine.ask.corpus import ORIGINAL, CorpusFile, document_of, memory_of
+from gam_desktop.engine.ask.corpus import (
+    ORIGINAL,
+    CorpusFile,
+    document_of,
+    memory_of,
+    reader_name,
+)
 from gam_desktop.engine.ask.recall import (
     asks_for_first,
     is_personal,
@@ -345,10 +351,7 @@ def source_name(files: Mapping[str, CorpusFile], key: str) -> str:
     for a README, a conversation, a fact or a memory without a source."""
     memory = files.get(memory_of(key))
     name = document_of(memory.text) if memory is not None and not is_personal(key) else None
-    if not name:
-        return ""
-    words = re.sub(r"[-_\s]+", " ", name.rsplit(".", 1)[0]).strip()
-    return words[:1].upper() + words[1:] if words else name
+    return reader_name(name) if name else ""
 
 
 def _body(text: str) -> str:

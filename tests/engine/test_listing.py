@@ -1,0 +1,136 @@
+"""Which documents state a thing (issue 10, item 4: "for 'which documents…' questions it
+enumerates"): every document is read for the question's words, the ones that deny it are
+left out, and each listed one comes with its sentence and its memory as the source."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gam_desktop.engine.ask.listing import list_documents, listing_question
+from gam_desktop.engine.ask.tools import MemoryTools
+
+NOTES = {
+    "orbit-1.0-release-notes.md": (
+        "# Orbit 1.0 release notes\n\nOrbit 1.0 is the first release of the sync client.\n\n"
+        "## Removed settings\n\nNo settings were removed in this release. The settings "
+        "file is new.\n\n## Weather\n\nThe launch day was clear.\n"
+    ),
+    "orbit-1.1-release-notes.md": (
+        "# Orbit 1.1 release notes\n\nOrbit 1.1 speeds up uploads.\n\n"
+        "## Removed settings\n\n- `lan_mode` is removed: it did not work well.\n"
+        "- `retry_count` is renamed to `retries`.\n\n## Weather\n\nFog delayed the launch "
+        "by (almost) two hours.\n"
+    ),
+    "orbit-1.2-release-notes.md": (
+        "# Orbit 1.2 release notes\n\nOrbit 1.2 adds a dark theme.\n\n"
+        "REMOVED SETTINGS\n----------------\nNothing was removed in this release.\n\n"
+        "WEATHER\n-------\nThere was no fog on launch day.\n"
+    ),
+    "orbit-2.0-release-notes.md": (
+        "# Orbit 2.0 release notes\n\nOrbit 2.0 is a new engine.\n\n"
+        "REMOVED SETTINGS\n----------------\n`upload_cap` is removed, replaced by `bandwidth`."
+        "\n\nWEATHER\n-------\nA light fog lay over the harbour; the launch went ahead.\n"
+    ),
+}
+
+
+@pytest.fixture
+def built(make_workflow, tmp_path: Path):
+    """Four look-alike release notes with the same sections, built into a memory."""
+    files = []
+    for name, text in NOTES.items():
+        (tmp_path / name).write_text(text)
+        files.append(tmp_path / name)
+    workflow = make_workflow(min_tokens=20, max_tokens=90)
+    workflow.add(files=files)
+    return workflow
+
+
+@pytest.fixture
+def notes(built, memory_dir: Path) -> MemoryTools:
+    return MemoryTools(memory_dir)
+
+
+@pytest.mark.parametrize(
+    ("question", "kind", "words"),
+    [
+        ("Which field reports mention fog?", ["field", "report"], ["fog"]),
+        ("Which Orbit releases removed a setting?", ["orbit", "releas"], ["remov", "set"]),
+        ("Which companies use Threadline for incident chat?", ["compani"], None),
+        ("Which companies' on-call policies name Klaxo?", ["compani"], None),
+    ],
+)
+def test_a_listing_question_names_what_is_listed_and_what_they_say(
+    question: str, kind: list[str], words: list[str] | None
+) -> None:
+    parsed = listing_question(question)
+    assert parsed is not None and parsed.kind == kind
+    if words is not None:
+        assert [w for w, _ in parsed.words] == words
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Which company has the longest on-call rotation?",  # one thing, compared
+        "Which companies have the longest rotations?",  # a superlative is not a listing
+        "Which companies page for SEV3 incidents at any hour?",  # "any": read, not listed
+        "Which restaurants cool food within 90 minutes or less?",
+        "Which paging tool does Quillfern use?",  # one thing of a named subject
+        "How many reports mention fog?",
+        "What is the retention of Orbit 2.0?",
+    ],
+)
+def test_other_questions_are_not_listings(question: str) -> None:
+    assert listing_question(question) is None
+
+
+def test_documents_that_deny_it_are_not_listed(notes: MemoryTools) -> None:
+    """ "No settings were removed", "Nothing was removed": the 1.5B model named those
+    releases. "is removed: it did not work" is not a denial."""
+    listed = list_documents(notes, "Which Orbit releases removed a setting?")
+    assert listed is not None
+    assert [item.document for item in listed] == [
+        "Orbit 1.1 release notes",
+        "Orbit 2.0 release notes",
+    ]
+    assert listed[0].sentence == "`lan_mode` is removed: it did not work well."
+    assert listed[1].sentence == "`upload_cap` is removed, replaced by `bandwidth`."
+
+
+def test_each_listed_document_is_cited_by_the_memory_holding_its_sentence(
+    notes: MemoryTools,
+) -> None:
+    listed = list_documents(notes, "Which release notes mention fog?")
+    assert listed is not None
+    assert [item.document for item in listed] == [
+        "Orbit 1.1 release notes",
+        "Orbit 2.0 release notes",
+    ]  # 1.2: "There was no fog"
+    for item in listed:
+        assert item.memories
+        for memory in item.memories:
+            original = notes.run("cat", {"file": memory, "original": True}).text
+            assert "fog" in original.lower(), (memory, original)
+
+
+def test_nothing_is_listed_when_no_document_says_it(notes: MemoryTools) -> None:
+    assert list_documents(notes, "Which release notes mention snow?") is None
+    # A kind that is not documents nor who they are about is the model's to answer.
+    assert list_documents(notes, "Which settings were removed?") is None
+
+
+def test_a_listing_is_answered_from_the_documents_without_a_call(built, llm_server) -> None:
+    """The answer names each document, quotes it, and cites its memory; no model call."""
+    before = len(llm_server.state.requests)
+    result = built.request("Which Orbit releases removed a setting?")
+    assert llm_server.state.tasks()[before:] == []
+    assert result.answer.splitlines()[0] == "Orbit 1.1 release notes and Orbit 2.0 release notes."
+    assert "“`lan_mode` is removed: it did not work well.”" in result.answer
+    assert "1.0" not in result.answer and "1.2" not in result.answer
+    assert {c.source for c in result.citations} == {
+        "orbit-1.1-release-notes.md",
+        "orbit-2.0-release-notes.md",
+    }
