@@ -201,7 +201,8 @@ def _blocks(text: str) -> list[tuple[str, str, int]]:
     """The paragraphs of a document with the heading they sit under, and where each starts.
     A heading is a line opened by #, or a line underlined with - or = ("4. COOLING")."""
     blocks: list[tuple[str, str, int]] = []
-    heading, lines, start, offset = "", [], 0, 0
+    heading, start, offset = "", 0, 0
+    lines: list[str] = []
     rows = text.splitlines(keepends=True)
 
     def close() -> None:
