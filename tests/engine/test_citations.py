@@ -20,6 +20,8 @@ TEXTS = {
     "notes.md": "Deleted files are kept; the period is a setting.",  # no figure, no document
     "set30.md": "Lumenvault 3.0 calls the setting keep_days.",
     "set40.md": "Lumenvault 4.0 renamed it to retention.days.",
+    "policy.md": "The primary engineer must acknowledge a page within 5 minutes.",
+    "kitchen.md": "Cooked food must be below 5 °C within 90 minutes.",
 }
 DOCUMENT = {"v30.md": RELEASES[0], "v31.md": RELEASES[1], "v40.md": RELEASES[2]}
 DOCUMENT |= {"set30.md": RELEASES[0], "set40.md": RELEASES[2]}
@@ -76,6 +78,12 @@ def test_a_document_is_named_by_what_only_its_name_has() -> None:
         ("Deleted files are kept for 90 days.", ["v31.md"], ["v40.md"]),
         # so is its identifier
         ("The setting is now called `retention.days`.", ["set30.md"], ["set40.md"]),
+        # no figure to go by: the cited procedure holding none of the answer's words goes
+        (
+            "The primary engineer must acknowledge a page within 5 minutes.",
+            ["policy.md", "kitchen.md"],
+            ["policy.md"],
+        ),
         # nothing to tell them apart: the citations stand
         ("Deleted files are kept for a while.", ["v30.md", "v31.md"], ["v30.md", "v31.md"]),
     ],
@@ -83,7 +91,7 @@ def test_a_document_is_named_by_what_only_its_name_has() -> None:
 def test_the_sources_are_what_the_answer_rests_on(
     answer: str, cited: list[str], expected: list[str]
 ) -> None:
-    shown = ["v30.md", "v31.md", "v40.md", "notes.md", "set30.md", "set40.md"]
+    shown = ["v30.md", "v31.md", "v40.md", "notes.md", "set30.md", "set40.md", "policy.md"]
     assert rest_on(answer, cited, shown) == expected
 
 

@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Callable
 
 from gam_desktop.engine.ask.evidence import Passage, figures
+from gam_desktop.engine.ask.words import query_terms, tokenize
 from gam_desktop.engine.textutil import STOPWORDS
 
 IDENTIFIER = re.compile(r"\b[A-Za-z]\w*(?:[._]\w+)+\b")  # a setting: retention.days, keep_days
@@ -53,7 +54,8 @@ def supporting(
     """The `sources` (memory paths) `answer` rests on, given the `passages` the model was
     shown: the ones whose document it names, with a shown passage of each named document
     it did not cite; else, when none of them states its figures and identifiers, the
-    shown passages that do; else all but those stating other figures than the answer's."""
+    shown passages that do; else all but those stating other figures than the answer's;
+    and with no figure to go by, those about what it says."""
     of_source = {s: document_of(s) for s in sources}
     of_passage = {p.memory: document_of(p.memory) for p in passages}
     named = set(named_documents(answer, [*of_source.values(), *of_passage.values()]))
@@ -67,7 +69,7 @@ def supporting(
         return kept
     markers = evidence_markers(answer, question)
     if not markers:
-        return sources
+        return about_it(answer, sources, text_of)
     found = {s: markers_in(markers, text_of(s)) for s in dict.fromkeys([*sources, *of_passage])}
     if not any(found[s] for s in sources):
         # What it states is in none of its citations: the passages that state it are its
@@ -92,3 +94,15 @@ def evidence_markers(answer: str, question: str) -> set[str]:
 def markers_in(markers: set[str], text: str) -> set[str]:
     lower = text.lower()
     return {m for m in markers if m in figures(text) or (not m.isdigit() and m in lower)}
+
+
+def about_it(answer: str, sources: list[str], text_of: Callable[[str], str]) -> list[str]:
+    """The `sources` about what the answer says: those holding two thirds as many of its
+    words as the one holding most (a kitchen procedure cited for an on-call answer shares
+    "must", "within" and "minutes" with it, and nothing else)."""
+    said = set(query_terms(answer))
+    if len(said) < 3:  # "Yes.": nothing to tell them apart by
+        return sources
+    held = {s: len(said & set(tokenize(text_of(s)))) for s in sources}
+    most = max(held.values(), default=0)
+    return [s for s in sources if 3 * held[s] >= 2 * most] if most else sources
