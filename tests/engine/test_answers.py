@@ -333,6 +333,9 @@ def test_a_citation_standing_for_a_name_becomes_the_documents_name() -> None:
     assert name_citations("It is 14 days. [1] [2]", passages) == "It is 14 days."
 
 
+GREYHOLM = "How many puffin burrows did Priya Maalouf count on Greyholm?"
+
+
 @pytest.mark.parametrize(
     ("answer", "unsupported"),
     [
@@ -347,6 +350,28 @@ def test_a_citation_standing_for_a_name_becomes_the_documents_name() -> None:
 def test_figures_an_answer_states_must_be_in_its_evidence(answer: str, unsupported) -> None:
     evidence = "Burrows: 1240 (2022). Acme pages within 5 minutes, Borealis 15. Up to 20 GB."
     assert unsupported_figures(answer, evidence, "What about Acme 5.0?") == unsupported
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "unsupported"),
+    [
+        # the 1.5B model's answer: the report counts puffins on Mote Isle, not on Greyholm
+        (GREYHOLM, "Priya Maalouf counted 3 puffin burrows on Greyholm.", ["3"]),
+        (GREYHOLM, "She counted 980 occupied burrows.", []),  # near burrows in the evidence
+        (GREYHOLM, "She counted 1,240 burrows.", []),  # the thousands separator is no matter
+        ("How many people were in the team?", "There were 6 members.", []),  # other words
+        ("How many minutes is it?", "It is 3 minutes.", []),  # a unit: the unit check's
+        ("How many burrows did 3 teams count?", "3 teams counted 9 burrows.", ["9"]),
+    ],
+)
+def test_a_count_of_the_things_asked_must_be_given_of_them(
+    question: str, answer: str, unsupported: list[str]
+) -> None:
+    evidence = (
+        "Mote Isle, Atlantic puffin: 980 occupied burrows, down from 1,240. Greyholm, "
+        "kittiwake: 301 nests. Fog delayed work on 3 days."
+    )
+    assert unsupported_figures(answer, evidence, question) == unsupported
 
 
 def test_a_question_over_several_documents_gets_a_passage_from_each(lookalikes, memory_dir) -> None:

@@ -562,8 +562,47 @@ def misses_asked_unit(answer: str, question: str) -> str | None:
 
 def unsupported_figures(answer: str, evidence: str, question: str) -> list[str]:
     """The numbers of `answer` that neither its evidence nor the question states: a small
-    model asked for a figure the memory lacks makes one up ("$100,000 last year")."""
-    return sorted(figures(answer) - figures(evidence) - figures(question))
+    model asked for a figure the memory lacks makes one up ("$100,000 last year"); and the
+    count of the things a how-many question asks for that its evidence never gives of them
+    ("3 puffin burrows on Greyholm" when the report counts kittiwakes there)."""
+    made_up = figures(answer) - figures(evidence) - figures(question)
+    return sorted(made_up | set(unsupported_counts(answer, evidence, question)))
+
+
+# "How many puffin burrows did …": the things counted, the last word before the verb.
+COUNTED = re.compile(
+    r"\bhow\s+many\s+(?:[a-z-]+\s+){0,3}?([a-z-]+)\s+"
+    r"(?:did|does|do|are|were|is|was|have|has|had|can|could|will|would)\b",
+    re.IGNORECASE,
+)
+COUNT_REACH = 4  # words between a count and what it counts ("980 occupied burrows")
+
+
+def unsupported_counts(answer: str, evidence: str, question: str) -> list[str]:
+    """The counts `answer` gives of what a how-many question counts (a single digit too)
+    that `evidence` never puts near those things. Units of measure are the asked-unit
+    check's; a count said in other words ("6 members" for people) is not checked."""
+    found = COUNTED.search(question)
+    if found is None or found.group(1).lower().rstrip("s") in MEASURE_OF:
+        return []
+    thing = tokenize(found.group(1))
+    if not thing:
+        return []
+    given = {n.replace(",", "") for n in NUMBER.findall(question)}  # single digits too
+    counts = [n for n in sorted(_counts_of(answer, thing[0])) if n not in given]
+    return [n for n in counts if n not in _counts_of(evidence, thing[0])]
+
+
+def _counts_of(text: str, thing: str) -> set[str]:
+    """The numbers `text` puts within a few words before or after `thing` (a search term)."""
+    words = tokenize(re.sub(r"(?<=\d),(?=\d{3})", "", text))
+    at = [i for i, w in enumerate(words) if w == thing]
+    return {
+        words[j]
+        for i in at
+        for j in range(max(0, i - COUNT_REACH), min(len(words), i + COUNT_REACH + 1))
+        if words[j].isdigit()
+    }
 
 
 def _extract(question: str, passages: list[Passage]) -> tuple[str, list[str]]:
