@@ -639,6 +639,9 @@ class LLMHTTPServer(ThreadingHTTPServer):
             if fault and fault.kind == "scaffold":  # a small model echoing the loop's hint
                 hint = "The top-level folders are: topic/. Try something else, or call answer."
                 name, args = "answer", {"text": hint, "confidence": 0.9, "sources": []}
+            if fault and fault.kind == "unsure":  # says it cannot tell, yet sounds sure
+                text = "I don't have enough information to determine the answer."
+                name, args = "answer", {"text": text, "confidence": 0.6, "sources": []}
             if fault and fault.kind == "wrong_lookalike":  # cites the last passage, any name
                 name, args = scripted_agent.last_passage_answer(messages)
             if request.get("tools"):

@@ -13,6 +13,7 @@ import pytest
 from gam_desktop.engine.ask.agent import PASSAGES_MARKER
 from gam_desktop.engine.ask.evidence import (
     Passage,
+    abstains,
     asked_thing,
     clean_ending,
     gather,
@@ -262,6 +263,28 @@ def test_an_abstaining_grounded_answer_goes_on_to_explore(lookalikes, llm_server
     tasks = llm_server.state.tasks()[before:]
     assert tasks[0] == "ground" and "chat" in tasks
     assert "the best passages did not answer it: exploring" in result.trajectory
+
+
+def test_an_answer_saying_it_cannot_tell_is_not_confident(lookalikes, llm_server) -> None:
+    """The 1.5B model, asked about puffins on an island the report counts kittiwakes on:
+    "I don't have enough information to determine the number" at confidence 0.3."""
+    llm_server.state.faults.append(Fault("unsure", times=10, task="chat"))
+    result = lookalikes.request("What is the travel budget of Acme Corp?")
+    assert result.answer.startswith("I don't have enough information")
+    assert result.confidence < 0.3
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "I don't have enough information to determine the number of puffin burrows.",
+        "There is not enough information in the passages.",
+        "The revenue cannot be determined from the passages.",
+        "The maximum single-file size in Lumenvault 3.0 is not specified in the passage.",
+    ],
+)
+def test_ways_of_saying_the_memory_does_not_tell(answer: str) -> None:
+    assert abstains(answer)
 
 
 def test_explore_always_runs_the_tool_loop(lookalikes, llm_server) -> None:

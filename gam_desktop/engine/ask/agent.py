@@ -459,6 +459,8 @@ class ChatAgent:
             )
         sources = self._with_conversations(sources)
         score = _confidence(confidence, bool(sources))
+        if abstains(text):  # "not found" is no answer to be sure of, whatever the model says
+            score = min(score, NOT_ABOUT_IT_CONFIDENCE / 2)
         invented = [] if abstains(text) else self._unsupported(query, text, sources)
         if invented:  # a figure its sources never state: made up, or from elsewhere
             score = min(score, NOT_ABOUT_IT_CONFIDENCE)

@@ -70,7 +70,10 @@ TIME_WORDS = frozenset(
 )
 ABSTAIN = re.compile(
     r"(does not|doesn't|do not|don't) (contain|mention|say|include)|no information|"
-    r"not (found|mentioned|in the (memory|passages))|cannot (find|answer)",
+    r"not (found|mentioned|in the (memory|passages))|cannot (find|answer)|"
+    r"(not|n't) have enough information|(not enough|insufficient) information|"
+    r"(cannot|can't|could not|couldn't) be determined|"
+    r"\b(is|are|was|were) not (provided|stated|specified|given)\b",
     re.IGNORECASE,
 )
 # "Which companies…", "list…", "compare…", "…in all reports": the answer is spread over
