@@ -58,6 +58,10 @@ COMPARING = re.compile(
     r"(?:long|short|high|low|larg|small|bigg|lat|earli|new|old|fast|slow|great|cheap)est)\b",
     re.IGNORECASE,
 )
+# "…, and to how many days?": a second question a list of documents does not answer
+SECOND_QUESTION = re.compile(
+    r"\band\s+(?:to\s+)?(?:what|how|when|which|who|whom|where|why)\b", re.I
+)
 NEGATION = re.compile(
     r"\b(?:no|not|never|nothing|none|neither|nor|without|prevent(?:s|ed)?|unable|cannot)\b"
     r"|n't\b",
@@ -88,7 +92,7 @@ def listing_question(question: str) -> _Question | None:
     """The parts of a "Which <documents or who they are about> <say something>?" question:
     None for any other question."""
     match = QUESTION.match(question)
-    if match is None or COMPARING.search(question):
+    if match is None or COMPARING.search(question) or SECOND_QUESTION.search(question):
         return None
     words = [
         w.lower().rstrip("'’").removesuffix("'s").removesuffix("’s")
