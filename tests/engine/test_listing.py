@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gam_desktop.engine.ask.listing import list_documents, listing_question
+from gam_desktop.engine.ask.listing import list_documents, listing_answer, listing_question
 from gam_desktop.engine.ask.tools import MemoryTools
 
 NOTES = {
@@ -59,7 +59,8 @@ def notes(built, memory_dir: Path) -> MemoryTools:
         ("Which field reports mention fog?", ["field", "report"], ["fog"]),
         ("Which Orbit releases removed a setting?", ["orbit", "releas"], ["remov", "set"]),
         ("Which companies use Threadline for incident chat?", ["compani"], None),
-        ("Which companies' on-call policies name Klaxo?", ["compani"], None),
+        ("Which companies' on-call policies name Klaxo?", ["compani", "call", "polici"], None),
+        ("Which researchers' teams landed on Hallan Skerry?", ["research", "team"], None),
     ],
 )
 def test_a_listing_question_names_what_is_listed_and_what_they_say(
@@ -135,3 +136,78 @@ def test_a_listing_is_answered_from_the_documents_without_a_call(built, llm_serv
         "orbit-1.1-release-notes.md",
         "orbit-2.0-release-notes.md",
     }
+
+
+LOGS = {
+    "north-field-log.md": "# North field log\n\nFog: none.\n\nGales blew on 2 days.\n",
+    "east-field-log.md": "# East field log\n\nThe whole season was fog-free and calm.\n",
+    "west-field-log.md": (
+        "# West field log\n\nFog did not stop the boat work; fog lay over the bay on 6 mornings.\n"
+    ),
+    "south-field-log.md": (
+        "# South field log\n\nThere was no fog in May. Fog covered the islands on 9 days in June.\n"
+    ),
+    "quiz-field-log.md": (
+        "# Quiz field log\n\nWas there fog this season?\n\n| Weather | Days |\n|---|---|\n"
+        "| Fog | 0 |\n"
+    ),
+    "harbour-policy.md": "# Harbour policy\n\nBoats leave at 15 minutes past the hour in fog.\n",
+    "ice-field-log.md": "# Ice field log\n\nFog rolled over Tern Point every morning.\n",
+    "cape-field-log.md": "# Cape field log\n\nFog hid Tern Point from the boat all week.\n",
+}
+
+
+@pytest.fixture
+def logs(make_workflow, tmp_path: Path, memory_dir: Path) -> MemoryTools:
+    files = []
+    for name, text in LOGS.items():
+        (tmp_path / name).write_text(text)
+        files.append(tmp_path / name)
+    make_workflow(min_tokens=20, max_tokens=90).add(files=files)
+    return MemoryTools(memory_dir)
+
+
+def names(listed) -> list[str]:
+    assert listed is not None
+    return [item.document for item in listed]
+
+
+def test_what_denies_it_in_other_words_is_not_listed(logs: MemoryTools) -> None:
+    """ "Fog: none", "fog-free", a table's 0 and a question are no mention of fog; "did not
+    stop …; fog lay" and "no fog in May. Fog covered …" are (the adversarial review's
+    cases). A harbour policy is not a field log."""
+    listed = list_documents(logs, "Which field logs mention fog?")
+    assert {item.document for item in listed} == {
+        "Cape field log",
+        "Ice field log",
+        "South field log",
+        "West field log",
+    }
+    assert all(not item.lacking for item in listed)
+
+
+def test_the_kind_asked_for_is_the_documents_kind(logs: MemoryTools) -> None:
+    assert names(list_documents(logs, "Which policies mention fog?")) == ["Harbour policy"]
+    # documents of any kind; "anything" is no word of what they say
+    assert "Harbour policy" in names(list_documents(logs, "What documents say anything about fog?"))
+
+
+def test_a_question_that_denies_is_the_models(logs: MemoryTools) -> None:
+    assert list_documents(logs, "Which field logs had no fog?") is None
+    assert list_documents(logs, "Which field logs mention fog without gales?") is None
+
+
+def test_a_document_saying_all_but_one_word_is_listed_apart(logs: MemoryTools) -> None:
+    listed = list_documents(logs, "Which field logs mention fog rolling over Tern Point?")
+    assert listed is not None
+    assert [(item.document, item.lacking) for item in listed] == [
+        ("Ice field log", ""),
+        ("Cape field log", "rolling"),
+    ]
+    answer = listing_answer(listed)
+    assert answer.startswith("Ice field log.\n")
+    assert "- **Cape field log** (no “rolling”): “Fog hid Tern Point from the boat all week.”" in (
+        answer
+    )
+    # Nothing says every word: no list, the model answers
+    assert list_documents(logs, "Which field logs mention fog hiding Gull Point?") is None

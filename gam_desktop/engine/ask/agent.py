@@ -175,9 +175,8 @@ class ChatAgent:
             trail.matched.extend(dict.fromkeys(memories))
             trail.lines.append(f"listed the {plural(len(listed), 'document')} stating it")
             note = "listed from the documents that state it"
-            return self._result(
-                query, listing_answer(listed), EXCERPT_CONFIDENCE, memories, trail, note
-            )
+            text = listing_answer(listed)
+            return self._result(query, text, EXCERPT_CONFIDENCE, memories, trail, note, True)
         messages, steps = self._first_messages(query, system_prompt, conversation, trail)
         if self.evidence_first and self.passages:
             settled = self._answer_from_passages(query, trail)
@@ -444,6 +443,7 @@ class ChatAgent:
         cited: list[Any] | None,
         trail: _Trail,
         note: str | None = None,
+        quoted: bool = False,  # `cited` are the files its quotes come from: no narrowing
     ) -> ChatResult:
         seen = set(trail.read) | set(trail.matched)
         root = self.tools.sandbox.root
@@ -452,8 +452,9 @@ class ChatAgent:
         dropped = [s for s in wanted if s not in sources]
         if cited is None:  # said nothing about sources, as opposed to an explicit []
             sources = _default_sources(trail, root)
-        sources = self._closest(query, sources)
-        if not abstains(text):  # the cited files its words are about, not all it was shown
+        if not quoted:
+            sources = self._closest(query, sources)
+        if not abstains(text) and not quoted:  # the files its words are about, not all shown
             sources = supporting(
                 text, query, sources, self.passages, self._source_name, self._text_of
             )
@@ -461,7 +462,7 @@ class ChatAgent:
         score = _confidence(confidence, bool(sources))
         if abstains(text):  # "not found" is no answer to be sure of, whatever the model says
             score = min(score, NOT_ABOUT_IT_CONFIDENCE / 2)
-        invented = [] if abstains(text) else self._unsupported(query, text, sources)
+        invented = [] if abstains(text) or quoted else self._unsupported(query, text, sources)
         if invented:  # a figure its sources never state: made up, or from elsewhere
             score = min(score, NOT_ABOUT_IT_CONFIDENCE)
             note = "; ".join(filter(None, [note, f"not in its sources: {', '.join(invented)}"]))
