@@ -279,12 +279,27 @@ def test_an_answer_saying_it_cannot_tell_is_not_confident(lookalikes, llm_server
     [
         "I don't have enough information to determine the number of puffin burrows.",
         "There is not enough information in the passages.",
+        "There's no information about desserts.",
         "The revenue cannot be determined from the passages.",
         "The maximum single-file size in Lumenvault 3.0 is not specified in the passage.",
     ],
 )
 def test_ways_of_saying_the_memory_does_not_tell(answer: str) -> None:
     assert abstains(answer)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [  # the adversarial review's answers that say something
+        "Data science staff are not given the pager.",
+        "The cause could not be determined yet: the avian influenza results are pending.",
+        "Time off is not provided for weekday pages.",
+        "Refunds were refused because of insufficient information from the customer.",
+        "The exact date is not specified in the release notes, but it shipped in spring 2024.",
+    ],
+)
+def test_answers_that_tell_something_are_not_abstentions(answer: str) -> None:
+    assert not abstains(answer)
 
 
 def test_explore_always_runs_the_tool_loop(lookalikes, llm_server) -> None:
@@ -385,6 +400,11 @@ def test_figures_an_answer_states_must_be_in_its_evidence(answer: str, unsupport
         ("How many people were in the team?", "There were 6 members.", []),  # other words
         ("How many minutes is it?", "It is 3 minutes.", []),  # a unit: the unit check's
         ("How many burrows did 3 teams count?", "3 teams counted 9 burrows.", ["9"]),
+        # the adversarial review's right answers, said otherwise than the evidence says them
+        ("How many landings were made?", "There were 2 landings.", []),  # "two landings"
+        ("How many kittiwakes were sampled?", "12 kittiwakes were sampled.", []),  # "12 of them"
+        ("How many seals hauled out?", "58 grey seals.", []),  # "58 animals", same sentence
+        ("How many days of fog were there?", "There were 9 days of fog.", []),  # days: a unit
     ],
 )
 def test_a_count_of_the_things_asked_must_be_given_of_them(
@@ -392,7 +412,9 @@ def test_a_count_of_the_things_asked_must_be_given_of_them(
 ) -> None:
     evidence = (
         "Mote Isle, Atlantic puffin: 980 occupied burrows, down from 1,240. Greyholm, "
-        "kittiwake: 301 nests. Fog delayed work on 3 days."
+        "kittiwake: 301 nests. Fog delayed work on 3 days. The calm sea allowed two landings. "
+        "We found 27 dead kittiwakes; the veterinarian took samples from 12 of them. The grey "
+        "seal haul-out peaked at 58 animals. Fog covered the islands on 9 days."
     )
     assert unsupported_figures(answer, evidence, question) == unsupported
 

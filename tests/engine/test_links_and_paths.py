@@ -208,3 +208,23 @@ def test_a_replaced_file_keeps_its_mode(make_workflow, memory_dir: Path) -> None
     os.chmod(readme, 0o600)  # the user made it private
     workflow.add(text=topic_document({"rust": 3}))
     assert stat.S_IMODE(readme.stat().st_mode) == 0o600
+
+
+def test_a_source_linked_into_git_is_absent(make_workflow, memory_dir: Path, llm_server) -> None:
+    """A file of .gam/sources that is a link into .git (the adversarial review's case: the
+    originals are searched, quoted by a listing and sent to the model) reads as missing."""
+    workflow = make_workflow()
+    workflow.add(text=topic_document({"python": 3}))
+    (memory_dir / ".git" / "config").write_text(
+        (memory_dir / ".git" / "config").read_text() + "\n[fog]\n\ttoken = GIT-SECRET-FOG\n"
+    )
+    sources = memory_dir / ".gam" / "sources"
+    for source in sources.iterdir():
+        source.unlink()
+        source.symlink_to(Path("..") / ".." / ".git" / "config")
+    tools = MemoryTools(memory_dir)
+    memory = next(p for p in tools.corpus.snapshot() if not p.endswith("README.md"))
+    assert "GIT-SECRET-FOG" not in tools.run("cat", {"file": memory, "original": True}).text
+    assert "GIT-SECRET-FOG" not in tools.run("grep", {"pattern": "GIT-SECRET"}).text
+    answer = workflow.request("Which documents mention the fog token?")
+    assert "GIT-SECRET-FOG" not in answer.answer + everything_the_llm_saw(llm_server)

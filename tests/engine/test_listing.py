@@ -4,6 +4,7 @@ left out, and each listed one comes with its sentence and its memory as the sour
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -211,3 +212,16 @@ def test_a_document_saying_all_but_one_word_is_listed_apart(logs: MemoryTools) -
     )
     # Nothing says every word: no list, the model answers
     assert list_documents(logs, "Which field logs mention fog hiding Gull Point?") is None
+
+
+def test_a_span_of_thousands_of_digits_is_no_span(built, memory_dir: Path) -> None:
+    """A hand-edited front matter (the review's case: int() refuses 4,300 digits and more)
+    leaves that memory without an original; search and listing go on."""
+    memory = next(p for p in memory_dir.rglob("*.md") if p.name != "README.md")
+    text = memory.read_text()
+    memory.write_text(re.sub(r"(?m)^span: .*$", f"span: [1, {'9' * 5000}]", text, count=1))
+    tools = MemoryTools(memory_dir)
+    key = memory.relative_to(memory_dir).as_posix()
+    assert tools.corpus.text(key + "#original") is None and tools.corpus.source_of(key) is None
+    assert not tools.run("grep", {"pattern": "removed"}).error
+    assert list_documents(tools, "Which Orbit releases removed a setting?") is not None

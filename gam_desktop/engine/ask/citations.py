@@ -99,10 +99,16 @@ def markers_in(markers: set[str], text: str) -> set[str]:
 def about_it(answer: str, sources: list[str], text_of: Callable[[str], str]) -> list[str]:
     """The `sources` about what the answer says: those holding two thirds as many of its
     words as the one holding most (a kitchen procedure cited for an on-call answer shares
-    "must", "within" and "minutes" with it, and nothing else)."""
+    "must", "within" and "minutes" with it, and nothing else), and those saying a part of
+    it the others do not."""
     said = set(query_terms(answer))
     if len(said) < 3:  # "Yes.": nothing to tell them apart by
         return sources
-    held = {s: len(said & set(tokenize(text_of(s)))) for s in sources}
-    most = max(held.values(), default=0)
-    return [s for s in sources if 3 * held[s] >= 2 * most] if most else sources
+    held = {s: said & set(tokenize(text_of(s))) for s in sources}
+    most = max(map(len, held.values()), default=0)
+    if not most:
+        return sources
+    kept = [s for s in sources if 3 * len(held[s]) >= 2 * most]
+    covered = set().union(*(held[s] for s in kept))
+    # A source of a part of the answer no kept one says ("… never carry the pager") stays.
+    return [s for s in sources if s in kept or len(held[s] - covered) >= 2]

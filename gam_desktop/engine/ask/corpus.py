@@ -34,7 +34,7 @@ LOGGED_GENERATIONS = 64  # the last changes the search index can catch up with, 
 LOGGED_CHANGES = 5_000  # a change of more files is logged as "many": compare them all
 _SOURCE_HASH = re.compile(r"^source_hash:\s*'?([0-9a-f]{64})'?\s*$", re.MULTILINE)
 _SOURCE = re.compile(r"^source:\s*(.+)$", re.MULTILINE)
-_SPAN = re.compile(r"^span:\s*\[\s*(\d+)\s*,\s*(\d+)\s*\]\s*$", re.MULTILINE)
+_SPAN = re.compile(r"^span:\s*\[\s*(\d{1,15})\s*,\s*(\d{1,15})\s*\]\s*$", re.MULTILINE)
 _FRONT_TITLE = re.compile(r"^(?:title|statement):[ \t]*(.+?)[ \t]*$", re.MULTILINE)
 _HEADING = re.compile(r"^#[ \t]+(.+?)[ \t]*$", re.MULTILINE)
 
@@ -358,7 +358,11 @@ class Corpus:
                 self._texts.move_to_end(key)
                 return self._texts[key]
         path = self.root / SOURCES_DIR / f"{digest}.txt"
-        text = self._read(path) if resolve_within(self.root, path) is not None else None
+        # Only a file of .gam/sources itself: a link from there into .git, or a .gam/sources
+        # that is a link, is absent like a link out of the folder.
+        resolved = resolve_within(self.root, path)
+        inside = resolved is not None and resolved.parent == self.root / SOURCES_DIR
+        text = self._read(path) if inside else None
         if text is not None:  # missing now, maybe written by the operation running
             self._keep(key, text)
         return text

@@ -70,12 +70,19 @@ TIME_WORDS = frozenset(
 )
 ABSTAIN = re.compile(
     r"(does not|doesn't|do not|don't) (contain|mention|say|include)|no information|"
-    r"not (found|mentioned|in the (memory|passages))|cannot (find|answer)|"
-    r"(not|n't) have enough information|(not enough|insufficient) information|"
-    r"(cannot|can't|could not|couldn't) be determined|"
-    r"\b(is|are|was|were) not (provided|stated|specified|given)\b",
+    r"not (found|mentioned|in the (memory|passages))|cannot (find|answer)",
     re.IGNORECASE,
 )
+# Saying the sources do not tell, unless it goes on to tell something ("… is not specified
+# in the notes, but it shipped in spring 2024"); "staff are not given the pager" is a fact.
+HEDGED = re.compile(
+    r"(not|n't) have enough information|(there is|there's) (not enough|insufficient|no) "
+    r"information|(cannot|can't|could not|couldn't) be determined (from|with|by|based)\b|"
+    r"\b(is|are|was|were) not (provided|stated|specified|given|mentioned|listed) in "
+    r"(the|these|this|any)\b",
+    re.IGNORECASE,
+)
+GOES_ON = re.compile(r"\b(but|however|although|though)\b", re.IGNORECASE)
 # "Which companies…", "list…", "compare…", "…in all reports": the answer is spread over
 # documents, so every document gets its best passage before any gets a second.
 SPANS_DOCUMENTS = re.compile(
@@ -83,6 +90,13 @@ SPANS_DOCUMENTS = re.compile(
     r"most recent|longest|shortest|highest|lowest|largest|smallest)\b",
     re.IGNORECASE,
 )
+NUMBER_WORDS = {
+    word: str(number)
+    for number, word in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen "
+        "fourteen fifteen sixteen seventeen eighteen nineteen twenty".split()
+    )
+}
 FIGURE = re.compile(r"(?<![\w.,])\d+(?:,\d{3})*(?:\.\d+)?(?![\w])")
 LIST_MARKER = re.compile(r"^\s*\d+[.)]\s", re.MULTILINE)
 CITATION = re.compile(r"\s*\[(\d+)\]")
@@ -414,7 +428,7 @@ def is_scaffolding(text: str) -> bool:
 
 
 def abstains(text: str) -> bool:
-    return bool(ABSTAIN.search(text))
+    return bool(ABSTAIN.search(text) or (HEDGED.search(text) and not GOES_ON.search(text)))
 
 
 def clean_ending(text: str) -> str:
@@ -572,40 +586,68 @@ def unsupported_figures(answer: str, evidence: str, question: str) -> list[str]:
     return sorted(made_up | set(unsupported_counts(answer, evidence, question)))
 
 
-# "How many puffin burrows did …": the things counted, the last word before the verb.
-COUNTED = re.compile(
-    r"\bhow\s+many\s+(?:[a-z-]+\s+){0,3}?([a-z-]+)\s+"
-    r"(?:did|does|do|are|were|is|was|have|has|had|can|could|will|would)\b",
-    re.IGNORECASE,
+# "How many puffin burrows did …", "how many devices per account …": the things counted,
+# the last of the few words after "how many" before a preposition or the verb.
+COUNTED = re.compile(r"\bhow\s+many\s+((?:[a-z-]+\s+){0,3})", re.IGNORECASE)
+COUNT_ENDS = frozenset(
+    "of per in on at for from with by did does do are were is was have has had can could "
+    "will would should must".split()
 )
-COUNT_REACH = 4  # words between a count and what it counts ("980 occupied burrows")
+COUNT_REACH = 4  # words between a count and what it counts in an answer ("3 puffin burrows")
+NUMBER_WORD = re.compile(r"\b(" + "|".join(NUMBER_WORDS) + r")\b", re.IGNORECASE)
+
+
+def counted_thing(question: str) -> str | None:
+    """What a how-many question counts, as a search term ("burrow"); None for none, or for a
+    unit of measure (the asked-unit check's)."""
+    found = COUNTED.search(question)
+    if found is None:
+        return None
+    taken = []
+    for word in found.group(1).split():
+        if word.lower() in COUNT_ENDS:
+            break
+        taken.append(word.lower())
+    if not taken or taken[-1].rstrip("s") in MEASURE_OF or taken[-1] in MEASURE_OF:
+        return None
+    terms = tokenize(taken[-1])
+    return terms[0] if terms else None
 
 
 def unsupported_counts(answer: str, evidence: str, question: str) -> list[str]:
     """The counts `answer` gives of what a how-many question counts (a single digit too)
-    that `evidence` never puts near those things. Units of measure are the asked-unit
-    check's; a count said in other words ("6 members" for people) is not checked."""
-    found = COUNTED.search(question)
-    if found is None or found.group(1).lower().rstrip("s") in MEASURE_OF:
+    that no sentence of `evidence` about those things gives. Evidence that never names
+    them ("6 members" for people) cannot tell: nothing is flagged."""
+    thing = counted_thing(question)
+    if thing is None:
         return []
-    thing = tokenize(found.group(1))
-    if not thing:
+    said = [set(_numbers(s)) for s in _sentences(evidence) if thing in tokenize(s)]
+    if not said:
         return []
-    given = {n.replace(",", "") for n in NUMBER.findall(question)}  # single digits too
-    counts = [n for n in sorted(_counts_of(answer, thing[0])) if n not in given]
-    return [n for n in counts if n not in _counts_of(evidence, thing[0])]
-
-
-def _counts_of(text: str, thing: str) -> set[str]:
-    """The numbers `text` puts within a few words before or after `thing` (a search term)."""
-    words = tokenize(re.sub(r"(?<=\d),(?=\d{3})", "", text))
-    at = [i for i, w in enumerate(words) if w == thing]
-    return {
+    given = set(_numbers(question))
+    words = tokenize(_plain_numbers(answer))
+    counts = {
         words[j]
-        for i in at
-        for j in range(max(0, i - COUNT_REACH), min(len(words), i + COUNT_REACH + 1))
+        for i, word in enumerate(words)
+        if word == thing
+        for j in range(max(0, i - COUNT_REACH), i)
         if words[j].isdigit()
     }
+    return sorted(n for n in counts - given if not any(n in numbers for numbers in said))
+
+
+def _plain_numbers(text: str) -> str:
+    """ "two landings" as "2 landings", "1,315" as "1315"."""
+    text = re.sub(r"(?<=\d),(?=\d{3})", "", text)
+    return NUMBER_WORD.sub(lambda m: NUMBER_WORDS[m.group(1).lower()], text)
+
+
+def _numbers(text: str) -> list[str]:
+    return [w for w in tokenize(_plain_numbers(text)) if w.isdigit()]
+
+
+def _sentences(text: str) -> list[str]:
+    return re.split(r"(?<=[.!?])\s+|\n\s*\n", text)
 
 
 def _extract(question: str, passages: list[Passage]) -> tuple[str, list[str]]:
