@@ -82,6 +82,7 @@ def test_a_listing_question_names_what_is_listed_and_what_they_say(
         "Which restaurants cool food within 90 minutes or less?",
         "Which paging tool does Quillfern use?",  # one thing of a named subject
         "Which releases changed the retention, and to how many days?",  # and a second one
+        "Which releases removed no settings?",  # denies: the ones that did are not it
         "How many reports mention fog?",
         "What is the retention of Orbit 2.0?",
     ],

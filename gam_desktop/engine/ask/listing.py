@@ -240,7 +240,7 @@ def _stated(
         in_heading = set(tokenize(heading)) & wanted
         in_block = set(tokenize(block)) & wanted
         lacking = wanted - in_heading - in_block
-        if not in_block or len(lacking) > 1 or lacking & must or len(lacking) == len(wanted):
+        if not in_block or len(lacking) > 1 or lacking & must:
             continue
         sentence = _saying(block, in_block, must & in_block, weights, free)
         if sentence is None:
