@@ -20,7 +20,7 @@ from gam_desktop.engine.ask.evidence import (
     is_scaffolding,
     name_citations,
     qualifiers,
-    unsupported_figures,
+    unsupported_values,
 )
 from gam_desktop.engine.ask.tools import MemoryTools
 from gam_desktop.engine.build.context import NUMBER, document_context, number_coverage
@@ -387,7 +387,29 @@ GREYHOLM = "How many puffin burrows did Priya Maalouf count on Greyholm?"
 )
 def test_figures_an_answer_states_must_be_in_its_evidence(answer: str, unsupported) -> None:
     evidence = "Burrows: 1240 (2022). Acme pages within 5 minutes, Borealis 15. Up to 20 GB."
-    assert unsupported_figures(answer, evidence, "What about Acme 5.0?") == unsupported
+    assert unsupported_values(answer, evidence, "What about Acme 5.0?") == unsupported
+
+
+@pytest.mark.parametrize(
+    ("answer", "unsupported"),
+    [
+        # the 1.5B model's research claims about Lumenvault 3.0, which renamed nothing
+        ("It renamed the backup interval setting to 'journal scan'.", ["“journal scan”"]),
+        ("It was renamed from 'old_name' to 'new_name'.", ["“old_name”", "“new_name”"]),
+        # said as the evidence says it, with other quotes, markup or case
+        ("It was renamed to `schedule.every`.", []),
+        ('It was renamed to "Schedule.Every".', []),
+        ("The 'backup interval' setting.", []),  # the question's words
+        ("Osprine's and Brindlewave's policies.", []),  # apostrophes open no quote
+        ("He wrote 'engineers may swap shifts with a day of notice'.", []),  # a paraphrase
+    ],
+)
+def test_short_values_an_answer_quotes_must_be_said_by_its_evidence(
+    answer: str, unsupported: list[str]
+) -> None:
+    evidence = "`backup_interval` is renamed to **`schedule.every`**. The engine uses a journal."
+    question = "Which releases renamed the backup interval setting?"
+    assert unsupported_values(answer, evidence, question) == unsupported
 
 
 @pytest.mark.parametrize(
@@ -416,7 +438,7 @@ def test_a_count_of_the_things_asked_must_be_given_of_them(
         "We found 27 dead kittiwakes; the veterinarian took samples from 12 of them. The grey "
         "seal haul-out peaked at 58 animals. Fog covered the islands on 9 days."
     )
-    assert unsupported_figures(answer, evidence, question) == unsupported
+    assert unsupported_values(answer, evidence, question) == unsupported
 
 
 def test_a_question_over_several_documents_gets_a_passage_from_each(lookalikes, memory_dir) -> None:

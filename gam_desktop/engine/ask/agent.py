@@ -34,7 +34,7 @@ from gam_desktop.engine.ask.evidence import (
     render,
     source_name,
     unknown_names,
-    unsupported_figures,
+    unsupported_values,
 )
 from gam_desktop.engine.ask.intent import question_part
 from gam_desktop.engine.ask.listing import list_documents, listing_answer
@@ -298,7 +298,7 @@ class ChatAgent:
         return self._conversations.get(said_in.group(1))
 
     def _unsupported(self, query: str, text: str, sources: list[str]) -> list[str]:
-        return unsupported_figures(text, self._evidence(sources), query)
+        return unsupported_values(text, self._evidence(sources), query)
 
     def _shown(self, sources: list[str]) -> list[str]:
         """The passages of `sources` as the model saw them (with conversations' dates)."""
@@ -344,7 +344,7 @@ class ChatAgent:
         if wanted and mentions(cited_text, wanted) < len(wanted):
             trail.lines.append(f"the passages cited do not mention {', '.join(wanted)}: exploring")
             return None
-        invented = unsupported_figures(text, self._evidence(cited), query)
+        invented = unsupported_values(text, self._evidence(cited), query)
         if invented:
             trail.lines.append(f"the passages cited do not state {', '.join(invented)}: exploring")
             return None

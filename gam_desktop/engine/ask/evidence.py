@@ -577,13 +577,43 @@ def misses_asked_unit(answer: str, question: str) -> str | None:
     return None if kinds & said else sorted(units)[0]
 
 
-def unsupported_figures(answer: str, evidence: str, question: str) -> list[str]:
+def unsupported_values(answer: str, evidence: str, question: str) -> list[str]:
     """The numbers of `answer` that neither its evidence nor the question states: a small
-    model asked for a figure the memory lacks makes one up ("$100,000 last year"); and the
+    model asked for a figure the memory lacks makes one up ("$100,000 last year"); the
     count of the things a how-many question asks for that its evidence never gives of them
-    ("3 puffin burrows on Greyholm" when the report counts kittiwakes there)."""
+    ("3 puffin burrows on Greyholm" when the report counts kittiwakes there); and the short
+    values it quotes that no one said ('journal scan')."""
     made_up = figures(answer) - figures(evidence) - figures(question)
-    return sorted(made_up | set(unsupported_counts(answer, evidence, question)))
+    counts = unsupported_counts(answer, evidence, question)
+    return sorted(made_up | set(counts)) + unsupported_quotes(answer, evidence, question)
+
+
+# A short value an answer quotes: 'journal scan', "old_name", `schedule.every`. The quote
+# opens after a space or bracket (never the apostrophe of "Osprine's") and closes before
+# one or a punctuation mark.
+QUOTED = re.compile(
+    r"(?:^|(?<=[\s(\[]))(?:'([^'\n]{2,60})'|\"([^\"\n]{2,60})\"|“([^”\n]{2,60})”|"
+    r"‘([^’\n]{2,60})’|`([^`\n]{2,60})`)(?=$|[\s.,;:!?)\]])"
+)
+QUOTED_WORDS = 4  # longer: a sentence paraphrased in quotes, not a value
+MARKUP = re.compile(r"[`*_]+")
+
+
+def unsupported_quotes(answer: str, evidence: str, question: str) -> list[str]:
+    """The short values `answer` quotes that neither its evidence nor the question says: a
+    small model asked what a setting was renamed to quotes a name it made up ('journal
+    scan', 'new_name'). Compared without case, markup or extra spaces."""
+
+    def plain(text: str) -> str:
+        return " ".join(MARKUP.sub("", text).casefold().split())
+
+    said = f"{plain(evidence)} {plain(question)}"
+    quoted = ("".join(groups) for groups in QUOTED.findall(answer))
+    return [
+        f"“{value}”"
+        for value in dict.fromkeys(q.strip() for q in quoted)
+        if value and len(value.split()) <= QUOTED_WORDS and plain(value) not in said
+    ]
 
 
 # "How many puffin burrows did …", "how many devices per account …": the things counted,

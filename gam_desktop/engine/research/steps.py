@@ -21,7 +21,7 @@ from gam_desktop.engine.ask.evidence import (
     misses_asked_unit,
     qualifiers,
     unknown_names,
-    unsupported_figures,
+    unsupported_values,
 )
 from gam_desktop.engine.ask.evidence import window as best_window
 from gam_desktop.engine.ask.tools import MemoryTools
@@ -329,7 +329,7 @@ def check_claims(
             why = f"cited {', '.join(failed)}: not found or never read" if failed else "no source"
             dropped.append(f"{claim.text} ({why})")
             continue
-        invented = unsupported_figures(claim.text, " ".join(s.text for s in sources), question)
+        invented = unsupported_values(claim.text, " ".join(s.text for s in sources), question)
         if invented:
             dropped.append(f"{claim.text} (its sources do not state {', '.join(invented)})")
             continue
