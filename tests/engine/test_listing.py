@@ -226,3 +226,55 @@ def test_a_span_of_thousands_of_digits_is_no_span(built, memory_dir: Path) -> No
     assert tools.corpus.text(key + "#original") is None and tools.corpus.source_of(key) is None
     assert not tools.run("grep", {"pattern": "removed"}).error
     assert list_documents(tools, "Which Orbit releases removed a setting?") is not None
+
+
+LANDINGS = {
+    "puffin-field-log.md": "# Puffin field log\n\nWe landed on Hallan Skerry on 10 June.\n",
+    "tern-field-log.md": "# Tern field log\n\nThe calm sea allowed two landings on Hallan Skerry.",
+    "gull-field-log.md": (
+        "# Gull field log\n\nThe swell prevented any landing on Hallan Skerry.\n\n## Counts\n\n"
+        "Hallan Skerry was counted from the boat.\n\n## Advice\n\n"
+        "A landing on Hallan Skerry should be attempted in a calmer month.\n"
+    ),
+    "seal-field-log.md": "# Seal field log\n\nThe team plans to land on Hallan Skerry in May.\n",
+}
+
+
+@pytest.fixture
+def landings(make_workflow, tmp_path: Path, memory_dir: Path) -> MemoryTools:
+    files = []
+    for name, text in LANDINGS.items():
+        (tmp_path / name).write_text(text)
+        files.append(tmp_path / name)
+    make_workflow(min_tokens=20, max_tokens=90).add(files=files)
+    return MemoryTools(memory_dir)
+
+
+def test_asked_what_was_done_a_plan_or_advice_is_not_listed(landings: MemoryTools) -> None:
+    """The 1.5B evaluation's finding: "Which researchers' teams landed on Hallan Skerry?"
+    listed the report whose team never landed, quoting its advice "A landing … should be
+    attempted in a calmer month", then as "close" (its counts name the island, not a
+    landing), though it says "landing" only to deny or advise it. Asked what a document
+    mentions, its advice and plans do mention it."""
+    assert names(list_documents(landings, "Which teams landed on Hallan Skerry?")) == [
+        "Puffin field log",
+        "Tern field log",
+    ]
+    mentioned = names(list_documents(landings, "Which field logs mention landing on Hallan?"))
+    assert mentioned == ["Gull field log", "Puffin field log", "Seal field log", "Tern field log"]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "past", "denied"),
+    [
+        ("`upload_cap` will be removed in 5.0.", True, True),
+        ("`upload_cap` will be removed in 5.0.", False, False),
+        ("We'll remove `upload_cap` later.", True, True),
+        ("`upload_cap` is removed; a new setting will replace it.", True, False),  # one clause
+        ("`upload_cap` is removed.", True, False),
+    ],
+)
+def test_a_plan_says_nothing_of_what_was_done(sentence: str, past: bool, denied: bool) -> None:
+    from gam_desktop.engine.ask.listing import _denies
+
+    assert _denies(sentence, "remov", past=past) is denied

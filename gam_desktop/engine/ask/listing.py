@@ -76,6 +76,14 @@ NEGATION = re.compile(
 )
 # A comparison, not a denial: "for no longer than two hours"
 NOT_A_DENIAL = re.compile(r"\bno\s+(?:longer|more|less|later|earlier|fewer|sooner)\s+than\b", re.I)
+# What is yet to be done, not what was: "A landing should be attempted in a calmer month",
+# "`x` will be removed in 5.0". Not "could" or "would", which also tell what was done.
+PROSPECTIVE = re.compile(
+    r"\b(?:should|ought|will|shall|(?:plan|hope|intend|aim)(?:s|ed)?\s+to|recommend\w*|"
+    r"propos\w*)\b|['’]ll\b",
+    re.IGNORECASE,
+)
+PAST = frozenset("found saw went took made held ran gave got came left kept".split())
 # A clause that only says "none": "Fog: none", "| Fog | 0 |"
 BARE_DENIAL = re.compile(r"^\s*(?:none|no|nil|zero|0|n/a|-+)\s*[.|]?\s*$", re.IGNORECASE)
 UNDERLINE = re.compile(r"^[-=]{3,}$")
@@ -99,6 +107,7 @@ class _Question:
     words: list[tuple[str, str | None]]  # (stem, the joined stem of a hyphenated word)
     names: set[str]  # stems of the names and acronyms it gives
     shown: dict[str, str]  # each stem as the question writes it ("chat")
+    past: bool = False  # it asks what was done ("landed"): a plan or advice does not say it
 
 
 def listing_question(question: str) -> _Question | None:
@@ -126,13 +135,21 @@ def listing_question(question: str) -> _Question | None:
             parts = [p for _, found in rest for p in found]
             shown = {p[0]: w for w, found in rest for p in found}
             names = {t for name in qualifiers(question) for t in tokenize(name)}
-            return _Question(kind, parts, names, shown)
+            past = any(_past(w) for w in words[at + 1 :])
+            return _Question(kind, parts, names, shown, past)
     return None
 
 
 def _plural(words: list[str], at: int) -> bool:
     word = words[at] if at < len(words) else ""
     return word.endswith("s") and not word.endswith("ss") and len(word) > 3
+
+
+def _past(word: str) -> bool:
+    """Whether a question's word tells of what was done: "landed", "removed", "found"."""
+    if word in PAST:
+        return True
+    return len(word) > 4 and word.endswith("ed") and stem(word) not in REPORTING
 
 
 def _parts(word: str) -> list[tuple[str, str | None]]:
@@ -235,14 +252,17 @@ def _stated(
     must = {t for t in wanted if t.isdigit() or t in parsed.names}
     must = must or {max(wanted, key=lambda t: weights.get(t, 0.0))}
     free = "free" in wanted  # "allergen-free" is asked for, not denied
+    words = set(tokenize(text))
     best: tuple[tuple[int, float, float], str, int, str] | None = None
     for heading, block, at in _blocks(text):
         in_heading = set(tokenize(heading)) & wanted
         in_block = set(tokenize(block)) & wanted
         lacking = wanted - in_heading - in_block
-        if not in_block or len(lacking) > 1 or lacking & must:
+        # A word it lacks here but says elsewhere, it says only with a denial or a plan
+        # ("prevented any landing", "a landing should be attempted"): no paraphrase.
+        if not in_block or len(lacking) > 1 or lacking & (must | words):
             continue
-        sentence = _saying(block, in_block, must & in_block, weights, free)
+        sentence = _saying(block, in_block, must & in_block, weights, free, parsed.past)
         if sentence is None:
             continue
         said = set(tokenize(sentence)) & wanted
@@ -258,11 +278,17 @@ def _stated(
 
 
 def _saying(
-    block: str, words: set[str], must: set[str], weights: dict[str, float], free: bool = False
+    block: str,
+    words: set[str],
+    must: set[str],
+    weights: dict[str, float],
+    free: bool = False,
+    past: bool = False,
 ) -> str | None:
     """The sentence of `block` saying most of `words` (the rarest weigh most) without
-    denying them; None when every sentence holding its rarest word that must be said (of
-    all, when none must) denies it."""
+    denying them (nor, for a question of what was done, planning or advising them); None
+    when every sentence holding its rarest word that must be said (of all, when none must)
+    does."""
     key = max(sorted(must or words), key=lambda t: weights.get(t, 0.0))
     sentences = []
     for sentence in SENTENCE_END.split(block):
@@ -275,16 +301,17 @@ def _saying(
     # The settings file is new.").
     fullest = max((len(said) for _score, said, _sentence in sentences), default=0)
     for _score, said, sentence in sorted(sentences, key=lambda s: -s[0]):
-        if len(said) == fullest and not any(_denies(sentence, t, free) for t in said):
+        if len(said) == fullest and not any(_denies(sentence, t, free, past) for t in said):
             return sentence
     return None
 
 
-def _denies(sentence: str, word: str, free: bool = False) -> bool:
+def _denies(sentence: str, word: str, free: bool = False, past: bool = False) -> bool:
     """Whether `sentence` says no to `word` (a search term) wherever it has it: "No settings
     were removed", "Fog: none", "fog-free" do; "is removed: it did not work", "Fog did not
     stop us; fog lay on 6 days" and "for no longer than two hours" do not (nor "allergen-free"
-    when the question asks for it: `free`)."""
+    when the question asks for it: `free`). Asked what was done (`past`), a clause that
+    plans or advises it does not say it either: "A landing should be attempted"."""
     plain = NOT_A_DENIAL.sub(" ", re.sub(r"\([^)]*\)", " ", sentence))  # an aside is no clause
     clauses = CLAUSE_END.split(plain)
     holding = [i for i, clause in enumerate(clauses) if word in tokenize(clause)]
@@ -293,7 +320,8 @@ def _denies(sentence: str, word: str, free: bool = False) -> bool:
         clause = clauses[i]
         after = clauses[i + 1] if i + 1 < len(clauses) else ""
         without = not free and re.search(rf"\b{re.escape(word)}\w*-free\b", clause, re.I)
-        return bool(NEGATION.search(clause) or BARE_DENIAL.match(after) or without)
+        planned = past and PROSPECTIVE.search(clause)
+        return bool(NEGATION.search(clause) or BARE_DENIAL.match(after) or without or planned)
 
     return bool(holding) and all(denied(i) for i in holding)
 
