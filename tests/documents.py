@@ -87,3 +87,28 @@ def document_files(folder: Path, count: int, repeats: int = 1, first: int = 0) -
         path.write_text(section(topic, number, repeats), encoding="utf-8")
         files.append(path)
     return files
+
+
+# Look-alike release notes whose every figure sits in its own list item: the backup
+# interval below the file size limit, which a hasty model gives for it.
+ORBIT_NOTES = {
+    "orbit-3.1-release-notes.md": (
+        "# Orbit 3.1 release notes\n\n## Limits\n\n- Maximum size of a single file: 50 GB.\n\n"
+        "## Defaults\n\n- Backup interval: every 30 minutes.\n"
+    ),
+    "orbit-4.0-release-notes.md": (
+        "# Orbit 4.0 release notes\n\n## Limits\n\n- Maximum size of a single file: 200 GB.\n\n"
+        "## Defaults\n\n- Backup interval: every 15 minutes.\n"
+    ),
+}
+
+
+def built_orbit_notes(make_workflow, folder: Path):
+    """The Orbit notes built into a memory, one memory each."""
+    files = []
+    for name, text in ORBIT_NOTES.items():
+        (folder / name).write_text(text)
+        files.append(folder / name)
+    workflow = make_workflow(min_tokens=20, max_tokens=200)
+    workflow.add(files=files)
+    return workflow

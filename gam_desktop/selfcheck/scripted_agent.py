@@ -273,6 +273,19 @@ def careless_grounded(messages: list[dict[str, Any]]) -> str:
     return f"{text.strip('…')} [{number}]"
 
 
+def other_figure_grounded(messages: list[dict[str, Any]]) -> str:
+    """A hasty model asked for a grounded answer: the first figure of the first passage
+    naming the question's names, whatever it is the figure of."""
+    user = next((m["content"] for m in messages if m.get("role") == "user"), "")
+    question, _, block = user.removeprefix("Question: ").partition("\n\nPassages:\n")
+    names = {w.lower() for w in re.findall(r"(?<!^)(?<![.?!] )\b[A-Z][\w-]+", question)}
+    for number, text in re.findall(r"^\[(\d+)\] [^:]+: (.*)$", block, re.MULTILINE):
+        figure = re.search(r"(?<![\w.])\d{2,}(?![\w.])(?:\s*[A-Za-z]+)?", text)
+        if figure and (not names or names & {w.lower() for w in re.findall(r"[\w-]+", text)}):
+            return f"It is {figure.group()} [{number}]."
+    return "The memory does not contain the answer to this question."
+
+
 def last_passage_answer(messages: list[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
     """A hasty model: answers at once from the last passage, whatever it is about."""
     first = next(m["content"] for m in messages if m.get("role") == "user")

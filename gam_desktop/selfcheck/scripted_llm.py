@@ -369,6 +369,7 @@ FAULTY_ANSWERS = {
     ("organize", "one_folder_taxonomy"): one_folder_taxonomy,
     ("organize", "generic_names"): generic_names,
     ("research_integrate", "made_up_source"): scripted_research.integrate_made_up,
+    ("research_integrate", "other_figure"): scripted_research.integrate_other_figure,
 }
 
 
@@ -583,8 +584,10 @@ class LLMHTTPServer(ThreadingHTTPServer):
             self._send_chat(handler, request, fault)
             return
         if task == "ground":
-            careless = fault is not None and fault.kind == "wrong_lookalike"
-            ground = scripted_agent.careless_grounded if careless else scripted_agent.grounded
+            ground = {
+                "wrong_lookalike": scripted_agent.careless_grounded,
+                "other_figure": scripted_agent.other_figure_grounded,
+            }.get(fault.kind if fault else "", scripted_agent.grounded)
             content = ground(messages)
             self._reply(handler, request, {"role": "assistant", "content": content})
             return

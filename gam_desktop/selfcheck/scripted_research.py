@@ -5,7 +5,9 @@ clause ("…; and at Borealis?" is left to the reviewer to notice), one sub-ques
 it compares; the integrator takes the sentence of each excerpt about the sub-question's name
 that shares most words with it; the reviewer asks again for a name of the question that no
 sub-question asked about. The "made_up_source" fault adds a claim citing a file that does
-not exist, as a model inventing a citation would.
+not exist, as a model inventing a citation would; the "other_figure" fault answers with the
+first figure of the excerpt, whatever it is the figure of, as the 1.5B model answered a
+backup interval with the file size limit above it.
 """
 
 from __future__ import annotations
@@ -63,6 +65,15 @@ def plan(user: str) -> dict[str, Any]:
 
 def integrate_made_up(user: str) -> dict[str, Any]:
     return integrate(user, made_up=True)
+
+
+def integrate_other_figure(user: str) -> dict[str, Any]:
+    for excerpt_id, _document, text in EXCERPT.findall(user):
+        figure = re.search(r"(?<![\w.])\d{2,}(?![\w.])(?:\s*[A-Za-z]+)?", text)
+        if figure is not None:
+            claim = f"The answer to the sub-question is {figure.group()}."
+            return {"claims": [{"text": claim, "sources": [excerpt_id]}]}
+    return {"claims": []}
 
 
 def integrate(user: str, made_up: bool = False) -> dict[str, Any]:

@@ -28,6 +28,7 @@ from gam_desktop.engine.build.documents import load_text
 from gam_desktop.engine.store.folder import MemoryFolder
 from gam_desktop.engine.store.markdown import parse_memory
 from gam_desktop.selfcheck.scripted_llm import Fault
+from tests.documents import built_orbit_notes
 
 COMPANIES = {
     "Acme Corp": (5, 30, "PagerBell"),
@@ -593,3 +594,32 @@ def test_an_answer_cites_the_documents_it_names_not_all_it_was_shown(
     monkeypatch.setattr(agent, "grounded_answer", citing_the_first)
     result = lookalikes.request("Which company escalates after the longest wait?")
     assert result.sources and all("cobalt" in s for s in result.sources), result.sources
+
+
+def test_a_documents_own_name_does_not_pick_its_window() -> None:
+    """Research showed the 1.5B model the title of the Lumenvault 3.1 notes for "the default
+    backup interval of Lumenvault 3.1" (the title says Lumenvault, 3.1 and backup), and the
+    700 characters ended before the Defaults: the version and product are which document,
+    not where in it the answer is."""
+    from gam_desktop.engine.ask.evidence import document_window, window
+
+    highlights = " ".join(
+        f"- Highlight {n}: the restore browser got faster again." for n in range(12)
+    )
+    text = (
+        "# Lumenvault 3.1 Release Notes\n\nProduct: Lumenvault desktop backup client 3.1.\n\n"
+        f"## Highlights\n\n{highlights}\n\n## Defaults\n\n- Backup interval: every 30 minutes.\n"
+    )
+    question = "What was the default backup interval of Lumenvault 3.1?"
+    assert "30 minutes" not in window(text, question)
+    assert "30 minutes" in document_window(text, question, "lumenvault-3.1-release-notes.md")
+
+
+def test_a_figure_of_another_thing_is_explored_past(make_workflow, tmp_path, llm_server) -> None:
+    """The 1.5B model gave "100 GB" for a file size limit from the sentence about pausing
+    uploads: the answer from the best passages is not taken, the agent explores."""
+    workflow = built_orbit_notes(make_workflow, tmp_path)
+    llm_server.state.faults.append(Fault("other_figure", times=1, task="ground"))
+    result = workflow.request("What is the default backup interval of Orbit 3.1?")
+    assert "the passages give 50 of another thing: exploring" in result.trajectory
+    assert "every 30 minutes" in result.answer and result.answer != "It is 50 GB."

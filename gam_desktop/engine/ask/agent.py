@@ -40,6 +40,7 @@ from gam_desktop.engine.ask.intent import question_part
 from gam_desktop.engine.ask.listing import list_documents, listing_answer
 from gam_desktop.engine.ask.recall import is_fact
 from gam_desktop.engine.ask.tools import TOOLS, MemoryTools, ToolResult
+from gam_desktop.engine.ask.topic import off_topic_figures
 from gam_desktop.engine.ask.when import describe_today
 from gam_desktop.engine.chats.library import list_conversations
 from gam_desktop.engine.llm import LLM, LLMCallFailed
@@ -298,7 +299,20 @@ class ChatAgent:
         return self._conversations.get(said_in.group(1))
 
     def _unsupported(self, query: str, text: str, sources: list[str]) -> list[str]:
-        return unsupported_values(text, self._evidence(sources), query)
+        """The values of `text` its sources do not state, or state of another thing."""
+        return unsupported_values(text, self._evidence(sources), query) or self._elsewhere(
+            query, text, sources
+        )
+
+    def _elsewhere(self, query: str, text: str, sources: list[str]) -> list[str]:
+        """The figures of `text` its sources give only of something else than `query` asks
+        about ("50 GB" asked the backup interval): in their original wording, where a
+        summary's paragraph may have run several of its list items together."""
+        snapshot = self.tools.corpus.snapshot()
+        found = [snapshot.get(s + ORIGINAL) or snapshot.get(s) for s in sources]
+        files = "\n\n".join(f.text for f in found if f is not None)
+        names = " ".join(self._source_name(s) for s in sources)
+        return off_topic_figures(text, files, query, names)
 
     def _shown(self, sources: list[str]) -> list[str]:
         """The passages of `sources` as the model saw them (with conversations' dates)."""
@@ -347,6 +361,12 @@ class ChatAgent:
         invented = unsupported_values(text, self._evidence(cited), query)
         if invented:
             trail.lines.append(f"the passages cited do not state {', '.join(invented)}: exploring")
+            return None
+        elsewhere = self._elsewhere(query, text, cited)
+        if elsewhere:  # "the file size limit in 4.0 is 100 GB": the upload pause's figure
+            trail.lines.append(
+                f"the passages give {', '.join(elsewhere)} of another thing: exploring"
+            )
             return None
         unit = misses_asked_unit(text, query)
         if unit is not None:  # asked how many minutes, it gave another figure ("at 03:00")

@@ -321,7 +321,6 @@ def _passages(
     limit: int,
     period: Window | None,
 ) -> list[Passage]:
-    named_terms = frozenset(query_terms(" ".join(qualifiers(question))))
     passages: list[Passage] = []
     for candidate in candidates:
         key = candidate.key
@@ -335,16 +334,13 @@ def _passages(
         else:
             shown = original.text if original is not None else _body(candidate.text)
         document = _document(files, key)
-        # A name the document is about (its company) fills its introduction, not the
-        # answer; a name it merely uses ("Threadline", asked about) still guides the window.
-        label = LABEL.match(shown)
-        about = named_terms & set(tokenize(f"{document} {label.group() if label else ''}"))
+        shown = document_window(shown, question, document)
         passages.append(
             Passage(
                 len(passages) + 1,
                 memory_of(key),
                 original is not None,
-                window(shown, question, known=frozenset(about), names=named_terms - about),
+                shown,
                 candidate.score,
                 document,
             )
@@ -378,6 +374,16 @@ def _body(text: str) -> str:
         if end >= 0:
             return text[end + 4 :].strip()
     return text.strip()
+
+
+def document_window(text: str, question: str, document: str) -> str:
+    """The window of `text` (from `document`) best answering `question`. A name the document
+    is about (its company, its version) fills its introduction, not the answer; a name it
+    merely uses ("Threadline", asked about) still guides the window."""
+    named = frozenset(query_terms(" ".join(qualifiers(question))))
+    label = LABEL.match(text)
+    about = named & set(tokenize(f"{document} {label.group() if label else ''}"))
+    return window(text, question, known=frozenset(about), names=named - about)
 
 
 def window(

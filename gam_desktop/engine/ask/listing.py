@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from gam_desktop.engine.ask.corpus import memory_of, reader_name
 from gam_desktop.engine.ask.evidence import VERSION, qualifiers
+from gam_desktop.engine.ask.paragraphs import blocks
 from gam_desktop.engine.ask.tools import MemoryTools
 from gam_desktop.engine.ask.words import stem, tokenize
 from gam_desktop.engine.textutil import STOPWORDS
@@ -86,7 +87,6 @@ PROSPECTIVE = re.compile(
 PAST = frozenset("found saw went took made held ran gave got came left kept".split())
 # A clause that only says "none": "Fog: none", "| Fog | 0 |"
 BARE_DENIAL = re.compile(r"^\s*(?:none|no|nil|zero|0|n/a|-+)\s*[.|]?\s*$", re.IGNORECASE)
-UNDERLINE = re.compile(r"^[-=]{3,}$")
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n(?=\s*(?:[-*•]|\d+[.)])\s)")
 CLAUSE_END = re.compile(r"[:;,—|]")
 
@@ -254,7 +254,7 @@ def _stated(
     free = "free" in wanted  # "allergen-free" is asked for, not denied
     words = set(tokenize(text))
     best: tuple[tuple[int, float, float], str, int, str] | None = None
-    for heading, block, at in _blocks(text):
+    for heading, block, at in blocks(text):
         in_heading = set(tokenize(heading)) & wanted
         in_block = set(tokenize(block)) & wanted
         lacking = wanted - in_heading - in_block
@@ -324,36 +324,6 @@ def _denies(sentence: str, word: str, free: bool = False, past: bool = False) ->
         return bool(NEGATION.search(clause) or BARE_DENIAL.match(after) or without or planned)
 
     return bool(holding) and all(denied(i) for i in holding)
-
-
-def _blocks(text: str) -> list[tuple[str, str, int]]:
-    """The paragraphs of a document with the heading they sit under, and where each starts.
-    A heading is a line opened by #, or a line underlined with - or = ("4. COOLING")."""
-    blocks: list[tuple[str, str, int]] = []
-    heading, start, offset = "", 0, 0
-    lines: list[str] = []
-    rows = text.splitlines(keepends=True)
-
-    def close() -> None:
-        if lines and "".join(lines).strip():
-            blocks.append((heading, "".join(lines).strip(), start))
-        lines.clear()
-
-    for number, row in enumerate(rows):
-        line = row.strip()
-        underlined = number + 1 < len(rows) and UNDERLINE.match(rows[number + 1].strip())
-        if line.startswith("#") or (line and underlined):
-            close()
-            heading = line.lstrip("#").strip()
-        elif not line or UNDERLINE.match(line):
-            close()
-        else:
-            if not lines:
-                start = offset
-            lines.append(row)
-        offset += len(row)
-    close()
-    return blocks
 
 
 def _quoted(sentence: str) -> str:

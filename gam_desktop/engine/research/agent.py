@@ -174,6 +174,8 @@ class ResearchAgent:
                 run.read | run.matched,
                 section.question,
             )
+            if claims and not checked:  # it tried, and every claim failed: the excerpts say
+                checked = steps.stated_instead(f"{section.question} {run.question}", found.excerpts)
             documents = {e.document for e in run.ids.by_id.values() if e.document}
             section.claims = _merged(section.claims, steps.attributed(checked, documents))
             run.notes.dropped += dropped

@@ -17,14 +17,15 @@ from collections.abc import Callable, Mapping
 from gam_desktop.engine.ask.corpus import ORIGINAL, CorpusFile, document_of
 from gam_desktop.engine.ask.evidence import (
     asked_thing,
+    document_window,
     gather,
     misses_asked_unit,
     qualifiers,
     unknown_names,
     unsupported_values,
 )
-from gam_desktop.engine.ask.evidence import window as best_window
 from gam_desktop.engine.ask.tools import MemoryTools
+from gam_desktop.engine.ask.topic import best_statement, off_topic_figures
 from gam_desktop.engine.ask.words import query_terms, tokenize
 from gam_desktop.engine.llm import LLM, LLMCallFailed
 from gam_desktop.engine.progress import CancelToken
@@ -193,8 +194,8 @@ def search(
         seen(result.read, [])
         original = snapshot.get(path + ORIGINAL)
         shown = original.text if original is not None else _body(result.text)
-        text = best_window(shown, sub.question)
         document = document_of(result.text)
+        text = document_window(shown, sub.question, document or path)
         excerpts.append(ids.add(path, _line_span(result.text, terms), text, True, document))
     return SearchResult(sub_question=index, excerpts=excerpts, missing_names=missing)
 
@@ -271,6 +272,35 @@ def integrate(
     return reply.claims, None
 
 
+def stated_instead(question: str, excerpts: list[Excerpt]) -> list[Claim]:
+    """When every claim the model wrote failed its check: the statement of a figure in the
+    excerpts that says the most of what `question` asks about, as it is written ("Defaults:
+    Backup interval: every 30 minutes."), when one clearly does."""
+    found = [
+        (best[0], best[1], e)
+        for e in excerpts
+        if (best := best_statement(e.text, question, e.document or e.path)) is not None
+    ]
+    found.sort(key=lambda item: -item[0])
+    if not found or (len(found) > 1 and found[1][0] == found[0][0] and found[1][1] != found[0][1]):
+        return []
+    _said, text, excerpt = found[0]
+    return [Claim(text=_sentence(text), sources=[excerpt])]
+
+
+def _sentence(text: str, limit: int = 400) -> str:
+    """`text` ending as a sentence, within `limit` characters when its sentences allow."""
+    text = text if text.endswith((".", "!", "?")) else f"{text}."
+    if len(text) <= limit:
+        return text
+    kept = ""
+    for sentence in re.split(r"(?<=[.!?])\s+", text):
+        if kept and len(kept) + len(sentence) > limit:
+            break
+        kept = f"{kept} {sentence}".strip()
+    return kept
+
+
 def extractive(question: str, excerpts: list[Excerpt]) -> list[ClaimReply]:
     """Without a usable reply: the excerpt sentence sharing most terms with the question."""
     terms = set(query_terms(question))
@@ -329,20 +359,34 @@ def check_claims(
             why = f"cited {', '.join(failed)}: not found or never read" if failed else "no source"
             dropped.append(f"{claim.text} ({why})")
             continue
-        invented = unsupported_values(claim.text, " ".join(s.text for s in sources), question)
-        if invented:
-            dropped.append(f"{claim.text} (its sources do not state {', '.join(invented)})")
-            continue
-        # the unit its own sub-question asks for: one section's upload limit in GB is no
-        # miss because another asks how many days
-        unit = misses_asked_unit(claim.text, sub_question or question)
-        if unit is not None:  # "changed the retention to 200GB", asked "to how many days"
-            dropped.append(f"{claim.text} (it states no number of {unit}s)")
+        wrong = _misstated(claim.text, sources, question, sub_question)
+        if wrong is not None:
+            dropped.append(f"{claim.text} ({wrong})")
             continue
         if failed:
             dropped.append(f"a citation of “{claim.text}”: {', '.join(failed)} (not found)")
         kept.append(Claim(text=claim.text.strip(), sources=sources))
     return kept, dropped
+
+
+def _misstated(text: str, sources: list[Excerpt], question: str, sub_question: str) -> str | None:
+    """What is wrong with the figures of a claim, if anything: one its sources do not
+    state, one they give of another thing, or none in the unit `sub_question` (else
+    `question`) counts in."""
+    evidence = "\n\n".join(s.text for s in sources)
+    invented = unsupported_values(text, evidence, question)
+    if invented:
+        return f"its sources do not state {', '.join(invented)}"
+    names = " ".join(s.document or s.path for s in sources)
+    elsewhere = off_topic_figures(text, evidence, question, names)
+    if elsewhere:  # "the backup interval was 50 GB": the file size limit's figure
+        return f"its sources give {', '.join(elsewhere)} of another thing"
+    # the unit its own sub-question asks for: one section's upload limit in GB is no
+    # miss because another asks how many days
+    unit = misses_asked_unit(text, sub_question or question)
+    if unit is not None:  # "changed the retention to 200GB", asked "to how many days"
+        return f"it states no number of {unit}s"
+    return None
 
 
 def attributed(claims: list[Claim], documents: set[str]) -> list[Claim]:

@@ -20,6 +20,7 @@ from gam_desktop.engine.store.folder import MemoryFolder
 from gam_desktop.engine.store.markdown import parse_memory
 from gam_desktop.engine.store.naming import sanitize_folder_name
 from gam_desktop.selfcheck.scripted_llm import Fault
+from tests.documents import ORBIT_NOTES, built_orbit_notes
 from tests.engine.test_answers import built_policies
 
 COMPARE = "Compare the escalation time of Acme Corp and Borealis Systems"
@@ -323,3 +324,22 @@ def test_research_over_each_company_has_a_section_per_policy(memory, llm_server)
     assert "45 minutes" in claims_of(report, "borealis_oncall.md")
     assert "60 minutes" in claims_of(report, "cobalt_oncall.md")
     assert research_tasks(llm_server).count("research_integrate") == 3
+
+
+def test_a_claim_giving_another_things_figure_gives_way_to_what_the_excerpt_says(
+    make_workflow, tmp_path: Path, llm_server
+) -> None:
+    """The 1.5B model answered "the default backup interval in Lumenvault 3.1 was 50 GB",
+    the file size limit above it. The claim is dropped and the excerpt's statement of the
+    interval stands in its place, cited."""
+    workflow = built_orbit_notes(make_workflow, tmp_path)
+    llm_server.state.faults.append(Fault("other_figure", times=10, task="research_integrate"))
+    report = workflow.research("Compare the default backup interval of Orbit 3.1 and Orbit 4.0.")
+    said = {s.title: " ".join(c.text for c in s.claims) for s in report.sections}
+    assert len(said) == 2 and all(said.values()), said
+    assert any("every 30 minutes" in text and "3.1" in title for title, text in said.items())
+    assert any("every 15 minutes" in text and "4.0" in title for title, text in said.items())
+    assert not any(re.search(r"\b(50|200) GB", text) for text in said.values())
+    assert any("of another thing" in line for line in report.dropped)
+    cited = {s.document for sec in report.sections for c in sec.claims for s in c.sources}
+    assert cited == set(ORBIT_NOTES)

@@ -1,0 +1,85 @@
+"""Whether a figure an answer gives is one the evidence states about what was asked.
+
+A small model asked the default backup interval of Lumenvault 3.1 answers "50 GB": the
+release notes do state 50 GB, as the limit on a single file, in a list item that says
+nothing of backups or intervals. Each figure of the answer must stand in a paragraph or
+list item of the evidence (with its heading) that holds a word of what the question asks
+about, its names aside: which document a passage is from is the entity check's job, what
+it is about is this one's.
+"""
+
+from __future__ import annotations
+
+from gam_desktop.engine.ask.evidence import VERSION, figures
+from gam_desktop.engine.ask.paragraphs import statements
+from gam_desktop.engine.ask.words import query_terms, tokenize
+
+# Words a question uses to ask, not to say what about: "compare", "how did it change".
+ASKING = frozenset(
+    tokenize(
+        "compare comparison change changed changes differ difference across between each "
+        "every all both grow grew growth go went value number amount"
+    )
+)
+
+
+def off_topic_figures(answer: str, evidence: str, question: str, names: str = "") -> list[str]:
+    """The figures of `answer` that `evidence` states only where it says less than half as
+    much of what `question` asks about (its words but its figures and the words of `names`:
+    the documents' names, which tell which look-alike, not what about) as where it says
+    the most of it beside a figure: "27 dead kittiwakes", in a paragraph that names puffins
+    once, for the puffin burrows of "Mote Isle, Atlantic puffin: 980 occupied burrows".
+    Years and versions are names, not values. Nothing is flagged when the evidence states
+    no figure of it (it cannot tell), nor a figure it never states (`unsupported_values`'
+    finding)."""
+    units = _stating(evidence, question, names)
+    best = max((said for said, _item, _stated in units), default=0)
+    if best == 0:
+        return []
+    asked = figures(question) | set(VERSION.findall(answer))
+    flagged = []
+    for figure in sorted(figures(answer) - asked):
+        said = [said for said, _item, stated in units if figure in stated]
+        if said and 2 * max(said) < best:
+            flagged.append(figure)
+    return flagged
+
+
+def best_statement(evidence: str, question: str, names: str = "") -> tuple[int, str] | None:
+    """The paragraph or list item of `evidence` stating a figure that says the most of what
+    `question` asks about (with its heading when that says more of it), and how much it
+    says; None when none says half of it, or two say as much."""
+    units = sorted(_stating(evidence, question, names), key=lambda unit: -unit[0])
+    topic = _topic(question, names)
+    if not units or 2 * units[0][0] < len(topic) or units[0][0] == 0:
+        return None
+    if len(units) > 1 and units[1][0] == units[0][0]:
+        return None
+    return units[0][0], units[0][1]
+
+
+def _topic(question: str, names: str) -> set[str]:
+    """The words of what `question` asks about: its terms but its figures, the words it asks
+    with and those of `names`."""
+    return {t for t in query_terms(question) if not t.isdigit()} - set(tokenize(names)) - ASKING
+
+
+def _stating(evidence: str, question: str, names: str) -> list[tuple[int, str, set[str]]]:
+    """Each paragraph or list item of `evidence` that states a figure: how many words of
+    what `question` asks about it and its heading say, its text, its figures."""
+    topic = _topic(question, names)
+    units = []
+    for heading, item in statements(evidence):
+        stated = figures(item)
+        if stated and topic:
+            said = topic & set(tokenize(f"{heading} {item}"))
+            text = _plain(item)
+            if topic & set(tokenize(heading)) - set(tokenize(item)):
+                text = f"{heading}: {text}"
+            units.append((len(said), text, stated))
+    return units
+
+
+def _plain(text: str) -> str:
+    """A statement as a sentence: no list marker, bold or line breaks."""
+    return " ".join(text.replace("**", "").split()).lstrip("-*•+ ")

@@ -1,0 +1,83 @@
+"""A figure an answer gives must be one its evidence states of what was asked (issue 10's
+"answers that check themselves", issue 15's checked claims): the 1.5B model answered a
+backup interval with the file size limit listed above it, and a count of puffin burrows
+with the dead kittiwakes of the next paragraph."""
+
+from __future__ import annotations
+
+import pytest
+
+from gam_desktop.engine.ask.topic import best_statement, off_topic_figures
+
+NOTES = """# Orbit 3.1 release notes
+
+Released June 20, 2023.
+
+## Limits
+
+- Maximum size of a single file: **50 GB**, up from the previous release.
+- Maximum number of devices per account: **5**.
+
+## Defaults
+
+- Backup interval: every **30 minutes**.
+- Retention of deleted files: **30 days** (unchanged).
+"""
+
+REPORT = """# Field report 2023
+
+## Colony Counts
+
+- **Mote Isle, Atlantic puffin**: 980 occupied burrows in the standard plots.
+- **Greyholm, kittiwake**: 301 apparently occupied nests.
+
+The fall in puffin and kittiwake numbers is large. We found **27 dead kittiwakes**.
+"""
+
+INTERVAL = "How did the default backup interval change across the Orbit releases 3.0 and 3.1?"
+PUFFINS = "Compare the occupied Atlantic puffin burrows on Mote Isle counted by Varga and Lind."
+
+
+@pytest.mark.parametrize(
+    ("answer", "evidence", "question", "flagged"),
+    [
+        ("The default backup interval in Orbit 3.1 was 50 GB.", NOTES, INTERVAL, ["50"]),
+        ("The default backup interval in Orbit 3.1 was 30 minutes.", NOTES, INTERVAL, []),
+        ("Lind counted 27 dead kittiwakes.", REPORT, PUFFINS, ["27"]),
+        ("Lind counted 301 occupied nests.", REPORT, PUFFINS, ["301"]),
+        ("Lind counted 980 occupied burrows in 2023.", REPORT, PUFFINS, []),  # a year: a name
+        ("Orbit 3.1 keeps 980 files.", REPORT, INTERVAL, []),  # says nothing of it: can't tell
+        ("The interval was 45 minutes.", NOTES, INTERVAL, []),  # never stated: another check's
+        ("The backup interval is 30 minutes; files up to 50 GB.", NOTES, INTERVAL, ["50"]),
+        # a passage as the prompt shows it, flattened to one line
+        ("The default backup interval was 50 GB.", " ".join(NOTES.split()), INTERVAL, ["50"]),
+        ("The default backup interval was 30 minutes.", " ".join(NOTES.split()), INTERVAL, []),
+    ],
+)
+def test_a_figure_stated_only_of_another_thing_is_flagged(
+    answer: str, evidence: str, question: str, flagged: list[str]
+) -> None:
+    assert off_topic_figures(answer, evidence, question, "orbit-3.1-release-notes.md") == flagged
+
+
+def test_the_documents_names_say_which_look_alike_not_what_about() -> None:
+    """ "Orbit" and "release" are in every item's document: they weigh nothing; without
+    `names` the title line naming Orbit counts as much as the interval."""
+    titled = "Orbit 3.1 release notes: 12 fixes.\n\nBackup interval: every 30 minutes.\n"
+    question = "What was the backup interval of the Orbit 3.1 release?"
+    assert off_topic_figures("It was 12 minutes.", titled, question, "orbit release") == ["12"]
+    assert off_topic_figures("It was 12 minutes.", titled, question) == []
+
+
+def test_the_statement_saying_most_of_what_is_asked_is_taken_as_written() -> None:
+    assert best_statement(NOTES, INTERVAL, "orbit-3.1-release-notes.md") == (
+        3,
+        "Defaults: Backup interval: every 30 minutes.",  # the heading says "default"
+    )
+    found = best_statement(REPORT, PUFFINS, "field-report-2023.md")
+    assert found is not None and found[1].startswith("Colony Counts: Mote Isle, Atlantic puffin:")
+    # none says half of what is asked: nothing is taken
+    assert best_statement(NOTES, "Which releases renamed the backup interval setting?") is None
+    # two say as much: it is not clear which
+    twins = "- Upload limit: 10 MB.\n- Download limit: 20 MB.\n"
+    assert best_statement(twins, "What is the limit?") is None
