@@ -81,3 +81,41 @@ def test_the_statement_saying_most_of_what_is_asked_is_taken_as_written() -> Non
     # two say as much: it is not clear which
     twins = "- Upload limit: 10 MB.\n- Download limit: 20 MB.\n"
     assert best_statement(twins, "What is the limit?") is None
+
+
+ESCALATION = """## Escalation
+
+The primary acknowledges a page within **15 minutes**. If the page is not acknowledged
+after **20 minutes**, it escalates to the secondary. After **40 minutes** it escalates to
+the engineering manager.
+
+## Rotation
+
+The rotation changes on 14 June at 09:00 and on 28 June at 17:30.
+"""
+SECONDARY = "After how many minutes does a page escalate to the secondary at Osprine?"
+
+
+@pytest.mark.parametrize(
+    ("answer", "flagged"),
+    [
+        # the 1.5B model's reading: the next sentence's figure, of the same unit
+        ("It escalates to the secondary after 40 minutes.", ["40"]),
+        ("It escalates to the secondary after 20 minutes.", []),
+        # both given, each for what it is: no confusion of one for the other
+        ("After 20 minutes to the secondary, after 40 minutes to the manager.", []),
+        # days of a month and hours are when, not how much
+        ("After 20 minutes; the rotation changed on 14 June at 09:00.", []),
+        ("After 20 minutes; the rotation changed 28 times.", ["28"]),
+    ],
+)
+def test_a_figure_of_the_sentence_beside_the_one_asked_is_flagged(
+    answer: str, flagged: list[str]
+) -> None:
+    assert off_topic_figures(answer, ESCALATION, SECONDARY, "osprine-oncall.md") == flagged
+
+
+def test_asked_of_the_manager_the_manager_sentence_is_the_one() -> None:
+    question = "After how many minutes does a page escalate to the engineering manager?"
+    assert off_topic_figures("After 40 minutes.", ESCALATION, question) == []
+    assert off_topic_figures("After 20 minutes.", ESCALATION, question) == ["20"]

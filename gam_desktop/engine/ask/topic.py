@@ -10,10 +10,19 @@ it is about is this one's.
 
 from __future__ import annotations
 
+import re
+
 from gam_desktop.engine.ask.evidence import VERSION, figures
 from gam_desktop.engine.ask.paragraphs import statements
-from gam_desktop.engine.ask.words import query_terms, tokenize
+from gam_desktop.engine.ask.words import query_terms, stem, tokenize
 
+CLAUSE = re.compile(r"(?<=[.!?;])\s+")
+MEASURED = re.compile(r"(?<![\w.,])(\d+(?:,\d{3})*(?:\.\d+)?)\s*([^\W\d_]+|%)")
+MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?"
+DATE = re.compile(
+    rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{MONTH}(?!\w)|\b{MONTH}\s+(\d{{1,2}})\b"
+)
+CLOCK = re.compile(r"\b(\d{1,2}):(\d{2})\b")
 # Words a question uses to ask, not to say what about: "compare", "how did it change".
 ASKING = frozenset(
     tokenize(
@@ -36,13 +45,55 @@ def off_topic_figures(answer: str, evidence: str, question: str, names: str = ""
     best = max((said for said, _item, _stated in units), default=0)
     if best == 0:
         return []
-    asked = figures(question) | set(VERSION.findall(answer))
+    topic = _topic(question, names)
+    given = figures(answer)
+    asked = figures(question) | set(VERSION.findall(answer)) | _dates_and_times(answer)
     flagged = []
-    for figure in sorted(figures(answer) - asked):
-        said = [said for said, _item, stated in units if figure in stated]
-        if said and 2 * max(said) < best:
+    for figure in sorted(given - asked):
+        stating = [(said, item) for said, item, stated in units if figure in stated]
+        if not stating:
+            continue
+        if 2 * max(said for said, _item in stating) < best or all(
+            _outranked(figure, item, topic, given) for _said, item in stating
+        ):
             flagged.append(figure)
     return flagged
+
+
+def _dates_and_times(text: str) -> set[str]:
+    """The numbers of `text` that are days of a month or hours and minutes ("14 June",
+    "June 20", "08:00"): when, not how much."""
+    found = {day for pair in DATE.findall(text) for day in pair if day}
+    return found | {part for time in CLOCK.findall(text) for part in time}
+
+
+def _outranked(figure: str, item: str, topic: set[str], given: set[str]) -> bool:
+    """Whether `item` states `figure` only in a sentence (or clause) saying less of `topic`
+    than another of its sentences stating another figure of the same unit, one the answer
+    does not also give (`given`): "If a page is not acknowledged after 30 minutes, it
+    escalates to the secondary. After 45 minutes it escalates to the engineering manager."
+    asked when it escalates to the secondary, and answered "45 minutes"."""
+    said = [
+        (len(topic & set(tokenize(sentence))), _measures(sentence))
+        for sentence in CLAUSE.split(item)
+    ]
+    own = [(n, {u for f, u in measures if f == figure}) for n, measures in said]
+    own = [(n, units) for n, units in own if units]
+    if not own:
+        return False
+    units = set().union(*(u for _n, u in own))
+    rivals = [
+        n
+        for n, measures in said
+        if any(u in units and f != figure and f not in given for f, u in measures)
+    ]
+    return bool(rivals) and max(rivals) > max(n for n, _u in own)
+
+
+def _measures(sentence: str) -> set[tuple[str, str]]:
+    """The figures of a sentence with the unit after each: ("30", "minut")."""
+    found = MEASURED.findall(sentence.replace("**", ""))
+    return {(number.replace(",", ""), stem(unit.lower())) for number, unit in found}
 
 
 def best_statement(evidence: str, question: str, names: str = "") -> tuple[int, str] | None:
