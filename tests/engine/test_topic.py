@@ -119,3 +119,10 @@ def test_asked_of_the_manager_the_manager_sentence_is_the_one() -> None:
     question = "After how many minutes does a page escalate to the engineering manager?"
     assert off_topic_figures("After 40 minutes.", ESCALATION, question) == []
     assert off_topic_figures("After 20 minutes.", ESCALATION, question) == ["20"]
+
+
+def test_of_a_paragraph_the_sentence_saying_it_is_taken() -> None:
+    assert best_statement(ESCALATION, SECONDARY, "osprine-oncall.md") == (
+        4,  # minutes, page, escalate, secondary
+        "If the page is not acknowledged after 20 minutes, it escalates to the secondary.",
+    )

@@ -98,15 +98,30 @@ def _measures(sentence: str) -> set[tuple[str, str]]:
 
 def best_statement(evidence: str, question: str, names: str = "") -> tuple[int, str] | None:
     """The paragraph or list item of `evidence` stating a figure that says the most of what
-    `question` asks about (with its heading when that says more of it), and how much it
-    says; None when none says half of it, or two say as much."""
+    `question` asks about (with its heading when that says more of it; its one sentence
+    that does, when that alone says half of it), and how much it says; None when none says
+    half of it, or two say as much."""
     units = sorted(_stating(evidence, question, names), key=lambda unit: -unit[0])
     topic = _topic(question, names)
     if not units or 2 * units[0][0] < len(topic) or units[0][0] == 0:
         return None
     if len(units) > 1 and units[1][0] == units[0][0]:
         return None
-    return units[0][0], units[0][1]
+    return units[0][0], _best_sentence(units[0][1], topic)
+
+
+def _best_sentence(statement: str, topic: set[str]) -> str:
+    """The one sentence of `statement` stating a figure that says the most of `topic`, when
+    it alone says half of it; else all of `statement`."""
+    sentences = [
+        (len(topic & set(tokenize(sentence))), sentence)
+        for sentence in re.split(r"(?<=[.!?])\s+", statement)
+        if figures(sentence)
+    ]
+    sentences.sort(key=lambda pair: -pair[0])
+    if len(sentences) < 2 or sentences[1][0] == sentences[0][0]:
+        return statement
+    return sentences[0][1] if 2 * sentences[0][0] >= len(topic) else statement
 
 
 def _topic(question: str, names: str) -> set[str]:
