@@ -103,12 +103,17 @@ ORBIT_NOTES = {
 }
 
 
-def built_orbit_notes(make_workflow, folder: Path):
-    """The Orbit notes built into a memory, one memory each."""
+def built_documents(make_workflow, folder: Path, documents: dict[str, str], max_tokens: int = 90):
+    """`documents` (file name -> text) written into `folder` and built into a memory."""
     files = []
-    for name, text in ORBIT_NOTES.items():
+    for name, text in documents.items():
         (folder / name).write_text(text)
         files.append(folder / name)
-    workflow = make_workflow(min_tokens=20, max_tokens=200)
+    workflow = make_workflow(min_tokens=20, max_tokens=max_tokens)
     workflow.add(files=files)
     return workflow
+
+
+def built_orbit_notes(make_workflow, folder: Path):
+    """The Orbit notes built into a memory, one memory each."""
+    return built_documents(make_workflow, folder, ORBIT_NOTES, max_tokens=200)

@@ -11,6 +11,7 @@ import pytest
 
 from gam_desktop.engine.ask.listing import list_documents, listing_answer, listing_question
 from gam_desktop.engine.ask.tools import MemoryTools
+from tests.documents import built_documents
 
 NOTES = {
     "orbit-1.0-release-notes.md": (
@@ -40,13 +41,7 @@ NOTES = {
 @pytest.fixture
 def built(make_workflow, tmp_path: Path):
     """Four look-alike release notes with the same sections, built into a memory."""
-    files = []
-    for name, text in NOTES.items():
-        (tmp_path / name).write_text(text)
-        files.append(tmp_path / name)
-    workflow = make_workflow(min_tokens=20, max_tokens=90)
-    workflow.add(files=files)
-    return workflow
+    return built_documents(make_workflow, tmp_path, NOTES)
 
 
 @pytest.fixture
@@ -161,11 +156,7 @@ LOGS = {
 
 @pytest.fixture
 def logs(make_workflow, tmp_path: Path, memory_dir: Path) -> MemoryTools:
-    files = []
-    for name, text in LOGS.items():
-        (tmp_path / name).write_text(text)
-        files.append(tmp_path / name)
-    make_workflow(min_tokens=20, max_tokens=90).add(files=files)
+    built_documents(make_workflow, tmp_path, LOGS)
     return MemoryTools(memory_dir)
 
 
@@ -242,11 +233,7 @@ LANDINGS = {
 
 @pytest.fixture
 def landings(make_workflow, tmp_path: Path, memory_dir: Path) -> MemoryTools:
-    files = []
-    for name, text in LANDINGS.items():
-        (tmp_path / name).write_text(text)
-        files.append(tmp_path / name)
-    make_workflow(min_tokens=20, max_tokens=90).add(files=files)
+    built_documents(make_workflow, tmp_path, LANDINGS)
     return MemoryTools(memory_dir)
 
 
