@@ -403,12 +403,20 @@ def test_figures_an_answer_states_must_be_in_its_evidence(answer: str, unsupport
         ("The 'backup interval' setting.", []),  # the question's words
         ("Osprine's and Brindlewave's policies.", []),  # apostrophes open no quote
         ("He wrote 'engineers may swap shifts with a day of notice'.", []),  # a paraphrase
+        # the adversarial review's: punctuation closing the quote, typography, spacing
+        ('They used the boat "Kestrel Lass," a rigid inflatable.', []),
+        ("The engine keeps a ‘journal’ now.", []),
+        ("Set `schedule.every = 30`.", []),
+        ("It was renamed from \"'old_name'\".", ["“old_name”"]),  # quotes in quotes
     ],
 )
 def test_short_values_an_answer_quotes_must_be_said_by_its_evidence(
     answer: str, unsupported: list[str]
 ) -> None:
-    evidence = "`backup_interval` is renamed to **`schedule.every`**. The engine uses a journal."
+    evidence = (
+        "`backup_interval` is renamed to **`schedule.every`** (`schedule.every=30`). The "
+        "engine uses a journal. The boat “Kestrel Lass” took us out."
+    )
     question = "Which releases renamed the backup interval setting?"
     assert unsupported_values(answer, evidence, question) == unsupported
 

@@ -228,6 +228,11 @@ LANDINGS = {
         "A landing on Hallan Skerry should be attempted in a calmer month.\n"
     ),
     "seal-field-log.md": "# Seal field log\n\nThe team plans to land on Hallan Skerry in May.\n",
+    # says "landing" of something else: a paraphrase, perhaps, for the reader to judge
+    "kittiwake-field-log.md": (
+        "# Kittiwake field log\n\nHallan Skerry was counted from the boat.\n\n## Gear\n\n"
+        "The landing net was mended.\n"
+    ),
 }
 
 
@@ -243,25 +248,53 @@ def test_asked_what_was_done_a_plan_or_advice_is_not_listed(landings: MemoryTool
     attempted in a calmer month", then as "close" (its counts name the island, not a
     landing), though it says "landing" only to deny or advise it. Asked what a document
     mentions, its advice and plans do mention it."""
-    assert names(list_documents(landings, "Which teams landed on Hallan Skerry?")) == [
-        "Puffin field log",
-        "Tern field log",
+    listed = list_documents(landings, "Which teams landed on Hallan Skerry?")
+    assert [(item.document, item.lacking) for item in listed or []] == [
+        ("Puffin field log", ""),
+        ("Tern field log", ""),
+        ("Kittiwake field log", "landed"),
     ]
     mentioned = names(list_documents(landings, "Which field logs mention landing on Hallan?"))
-    assert mentioned == ["Gull field log", "Puffin field log", "Seal field log", "Tern field log"]
+    assert mentioned == [
+        "Gull field log",
+        "Puffin field log",
+        "Seal field log",
+        "Tern field log",
+        "Kittiwake field log",
+    ]
 
 
 @pytest.mark.parametrize(
     ("sentence", "past", "denied"),
     [
-        ("`upload_cap` will be removed in 5.0.", True, True),
-        ("`upload_cap` will be removed in 5.0.", False, False),
-        ("We'll remove `upload_cap` later.", True, True),
-        ("`upload_cap` is removed; a new setting will replace it.", True, False),  # one clause
-        ("`upload_cap` is removed.", True, False),
+        ("`upload_cap` will be removed in 5.0.", "removed", True),
+        ("`upload_cap` will be removed in 5.0.", "", False),  # not asked what was done
+        ("We'll remove `upload_cap` later.", "removed", True),
+        ("`upload_cap` is removed; a new setting will replace it.", "removed", False),
+        ("`upload_cap` is removed.", "removed", False),
+        # the adversarial review's: it says it was done, and what will be done too
+        ("`lan_sync`, deprecated in 3.0, is removed and will be ignored.", "removed", False),
+        ("We landed on Hallan on 10 June and will land there again in 2024.", "landed", False),
     ],
 )
-def test_a_plan_says_nothing_of_what_was_done(sentence: str, past: bool, denied: bool) -> None:
+def test_a_plan_says_nothing_of_what_was_done(sentence: str, past: str, denied: bool) -> None:
     from gam_desktop.engine.ask.listing import _denies
 
-    assert _denies(sentence, "remov", past=past) is denied
+    word = "land" if past == "landed" else "remov"
+    assert _denies(sentence, word, past=past) is denied
+
+
+@pytest.mark.parametrize(
+    ("question", "verb"),
+    [
+        ("Which researchers' teams landed on Hallan Skerry?", "landed"),
+        ("Which Lumenvault releases removed a setting?", "removed"),
+        # "cooked", "unacknowledged", "encrypted": no verb of what was done
+        ("Which restaurants require cooked food to be cooled within 90 minutes?", ""),
+        ("Which policies escalate unacknowledged pages to the manager?", ""),
+        ("Which release notes mention encrypted backups?", ""),
+    ],
+)
+def test_what_was_done_is_asked_by_the_verb_after_the_kind(question: str, verb: str) -> None:
+    parsed = listing_question(question)
+    assert parsed is not None and parsed.past == verb

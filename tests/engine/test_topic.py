@@ -126,3 +126,39 @@ def test_of_a_paragraph_the_sentence_saying_it_is_taken() -> None:
         4,  # minutes, page, escalate, secondary
         "If the page is not acknowledged after 20 minutes, it escalates to the secondary.",
     )
+
+
+@pytest.mark.parametrize(
+    ("answer", "evidence", "question"),
+    [  # the adversarial review's right answers, said in other words than the question's
+        (
+            "By default, backups run every 20 minutes.",
+            "# Backup settings\n\nBackups run every 20 minutes.\n\n## Retention\n\n"
+            "Deleted files are kept for 30 days by default.\n",
+            "What is the default backup interval?",
+        ),
+        (
+            "A full-time employee gets 25 days of annual leave per year.",
+            "## Holidays\n\nStaff get 25 days of paid holiday a year.\n\n## Sick leave\n\nSick "
+            "leave is paid for up to 10 days a year. A full-time employee's annual leave is "
+            "not reduced by sickness.\n",
+            "How many days of annual leave does a full-time employee get per year?",
+        ),
+        (
+            "In Lumenvault 5.0, backups run every 20 minutes by default.",
+            "## Schedule\n\n- Backups now run every **20 minutes**.\n\n## Upgrade Notes\n\n- The "
+            "default backup interval setting now accepts values from 5 to 1440.\n",
+            "What is the default backup interval in Lumenvault 5.0?",
+        ),
+        (  # a plain-text list whose dashes are no list markers
+            "The backup interval is 30 minutes.",
+            "LUMENVAULT 3.1 - DEFAULT SETTINGS Backup interval - 30 minutes Retention - 90 days",
+            "What is the backup interval?",
+        ),
+    ],
+)
+def test_a_right_figure_said_in_other_words_is_not_flagged(
+    answer: str, evidence: str, question: str
+) -> None:
+    assert off_topic_figures(answer, evidence, question, "settings.md") == []
+    assert off_topic_figures(answer, " ".join(evidence.split()), question, "settings.md") == []

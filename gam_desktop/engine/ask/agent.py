@@ -298,11 +298,16 @@ class ChatAgent:
             self._conversations = {info.id: info.path for info in listed}
         return self._conversations.get(said_in.group(1))
 
-    def _unsupported(self, query: str, text: str, sources: list[str]) -> list[str]:
-        """The values of `text` its sources do not state, or state of another thing."""
-        return unsupported_values(text, self._evidence(sources), query) or self._elsewhere(
-            query, text, sources
-        )
+    def _unsupported(self, query: str, text: str, sources: list[str]) -> str | None:
+        """What is wrong with the values of `text`, if anything: its sources do not state
+        them, or state them of another thing."""
+        invented = unsupported_values(text, self._evidence(sources), query)
+        if invented:  # made up, or from elsewhere
+            return f"not in its sources: {', '.join(invented)}"
+        elsewhere = self._elsewhere(query, text, sources)
+        if elsewhere:
+            return f"its sources give {', '.join(elsewhere)} of another thing"
+        return None
 
     def _elsewhere(self, query: str, text: str, sources: list[str]) -> list[str]:
         """The figures of `text` its sources give only of something else than `query` asks
@@ -482,10 +487,10 @@ class ChatAgent:
         score = _confidence(confidence, bool(sources))
         if abstains(text):  # "not found" is no answer to be sure of, whatever the model says
             score = min(score, NOT_ABOUT_IT_CONFIDENCE / 2)
-        invented = [] if abstains(text) or quoted else self._unsupported(query, text, sources)
-        if invented:  # a figure its sources never state: made up, or from elsewhere
+        wrong = None if abstains(text) or quoted else self._unsupported(query, text, sources)
+        if wrong is not None:
             score = min(score, NOT_ABOUT_IT_CONFIDENCE)
-            note = "; ".join(filter(None, [note, f"not in its sources: {', '.join(invented)}"]))
+            note = "; ".join(filter(None, [note, wrong]))
         excerpts_only = bool(sources) and not any(src in trail.read for src in sources)
         if excerpts_only and score > EXCERPT_CONFIDENCE:
             # Only grep/bm25 excerpts of the sources were seen, never the files themselves.

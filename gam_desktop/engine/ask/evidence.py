@@ -603,23 +603,30 @@ QUOTED = re.compile(
 )
 QUOTED_WORDS = 4  # longer: a sentence paraphrased in quotes, not a value
 MARKUP = re.compile(r"[`*_]+")
+TYPOGRAPHY = str.maketrans({"’": "'", "‘": "'", "“": '"', "”": '"', "–": "-", "—": "-"})
 
 
 def unsupported_quotes(answer: str, evidence: str, question: str) -> list[str]:
     """The short values `answer` quotes that neither its evidence nor the question says: a
     small model asked what a setting was renamed to quotes a name it made up ('journal
-    scan', 'new_name'). Compared without case, markup or extra spaces."""
-
-    def plain(text: str) -> str:
-        return " ".join(MARKUP.sub("", text).casefold().split())
-
-    said = f"{plain(evidence)} {plain(question)}"
+    scan', 'new_name'). Compared without case, markup, spacing or the punctuation closing
+    the quote ("Kestrel Lass,"), curly quotes and dashes as straight ones."""
+    said = f"{_plain_quote(evidence)} {_plain_quote(question)}"
+    packed = said.replace(" ", "")
     quoted = ("".join(groups) for groups in QUOTED.findall(answer))
+    values = dict.fromkeys(q.strip().rstrip(".,;:!?").strip("'\" ") for q in quoted)
     return [
         f"“{value}”"
-        for value in dict.fromkeys(q.strip() for q in quoted)
-        if value and len(value.split()) <= QUOTED_WORDS and plain(value) not in said
+        for value in values
+        if value
+        and len(value.split()) <= QUOTED_WORDS
+        and _plain_quote(value) not in said
+        and _plain_quote(value).replace(" ", "") not in packed  # `a = 1` is `a=1`
     ]
+
+
+def _plain_quote(text: str) -> str:
+    return " ".join(MARKUP.sub("", text.translate(TYPOGRAPHY)).casefold().split())
 
 
 # "How many puffin burrows did …", "how many devices per account …": the things counted,

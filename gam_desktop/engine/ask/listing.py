@@ -85,6 +85,8 @@ PROSPECTIVE = re.compile(
     re.IGNORECASE,
 )
 PAST = frozenset("found saw went took made held ran gave got came left kept".split())
+# Before a verb, what makes it a plan or advice: "will be removed", "is to be attempted"
+MODAL = frozenset("should ought will shall would could might may must to ll".split())
 # A clause that only says "none": "Fog: none", "| Fog | 0 |"
 BARE_DENIAL = re.compile(r"^\s*(?:none|no|nil|zero|0|n/a|-+)\s*[.|]?\s*$", re.IGNORECASE)
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n(?=\s*(?:[-*•]|\d+[.)])\s)")
@@ -107,7 +109,7 @@ class _Question:
     words: list[tuple[str, str | None]]  # (stem, the joined stem of a hyphenated word)
     names: set[str]  # stems of the names and acronyms it gives
     shown: dict[str, str]  # each stem as the question writes it ("chat")
-    past: bool = False  # it asks what was done ("landed"): a plan or advice does not say it
+    past: str = ""  # its verb when it asks what was done ("landed"): a plan does not say it
 
 
 def listing_question(question: str) -> _Question | None:
@@ -135,8 +137,9 @@ def listing_question(question: str) -> _Question | None:
             parts = [p for _, found in rest for p in found]
             shown = {p[0]: w for w, found in rest for p in found}
             names = {t for name in qualifiers(question) for t in tokenize(name)}
-            past = any(_past(w) for w in words[at + 1 :])
-            return _Question(kind, parts, names, shown, past)
+            # the verb after what is listed: "releases removed …", not "cooked food"
+            verb = words[at + 1] if at + 1 < len(words) else ""
+            return _Question(kind, parts, names, shown, verb if _past(verb) else "")
     return None
 
 
@@ -252,15 +255,21 @@ def _stated(
     must = {t for t in wanted if t.isdigit() or t in parsed.names}
     must = must or {max(wanted, key=lambda t: weights.get(t, 0.0))}
     free = "free" in wanted  # "allergen-free" is asked for, not denied
-    words = set(tokenize(text))
+    # the words it says no to somewhere, or only plans ("prevented any landing")
+    refused = {
+        t
+        for sentence in SENTENCE_END.split(text)
+        for t in set(tokenize(sentence)) & wanted
+        if _denies(sentence, t, free, parsed.past)
+    }
     best: tuple[tuple[int, float, float], str, int, str] | None = None
     for heading, block, at in blocks(text):
         in_heading = set(tokenize(heading)) & wanted
         in_block = set(tokenize(block)) & wanted
         lacking = wanted - in_heading - in_block
-        # A word it lacks here but says elsewhere, it says only with a denial or a plan
-        # ("prevented any landing", "a landing should be attempted"): no paraphrase.
-        if not in_block or len(lacking) > 1 or lacking & (must | words):
+        # A word it lacks here and denies or only plans elsewhere ("prevented any landing",
+        # "a landing should be attempted"): no paraphrase.
+        if not in_block or len(lacking) > 1 or lacking & (must | refused):
             continue
         sentence = _saying(block, in_block, must & in_block, weights, free, parsed.past)
         if sentence is None:
@@ -283,7 +292,7 @@ def _saying(
     must: set[str],
     weights: dict[str, float],
     free: bool = False,
-    past: bool = False,
+    past: str = "",
 ) -> str | None:
     """The sentence of `block` saying most of `words` (the rarest weigh most) without
     denying them (nor, for a question of what was done, planning or advising them); None
@@ -306,12 +315,14 @@ def _saying(
     return None
 
 
-def _denies(sentence: str, word: str, free: bool = False, past: bool = False) -> bool:
+def _denies(sentence: str, word: str, free: bool = False, past: str = "") -> bool:
     """Whether `sentence` says no to `word` (a search term) wherever it has it: "No settings
     were removed", "Fog: none", "fog-free" do; "is removed: it did not work", "Fog did not
     stop us; fog lay on 6 days" and "for no longer than two hours" do not (nor "allergen-free"
-    when the question asks for it: `free`). Asked what was done (`past`), a clause that
-    plans or advises it does not say it either: "A landing should be attempted"."""
+    when the question asks for it: `free`). Asked what was done (`past`: the question's
+    verb), a clause that plans or advises it does not say it either ("A landing should be
+    attempted", "`x` will be removed"), unless it also says it was ("We landed, and will
+    land again")."""
     plain = NOT_A_DENIAL.sub(" ", re.sub(r"\([^)]*\)", " ", sentence))  # an aside is no clause
     clauses = CLAUSE_END.split(plain)
     holding = [i for i, clause in enumerate(clauses) if word in tokenize(clause)]
@@ -320,10 +331,20 @@ def _denies(sentence: str, word: str, free: bool = False, past: bool = False) ->
         clause = clauses[i]
         after = clauses[i + 1] if i + 1 < len(clauses) else ""
         without = not free and re.search(rf"\b{re.escape(word)}\w*-free\b", clause, re.I)
-        planned = past and PROSPECTIVE.search(clause)
+        planned = past and PROSPECTIVE.search(clause) and not _says_done(clause, past)
         return bool(NEGATION.search(clause) or BARE_DENIAL.match(after) or without or planned)
 
     return bool(holding) and all(denied(i) for i in holding)
+
+
+def _says_done(clause: str, verb: str) -> bool:
+    """Whether `clause` has the past verb `verb` ("landed") with no modal just before it
+    ("will be removed" does not say it was removed)."""
+    words = re.findall(r"[^\W_]+", clause.lower())
+    return any(
+        word == verb and not MODAL & set(words[max(0, at - 2) : at])
+        for at, word in enumerate(words)
+    )
 
 
 def _quoted(sentence: str) -> str:

@@ -40,10 +40,13 @@ def blocks(text: str) -> list[tuple[str, str, int]]:
 
 
 LIST_ITEM = re.compile(r"\n(?=\s*(?:[-*•+]|\d+[.)])\s)")
-# The same breaks in a passage flattened to one line ("## Limits - Maximum size: 50 GB.
-# ## Defaults - Backup interval: every 30 minutes."): before a heading's # or a list's dash.
-FLAT_BREAK = re.compile(r"\s+(?=#{1,6}\s|[-*•+]\s)")
+# The same breaks in a passage flattened to one line ("## Limits - Maximum size: 50 GB. -
+# Devices: 5. ## Defaults - Backup interval: every 30 minutes."): before a heading's #, and
+# before a list's dash where a sentence or a heading ended ("Backup interval - 30 minutes"
+# is one item).
+FLAT_BREAK = re.compile(r"(?<!\s)\s+(?=#{1,6}\s)|(?<=[.!?:;)*`])\s+(?=[-*•+]\s)")
 FLAT_HEADING = re.compile(r"^#{1,6}\s+")
+HEADING_END = re.compile(r"\s+[-*•+]\s+")
 
 
 def statements(text: str) -> list[tuple[str, str]]:
@@ -64,10 +67,15 @@ def _flat_statements(line: str) -> list[tuple[str, str]]:
     found = []
     heading = ""
     for piece in map(str.strip, FLAT_BREAK.split(line)):
-        if FLAT_HEADING.match(piece):  # "## Defaults", or a heading run into its text
-            heading = FLAT_HEADING.sub("", piece)
-            if len(heading.split()) <= 4:
-                continue
+        if FLAT_HEADING.match(piece):
+            text = FLAT_HEADING.sub("", piece)
+            parts = HEADING_END.split(text, maxsplit=1)
+            if len(parts) == 2:  # "## Limits - Maximum size …": the heading, its first item
+                heading, piece = parts
+            elif len(text.split()) <= 4:  # "## Defaults" before the next heading
+                heading, piece = text, ""
+            else:  # "## Escalation The primary …": run into its text, where it ends is unknown
+                heading, piece = "", text
         if piece:
             found.append((heading, piece))
     return found

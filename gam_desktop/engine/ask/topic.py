@@ -12,10 +12,18 @@ from __future__ import annotations
 
 import re
 
-from gam_desktop.engine.ask.evidence import VERSION, figures
+from gam_desktop.engine.ask.evidence import (
+    MEASURE_OF,
+    VERSION,
+    asked_units,
+    figures,
+    misses_asked_unit,
+)
 from gam_desktop.engine.ask.paragraphs import statements
 from gam_desktop.engine.ask.words import query_terms, stem, tokenize
+from gam_desktop.engine.textutil import STOPWORDS
 
+MIN_SAID = 2  # words of what is asked the evidence must say beside a figure to tell
 CLAUSE = re.compile(r"(?<=[.!?;])\s+")
 MEASURED = re.compile(r"(?<![\w.,])(\d+(?:,\d{3})*(?:\.\d+)?)\s*([^\W\d_]+|%)")
 MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?"
@@ -33,19 +41,22 @@ ASKING = frozenset(
 
 
 def off_topic_figures(answer: str, evidence: str, question: str, names: str = "") -> list[str]:
-    """The figures of `answer` that `evidence` states only where it says less than half as
-    much of what `question` asks about (its words but its figures and the words of `names`:
-    the documents' names, which tell which look-alike, not what about) as where it says
-    the most of it beside a figure: "27 dead kittiwakes", in a paragraph that names puffins
-    once, for the puffin burrows of "Mote Isle, Atlantic puffin: 980 occupied burrows".
-    Years and versions are names, not values. Nothing is flagged when the evidence states
-    no figure of it (it cannot tell), nor a figure it never states (`unsupported_values`'
-    finding)."""
+    """The figures of `answer` that `evidence` states only of another thing than `question`
+    asks about. Either where it says less than half as much of it as where it says the most
+    of it beside a figure, and in another unit than there: "27 dead kittiwakes", in a
+    paragraph naming puffins once, for "Mote Isle, Atlantic puffin: 980 occupied burrows";
+    or in the sentence beside the one saying it, in the same unit (`_outranked`). What is
+    asked about is the question's words but its figures and the words of `names` (the
+    documents' names: which look-alike, not what about). Years, versions,
+    days of a month and clock times are names, not values. Nothing is flagged when the
+    evidence says little of it (another wording: it cannot tell), nor a figure it never
+    states (`unsupported_values`' finding)."""
     units = _stating(evidence, question, names)
     best = max((said for said, _item, _stated in units), default=0)
     if best == 0:
         return []
     topic = _topic(question, names)
+    best_units = {u for said, item, _s in units if said == best for _f, u in _measures(item)}
     given = figures(answer)
     asked = figures(question) | set(VERSION.findall(answer)) | _dates_and_times(answer)
     flagged = []
@@ -53,9 +64,14 @@ def off_topic_figures(answer: str, evidence: str, question: str, names: str = ""
         stating = [(said, item) for said, item, stated in units if figure in stated]
         if not stating:
             continue
-        if 2 * max(said for said, _item in stating) < best or all(
-            _outranked(figure, item, topic, given) for _said, item in stating
-        ):
+        own_units = {u for _said, item in stating for f, u in _measures(item) if f == figure}
+        elsewhere = (
+            best >= MIN_SAID
+            and bool(best_units)  # what the best place measures is known: another unit tells
+            and 2 * max(said for said, _item in stating) < best
+            and not own_units & best_units
+        )
+        if elsewhere or all(_outranked(figure, item, topic, given) for _said, item in stating):
             flagged.append(figure)
     return flagged
 
@@ -91,9 +107,17 @@ def _outranked(figure: str, item: str, topic: set[str], given: set[str]) -> bool
 
 
 def _measures(sentence: str) -> set[tuple[str, str]]:
-    """The figures of a sentence with the unit after each: ("30", "minut")."""
+    """The figures of a sentence with what each measures or counts, by the word after it:
+    ("30", "time") of "30 minutes", ("27", "dead") of "27 dead kittiwakes"; a figure
+    followed by no word of its own ("from 5 to 1440") has none."""
     found = MEASURED.findall(sentence.replace("**", ""))
-    return {(number.replace(",", ""), stem(unit.lower())) for number, unit in found}
+    measured = set()
+    for number, unit in found:
+        word = unit.lower()
+        kind = MEASURE_OF.get(word) or MEASURE_OF.get(word.removesuffix("s"))
+        if kind is not None or word not in STOPWORDS:
+            measured.add((number.replace(",", ""), kind or stem(word)))
+    return measured
 
 
 def best_statement(evidence: str, question: str, names: str = "") -> tuple[int, str] | None:
@@ -107,7 +131,10 @@ def best_statement(evidence: str, question: str, names: str = "") -> tuple[int, 
         return None
     if len(units) > 1 and units[1][0] == units[0][0]:
         return None
-    return units[0][0], _best_sentence(units[0][1], topic)
+    statement = _best_sentence(units[0][1], topic)
+    if asked_units(question) and misses_asked_unit(statement, question) is not None:
+        return None  # asked how many days, it states GB
+    return units[0][0], statement
 
 
 def _best_sentence(statement: str, topic: set[str]) -> str:
@@ -126,7 +153,8 @@ def _best_sentence(statement: str, topic: set[str]) -> str:
 
 def _topic(question: str, names: str) -> set[str]:
     """The words of what `question` asks about: its terms but its figures, the words it asks
-    with and those of `names`."""
+    with and those of `names` (a document's name says which it is: "Tallowmere on-call
+    policy", of a question about on-call policies)."""
     return {t for t in query_terms(question) if not t.isdigit()} - set(tokenize(names)) - ASKING
 
 

@@ -18,6 +18,7 @@ from gam_desktop.engine.ask.corpus import ORIGINAL, CorpusFile, document_of
 from gam_desktop.engine.ask.evidence import (
     asked_thing,
     document_window,
+    figures,
     gather,
     misses_asked_unit,
     qualifiers,
@@ -369,16 +370,35 @@ def check_claims(
     return kept, dropped
 
 
+def _of_another_thing(text: str, sources: list[Excerpt], question: str) -> list[str]:
+    """The figures of a claim that each of its sources stating them gives of another thing
+    than `question` asks about; each source on its own (two flattened windows run together
+    would read as one paragraph stating every figure)."""
+    stating = [s for s in sources if s.text]
+    flagged = [
+        set(off_topic_figures(text, s.text, question, s.document or s.path)) for s in stating
+    ]
+    return sorted(
+        figure
+        for figure in set().union(*flagged)
+        if all(
+            figure in found
+            for s, found in zip(stating, flagged, strict=True)
+            if figure in figures(s.text)
+        )
+    )
+
+
 def _misstated(text: str, sources: list[Excerpt], question: str, sub_question: str) -> str | None:
     """What is wrong with the figures of a claim, if anything: one its sources do not
     state, one they give of another thing, or none in the unit `sub_question` (else
     `question`) counts in."""
     evidence = "\n\n".join(s.text for s in sources)
-    invented = unsupported_values(text, evidence, question)
+    named = " ".join(s.document or s.path for s in sources)  # "… in lumenvault-3.1-….md"
+    invented = unsupported_values(text, f"{evidence}\n\n{named}", question)
     if invented:
         return f"its sources do not state {', '.join(invented)}"
-    names = " ".join(s.document or s.path for s in sources)
-    elsewhere = off_topic_figures(text, evidence, question, names)
+    elsewhere = _of_another_thing(text, sources, question)
     if elsewhere:  # "the backup interval was 50 GB": the file size limit's figure
         return f"its sources give {', '.join(elsewhere)} of another thing"
     # the unit its own sub-question asks for: one section's upload limit in GB is no

@@ -343,3 +343,27 @@ def test_a_claim_giving_another_things_figure_gives_way_to_what_the_excerpt_says
     assert any("of another thing" in line for line in report.dropped)
     cited = {s.document for sec in report.sections for c in sec.claims for s in c.sources}
     assert cited == set(ORBIT_NOTES)
+
+
+def test_each_source_of_a_claim_is_checked_on_its_own(tmp_path: Path) -> None:
+    """Two flattened windows run together read as one paragraph stating every figure: the
+    adversarial review's claim citing two excerpts passed the check it failed with one."""
+    (tmp_path / "a.md").write_text("x")
+    excerpts = {
+        f"E{n}": Excerpt(
+            id=f"E{n}",
+            path="a.md",
+            lines=(1, 4),
+            text=" ".join(ORBIT_NOTES[name].split()),
+            document=name,
+        )
+        for n, name in enumerate(ORBIT_NOTES, start=1)
+    }
+    claim = ClaimReply(text="The default backup interval of Orbit 3.1 was 50 GB.", sources=["E1"])
+    both = ClaimReply(text=claim.text, sources=["E1", "E2"])
+    question = "What is the default backup interval of Orbit 3.1?"
+    for cited in (claim, both):
+        kept, dropped = check_claims(
+            [cited], question, excerpts, lambda p: (tmp_path / p).is_file(), {"a.md"}
+        )
+        assert kept == [] and "50 of another thing" in dropped[0]
