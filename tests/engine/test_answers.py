@@ -592,7 +592,8 @@ def test_an_answer_cites_the_documents_it_names_not_all_it_was_shown(
         return "Borealis Systems escalates after 45 minutes.", [p.memory for p in passages]
 
     monkeypatch.setattr(agent, "grounded_answer", citing_all)
-    result = lookalikes.request("Which company escalates after the longest wait?")
+    # (not "… after the longest wait?": the documents' own values answer that, no model)
+    result = lookalikes.request("Which company escalates pages to the secondary engineer?")
     assert all("borealis" in s for s in result.sources), result.sources
 
     def citing_the_first(_llm, _question, passages, _cancel):
@@ -600,7 +601,7 @@ def test_an_answer_cites_the_documents_it_names_not_all_it_was_shown(
         return "Cobalt Labs escalates after 60 minutes.", [others[0].memory]
 
     monkeypatch.setattr(agent, "grounded_answer", citing_the_first)
-    result = lookalikes.request("Which company escalates after the longest wait?")
+    result = lookalikes.request("Which company escalates pages to the secondary engineer?")
     assert result.sources and all("cobalt" in s for s in result.sources), result.sources
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from gam_desktop.engine.ask.citations import supporting
+from gam_desktop.engine.ask.compare import compare_documents, comparison_answer
 from gam_desktop.engine.ask.conversation import Conversation
 from gam_desktop.engine.ask.corpus import ORIGINAL
 from gam_desktop.engine.ask.evidence import (
@@ -177,6 +178,17 @@ class ChatAgent:
             trail.lines.append(f"listed the {plural(len(listed), 'document')} stating it")
             note = "listed from the documents that state it"
             text = listing_answer(listed)
+            return self._result(query, text, EXCERPT_CONFIDENCE, memories, trail, note, True)
+        compared = compare_documents(self.tools, question_part(query))
+        if compared:  # "Which company has the longest rotation?": each one's value, compared
+            self.passages = []
+            memories = [m for item in compared.chosen for m in item.memories]
+            trail.matched.extend(dict.fromkeys(memories))
+            trail.lines.append(
+                f"compared {plural(len(compared.chosen) + len(compared.others), 'document')}"
+            )
+            note = "compared from the documents' own values"
+            text = comparison_answer(compared)
             return self._result(query, text, EXCERPT_CONFIDENCE, memories, trail, note, True)
         messages, steps = self._first_messages(query, system_prompt, conversation, trail)
         if self.evidence_first and self.passages:

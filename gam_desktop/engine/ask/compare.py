@@ -1,0 +1,346 @@
+"""Which documents meet a bound, or state the most or least of a measure: "Which companies
+require the primary to acknowledge a page within 5 minutes or less?", "Which company has
+the longest on-call rotation, and how long is it?" answered by reading each document of
+the kind for its value, not by a model comparing eight passages.
+
+The 1.5B model, shown the four policies' passages, named one of the two companies within
+5 minutes, or all four; asked for the coldest survey it gave the lowest single reading of
+one. Each document of the kind is read for the sentence (or clause) that says most of what
+is asked with a value in the unit asked about: "A rotation lasts 14 days", "The mean air
+temperature over the survey was 8.5 °C" (its clause, not "with a lowest reading of 3.1
+°C"). Then the values are compared. When a document gives no such value, or two of its
+sentences say as much with different values, the documents do not settle it and the
+question is the model's.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from gam_desktop.engine.ask.corpus import memory_of, reader_name
+from gam_desktop.engine.ask.evidence import NUMBER_WORDS, VERSION
+from gam_desktop.engine.ask.listing import ANY_KINDS, DOCUMENT_KINDS, NEGATION
+from gam_desktop.engine.ask.paragraphs import statements
+from gam_desktop.engine.ask.tools import MemoryTools
+from gam_desktop.engine.ask.words import query_terms, stem, tokenize
+
+MAX_DOCUMENTS = 12  # documents of one kind compared; more and a list is no answer
+MAX_KEYS = 400
+
+# Units by what they measure, each with its size in the kind's base unit.
+UNITS: dict[str, dict[str, float]] = {
+    "time": {
+        "second": 1 / 60, "sec": 1 / 60, "minute": 1, "min": 1, "hour": 60, "hr": 60,
+        "day": 1440, "week": 10080, "month": 43200, "year": 525600,
+    },
+    "data": {"kb": 1 / 1024, "mb": 1, "gb": 1024, "tb": 1024 * 1024},
+    "temperature": {"°c": 1, "c": 1, "degree": 1, "celsius": 1},
+    "share": {"%": 1, "percent": 1},
+}  # fmt: skip
+KIND_OF = {unit: kind for kind, units in UNITS.items() for unit in units}
+NUMBER = r"(?:\d+(?:,\d{3})*(?:\.\d+)?|" + "|".join(NUMBER_WORDS) + r"|one)"
+VALUE = re.compile(
+    rf"(?<![\w.,-])(-?{NUMBER})\s*(°\s*C\b|%|[A-Za-z]+)", re.IGNORECASE
+)  # "14 days", "5 °C", "-18 °C", "one week"
+BOUND = re.compile(
+    rf"\b(?P<before>within|under|below|at\s+most|no\s+more\s+than|less\s+than|fewer\s+than|"
+    rf"up\s+to|over|above|more\s+than|at\s+least|longer\s+than|shorter\s+than)\s+"
+    rf"(?P<n1>{NUMBER})\s*(?P<u1>°\s*C\b|%|[A-Za-z]+)(?:\s+or\s+(?P<or1>less|fewer|more|"
+    rf"under|over|shorter|longer|sooner))?"
+    rf"|\b(?P<n2>{NUMBER})\s*(?P<u2>°\s*C\b|%|[A-Za-z]+)\s+or\s+(?P<or2>less|fewer|more|under|"
+    rf"over|shorter|longer|sooner)\b",
+    re.IGNORECASE,
+)
+AT_MOST = {"within", "under", "below", "at most", "no more than", "less than", "fewer than",
+           "up to", "shorter than", "less", "fewer", "shorter", "sooner"}  # fmt: skip
+# The most or least of what: the kind of unit it is said in, or any.
+SUPERLATIVES = {
+    "longest": (max, "time"), "shortest": (min, "time"), "coldest": (min, "temperature"),
+    "warmest": (max, "temperature"), "hottest": (max, "temperature"),
+    "highest": (max, None), "lowest": (min, None), "largest": (max, None),
+    "biggest": (max, None), "smallest": (min, None),
+}  # fmt: skip
+QUESTION = re.compile(r"^\s*(?:which|what)\s+([^\W\d_]+)(.*)$", re.IGNORECASE | re.DOTALL)
+SECOND = re.compile(
+    r",?\s*and\s+(?:how\s+(?:long|much|many|large|big|cold|warm|high|low)\b[^?]*|what\s+"
+    r"(?:was|is|are|were)\s+(?:it|they|that)\b[^?]*|at\s+what\s+[a-z]+\b[^?]*)",
+    re.IGNORECASE,
+)  # "…, and how long is it?": the value the answer gives anyway
+OTHER_PART = re.compile(r"\b(?:and|or|but|except|not|no|without)\b", re.IGNORECASE)
+CLAUSE = re.compile(r"(?<=[.!?;])\s+|,\s+(?=with\b|while\b|whereas\b|but\b)")
+KIND_WORDS = frozenset(tokenize("company companies document documents"))
+
+
+@dataclass
+class Compared:
+    """A document's value of what is asked, with the sentence saying it."""
+
+    document: str  # as a reader names it
+    value: float  # in the kind's base unit
+    said: str  # the value as the document writes it ("14 days")
+    sentence: str
+    memories: list[str]  # the memories covering that sentence (what is cited)
+
+
+@dataclass
+class Comparison:
+    """The documents that meet the bound, or the one with the most or least."""
+
+    chosen: list[Compared]
+    others: list[Compared]
+    superlative: str = ""  # "longest", or "" for a bound
+    bound: str = ""  # "within 5 minutes or less"
+
+
+@dataclass
+class _Asked:
+    kind: str  # stem of what is listed ("compani")
+    topic: set[str]  # stems of what is measured ("primari", "acknowledg", "page")
+    unit_kind: str | None
+    pick: str  # "max", "min", "at most", "at least"
+    limit: float | None
+    phrase: str  # the bound or the superlative as the question writes it
+
+
+def compare_documents(tools: MemoryTools, question: str) -> Comparison | None:
+    """The documents of the kind `question` lists that meet its bound ("within 5 minutes or
+    less"), or the one with the most or least ("the longest rotation"), each with the
+    sentence giving its value; None when the question is no such comparison, or the
+    documents do not settle it."""
+    asked = _parse(question)
+    if asked is None or not asked.topic:
+        return None
+    holding = {t: tools.index.containing([t]) for t in asked.topic}
+    found = sorted((t for t, keys in holding.items() if keys), key=lambda t: len(holding[t]))
+    if not found or len(holding[found[0]]) > MAX_KEYS:
+        return None
+    # the documents holding its two rarest words
+    documents = _documents(tools, [key for t in found[:2] for key in holding[t]])
+    if documents is None or len(documents) < 2:
+        return None
+    weights = {t: 1 / (1 + len(keys)) for t, keys in holding.items()}  # the rarer, the more
+    read: dict[str, Compared | None] = {}
+    for (name, digest), memories in documents.items():
+        text = tools.corpus.source(digest)
+        if not text:
+            return None  # a document that cannot be read may be the answer
+        value = _value(text, name, asked, weights)
+        if value is None:
+            read[name] = None
+            continue
+        said, amount, sentence = value
+        at = _offset(text, " ".join(text.split()).find(sentence))
+        covering = [m for m, start, end in memories if start <= at < end]
+        document = reader_name(name)
+        read[name] = Compared(document, amount, said, sentence, covering or [memories[0][0]])
+    values = _of_one_kind(read)
+    if values is None:
+        return None
+    chosen = _chosen(values, asked)
+    if chosen is None:
+        return None
+    others = [v for v in values if v not in chosen]
+    superlative = asked.phrase if asked.pick in ("max", "min") else ""
+    bound = "" if superlative else asked.phrase
+    return Comparison(chosen, others, superlative, bound)
+
+
+def _chosen(values: list[Compared], asked: _Asked) -> list[Compared] | None:
+    """The documents whose value is the most or least, or within the bound; None when all
+    are the most (nothing told apart)."""
+    if asked.pick in ("max", "min"):
+        best = (max if asked.pick == "max" else min)(v.value for v in values)
+        chosen = [v for v in values if v.value == best]
+        return None if len(chosen) == len(values) else chosen
+    limit = asked.limit if asked.limit is not None else 0.0
+    if asked.pick == "at most":
+        return [v for v in values if v.value <= limit]
+    return [v for v in values if v.value >= limit]
+
+
+def comparison_answer(comparison: Comparison) -> str:
+    """The documents chosen by name, each with the sentence giving its value; then how
+    many others there were, with their values."""
+    chosen = comparison.chosen
+    if not chosen:
+        said = ", ".join(v.said for v in comparison.others)
+        return f"None of the {len(comparison.others)} documents: they state {said}."
+    names = [v.document for v in chosen]
+    head = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+    if comparison.superlative:
+        head = f"{head}: {chosen[0].said}, the {comparison.superlative}"
+    lines = [f"{head}.", ""]
+    lines += [f"- **{v.document}**: “{v.sentence}”" for v in chosen]
+    if comparison.others:
+        said = ", ".join(v.said for v in sorted(comparison.others, key=lambda v: v.value))
+        others = (
+            "The other states"
+            if len(comparison.others) == 1
+            else (f"The other {len(comparison.others)} state")
+        )
+        lines += ["", f"{others} {said}."]
+    return "\n".join(lines)
+
+
+def _parse(question: str) -> _Asked | None:
+    match = QUESTION.match(question)
+    if match is None or VERSION.search(question):
+        return None
+    kind = stem(match.group(1).lower())
+    if kind not in DOCUMENT_KINDS | ANY_KINDS and kind not in KIND_WORDS:
+        return None
+    rest = SECOND.sub(" ", match.group(2))
+    if len(BOUND.findall(rest)) > 1:
+        return None  # "below 5 °C within 90 minutes": two bounds
+    bound = BOUND.search(rest)
+    superlatives = [w for w in re.findall(r"[a-z]+", rest.lower()) if w in SUPERLATIVES]
+    if bool(bound) == bool(superlatives) or len(superlatives) > 1:
+        return None  # neither, or both: not one comparison
+    if bound is not None:
+        number = bound.group("n1") or bound.group("n2")
+        unit = _unit(bound.group("u1") or bound.group("u2") or "")
+        word = (bound.group("or1") or bound.group("or2") or bound.group("before") or "").lower()
+        amount = _number(number)
+        if unit is None or amount is None:
+            return None
+        measured, size = unit
+        unit_kind: str | None = measured
+        pick = "at most" if " ".join(word.split()) in AT_MOST else "at least"
+        phrase, limit = bound.group().strip(), amount * size
+        rest = rest[: bound.start()] + " " + rest[bound.end() :]
+    else:
+        pick_fn, unit_kind = SUPERLATIVES[superlatives[0]]
+        pick, phrase, limit = ("max" if pick_fn is max else "min"), superlatives[0], None
+    if OTHER_PART.search(rest) or NEGATION.search(rest):
+        return None  # "… and no pager", "… or longer shifts": more than one comparison
+    topic = {t for t in query_terms(rest) if not t.isdigit()} - {stem(s) for s in SUPERLATIVES}
+    return _Asked(kind, topic - KIND_WORDS, unit_kind, pick, limit, phrase)
+
+
+def _of_one_kind(read: dict[str, Compared | None]) -> list[Compared] | None:
+    """The values of the documents of the kind compared: those sharing a word of their
+    names with most of the documents that gave a value ("oncall", "policy"); None when
+    one of them gave none (it may be the answer), or fewer than two did."""
+    valued = [name for name, value in read.items() if value is not None]
+    counts: dict[str, int] = {}
+    for name in valued:
+        for word in _name_words(name):
+            counts[word] = counts.get(word, 0) + 1
+    family = {word for word, count in counts.items() if 2 * count > len(valued)}
+    kind = [name for name in read if _name_words(name) & family]
+    values = [value for name in kind if (value := read[name]) is not None]
+    if not family or len(values) < 2 or len(values) < len(kind):
+        return None
+    return values
+
+
+def _name_words(name: str) -> set[str]:
+    return {w for w in tokenize(name.rsplit(".", 1)[0]) if not w.isdigit()}
+
+
+def _documents(
+    tools: MemoryTools, keys: list[str]
+) -> dict[tuple[str, str], list[tuple[str, int, int]]] | None:
+    documents: dict[tuple[str, str], list[tuple[str, int, int]]] = {}
+    for memory in dict.fromkeys(memory_of(key) for key in keys):
+        found = tools.corpus.source_of(memory)
+        if found is not None:
+            name, digest, start, end = found
+            documents.setdefault((name, digest), []).append((memory, start, end))
+            if len(documents) > MAX_DOCUMENTS:
+                return None
+    return documents
+
+
+def _value(
+    text: str, name: str, asked: _Asked, weights: dict[str, float]
+) -> tuple[str, float, str] | None:
+    """The value document `name` gives of what is asked: as written, in the base unit, and
+    the sentence or clause giving it. Its words count by their rarity (what "on-call"
+    says of the question, "calls the phone" says too), its heading's half as much. None
+    when none says half of it with a value of the unit asked about, or two say as much
+    with different values, or the best says no more than another with another value but
+    for a word less telling than its most telling ("On-call … each completed weekday
+    rotation earns 1 day off" beside "The weekday rotation lasts 5 days")."""
+    # the question's words the document uses: "require" is asked, "must" is written
+    topic = (asked.topic - set(tokenize(name))) & set(tokenize(text))
+    whole = sum(weights.get(t, 0.0) for t in topic)
+    heaviest = max((weights.get(t, 0.0) for t in topic), default=0.0)
+    scored: list[tuple[float, str, float, str]] = []
+    for heading, item in statements(text):
+        flat = " ".join(item.replace("**", "").split()).lstrip("-*•+ ")
+        for clause in _clauses(flat, asked.unit_kind):
+            values = _values(clause, asked.unit_kind)
+            own = topic & set(tokenize(clause))
+            above = topic & set(tokenize(heading)) - own
+            said = (
+                sum(weights.get(t, 0.0) for t in own) + sum(weights.get(t, 0.0) for t in above) / 2
+            )
+            scored.append((round(said, 9), values[0][0], values[0][1], clause))
+    scored.sort(key=lambda item: -item[0])
+    if not scored or scored[0][0] == 0 or 2 * scored[0][0] < whole:
+        return None
+    said, written, amount, clause = scored[0]
+    rival = next((s[0] for s in scored if s[2] != amount), 0.0)
+    if said - rival < heaviest / 2 - 1e-9:
+        return None  # another value, said almost as well: which is meant is unclear
+    return written, amount, clause
+
+
+def _clauses(text: str, unit_kind: str | None) -> list[str]:
+    """The sentences of `text` giving one value of the unit asked about; one giving two
+    ("The mean air temperature was 13.2 °C, the highest reading 19.4 °C") in its parts
+    between commas that give one each."""
+    found = []
+    for sentence in CLAUSE.split(text):
+        values = _values(sentence, unit_kind)
+        if len(values) == 1:
+            found.append(sentence)
+        elif len(values) > 1:
+            found += [p for p in re.split(r",\s+", sentence) if len(_values(p, unit_kind)) == 1]
+    return found
+
+
+def _values(clause: str, unit_kind: str | None) -> list[tuple[str, float]]:
+    found = []
+    for number, unit in VALUE.findall(clause):
+        measured = _unit(unit)
+        amount = _number(number)
+        if measured is None or amount is None:
+            continue
+        kind, size = measured
+        if unit_kind is None or kind == unit_kind:
+            found.append((f"{number} {unit}".replace("° C", "°C"), amount * size))
+    return found
+
+
+def _unit(word: str) -> tuple[str, float] | None:
+    plain = re.sub(r"\s+", "", word.lower())
+    for form in (plain, plain.removesuffix("s")):
+        if form in KIND_OF:
+            kind = KIND_OF[form]
+            return kind, UNITS[kind][form]
+    return None
+
+
+def _number(text: str) -> float | None:
+    plain = text.lower().replace(",", "")
+    plain = {"one": "1"}.get(plain, NUMBER_WORDS.get(plain, plain))
+    try:
+        return float(plain)
+    except ValueError:
+        return None
+
+
+def _offset(text: str, flat_at: int) -> int:
+    """Where in `text` the character at `flat_at` of its whitespace-collapsed form is."""
+    if flat_at < 0:
+        return -1
+    seen = 0
+    for match in re.finditer(r"\S+", text):
+        length = len(match.group())
+        if seen + length >= flat_at:
+            return match.start() + max(0, flat_at - seen)
+        seen += length + 1
+    return len(text)
