@@ -109,3 +109,76 @@ def test_a_document_whose_value_is_unclear_leaves_it_to_the_model(
     built_documents(make_workflow, tmp_path, unclear)
     question = "Which company has the longest rotation, and how long is it?"
     assert compare_documents(MemoryTools(memory_dir), question) is None
+
+
+@pytest.mark.parametrize(
+    "question",
+    [  # the adversarial review's: no unit to compare in, or more than one question
+        "Which project has the highest priority?",
+        "Which product has the smallest storage quota?",
+        "Which companies have rotations under 10 days, and how long is the handover?",
+        "Which company has the longest rotation, and who approves swaps?",
+    ],
+)
+def test_a_comparison_of_no_unit_or_with_another_question_is_the_models(question: str) -> None:
+    assert _parse(question) is None
+
+
+@pytest.mark.parametrize(
+    ("bound", "pick", "limit"),
+    [
+        ("within 5 minutes or less", "at most", 5),
+        ("in less than 5 minutes", "below", 5),  # strict: 5 is not less than 5
+        ("in more than 3 minutes", "above", 3),
+        ("in at least 2 hours", "at least", 120),
+        ("at -18 °C or less", "at most", -18),  # the sign is kept
+        ("at −20 °C or more", "at least", -20),
+    ],
+)
+def test_bounds_keep_their_strictness_sign_and_unit(bound: str, pick: str, limit: float) -> None:
+    asked = _parse(f"Which kitchens keep freezers {bound}?")
+    assert asked is not None and (asked.pick, asked.limit) == (pick, limit)
+
+
+def test_what_leaves_a_documents_value_unclear(make_workflow, tmp_path: Path, memory_dir) -> None:
+    """A table row gives a value; "fourteen" is a number; a report giving a lowest reading
+    beside its mean leaves "the lowest" to the model; a kitchen saying "refrigerators"
+    (no word of the question) is one of the family still, and leaves it to the model."""
+    documents = {
+        "acme-oncall-policy.md": "# Policy\n\n| Item | Value |\n|---|---|\n| Rotation | 21 days |",
+        "borealis-oncall-policy.md": "# Policy\n\n## Rotation\n\nA rotation lasts fourteen days.\n",
+        "cobalt-oncall-policy.md": "# Policy\n\n## Rotation\n\nA rotation lasts 10 days.\n",
+        "varga-field-report.md": "# Report\n\nThe mean air temperature was 8.5 °C, with a lowest "
+        "reading of 6.0 °C.\n",
+        "lind-field-report.md": "# Report\n\nThe mean air temperature was 13.2 °C, with a lowest "
+        "reading of 1.0 °C.\n",
+        "ferrovia-kitchen-procedures.md": kitchen("5 °C", "2 hours"),
+        "juniper-kitchen-procedures.md": kitchen("4 °C", "2 hours"),
+        "saltcellar-kitchen-procedures.md": "# Kitchen procedures\n\nRefrigerators are held at "
+        "2 °C.\n",
+    }
+    built_documents(make_workflow, tmp_path, documents)
+    tools = MemoryTools(memory_dir)
+    question = "Which company has the longest rotation, and how long is it?"
+    assert chosen(tools, question) == [("Acme oncall policy", "21 days")]
+    assert chosen(tools, "Which company has the shortest rotation?") == [
+        ("Cobalt oncall policy", "10 days")
+    ]
+    assert compare_documents(tools, "Which researcher recorded the lowest air temperature?") is None
+    assert compare_documents(tools, "Which kitchen keeps its fridges coldest?") is None
+    # on-call policies are no kitchens, though they have the longest rotations
+    assert compare_documents(tools, "Which kitchen has the longest rotation?") is None
+
+
+def test_documents_of_another_kind_are_not_compared(
+    make_workflow, tmp_path: Path, memory_dir
+) -> None:
+    """Asked which kitchen has the longest rotation, of a memory holding on-call policies
+    only: no kitchen says it is one, and no document is named for kitchens."""
+    policies = {name: text for name, text in DOCUMENTS.items() if "oncall" in name}
+    built_documents(make_workflow, tmp_path, policies)
+    tools = MemoryTools(memory_dir)
+    assert compare_documents(tools, "Which kitchen has the longest rotation?") is None
+    assert chosen(tools, "Which company has the longest rotation?") == [
+        ("Cobalt oncall policy", "two weeks")
+    ]

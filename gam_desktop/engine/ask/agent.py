@@ -182,7 +182,7 @@ class ChatAgent:
         compared = compare_documents(self.tools, question_part(query))
         if compared:  # "Which company has the longest rotation?": each one's value, compared
             self.passages = []
-            memories = [m for item in compared.chosen for m in item.memories]
+            memories = [m for item in compared.chosen or compared.others for m in item.memories]
             trail.matched.extend(dict.fromkeys(memories))
             trail.lines.append(
                 f"compared {plural(len(compared.chosen) + len(compared.others), 'document')}"

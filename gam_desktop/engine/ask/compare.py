@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 
 from gam_desktop.engine.ask.corpus import memory_of, reader_name
-from gam_desktop.engine.ask.evidence import NUMBER_WORDS, VERSION
+from gam_desktop.engine.ask.evidence import NUMBER_WORDS, VERSION, qualifiers
 from gam_desktop.engine.ask.listing import ANY_KINDS, DOCUMENT_KINDS, NEGATION
 from gam_desktop.engine.ask.paragraphs import statements
 from gam_desktop.engine.ask.tools import MemoryTools
@@ -35,25 +35,31 @@ UNITS: dict[str, dict[str, float]] = {
         "day": 1440, "week": 10080, "month": 43200, "year": 525600,
     },
     "data": {"kb": 1 / 1024, "mb": 1, "gb": 1024, "tb": 1024 * 1024},
-    "temperature": {"°c": 1, "c": 1, "degree": 1, "celsius": 1},
+    "temperature": {"°c": 1, "celsius": 1},
     "share": {"%": 1, "percent": 1},
 }  # fmt: skip
 KIND_OF = {unit: kind for kind, units in UNITS.items() for unit in units}
-NUMBER = r"(?:\d+(?:,\d{3})*(?:\.\d+)?|" + "|".join(NUMBER_WORDS) + r"|one)"
+WORDS = sorted([*NUMBER_WORDS, "one"], key=len, reverse=True)  # "fourteen" before "four"
+NUMBER = r"(?:\d+(?:,\d{3})*(?:\.\d+)?|(?:" + "|".join(WORDS) + r")\b)"
+SIGN = r"(?:[-−]|minus\s+)?"
+UNIT = r"(?:°\s*[CF]\b|degrees?\s+(?:C|F|Celsius|Fahrenheit)\b|%|[A-Za-z]+\b)"
 VALUE = re.compile(
-    rf"(?<![\w.,-])(-?{NUMBER})\s*(°\s*C\b|%|[A-Za-z]+)", re.IGNORECASE
-)  # "14 days", "5 °C", "-18 °C", "one week"
+    rf"(?<![\w.,])({SIGN}{NUMBER})\s*({UNIT})", re.IGNORECASE
+)  # "14 days", "5 °C", "-18 °C", "one week", "fourteen days"
 BOUND = re.compile(
     rf"\b(?P<before>within|under|below|at\s+most|no\s+more\s+than|less\s+than|fewer\s+than|"
     rf"up\s+to|over|above|more\s+than|at\s+least|longer\s+than|shorter\s+than)\s+"
-    rf"(?P<n1>{NUMBER})\s*(?P<u1>°\s*C\b|%|[A-Za-z]+)(?:\s+or\s+(?P<or1>less|fewer|more|"
+    rf"(?P<n1>{SIGN}{NUMBER})\s*(?P<u1>{UNIT})(?:\s+or\s+(?P<or1>less|fewer|more|"
     rf"under|over|shorter|longer|sooner))?"
-    rf"|\b(?P<n2>{NUMBER})\s*(?P<u2>°\s*C\b|%|[A-Za-z]+)\s+or\s+(?P<or2>less|fewer|more|under|"
-    rf"over|shorter|longer|sooner)\b",
+    rf"|(?<![\w.,])(?P<n2>{SIGN}{NUMBER})\s*(?P<u2>{UNIT})\s+or\s+(?P<or2>less|fewer|more|"
+    rf"under|over|shorter|longer|sooner)\b",
     re.IGNORECASE,
 )
-AT_MOST = {"within", "under", "below", "at most", "no more than", "less than", "fewer than",
-           "up to", "shorter than", "less", "fewer", "shorter", "sooner"}  # fmt: skip
+# How each bound compares: "within 5 minutes" holds 5, "under 10 days" does not hold 10.
+AT_MOST = {"within", "at most", "no more than", "up to", "less", "fewer", "under", "shorter",
+           "sooner"}  # fmt: skip
+BELOW = {"under", "below", "less than", "fewer than", "shorter than"}
+ABOVE = {"over", "above", "more than", "longer than"}
 # The most or least of what: the kind of unit it is said in, or any.
 SUPERLATIVES = {
     "longest": (max, "time"), "shortest": (min, "time"), "coldest": (min, "temperature"),
@@ -61,15 +67,31 @@ SUPERLATIVES = {
     "highest": (max, None), "lowest": (min, None), "largest": (max, None),
     "biggest": (max, None), "smallest": (min, None),
 }  # fmt: skip
+# What a superlative with no unit of its own ("the lowest …") measures, by the question's word.
+MEASURE_WORDS = {stem("temperature"): "temperature"}
+# A clause saying one of these gives a most or least of its own ("a lowest reading of 3.1
+# °C" beside the mean): the question's superlative may be part of what it asks about.
+EXTREMES = frozenset(
+    stem(w) for w in [*SUPERLATIVES, "minimum", "maximum", "peak", "max", "min", "record"]
+)
 QUESTION = re.compile(r"^\s*(?:which|what)\s+([^\W\d_]+)(.*)$", re.IGNORECASE | re.DOTALL)
 SECOND = re.compile(
-    r",?\s*and\s+(?:how\s+(?:long|much|many|large|big|cold|warm|high|low)\b[^?]*|what\s+"
-    r"(?:was|is|are|were)\s+(?:it|they|that)\b[^?]*|at\s+what\s+[a-z]+\b[^?]*)",
+    r",?\s*and\s+(?:how\s+(?:long|much|many|large|big|cold|warm|high|low)\s+(?:is|was|are|"
+    r"were)\s+(?:it|they|that)|what\s+(?:was|is|are|were)\s+(?:it|they|that)|at\s+what\s+"
+    r"(?:temperature|value|size|level))\s*(?=\?|$)",
     re.IGNORECASE,
-)  # "…, and how long is it?": the value the answer gives anyway
+)  # "…, and how long is it?": the value the answer gives anyway, nothing else
 OTHER_PART = re.compile(r"\b(?:and|or|but|except|not|no|without)\b", re.IGNORECASE)
 CLAUSE = re.compile(r"(?<=[.!?;])\s+|,\s+(?=with\b|while\b|whereas\b|but\b)")
 KIND_WORDS = frozenset(tokenize("company companies document documents"))
+# Who or what any document may be about without saying the word ("Which company …" of
+# policies that never say "company"; "Which researcher …" of reports by one).
+GENERIC_KINDS = frozenset(
+    tokenize(
+        "company team organisation organization project product document file note record "
+        "author researcher client customer vendor supplier"
+    )
+)
 
 
 @dataclass
@@ -98,7 +120,7 @@ class _Asked:
     kind: str  # stem of what is listed ("compani")
     topic: set[str]  # stems of what is measured ("primari", "acknowledg", "page")
     unit_kind: str | None
-    pick: str  # "max", "min", "at most", "at least"
+    pick: str  # "max", "min", "at most", "below", "above", "at least"
     limit: float | None
     phrase: str  # the bound or the superlative as the question writes it
 
@@ -120,6 +142,39 @@ def compare_documents(tools: MemoryTools, question: str) -> Comparison | None:
     if documents is None or len(documents) < 2:
         return None
     weights = {t: 1 / (1 + len(keys)) for t, keys in holding.items()}  # the rarer, the more
+    read = _read(tools, documents, asked, weights)
+    if read is None:
+        return None
+    values = _of_one_kind(read)
+    if values is None or not _of_asked_kind(tools, read, asked, question):
+        return None
+    # The rest of the family, though they lack the words ("Refrigerators are held at 2 °C"
+    # of "fridges"): one of them may be the answer, and must give a value too.
+    family = _family(read)
+    kin = _documents(tools, [k for word in family for k in tools.index.containing([word])])
+    unread = {key: memories for key, memories in (kin or {}).items() if key[0] not in read}
+    unread = {key: m for key, m in unread.items() if _name_words(key[0]) & family}
+    more = _read(tools, unread, asked, weights) if kin is not None else None
+    if more is None or any(value is None for value in more.values()):
+        return None
+    values += [value for value in more.values() if value is not None]
+    chosen = _chosen(values, asked)
+    if chosen is None:
+        return None
+    others = [v for v in values if v not in chosen]
+    superlative = asked.phrase if asked.pick in ("max", "min") else ""
+    bound = "" if superlative else asked.phrase
+    return Comparison(chosen, others, superlative, bound)
+
+
+def _read(
+    tools: MemoryTools,
+    documents: dict[tuple[str, str], list[tuple[str, int, int]]],
+    asked: _Asked,
+    weights: dict[str, float],
+) -> dict[str, Compared | None] | None:
+    """Each document's value of what is asked (None: it gives none clearly), with the
+    memories covering the clause giving it; None when a document cannot be read."""
     read: dict[str, Compared | None] = {}
     for (name, digest), memories in documents.items():
         text = tools.corpus.source(digest)
@@ -130,20 +185,11 @@ def compare_documents(tools: MemoryTools, question: str) -> Comparison | None:
             read[name] = None
             continue
         said, amount, sentence = value
-        at = _offset(text, " ".join(text.split()).find(sentence))
+        at = _position(text, sentence)
         covering = [m for m, start, end in memories if start <= at < end]
         document = reader_name(name)
         read[name] = Compared(document, amount, said, sentence, covering or [memories[0][0]])
-    values = _of_one_kind(read)
-    if values is None:
-        return None
-    chosen = _chosen(values, asked)
-    if chosen is None:
-        return None
-    others = [v for v in values if v not in chosen]
-    superlative = asked.phrase if asked.pick in ("max", "min") else ""
-    bound = "" if superlative else asked.phrase
-    return Comparison(chosen, others, superlative, bound)
+    return read
 
 
 def _chosen(values: list[Compared], asked: _Asked) -> list[Compared] | None:
@@ -154,9 +200,17 @@ def _chosen(values: list[Compared], asked: _Asked) -> list[Compared] | None:
         chosen = [v for v in values if v.value == best]
         return None if len(chosen) == len(values) else chosen
     limit = asked.limit if asked.limit is not None else 0.0
-    if asked.pick == "at most":
-        return [v for v in values if v.value <= limit]
-    return [v for v in values if v.value >= limit]
+    return [v for v in values if _held(v.value, asked.pick, limit)]
+
+
+def _held(value: float, pick: str, limit: float) -> bool:
+    if pick == "at most":
+        return value <= limit
+    if pick == "below":
+        return value < limit
+    if pick == "above":
+        return value > limit
+    return value >= limit
 
 
 def comparison_answer(comparison: Comparison) -> str:
@@ -206,7 +260,7 @@ def _parse(question: str) -> _Asked | None:
             return None
         measured, size = unit
         unit_kind: str | None = measured
-        pick = "at most" if " ".join(word.split()) in AT_MOST else "at least"
+        pick = _bound_pick(" ".join(word.split()), bool(bound.group("or1") or bound.group("or2")))
         phrase, limit = bound.group().strip(), amount * size
         rest = rest[: bound.start()] + " " + rest[bound.end() :]
     else:
@@ -215,24 +269,67 @@ def _parse(question: str) -> _Asked | None:
     if OTHER_PART.search(rest) or NEGATION.search(rest):
         return None  # "… and no pager", "… or longer shifts": more than one comparison
     topic = {t for t in query_terms(rest) if not t.isdigit()} - {stem(s) for s in SUPERLATIVES}
+    # "the lowest" of what: only a measure the question names ("temperature") is compared
+    unit_kind = unit_kind or next((MEASURE_WORDS[t] for t in topic if t in MEASURE_WORDS), None)
+    if unit_kind is None:
+        return None  # "the highest priority": a number of no unit, or of any
     return _Asked(kind, topic - KIND_WORDS, unit_kind, pick, limit, phrase)
+
+
+def _bound_pick(word: str, trailing: bool) -> str:
+    """How a value is held to the bound: "within 5 minutes", "5 minutes or less": at most;
+    "under 10 days": below; "more than 3": above; "at least 2 GB", "2 GB or more": at
+    least."""
+    if trailing:
+        return "at most" if word in AT_MOST else "at least"
+    if word in BELOW:
+        return "below"
+    if word in ABOVE:
+        return "above"
+    return "at most" if word in AT_MOST else "at least"
+
+
+def _of_asked_kind(
+    tools: MemoryTools, read: dict[str, Compared | None], asked: _Asked, question: str
+) -> bool:
+    """Whether the documents compared are what the question lists: "reports" have the word
+    in their names; one of the "kitchens" at least says the word (on-call policies are
+    no kitchens); and none is named by the question ("Which team at Acme …" is about one
+    of them, not a comparison of all)."""
+    names = [set(_name_words(name)) for name in read]
+    if asked.kind in DOCUMENT_KINDS and not all(asked.kind in words for words in names):
+        return False
+    if asked.kind not in GENERIC_KINDS and not any(asked.kind in words for words in names):
+        # "kitchens": one of them at least says it is one, or the others are meant
+        holders = _documents(tools, tools.index.containing([asked.kind])) or {}
+        if not {name for name, _digest in holders} & set(read):
+            return False
+    named = set(tokenize(" ".join(qualifiers(question))))
+    return not any(named & words for words in names)
 
 
 def _of_one_kind(read: dict[str, Compared | None]) -> list[Compared] | None:
     """The values of the documents of the kind compared: those sharing a word of their
     names with most of the documents that gave a value ("oncall", "policy"); None when
-    one of them gave none (it may be the answer), or fewer than two did."""
+    one of them gave none (it may be the answer), a document outside them gave one (which
+    kind is meant is unclear), or fewer than two did."""
+    family = _family(read)
+    valued = [name for name, value in read.items() if value is not None]
+    kind = [name for name in read if _name_words(name) & family]
+    values = [value for name in kind if (value := read[name]) is not None]
+    if not family or len(values) < 2 or len(values) < len(kind) or len(values) < len(valued):
+        return None  # one of the family gave none, or one of another family gave one
+    return values
+
+
+def _family(read: dict[str, Compared | None]) -> set[str]:
+    """The words of their names most of the documents that gave a value share."""
     valued = [name for name, value in read.items() if value is not None]
     counts: dict[str, int] = {}
     for name in valued:
         for word in _name_words(name):
             counts[word] = counts.get(word, 0) + 1
-    family = {word for word, count in counts.items() if 2 * count > len(valued)}
-    kind = [name for name in read if _name_words(name) & family]
-    values = [value for name in kind if (value := read[name]) is not None]
-    if not family or len(values) < 2 or len(values) < len(kind):
-        return None
-    return values
+    return {word for word, count in counts.items() if 2 * count > len(valued)}
 
 
 def _name_words(name: str) -> set[str]:
@@ -281,6 +378,8 @@ def _value(
     scored.sort(key=lambda item: -item[0])
     if not scored or scored[0][0] == 0 or 2 * scored[0][0] < whole:
         return None
+    if asked.pick in ("max", "min") and any(EXTREMES & set(tokenize(c)) for *_, c in scored):
+        return None  # "a lowest reading of 3.1 °C": the most or least may be its own value
     said, written, amount, clause = scored[0]
     rival = next((s[0] for s in scored if s[2] != amount), 0.0)
     if said - rival < heaviest / 2 - 1e-9:
@@ -317,6 +416,7 @@ def _values(clause: str, unit_kind: str | None) -> list[tuple[str, float]]:
 
 def _unit(word: str) -> tuple[str, float] | None:
     plain = re.sub(r"\s+", "", word.lower())
+    plain = {"degreesc": "°c", "degreec": "°c", "degreescelsius": "°c"}.get(plain, plain)
     for form in (plain, plain.removesuffix("s")):
         if form in KIND_OF:
             kind = KIND_OF[form]
@@ -325,22 +425,34 @@ def _unit(word: str) -> tuple[str, float] | None:
 
 
 def _number(text: str) -> float | None:
-    plain = text.lower().replace(",", "")
+    plain = re.sub(r"^(?:[-−]|minus\s+)", "-", text.lower().replace(",", ""))
+    sign = -1.0 if plain.startswith("-") else 1.0
+    plain = plain.lstrip("-")
     plain = {"one": "1"}.get(plain, NUMBER_WORDS.get(plain, plain))
     try:
-        return float(plain)
+        return sign * float(plain)
     except ValueError:
         return None
 
 
-def _offset(text: str, flat_at: int) -> int:
-    """Where in `text` the character at `flat_at` of its whitespace-collapsed form is."""
-    if flat_at < 0:
-        return -1
-    seen = 0
-    for match in re.finditer(r"\S+", text):
-        length = len(match.group())
-        if seen + length >= flat_at:
-            return match.start() + max(0, flat_at - seen)
-        seen += length + 1
-    return len(text)
+def _position(text: str, sentence: str) -> int:
+    """Where in `text` `sentence` starts, as `_value` quotes it (without bold or line
+    breaks); -1 when it is not there."""
+    flat: list[str] = []
+    origin: list[int] = []
+    at, spaced = 0, True
+    while at < len(text):
+        if text.startswith("**", at):
+            at += 2
+            continue
+        char = text[at]
+        if not char.isspace():
+            flat.append(char)
+            origin.append(at)
+        elif not spaced:
+            flat.append(" ")
+            origin.append(at)
+        spaced = char.isspace()
+        at += 1
+    found = "".join(flat).find(sentence)
+    return origin[found] if found >= 0 else -1

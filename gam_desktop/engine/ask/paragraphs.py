@@ -39,6 +39,8 @@ def blocks(text: str) -> list[tuple[str, str, int]]:
     return found
 
 
+TABLE_ROW = re.compile(r"\n(?=\s*\|)")  # a table: each row a statement of its own
+TABLE_RULE = re.compile(r"^\|?[\s:|-]+$")  # "|---|---|"
 LIST_ITEM = re.compile(r"\n(?=\s*(?:[-*•+]|\d+[.)])\s)")
 # The same breaks in a passage flattened to one line ("## Limits - Maximum size: 50 GB. -
 # Devices: 5. ## Defaults - Backup interval: every 30 minutes."): before a heading's #, and
@@ -58,8 +60,8 @@ def statements(text: str) -> list[tuple[str, str]]:
     return [
         (heading, item.strip())
         for heading, block, _at in blocks(text)
-        for item in LIST_ITEM.split(block)
-        if item.strip()
+        for item in (TABLE_ROW.split(block) if block.startswith("|") else LIST_ITEM.split(block))
+        if item.strip() and not TABLE_RULE.match(item.strip())
     ]
 
 
