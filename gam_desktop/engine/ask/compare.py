@@ -18,9 +18,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from gam_desktop.engine.ask.corpus import memory_of, reader_name
+from gam_desktop.engine.ask.corpus import reader_name
 from gam_desktop.engine.ask.evidence import NUMBER_WORDS, VERSION, qualifiers
-from gam_desktop.engine.ask.listing import ANY_KINDS, DOCUMENT_KINDS, NEGATION
+from gam_desktop.engine.ask.listing import ANY_KINDS, DOCUMENT_KINDS, NEGATION, documents_of
 from gam_desktop.engine.ask.paragraphs import statements
 from gam_desktop.engine.ask.tools import MemoryTools
 from gam_desktop.engine.ask.words import query_terms, stem, tokenize
@@ -339,15 +339,7 @@ def _name_words(name: str) -> set[str]:
 def _documents(
     tools: MemoryTools, keys: list[str]
 ) -> dict[tuple[str, str], list[tuple[str, int, int]]] | None:
-    documents: dict[tuple[str, str], list[tuple[str, int, int]]] = {}
-    for memory in dict.fromkeys(memory_of(key) for key in keys):
-        found = tools.corpus.source_of(memory)
-        if found is not None:
-            name, digest, start, end = found
-            documents.setdefault((name, digest), []).append((memory, start, end))
-            if len(documents) > MAX_DOCUMENTS:
-                return None
-    return documents
+    return documents_of(tools, keys, MAX_DOCUMENTS)
 
 
 def _value(

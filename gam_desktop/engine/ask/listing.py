@@ -223,15 +223,22 @@ def _of_kind(parsed: _Question, name: str, text: str) -> bool:
 def _documents(
     tools: MemoryTools, holding: dict[str, list[str]], terms: list[str]
 ) -> dict[tuple[str, str], list[tuple[str, int, int]]] | None:
-    """The documents (name, content hash) whose memories hold one of `terms`, with those
-    memories and the span of the document each covers; None for more than can be read."""
+    """The documents whose memories hold one of `terms` (see `documents_of`)."""
+    return documents_of(tools, [key for term in terms for key in holding[term]], MAX_DOCUMENTS)
+
+
+def documents_of(
+    tools: MemoryTools, keys: list[str], limit: int
+) -> dict[tuple[str, str], list[tuple[str, int, int]]] | None:
+    """The documents (name, content hash) of the memories at corpus `keys`, with those
+    memories and the span of the document each covers; None for more than `limit`."""
     documents: dict[tuple[str, str], list[tuple[str, int, int]]] = {}
-    for memory in dict.fromkeys(memory_of(key) for term in terms for key in holding[term]):
+    for memory in dict.fromkeys(memory_of(key) for key in keys):
         found = tools.corpus.source_of(memory)
         if found is not None:
             name, digest, start, end = found
             documents.setdefault((name, digest), []).append((memory, start, end))
-            if len(documents) > MAX_DOCUMENTS:
+            if len(documents) > limit:
                 return None
     return documents
 
