@@ -632,3 +632,13 @@ def test_a_figure_of_another_thing_is_explored_past(make_workflow, tmp_path, llm
     result = workflow.request("What is the default backup interval of Orbit 3.1?")
     assert "the passages give 50 of another thing: exploring" in result.trajectory
     assert "every 30 minutes" in result.answer and result.answer != "It is 50 GB."
+
+
+def test_a_count_from_evidence_that_never_names_the_things_must_be_in_it() -> None:
+    """The 1.5B model, asked of puffin burrows on an island the report counts kittiwakes
+    on, answered "1 puffin burrow" citing the report's weather passage."""
+    weather = "The survey ran from 2 to 14 June 2023. The team had 6 members. Fog on 3 days."
+    question = "How many occupied puffin burrows did Priya Maalouf count on Greyholm?"
+    assert unsupported_values("She counted 1 puffin burrow.", weather, question) == ["1"]
+    # said otherwise than the evidence says it, the count stands: "6 members"
+    assert unsupported_values("There were 6 people.", weather, "How many people went?") == []

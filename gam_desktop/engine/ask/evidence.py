@@ -660,13 +660,14 @@ def counted_thing(question: str) -> str | None:
 def unsupported_counts(answer: str, evidence: str, question: str) -> list[str]:
     """The counts `answer` gives of what a how-many question counts (a single digit too)
     that no sentence of `evidence` about those things gives. Evidence that never names
-    them ("6 members" for people) cannot tell: nothing is flagged."""
+    them ("6 members" for people) holds only the counts it gives at all: "1 puffin burrow"
+    from a passage about the weather is made up, "6 people" from "6 members" is not."""
     thing = counted_thing(question)
     if thing is None:
         return []
     said = [set(_numbers(s)) for s in _sentences(evidence) if thing in tokenize(s)]
-    if not said:
-        return []
+    if not said:  # it never names them: any sentence stating the count will do
+        said = [set(_numbers(evidence))]
     given = set(_numbers(question))
     words = tokenize(_plain_numbers(answer))
     counts = {
