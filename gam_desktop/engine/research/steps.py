@@ -370,6 +370,23 @@ def check_claims(
     return kept, dropped
 
 
+def _said(text: str, question: str, named: str) -> str | None:
+    """Whether a claim says anything: not when it gives no figure, value or name the
+    question lacks and two thirds of its words are the question's ("Osprine pays an
+    engineer for each weekend day on call", "The comparison being made is between the
+    occupied puffin burrows … counted by Varga, Okafor-Lind and Maalouf")."""
+    asked = set(query_terms(question)) | set(tokenize(named))
+    words = {t for t in query_terms(text) if not t.isdigit()}
+    new_names = {t for n in qualifiers(text) for t in tokenize(n)} - asked
+    gives = re.search(r"\d", text) or QUOTED_VALUE.search(text) or new_names
+    if words and not gives and 3 * len(words & asked) >= 2 * len(words):
+        return "it only restates the question"
+    return None
+
+
+QUOTED_VALUE = re.compile(r"`[^`]+`|'[^'\s][^']*'|\"[^\"]+\"|“[^”]+”")
+
+
 def _of_another_thing(text: str, sources: list[Excerpt], question: str) -> list[str]:
     """The figures of a claim that each of its sources stating them gives of another thing
     than `question` asks about; each source on its own (two flattened windows run together
@@ -390,11 +407,14 @@ def _of_another_thing(text: str, sources: list[Excerpt], question: str) -> list[
 
 
 def _misstated(text: str, sources: list[Excerpt], question: str, sub_question: str) -> str | None:
-    """What is wrong with the figures of a claim, if anything: one its sources do not
-    state, one they give of another thing, or none in the unit `sub_question` (else
-    `question`) counts in."""
+    """What is wrong with a claim, if anything: it only restates the question, or its
+    figures: one its sources do not state, one they give of another thing, or none in the
+    unit `sub_question` (else `question`) counts in."""
     evidence = "\n\n".join(s.text for s in sources)
     named = " ".join(s.document or s.path for s in sources)  # "… in lumenvault-3.1-….md"
+    said = _said(text, question, named)
+    if said is not None:
+        return said
     invented = unsupported_values(text, f"{evidence}\n\n{named}", question)
     if invented:
         return f"its sources do not state {', '.join(invented)}"

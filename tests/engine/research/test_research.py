@@ -367,3 +367,34 @@ def test_each_source_of_a_claim_is_checked_on_its_own(tmp_path: Path) -> None:
             [cited], question, excerpts, lambda p: (tmp_path / p).is_file(), {"a.md"}
         )
         assert kept == [] and "50 of another thing" in dropped[0]
+
+
+@pytest.mark.parametrize(
+    ("claim", "dropped"),
+    [  # the 1.5B model's research claims that only restate the question
+        ("Osprine pay an engineer for each weekend day on call.", True),
+        ("The comparison is between what Brindlewave and Osprine pay for a weekend day.", True),
+        # a figure, a value or a name the question lacks says something
+        ("Osprine pays $150 for each weekend day on call.", False),
+        ("Osprine pays through Ledgerbook for each weekend day on call.", False),
+        ("Osprine pays each weekend day on call in `payroll.weekend`.", False),
+    ],
+)
+def test_a_claim_that_only_restates_the_question_is_dropped(
+    tmp_path: Path, claim: str, dropped: bool
+) -> None:
+    (tmp_path / "a.md").write_text("x")
+    text = (
+        "Engineers receive $150 for each weekend day on call (`payroll.weekend`), via Ledgerbook."
+    )
+    excerpt = Excerpt(id="E1", path="a.md", lines=(1, 1), text=text, document="osprine.md")
+    question = "Compare what Brindlewave and Osprine pay an engineer for each weekend day on call."
+    kept, why = check_claims(
+        [ClaimReply(text=claim, sources=["E1"])],
+        question,
+        {"E1": excerpt},
+        lambda p: (tmp_path / p).is_file(),
+        {"a.md"},
+    )
+    assert (kept == []) is dropped
+    assert not dropped or "only restates the question" in why[0]
