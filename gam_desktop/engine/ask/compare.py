@@ -376,7 +376,7 @@ def _value(
     rival = next((s[0] for s in scored if s[2] != amount), 0.0)
     if said - rival < heaviest / 2 - 1e-9:
         return None  # another value, said almost as well: which is meant is unclear
-    return written, amount, clause
+    return written, amount, clause.rstrip(";,: ")
 
 
 def _clauses(text: str, unit_kind: str | None) -> list[str]:
