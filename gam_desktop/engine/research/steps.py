@@ -25,6 +25,7 @@ from gam_desktop.engine.ask.evidence import (
     unknown_names,
     unsupported_values,
 )
+from gam_desktop.engine.ask.paragraphs import statements
 from gam_desktop.engine.ask.tools import MemoryTools
 from gam_desktop.engine.ask.topic import best_statement, off_topic_figures
 from gam_desktop.engine.ask.words import query_terms, tokenize
@@ -384,6 +385,32 @@ def _said(text: str, question: str, named: str) -> str | None:
     return None
 
 
+CHANGED = re.compile(
+    r"\b(?:chang|increas|decreas|rais|lower|grew|grow|reduc|extend|shorten|doubl|halv)\w*",
+    re.IGNORECASE,
+)
+UNCHANGED = re.compile(
+    r"\b(?:unchanged|no\s+change|not\s+changed|same\s+as\s+(?:before|in)|as\s+before)\b",
+    re.IGNORECASE,
+)
+
+
+def _changed_though_unchanged(text: str, evidence: str) -> bool:
+    """Whether a claim says a value changed that its sources give only as unchanged: "3.1
+    changed the retention to 30 days" from "Retention of deleted files: 30 days
+    (unchanged)"."""
+    found = figures(text)
+    if not found or not CHANGED.search(UNCHANGED.sub(" ", text)):
+        return False
+    words = {t for t in query_terms(text) if not t.isdigit()}
+    stating = [
+        item
+        for _heading, item in statements(evidence)
+        if found & figures(item) and words & set(tokenize(item))  # of the same thing
+    ]
+    return bool(stating) and all(UNCHANGED.search(item) for item in stating)
+
+
 QUOTED_VALUE = re.compile(r"`[^`]+`|'[^'\s][^']*'|\"[^\"]+\"|“[^”]+”")
 
 
@@ -408,8 +435,8 @@ def _of_another_thing(text: str, sources: list[Excerpt], question: str) -> list[
 
 def _misstated(text: str, sources: list[Excerpt], question: str, sub_question: str) -> str | None:
     """What is wrong with a claim, if anything: it only restates the question, or its
-    figures: one its sources do not state, one they give of another thing, or none in the
-    unit `sub_question` (else `question`) counts in."""
+    figures: one its sources do not state, one they give of another thing, a change they
+    say did not happen, or none in the unit `sub_question` (else `question`) counts in."""
     evidence = "\n\n".join(s.text for s in sources)
     named = " ".join(s.document or s.path for s in sources)  # "… in lumenvault-3.1-….md"
     said = _said(text, question, named)
@@ -421,6 +448,8 @@ def _misstated(text: str, sources: list[Excerpt], question: str, sub_question: s
     elsewhere = _of_another_thing(text, sources, question)
     if elsewhere:  # "the backup interval was 50 GB": the file size limit's figure
         return f"its sources give {', '.join(elsewhere)} of another thing"
+    if _changed_though_unchanged(text, evidence):
+        return "its sources say it did not change"
     # the unit its own sub-question asks for: one section's upload limit in GB is no
     # miss because another asks how many days
     unit = misses_asked_unit(text, sub_question or question)

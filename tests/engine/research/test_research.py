@@ -398,3 +398,33 @@ def test_a_claim_that_only_restates_the_question_is_dropped(
     )
     assert (kept == []) is dropped
     assert not dropped or "only restates the question" in why[0]
+
+
+@pytest.mark.parametrize(
+    ("claim", "dropped"),
+    [
+        # the 1.5B model's claim from the 3.1 notes, which keep the retention unchanged
+        ("In Lumenvault 3.1 the retention of deleted files changed to 30 days.", True),
+        ("Lumenvault 3.1 keeps deleted files for 30 days.", False),  # no change claimed
+        ("The backup interval changed to 30 minutes in 3.1.", False),  # that one did change
+    ],
+)
+def test_a_change_its_source_calls_unchanged_is_dropped(
+    tmp_path: Path, claim: str, dropped: bool
+) -> None:
+    (tmp_path / "a.md").write_text("x")
+    text = (
+        "# Lumenvault 3.1 release notes\n\n## Defaults\n\n"
+        "- Backup interval: every **30 minutes**.\n"
+        "- Retention of deleted files and old versions: **30 days** (unchanged).\n"
+    )
+    excerpt = Excerpt(id="E1", path="a.md", lines=(1, 4), text=" ".join(text.split()))
+    kept, why = check_claims(
+        [ClaimReply(text=claim, sources=["E1"])],
+        "Which Lumenvault releases changed the retention of deleted files, and how?",
+        {"E1": excerpt},
+        lambda p: (tmp_path / p).is_file(),
+        {"a.md"},
+    )
+    assert (kept == []) is dropped
+    assert not dropped or "did not change" in why[0]
