@@ -20,13 +20,18 @@ from dataclasses import dataclass
 
 from gam_desktop.engine.ask.corpus import reader_name
 from gam_desktop.engine.ask.evidence import NUMBER_WORDS, VERSION, qualifiers
-from gam_desktop.engine.ask.listing import ANY_KINDS, DOCUMENT_KINDS, NEGATION, documents_of
+from gam_desktop.engine.ask.listing import (
+    ANY_KINDS,
+    DOCUMENT_KINDS,
+    MAX_KEYS,
+    NEGATION,
+    documents_of,
+)
 from gam_desktop.engine.ask.paragraphs import statements
 from gam_desktop.engine.ask.tools import MemoryTools
 from gam_desktop.engine.ask.words import query_terms, stem, tokenize
 
 MAX_DOCUMENTS = 12  # documents of one kind compared; more and a list is no answer
-MAX_KEYS = 400
 
 # Units by what they measure, each with its size in the kind's base unit.
 UNITS: dict[str, dict[str, float]] = {
@@ -112,7 +117,6 @@ class Comparison:
     chosen: list[Compared]
     others: list[Compared]
     superlative: str = ""  # "longest", or "" for a bound
-    bound: str = ""  # "within 5 minutes or less"
 
 
 @dataclass
@@ -163,8 +167,7 @@ def compare_documents(tools: MemoryTools, question: str) -> Comparison | None:
         return None
     others = [v for v in values if v not in chosen]
     superlative = asked.phrase if asked.pick in ("max", "min") else ""
-    bound = "" if superlative else asked.phrase
-    return Comparison(chosen, others, superlative, bound)
+    return Comparison(chosen, others, superlative)
 
 
 def _read(

@@ -2,10 +2,11 @@
 
 A small model asked the default backup interval of Lumenvault 3.1 answers "50 GB": the
 release notes do state 50 GB, as the limit on a single file, in a list item that says
-nothing of backups or intervals. Each figure of the answer must stand in a paragraph or
-list item of the evidence (with its heading) that holds a word of what the question asks
-about, its names aside: which document a passage is from is the entity check's job, what
-it is about is this one's.
+nothing of backups or intervals. A figure of the answer is "of another thing" when the
+evidence states it only in a paragraph or list item (with its heading) that says far less
+of what is asked than the best one, in another unit, or only in the sentence beside the
+one saying it, in the same unit (see `off_topic_figures`). Which document a passage is
+from is the entity check's job; what it is about is this one's.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 
 from gam_desktop.engine.ask.corpus import ORIGINAL, CorpusFile, document_of
 from gam_desktop.engine.ask.evidence import (
+    QUOTED,
     asked_thing,
     document_window,
     figures,
@@ -379,7 +380,7 @@ def _said(text: str, question: str, named: str) -> str | None:
     asked = set(query_terms(question)) | set(tokenize(named))
     words = {t for t in query_terms(text) if not t.isdigit()}
     new_names = {t for n in qualifiers(text) for t in tokenize(n)} - asked
-    gives = re.search(r"\d", text) or QUOTED_VALUE.search(text) or new_names
+    gives = re.search(r"\d", text) or QUOTED.search(text) or new_names
     if words and not gives and 3 * len(words & asked) >= 2 * len(words):
         return "it only restates the question"
     return None
@@ -409,9 +410,6 @@ def _changed_though_unchanged(text: str, evidence: str) -> bool:
         if found & figures(item) and words & set(tokenize(item))  # of the same thing
     ]
     return bool(stating) and all(UNCHANGED.search(item) for item in stating)
-
-
-QUOTED_VALUE = re.compile(r"`[^`]+`|'[^'\s][^']*'|\"[^\"]+\"|“[^”]+”")
 
 
 def _of_another_thing(text: str, sources: list[Excerpt], question: str) -> list[str]:
