@@ -26,6 +26,7 @@ from gam_desktop.engine.ask.evidence import (
     unknown_names,
     unsupported_values,
 )
+from gam_desktop.engine.ask.listing import NEGATION
 from gam_desktop.engine.ask.paragraphs import statements
 from gam_desktop.engine.ask.tools import MemoryTools
 from gam_desktop.engine.ask.topic import best_statement, off_topic_figures
@@ -412,6 +413,31 @@ def _changed_though_unchanged(text: str, evidence: str) -> bool:
     return bool(stating) and all(UNCHANGED.search(item) for item in stating)
 
 
+RENAMED = re.compile(r"\b(?:renam\w*|new\s+name|now\s+called)\b", re.IGNORECASE)
+
+
+def _renamed_unsaid(text: str, sources: list[Excerpt], question: str) -> bool:
+    """Whether a claim says something was renamed, and no statement of its sources renames
+    anything to a word of it (beyond the question's and the documents' names): "3.0 renamed
+    the backup interval setting to every 60 minutes" from notes saying "No settings were
+    renamed" and, elsewhere, "Backup interval: every 60 minutes". A rename is written down
+    as one; a default given in a list renames nothing."""
+    if not RENAMED.search(text):
+        return False
+    named = set().union(*(_name_words(s.document or s.path) for s in sources))
+    asked = set(query_terms(question)) | set(tokenize(" ".join(named)))
+    new = set(query_terms(text)) - asked
+    for source in sources:
+        for _heading, item in statements(source.text):
+            said = " ".join(item.replace("**", "").split())
+            renaming = [c for c in re.split(r"[.;:]\s+", said) if RENAMED.search(c)]
+            if any(not NEGATION.search(c) for c in renaming) and (
+                not new or new & set(query_terms(said))
+            ):
+                return False
+    return any(s.text for s in sources)  # a file only touched, not shown: nothing to check
+
+
 def _of_another_thing(text: str, sources: list[Excerpt], question: str) -> list[str]:
     """The figures of a claim that each of its sources stating them gives of another thing
     than `question` asks about; each source on its own (two flattened windows run together
@@ -434,7 +460,8 @@ def _of_another_thing(text: str, sources: list[Excerpt], question: str) -> list[
 def _misstated(text: str, sources: list[Excerpt], question: str, sub_question: str) -> str | None:
     """What is wrong with a claim, if anything: it only restates the question, or its
     figures: one its sources do not state, one they give of another thing, a change they
-    say did not happen, or none in the unit `sub_question` (else `question`) counts in."""
+    say did not happen, a rename they do not write, or none in the unit `sub_question`
+    (else `question`) counts in."""
     evidence = "\n\n".join(s.text for s in sources)
     named = " ".join(s.document or s.path for s in sources)  # "… in lumenvault-3.1-….md"
     said = _said(text, question, named)
@@ -448,6 +475,8 @@ def _misstated(text: str, sources: list[Excerpt], question: str, sub_question: s
         return f"its sources give {', '.join(elsewhere)} of another thing"
     if _changed_though_unchanged(text, evidence):
         return "its sources say it did not change"
+    if _renamed_unsaid(text, sources, question):
+        return "its sources rename nothing to it"
     # the unit its own sub-question asks for: one section's upload limit in GB is no
     # miss because another asks how many days
     unit = misses_asked_unit(text, sub_question or question)

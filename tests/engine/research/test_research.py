@@ -428,3 +428,45 @@ def test_a_change_its_source_calls_unchanged_is_dropped(
     )
     assert (kept == []) is dropped
     assert not dropped or "did not change" in why[0]
+
+
+@pytest.mark.parametrize(
+    ("claim", "document", "dropped"),
+    [
+        # the 1.5B model's claims from notes that rename nothing, or nothing to that
+        ("Lumenvault renamed the backup interval setting to every 60 minutes.", "3.0", True),
+        ("Lumenvault renamed the backup interval setting to 'encryption'.", "3.2", True),
+        ("Lumenvault 3.0 renamed a setting.", "3.0", True),  # "No settings were renamed"
+        # renames its source writes down, in its words or the model's
+        ("Lumenvault 3.2 renamed keep_days to retention.days.", "3.2", False),
+        ("The setting `keep_days` now has the new name `retention.days`.", "3.2", False),
+        ("Lumenvault 3.2 renamed a setting.", "3.2", False),  # nothing more claimed
+        ("Lumenvault 3.0 set the backup interval to every 60 minutes.", "3.0", False),
+    ],
+)
+def test_a_rename_its_source_does_not_write_is_dropped(
+    tmp_path: Path, claim: str, document: str, dropped: bool
+) -> None:
+    (tmp_path / "a.md").write_text("x")
+    notes = {
+        "3.0": "## Defaults\n\n- Backup interval: every **60 minutes**.\n\n## Settings\n\n"
+        "No settings were renamed or removed in this release.\n",
+        "3.2": "## Defaults\n\n- Encryption: **AES-256-GCM**.\n\n## Settings\n\n"
+        "- `keep_days` is renamed to **`retention.days`**. Values are converted.\n",
+    }
+    excerpt = Excerpt(
+        id="E1",
+        path="a.md",
+        lines=(1, 6),
+        text=notes[document],
+        document=f"lumenvault-{document}-release-notes.md",
+    )
+    kept, why = check_claims(
+        [ClaimReply(text=claim, sources=["E1"])],
+        "Which Lumenvault releases renamed the backup interval setting, and to what?",
+        {"E1": excerpt},
+        lambda p: (tmp_path / p).is_file(),
+        {"a.md"},
+    )
+    assert (kept == []) is dropped
+    assert not dropped or "rename nothing" in why[0]
