@@ -394,6 +394,32 @@ def test_figures_an_answer_states_must_be_in_its_evidence(answer: str, unsupport
 @pytest.mark.parametrize(
     ("answer", "unsupported"),
     [
+        # the 1.5B model's research claim, cited from release notes whose 5s are no °C
+        ("Lumenvault keeps its fridges coldest at 5 °C.", ["5 °C"]),
+        ("Backups are kept for 7 days.", ["7 days"]),
+        # given in the evidence in a unit of the kind: as written, converted, in words,
+        # or as the first number of a range
+        ("Lumenvault allows 5 devices.", []),  # a count: no unit to check
+        ("The fridges are held at 3 °C.", []),  # "3°C"
+        ("Old versions are kept for 2 weeks.", []),  # "14 days"
+        ("Wait five minutes.", []),  # "5 min"
+        ("Chill below 1 °C.", []),  # "between 1 and 4 °C"
+        ("Climb 4 m up.", []),  # a lone letter apart from its number: metres, maybe
+    ],
+)
+def test_one_digit_measures_must_be_given_in_a_unit_of_their_kind(
+    answer: str, unsupported: list[str]
+) -> None:
+    evidence = (
+        "Maximum number of devices per account: **5** (unchanged). Compression: level 5. "
+        "Fridges: 3°C. Retention: 14 days. Retry after 5 min. Store between 1 and 4 °C."
+    )
+    assert unsupported_values(answer, evidence, "What does Lumenvault keep?") == unsupported
+
+
+@pytest.mark.parametrize(
+    ("answer", "unsupported"),
+    [
         # the 1.5B model's research claims about Lumenvault 3.0, which renamed nothing
         ("It renamed the backup interval setting to 'journal scan'.", ["“journal scan”"]),
         ("It was renamed from 'old_name' to 'new_name'.", ["“old_name”", "“new_name”"]),

@@ -18,8 +18,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from gam_desktop.engine.ask import units
 from gam_desktop.engine.ask.corpus import reader_name
-from gam_desktop.engine.ask.evidence import NUMBER_WORDS, VERSION, qualifiers
+from gam_desktop.engine.ask.evidence import VERSION, qualifiers
 from gam_desktop.engine.ask.listing import (
     ANY_KINDS,
     DOCUMENT_KINDS,
@@ -29,28 +30,11 @@ from gam_desktop.engine.ask.listing import (
 )
 from gam_desktop.engine.ask.paragraphs import statements
 from gam_desktop.engine.ask.tools import MemoryTools
+from gam_desktop.engine.ask.units import NUMBER, SIGN, UNIT, unit_of
 from gam_desktop.engine.ask.words import query_terms, stem, tokenize
 
 MAX_DOCUMENTS = 12  # documents of one kind compared; more and a list is no answer
 
-# Units by what they measure, each with its size in the kind's base unit.
-UNITS: dict[str, dict[str, float]] = {
-    "time": {
-        "second": 1 / 60, "sec": 1 / 60, "minute": 1, "min": 1, "hour": 60, "hr": 60,
-        "day": 1440, "week": 10080, "month": 43200, "year": 525600,
-    },
-    "data": {"kb": 1 / 1024, "mb": 1, "gb": 1024, "tb": 1024 * 1024},
-    "temperature": {"°c": 1, "celsius": 1},
-    "share": {"%": 1, "percent": 1},
-}  # fmt: skip
-KIND_OF = {unit: kind for kind, units in UNITS.items() for unit in units}
-WORDS = sorted([*NUMBER_WORDS, "one"], key=len, reverse=True)  # "fourteen" before "four"
-NUMBER = r"(?:\d+(?:,\d{3})*(?:\.\d+)?|(?:" + "|".join(WORDS) + r")\b)"
-SIGN = r"(?:[-−]|minus\s+)?"
-UNIT = r"(?:°\s*[CF]\b|degrees?\s+(?:C|F|Celsius|Fahrenheit)\b|%|[A-Za-z]+\b)"
-VALUE = re.compile(
-    rf"(?<![\w.,])({SIGN}{NUMBER})\s*({UNIT})", re.IGNORECASE
-)  # "14 days", "5 °C", "-18 °C", "one week", "fourteen days"
 BOUND = re.compile(
     rf"\b(?P<before>within|under|below|at\s+most|no\s+more\s+than|less\s+than|fewer\s+than|"
     rf"up\s+to|over|above|more\s+than|at\s+least|longer\s+than|shorter\s+than)\s+"
@@ -255,10 +239,10 @@ def _parse(question: str) -> _Asked | None:
     if bool(bound) == bool(superlatives) or len(superlatives) > 1:
         return None  # neither, or both: not one comparison
     if bound is not None:
-        number = bound.group("n1") or bound.group("n2")
-        unit = _unit(bound.group("u1") or bound.group("u2") or "")
+        written = bound.group("n1") or bound.group("n2")
+        unit = unit_of(bound.group("u1") or bound.group("u2") or "", glued=False)
         word = (bound.group("or1") or bound.group("or2") or bound.group("before") or "").lower()
-        amount = _number(number)
+        amount = units.number(written)
         if unit is None or amount is None:
             return None
         measured, size = unit
@@ -397,37 +381,7 @@ def _clauses(text: str, unit_kind: str | None) -> list[str]:
 
 
 def _values(clause: str, unit_kind: str | None) -> list[tuple[str, float]]:
-    found = []
-    for number, unit in VALUE.findall(clause):
-        measured = _unit(unit)
-        amount = _number(number)
-        if measured is None or amount is None:
-            continue
-        kind, size = measured
-        if unit_kind is None or kind == unit_kind:
-            found.append((f"{number} {unit}".replace("° C", "°C"), amount * size))
-    return found
-
-
-def _unit(word: str) -> tuple[str, float] | None:
-    plain = re.sub(r"\s+", "", word.lower())
-    plain = {"degreesc": "°c", "degreec": "°c", "degreescelsius": "°c"}.get(plain, plain)
-    for form in (plain, plain.removesuffix("s")):
-        if form in KIND_OF:
-            kind = KIND_OF[form]
-            return kind, UNITS[kind][form]
-    return None
-
-
-def _number(text: str) -> float | None:
-    plain = re.sub(r"^(?:[-−]|minus\s+)", "-", text.lower().replace(",", ""))
-    sign = -1.0 if plain.startswith("-") else 1.0
-    plain = plain.lstrip("-")
-    plain = {"one": "1"}.get(plain, NUMBER_WORDS.get(plain, plain))
-    try:
-        return sign * float(plain)
-    except ValueError:
-        return None
+    return [(m.written, m.base) for m in units.values(clause, unit_kind)]
 
 
 def _position(text: str, sentence: str) -> int:

@@ -34,6 +34,7 @@ from gam_desktop.engine.ask.recall import (
     within,
 )
 from gam_desktop.engine.ask.tools import MemoryTools
+from gam_desktop.engine.ask.units import MEASURE_OF, MEASURES, NUMBER_WORDS, measured, values
 from gam_desktop.engine.ask.when import (
     MONTHS,
     Window,
@@ -90,13 +91,6 @@ SPANS_DOCUMENTS = re.compile(
     r"most recent|longest|shortest|highest|lowest|largest|smallest)\b",
     re.IGNORECASE,
 )
-NUMBER_WORDS = {
-    word: str(number)
-    for number, word in enumerate(
-        "zero one two three four five six seven eight nine ten eleven twelve thirteen "
-        "fourteen fifteen sixteen seventeen eighteen nineteen twenty".split()
-    )
-}
 FIGURE = re.compile(r"(?<![\w.,])\d+(?:,\d{3})*(?:\.\d+)?(?![\w])")
 LIST_MARKER = re.compile(r"^\s*\d+[.)]\s", re.MULTILINE)
 CITATION = re.compile(r"\s*\[(\d+)\]")
@@ -502,49 +496,6 @@ def figures(text: str) -> set[str]:
 
 
 ASKED_UNIT = re.compile(r"\bhow\s+many\s+([a-z]+)", re.IGNORECASE)
-# Units of measure by what they measure, with the forms an answer may write them in. Only
-# these are checked: what a count of things is called varies ("how many people" is
-# answered "6 members", "how many uploads" "4 at a time"). Any unit of the same kind
-# answers ("1.5 hours" for minutes, "2 weeks" for days).
-MEASURES = {
-    "time": {
-        "second",
-        "sec",
-        "s",
-        "minute",
-        "min",
-        "m",
-        "hour",
-        "hr",
-        "h",
-        "day",
-        "d",
-        "week",
-        "wk",
-        "month",
-        "year",
-        "yr",
-    },
-    "data": {
-        "byte",
-        "kb",
-        "kib",
-        "kilobyte",
-        "mb",
-        "mib",
-        "megabyte",
-        "gb",
-        "gib",
-        "g",
-        "gig",
-        "gigabyte",
-        "tb",
-        "tib",
-        "terabyte",
-    },
-    "share": {"percent", "%"},
-}
-MEASURE_OF = {unit: kind for kind, units in MEASURES.items() for unit in units}
 NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?")
 # "Lumenvault 3.2": a version after a name, not a quantity
 NAMED_VERSION = re.compile(r"\b[A-Z][a-z]+\s+(\d+\.\d+(?:\.\d+)*)\b")
@@ -561,7 +512,9 @@ def asked_units(question: str) -> set[str]:
 def misses_asked_unit(answer: str, question: str) -> str | None:
     """The unit of measure a question asks for ("days") when `answer` states quantities but
     no unit of that kind at all: "changed the retention to 200GB" does not say to how many
-    days. (Any word of the kind anywhere in the answer will do: "thirty days", "15‑minute".)"""
+    days. (Any word of the kind anywhere in the answer will do: "thirty days", "15‑minute".)
+    Only units of measure are checked: what a count of things is called varies ("how many
+    people" is answered "6 members")."""
     units = asked_units(question)
     if not units:
         return None
@@ -591,7 +544,26 @@ def unsupported_values(answer: str, evidence: str, question: str) -> list[str]:
     values it quotes that no one said ('journal scan')."""
     made_up = figures(answer) - figures(evidence) - figures(question)
     counts = unsupported_counts(answer, evidence, question)
-    return sorted(made_up | set(counts)) + unsupported_quotes(answer, evidence, question)
+    small = unsupported_measures(answer, f"{evidence}\n{question}")
+    return sorted(made_up | set(counts) | set(small)) + unsupported_quotes(
+        answer, evidence, question
+    )
+
+
+def unsupported_measures(answer: str, evidence: str) -> list[str]:
+    """The one-digit measures of `answer` ("5 °C", "7 days") that `evidence` never gives in
+    a unit of their kind. `figures` leaves single digits out, being too common to tell
+    anything bare; with a unit they are a value ("Lumenvault keeps its fridges coldest at 5
+    °C", cited from release notes whose only 5s are a device count and a compression
+    level)."""
+    said = measured(evidence)
+    return [
+        m.written
+        for m in values(answer)
+        if m.amount.is_integer()
+        and abs(m.amount) < 10
+        and not {(m.amount, m.kind), (m.base, m.kind)} & said
+    ]
 
 
 # A short value an answer quotes: 'journal scan', "old_name", `schedule.every`. The quote

@@ -14,13 +14,13 @@ from __future__ import annotations
 import re
 
 from gam_desktop.engine.ask.evidence import (
-    MEASURE_OF,
     VERSION,
     asked_units,
     figures,
     misses_asked_unit,
 )
 from gam_desktop.engine.ask.paragraphs import statements
+from gam_desktop.engine.ask.units import MEASURE_OF
 from gam_desktop.engine.ask.words import query_terms, stem, tokenize
 from gam_desktop.engine.textutil import STOPWORDS
 
