@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gam_desktop.engine.ask.compare import _parse, compare_documents, comparison_answer
+from gam_desktop.engine.ask.compare import _parse, _value, compare_documents, comparison_answer
 from gam_desktop.engine.ask.tools import MemoryTools
 from tests.documents import built_documents
 
@@ -104,7 +104,7 @@ def test_a_document_whose_value_is_unclear_leaves_it_to_the_model(
     is meant is unclear, and that policy may be the longest."""
     unclear = dict(DOCUMENTS)
     unclear["cobalt-oncall-policy.md"] = (
-        "# On-call policy\n\n## Rotation\n\nA rotation lasts 2 weeks. A rotation pays 9 days off.\n"
+        "# On-call policy\n\n## Rotation\n\nA rotation runs 2 weeks. A rotation pays 9 days off.\n"
     )
     built_documents(make_workflow, tmp_path, unclear)
     question = "Which company has the longest rotation, and how long is it?"
@@ -182,3 +182,103 @@ def test_documents_of_another_kind_are_not_compared(
     assert chosen(tools, "Which company has the longest rotation?") == [
         ("Cobalt oncall policy", "two weeks")
     ]
+
+
+def test_the_sentence_saying_the_asked_thing_as_asked_gives_the_value(
+    make_workflow, tmp_path: Path, memory_dir: Path
+) -> None:
+    """The 1.5B model's look-alike policies: the escalation beside the acknowledgement says
+    "acknowledged" and "page" too, and a policy says "required" of something else; the
+    clause saying "acknowledge a page" as the question joins them gives the value, and
+    "require" is what the bound is to the policies, not what it bounds. A rotation's
+    length is what it "lasts", not the days off it earns, and a maximum of consecutive
+    rotations is no extreme of a time."""
+
+    def strict(ack: str, escalate: str, rotation: str) -> str:
+        return (
+            "# On-call policy\n\nEvery on-call engineer carries the pager. A written report "
+            "is required after each incident.\n\n## Escalation\n\n"
+            f"The primary acknowledges a page within {ack}. If the page is not acknowledged "
+            f"after {escalate}, it escalates to the secondary.\n\n## Rotation\n\n"
+            f"A rotation lasts {rotation}. Each completed rotation earns 1 day off. The "
+            "maximum is 2 consecutive rotations, then at least ten days off.\n"
+        )
+
+    documents = {
+        "acme-oncall-policy.md": strict("5 minutes", "10 minutes", "7 days"),
+        "borealis-oncall-policy.md": strict("3 minutes", "8 minutes", "10 days"),
+        "cobalt-oncall-policy.md": strict("15 minutes", "30 minutes", "14 days"),
+    }
+    built_documents(make_workflow, tmp_path, documents)
+    tools = MemoryTools(memory_dir)
+    question = (
+        "Which companies require the primary on-call engineer to acknowledge a page within 5 "
+        "minutes or less?"
+    )
+    assert chosen(tools, question) == [
+        ("Acme oncall policy", "5 minutes"),
+        ("Borealis oncall policy", "3 minutes"),
+    ]
+    assert chosen(tools, "Which company has the longest on-call rotation?") == [
+        ("Cobalt oncall policy", "14 days")
+    ]
+    assert chosen(tools, "Which company has the shortest on-call rotation?") == [
+        ("Acme oncall policy", "7 days")
+    ]
+
+
+def test_a_statistic_the_question_names_is_compared_not_the_extremes_beside_it(
+    make_workflow, tmp_path: Path, memory_dir: Path
+) -> None:
+    """ "The lowest mean air temperature" is the lowest of the means: the lowest readings
+    beside them are other figures. Without "mean", the lowest may be either (the model's)."""
+    documents = {
+        "varga-field-report.md": "# Report\n\nThe mean air temperature was 8.5 °C, with a lowest "
+        "reading of 6.0 °C.\n",
+        "lind-field-report.md": "# Report\n\nThe mean air temperature was 13.2 °C, with a lowest "
+        "reading of 1.0 °C.\n",
+    }
+    built_documents(make_workflow, tmp_path, documents)
+    tools = MemoryTools(memory_dir)
+    question = "Which researcher recorded the lowest mean air temperature, and what was it?"
+    assert chosen(tools, question) == [("Varga field report", "8.5 °C")]
+    assert compare_documents(tools, "Which researcher recorded the lowest air temperature?") is None
+
+
+# Each word's weight as the look-alike memory of the evaluation gives it (1 / (1 + the
+# memories holding it)): "acknowledge" is rare, "primary" and "page" common, "require" rare.
+LOOKALIKE_WEIGHTS = {
+    "acknowledg": 0.125, "primari": 0.05, "page": 0.048, "engin": 0.034, "call": 0.032,
+    "requir": 0.167,
+}  # fmt: skip
+BRINDLEWAVE = (
+    "# Brindlewave on-call policy\n\nEvery on-call engineer holds the pager; at least one "
+    "full week off the rotation is required.\n\n## Escalation\n\nThe primary must "
+    "acknowledge a page within 5 minutes. If a page is still unacknowledged after 10 "
+    "minutes, it escalates to the secondary. If neither engineer has acknowledged it after 25 "
+    "minutes, it escalates to the engineering manager on duty.\n"
+)
+
+
+def test_the_acknowledgement_is_told_from_the_escalations_by_the_words_it_joins() -> None:
+    """The look-alike policy as the evaluation's memory weighs its words: the escalations
+    beside the acknowledgement say "acknowledged" too, and only the clause joining
+    "acknowledge a page" as the question does says clearly more; "required", said of the
+    weeks off, would otherwise count as a word the best clause lacks."""
+    question = (
+        "Which companies require the primary on-call engineer to acknowledge a page within 5 "
+        "minutes or less?"
+    )
+    asked = _parse(question)
+    assert asked is not None
+    value = _value(BRINDLEWAVE, "brindlewave-oncall-policy.md", asked, LOOKALIKE_WEIGHTS)
+    assert value is not None and value[0] == "5 minutes"
+    # Osprine's escalation says "the page is not acknowledged": all but "primary"
+    osprine = BRINDLEWAVE.replace(
+        "must acknowledge a page within 5", "acknowledges a page within 10"
+    )
+    osprine = osprine.replace(
+        "If a page is still unacknowledged after 10", "If the page is not acknowledged after 20"
+    )
+    value = _value(osprine, "osprine-oncall-policy.md", asked, LOOKALIKE_WEIGHTS)
+    assert value is not None and value[0] == "10 minutes"

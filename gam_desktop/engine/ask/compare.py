@@ -15,6 +15,7 @@ question is the model's.
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -63,6 +64,12 @@ MEASURE_WORDS = {stem("temperature"): "temperature"}
 EXTREMES = frozenset(
     stem(w) for w in [*SUPERLATIVES, "minimum", "maximum", "peak", "max", "min", "record"]
 )
+# A question naming one of these ("the lowest mean temperature") asks for it, not for an
+# extreme reading beside it.
+STATISTICS = frozenset(tokenize("mean average median typical total"))
+# What the longest or shortest of a time is said with: "A rotation lasts 14 days" is its
+# length, "each rotation earns 1 day off" is not.
+DURATION = frozenset(tokenize("lasts long length duration"))
 QUESTION = re.compile(r"^\s*(?:which|what)\s+([^\W\d_]+)(.*)$", re.IGNORECASE | re.DOTALL)
 SECOND = re.compile(
     r",?\s*and\s+(?:how\s+(?:long|much|many|large|big|cold|warm|high|low)\s+(?:is|was|are|"
@@ -73,6 +80,10 @@ SECOND = re.compile(
 OTHER_PART = re.compile(r"\b(?:and|or|but|except|not|no|without)\b", re.IGNORECASE)
 CLAUSE = re.compile(r"(?<=[.!?;])\s+|,\s+(?=with\b|while\b|whereas\b|but\b)")
 KIND_WORDS = frozenset(tokenize("company companies document documents"))
+# What the bound is to the documents, not what it bounds: "Which companies require the
+# primary to acknowledge within 5 minutes" of "The primary must acknowledge within 5
+# minutes" (a document saying "required" elsewhere is no closer to the answer for it).
+OBLIGED = frozenset(tokenize("require requires required need needs expect expects demand"))
 # Who or what any document may be about without saying the word ("Which company …" of
 # policies that never say "company"; "Which researcher …" of reports by one).
 GENERIC_KINDS = frozenset(
@@ -111,6 +122,10 @@ class _Asked:
     pick: str  # "max", "min", "at most", "below", "above", "at least"
     limit: float | None
     phrase: str  # the bound or the superlative as the question writes it
+    # its words, side by side: ("acknowledg", "page")
+    pairs: frozenset[tuple[str, str]] = frozenset()
+    # words a clause giving the value says besides (those of a length), not asked
+    extra: frozenset[str] = frozenset()
 
 
 def compare_documents(tools: MemoryTools, question: str) -> Comparison | None:
@@ -130,6 +145,7 @@ def compare_documents(tools: MemoryTools, question: str) -> Comparison | None:
     if documents is None or len(documents) < 2:
         return None
     weights = {t: 1 / (1 + len(keys)) for t, keys in holding.items()}  # the rarer, the more
+    weights |= {t: 1 / (1 + len(tools.index.containing([t]))) for t in asked.extra}
     read = _read(tools, documents, asked, weights)
     if read is None:
         return None
@@ -260,7 +276,15 @@ def _parse(question: str) -> _Asked | None:
     unit_kind = unit_kind or next((MEASURE_WORDS[t] for t in topic if t in MEASURE_WORDS), None)
     if unit_kind is None:
         return None  # "the highest priority": a number of no unit, or of any
-    return _Asked(kind, topic - KIND_WORDS, unit_kind, pick, limit, phrase)
+    topic -= KIND_WORDS | OBLIGED
+    extra = DURATION if phrase in ("longest", "shortest") else frozenset()
+    return _Asked(kind, topic, unit_kind, pick, limit, phrase, _pairs(rest, topic), extra)
+
+
+def _pairs(text: str, topic: set[str]) -> frozenset[tuple[str, str]]:
+    """The words of `topic` that `text` says side by side, in its order."""
+    terms = query_terms(text)
+    return frozenset(p for p in itertools.pairwise(terms) if set(p) <= topic)
 
 
 def _bound_pick(word: str, trailing: bool) -> str:
@@ -353,11 +377,16 @@ def _value(
             said = (
                 sum(weights.get(t, 0.0) for t in own) + sum(weights.get(t, 0.0) for t in above) / 2
             )
+            # the question's words as it joins them say more of it: "acknowledge a page",
+            # not "the page is not acknowledged" of the escalation beside it
+            joined = asked.pairs & _pairs(clause, topic)
+            said += sum(min(weights.get(a, 0.0), weights.get(b, 0.0)) for a, b in joined)
+            said += sum(weights.get(t, 0.0) for t in asked.extra & set(tokenize(clause)))
             scored.append((round(said, 9), values[0][0], values[0][1], clause))
     scored.sort(key=lambda item: -item[0])
     if not scored or scored[0][0] == 0 or 2 * scored[0][0] < whole:
         return None
-    if asked.pick in ("max", "min") and any(EXTREMES & set(tokenize(c)) for *_, c in scored):
+    if asked.pick in ("max", "min") and any(_extreme(c, asked) for *_, c in scored):
         return None  # "a lowest reading of 3.1 °C": the most or least may be its own value
     said, written, amount, clause = scored[0]
     rival = next((s[0] for s in scored if s[2] != amount), 0.0)
@@ -378,6 +407,20 @@ def _clauses(text: str, unit_kind: str | None) -> list[str]:
         elif len(values) > 1:
             found += [p for p in re.split(r",\s+", sentence) if len(_values(p, unit_kind)) == 1]
     return found
+
+
+def _extreme(clause: str, asked: _Asked) -> bool:
+    """Whether a part of `clause` (between commas) gives a most or least of its own in the
+    unit asked about ("with a lowest reading of 3.1 °C"), unless the question names a
+    statistic that part does not ("the lowest mean temperature"). "The maximum is 2
+    consecutive rotations, then at least ten days off" gives a most of a count."""
+    for part in re.split(r"[,;]\s+", clause):
+        words = set(tokenize(part))
+        if EXTREMES & words and _values(part, asked.unit_kind):
+            named = STATISTICS & asked.topic
+            if not named or named & words:
+                return True
+    return False
 
 
 def _values(clause: str, unit_kind: str | None) -> list[tuple[str, float]]:
