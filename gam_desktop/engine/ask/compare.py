@@ -103,6 +103,7 @@ class Compared:
     said: str  # the value as the document writes it ("14 days")
     sentence: str
     memories: list[str]  # the memories covering that sentence (what is cited)
+    source: str = ""  # the document's file name, as the memories' front matter gives it
 
 
 @dataclass
@@ -191,7 +192,7 @@ def _read(
         at = _position(text, sentence)
         covering = [m for m, start, end in memories if start <= at < end]
         document = reader_name(name)
-        read[name] = Compared(document, amount, said, sentence, covering or [memories[0][0]])
+        read[name] = Compared(document, amount, said, sentence, covering or [memories[0][0]], name)
     return read
 
 

@@ -29,6 +29,7 @@ from gam_desktop.engine.research.models import (
     SectionNotes,
     SubQuestion,
 )
+from gam_desktop.engine.research.settled import settled
 from gam_desktop.engine.store.markdown import parse_memory
 from gam_desktop.engine.textutil import plural
 
@@ -84,6 +85,14 @@ class ResearchAgent:
     def _loop(self, run: _Run, budget: Budget) -> None:
         self.cancel.raise_if_cancelled()
         if self._stopped(run, budget):
+            return
+        compared = settled(self.tools, run.question)
+        if compared is not None:  # each document's own value, compared: no plan to make
+            run.add_sections([SubQuestion(question=compared.question)])
+            run.notes.sections[-1] = compared
+            cited = [s.path for claim in compared.claims for s in claim.sources]
+            run.saw([], cited)
+            self._emit(run, "compare", "compared each document's own value", cited)
             return
         readme = self.tools.run("cat", {"file": "README.md"})
         run.saw(readme.read, [])

@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 from gam_desktop.engine.models import Citation
 from gam_desktop.engine.research.models import Claim, Notes, ReportSection, ResearchReport
+from gam_desktop.engine.textutil import plural
 
 NOT_SAID = "What the memory does not say"
 
@@ -67,9 +68,8 @@ def markdown(
     heading = "#" * level
     out = [f"# {report.question}", ""] if title else []
     out.append(
-        f"*Research report: {len(report.sections) + len(report.not_said)} sub-questions, "
-        f"{report.iterations} iteration{'s' if report.iterations != 1 else ''}, "
-        f"{report.llm_calls} LLM calls.*"
+        f"*Research report: {plural(len(report.sections) + len(report.not_said), 'sub-question')}, "
+        f"{plural(report.iterations, 'iteration')}, {plural(report.llm_calls, 'LLM call')}.*"
     )
     if report.partial:
         out += ["", "**Partial report:** the run stopped at " + "; ".join(report.limits_hit) + "."]

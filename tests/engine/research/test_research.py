@@ -20,7 +20,7 @@ from gam_desktop.engine.store.folder import MemoryFolder
 from gam_desktop.engine.store.markdown import parse_memory
 from gam_desktop.engine.store.naming import sanitize_folder_name
 from gam_desktop.selfcheck.scripted_llm import Fault
-from tests.documents import ORBIT_NOTES, built_orbit_notes
+from tests.documents import ORBIT_NOTES, built_documents, built_orbit_notes
 from tests.engine.test_answers import built_policies
 
 COMPARE = "Compare the escalation time of Acme Corp and Borealis Systems"
@@ -470,3 +470,34 @@ def test_a_rename_its_source_does_not_write_is_dropped(
     )
     assert (kept == []) is dropped
     assert not dropped or "rename nothing" in why[0]
+
+
+def test_a_comparison_the_documents_settle_is_reported_with_no_model_call(
+    make_workflow, tmp_path: Path, llm_server
+) -> None:
+    """The 1.5B model's research named three kitchens "coldest" at 5 to 8 °C; each
+    kitchen's own fridge temperature, compared, settles it before any plan."""
+    from tests.engine.test_compare import DOCUMENTS
+
+    kitchens = {name: text for name, text in DOCUMENTS.items() if "kitchen" in name}
+    memory = built_documents(make_workflow, tmp_path, kitchens)
+    before = len(llm_server.state.tasks())
+    steps: list = []
+    report = memory.research(
+        "Which kitchen keeps its fridges coldest, and at what temperature?", on_step=steps.append
+    )
+    assert llm_server.state.tasks()[before:] == [] and report.llm_calls == 0
+    claims = [c.text for section in report.sections for c in section.claims]
+    assert claims[0].startswith("Saltcellar kitchen procedures: 3 °C, the coldest")
+    assert [c.split(":")[0] for c in claims[1:]] == [
+        "Juniper kitchen procedures",
+        "Ferrovia kitchen procedures",
+    ]
+    assert {c.source for c in report.citations} == set(kitchens)
+    for section in report.sections:
+        for claim in section.claims:
+            (source,) = claim.sources
+            line = (memory.folder.root / source.path).read_text().splitlines()[source.lines[0] - 1]
+            assert claim.text.split(": ")[1].split(" ")[0] in line  # its value, on that line
+    assert "compare" in [s.phase for s in steps] and "plan" not in [s.phase for s in steps]
+    assert "1 sub-question, 0 iterations, 0 LLM calls" in markdown(report)

@@ -1,0 +1,43 @@
+"""What the documents settle with no model call: "Which kitchen keeps its fridges
+coldest?" is each kitchen's own fridge temperature, compared (`ask.compare`). The chat
+answers such a question that way; research reports it as its one section, each value
+cited from the memory covering the sentence that gives it, instead of a plan whose
+sub-questions a small model answers with any kitchen's number.
+"""
+
+from __future__ import annotations
+
+from gam_desktop.engine.ask.compare import Compared, compare_documents
+from gam_desktop.engine.ask.tools import MemoryTools
+from gam_desktop.engine.research.models import Claim, Excerpt, SectionNotes
+
+
+def settled(tools: MemoryTools, question: str) -> SectionNotes | None:
+    """The comparison `question` asks for, as a section of claims: the documents chosen,
+    then each other document's value; None when the documents do not settle it."""
+    compared = compare_documents(tools, question)
+    if compared is None or not compared.chosen:
+        return None
+    claims = []
+    for value in compared.chosen:
+        said = f"{value.said}, the {compared.superlative}" if compared.superlative else value.said
+        claims.append(_claim(tools, value, f"{value.document}: {said} (“{value.sentence}”)."))
+    for value in sorted(compared.others, key=lambda v: v.value):
+        claims.append(_claim(tools, value, f"{value.document}: {value.said} (“{value.sentence}”)."))
+    return SectionNotes(question=question, claims=claims, searched=True, integrated=True)
+
+
+def _claim(tools: MemoryTools, value: Compared, text: str) -> Claim:
+    sources = [_excerpt(tools, path, value) for path in value.memories]
+    return Claim(text=text, sources=sources)
+
+
+def _excerpt(tools: MemoryTools, path: str, value: Compared) -> Excerpt:
+    """The memory covering the value, at its line giving the value (else all of it)."""
+    try:
+        lines = (tools.sandbox.root / path).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        lines = []
+    at = next((n for n, line in enumerate(lines, 1) if value.said in line), 0)
+    span = (at, at) if at else (1, max(len(lines), 1))
+    return Excerpt(id=path, path=path, lines=span, text=value.sentence, document=value.source)
