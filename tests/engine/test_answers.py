@@ -418,6 +418,27 @@ def test_one_digit_measures_must_be_given_in_a_unit_of_their_kind(
 
 
 @pytest.mark.parametrize(
+    ("answer", "evidence"),
+    [  # the adversarial review's right answers, given otherwise by their evidence
+        ("Backups are kept for 7 days.", "Backups are kept on a seven-day rolling window."),
+        ("Shifts last 8 hours.", "Eight-hour shifts."),
+        ("Tokens expire after 1 hour.", "Access tokens expire after an hour."),
+        ("Refunds take up to 7 days.", "Refunds are processed within 5 to 7 business days."),
+        ("Sprints last 2 weeks.", "Sprints are a fortnight long."),
+        ("The warranty lasts 1 year.", "The warranty period is 12 months."),
+        ("The limit is 1 TB.", "The limit is 1000 GB."),
+        ("The discount is 5%.", "Members get a 5 per cent discount."),
+        ("Store at 5 °C.", "Store at 5ºC."),
+        ("Hold at -5 °C.", "Hold at -5 to -2 °C."),
+        ("Wait 3 seconds.", "Wait 3 s."),
+        ("Cables up to 5m long.", "Cable runs may be up to 5 metres."),  # minutes or metres?
+    ],
+)
+def test_one_digit_measures_given_otherwise_are_supported(answer: str, evidence: str) -> None:
+    assert unsupported_values(answer, evidence, "What is it?") == []
+
+
+@pytest.mark.parametrize(
     ("answer", "unsupported"),
     [
         # the 1.5B model's research claims about Lumenvault 3.0, which renamed nothing

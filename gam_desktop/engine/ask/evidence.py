@@ -34,7 +34,15 @@ from gam_desktop.engine.ask.recall import (
     within,
 )
 from gam_desktop.engine.ask.tools import MemoryTools
-from gam_desktop.engine.ask.units import MEASURE_OF, MEASURES, NUMBER_WORDS, measured, values
+from gam_desktop.engine.ask.units import (
+    LETTERS,
+    MEASURE_OF,
+    MEASURES,
+    NUMBER_WORDS,
+    measured,
+    same_measure,
+    values,
+)
 from gam_desktop.engine.ask.when import (
     MONTHS,
     Window,
@@ -555,14 +563,15 @@ def unsupported_measures(answer: str, evidence: str) -> list[str]:
     a unit of their kind. `figures` leaves single digits out, being too common to tell
     anything bare; with a unit they are a value ("Lumenvault keeps its fridges coldest at 5
     °C", cited from release notes whose only 5s are a device count and a compression
-    level)."""
+    level). A lone letter ("5m": minutes or metres?) is no unit to check."""
     said = measured(evidence)
     return [
         m.written
         for m in values(answer)
         if m.amount.is_integer()
         and abs(m.amount) < 10
-        and not {(m.amount, m.kind), (m.base, m.kind)} & said
+        and m.unit.lower() not in LETTERS
+        and not same_measure(m.amount, m.size, m.kind, said)
     ]
 
 

@@ -13,7 +13,7 @@ UNITS: dict[str, dict[str, float]] = {
     "time": {
         "second": 1 / 60, "sec": 1 / 60, "s": 1 / 60, "minute": 1, "min": 1, "m": 1,
         "hour": 60, "hr": 60, "h": 60, "day": 1440, "d": 1440, "week": 10080, "wk": 10080,
-        "month": 43200, "year": 525600, "yr": 525600,
+        "fortnight": 20160, "month": 43200, "year": 525600, "yr": 525600,
     },
     "data": {
         "byte": 1 / 1024**2, "kb": 1 / 1024, "kib": 1 / 1024, "kilobyte": 1 / 1024,
@@ -40,7 +40,7 @@ NUMBER_WORDS = {
 _WORDS = sorted(NUMBER_WORDS, key=len, reverse=True)  # "fourteen" before "four"
 NUMBER = r"(?:\d+(?:,\d{3})*(?:\.\d+)?|(?:" + "|".join(_WORDS) + r")\b)"
 SIGN = r"(?:[-−]|minus\s+)?"
-UNIT = r"(?:°\s*[CF]\b|degrees?\s+(?:C|F|Celsius|Fahrenheit)\b|%|[A-Za-z]+\b)"
+UNIT = r"(?:[°º]\s*[CF]\b|℃|degrees?\s+(?:C|F|Celsius|Fahrenheit)\b|%|per\s+cent\b|[A-Za-z]+\b)"
 # "14 days", "5 °C", "-18 °C", "one week", "30m": the number, the space, the unit
 VALUE = re.compile(rf"(?<![\w.,])({SIGN}{NUMBER})(\s*)({UNIT})", re.IGNORECASE)
 # "between 1 and 5 °C", "2-4 days": the first number is in the second's unit
@@ -52,14 +52,20 @@ RANGE = re.compile(
 def unit_of(word: str, glued: bool = True) -> tuple[str, float] | None:
     """What `word` measures and its size in the kind's base unit; None for no unit (or a
     lone letter set apart from its number)."""
-    plain = re.sub(r"\s+", "", word.lower())
-    plain = {"degreesc": "°c", "degreec": "°c", "degreescelsius": "°c"}.get(plain, plain)
+    plain = re.sub(r"\s+", "", word.lower()).replace("º", "°")
+    plain = SPELLED.get(plain, plain)
     forms = [plain, plain.removesuffix("s")] if len(plain) > 2 else [plain]
     for form in forms:
         if form in MEASURE_OF and (glued or form not in LETTERS):
             kind = MEASURE_OF[form]
             return kind, UNITS[kind][form]
     return None
+
+
+SPELLED = {
+    "degreesc": "°c", "degreec": "°c", "degreescelsius": "°c", "degreecelsius": "°c",
+    "℃": "°c", "percent": "%", "pct": "%",
+}  # fmt: skip
 
 
 def number(text: str) -> float | None:
@@ -79,6 +85,7 @@ class Measure(NamedTuple):
     amount: float  # as written: 30
     size: float  # of its unit in the kind's base unit: 30m is 30 × 1 minute
     kind: str  # "time"
+    unit: str  # as written: "m"
 
     @property
     def base(self) -> float:
@@ -93,19 +100,50 @@ def values(text: str, kind: str | None = None) -> list[Measure]:
         amount = number(written)
         if measured is None or amount is None or kind not in (None, measured[0]):
             continue
-        written = f"{written}{space and ' '}{unit}".replace("° C", "°C")
-        found.append(Measure(written, amount, measured[1], measured[0]))
+        shown = f"{written}{space and ' '}{unit}".replace("° C", "°C")
+        found.append(Measure(shown, amount, measured[1], measured[0], unit))
     return found
+
+
+# How a text may give a measure that `values` leaves to the reader: "a 7-day window",
+# "5 to 7 business days", "an hour", "3 s". What a measure of an answer is checked against
+# is read this leniently: a right answer flagged is worse than a made-up one let through.
+HYPHENATED = re.compile(rf"(?<![\w.,])({NUMBER})-({UNIT})", re.IGNORECASE)
+QUALIFIED = re.compile(
+    rf"(?<![\w.,])({SIGN}{NUMBER})\s+(?:business|working|calendar|full|whole|consecutive|"
+    rf"rolling|more|additional|extra)\s+({UNIT})",
+    re.IGNORECASE,
+)
+ONE = re.compile(rf"\b(?:an?|per|each|every)\s+({UNIT})", re.IGNORECASE)
+SPACED = re.compile(rf"(?<![\w.,])({SIGN}{NUMBER})\s+([A-Za-z])\b")
+RANGE = re.compile(
+    rf"(?<![\w.,])({SIGN}{NUMBER})\s*(?:[-–]|to|and|or)\s*{SIGN}{NUMBER}(\s*)({UNIT})",
+    re.IGNORECASE,
+)  # "between 1 and 5 °C", "-5 to -2 °C": the first number is in the second's unit
 
 
 def measured(text: str) -> set[tuple[float, str]]:
     """Each number `text` gives in a unit, with its kind: as written and in the kind's base
-    unit ("one week" is 1 and 10080 minutes of time); the first of a range too ("between 1
-    and 5 °C")."""
-    found = {(m.amount, m.kind) for m in values(text)} | {(m.base, m.kind) for m in values(text)}
-    for first, space, unit in RANGE.findall(text):
-        unit_kind = unit_of(unit, glued=not space)
-        amount = number(first)
-        if unit_kind is not None and amount is not None:
-            found |= {(amount, unit_kind[0]), (amount * unit_kind[1], unit_kind[0])}
+    unit ("one week" is 1 and 10080 minutes of time), read leniently (see above)."""
+    given = [(m.amount, m.kind, m.size) for m in values(text)]
+    for pattern in (HYPHENATED, QUALIFIED, SPACED):
+        for written, unit in pattern.findall(text):
+            given.append((number(written), *(unit_of(unit) or (None, 0.0))))
+    for first, _space, unit in RANGE.findall(text):
+        given.append((number(first), *(unit_of(unit) or (None, 0.0))))
+    for unit in ONE.findall(text):
+        given.append((1.0, *(unit_of(unit, glued=False) or (None, 0.0))))
+    found = set()
+    for amount, kind, size in given:
+        if amount is not None and kind is not None:
+            found |= {(amount, kind), (amount * size, kind)}
     return found
+
+
+def same_measure(amount: float, size: float, kind: str, given: set[tuple[float, str]]) -> bool:
+    """Whether `given` (of `measured`) holds a measure as written, or the same in its kind's
+    base unit within 3% ("12 months" is a year; "1000 GB" a terabyte)."""
+    if (amount, kind) in given:
+        return True
+    base = amount * size
+    return any(k == kind and abs(b - base) <= 0.03 * max(abs(b), abs(base)) for b, k in given)
