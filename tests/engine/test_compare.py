@@ -282,3 +282,113 @@ def test_the_acknowledgement_is_told_from_the_escalations_by_the_words_it_joins(
     )
     value = _value(osprine, "osprine-oncall-policy.md", asked, LOOKALIKE_WEIGHTS)
     assert value is not None and value[0] == "10 minutes"
+
+
+def report(body: str) -> str:
+    return f"# Report\n\n## Findings\n\n{body}\n"
+
+
+@pytest.mark.parametrize(
+    ("documents", "question", "expected"),
+    [
+        # the adversarial review's: a document saying none of the question's words, whose
+        # "lasts" alone must not make its value the rotation's
+        (
+            {
+                "delta-oncall-policy.md": policy("5 minutes", "10 minutes", "7 days"),
+                "echo-oncall-policy.md": policy("5 minutes", "10 minutes", "14 days"),
+                "delta-leave-policy.md": "# Leave policy\n\nParental leave lasts 16 weeks.\n",
+            },
+            "Which company has the longest on-call rotation?",
+            None,
+        ),
+        # "the last 7 days of backups" is no length of the retention
+        (
+            {
+                f"{name}-backup-policy.md": report(
+                    f"Backups are retained for {kept}. The last {last} of backups are "
+                    "also copied off site."
+                )
+                for name, kept, last in [
+                    ("acme", "30 days", "7 days"),
+                    ("cobalt", "60 days", "14 days"),
+                ]
+            },
+            "Which company has the longest backup retention?",
+            None,
+        ),
+        # the build phase lasted longest; the requirements phase is asked about
+        (
+            {
+                f"{name}-project-report.md": report(
+                    f"Requirements were gathered over {asked}. The build phase lasted {build}."
+                )
+                for name, asked, build in [
+                    ("alpha", "3 weeks", "8 weeks"),
+                    ("gamma", "2 weeks", "10 weeks"),
+                ]
+            },
+            "Which project had the longest requirements phase?",
+            None,
+        ),
+        # a minimum is no average
+        (
+            {
+                "varga-lake-report.md": report("Water fell to a minimum of 2.0 °C in week 3."),
+                "lind-lake-report.md": report("The average water temperature was 4.0 °C."),
+                "ostra-lake-report.md": report("The average water temperature was 6.5 °C."),
+            },
+            "Which report gives the lowest average water temperature?",
+            None,
+        ),
+        # "company's" asks nothing of an "s"; what the title says is said of the rotation
+        (
+            {
+                "delta-oncall-policy.md": policy("5 minutes", "10 minutes", "7 days"),
+                "echo-oncall-policy.md": policy("5 minutes", "10 minutes", "14 days").replace(
+                    "## Rotation\n\n", "## Rotation\n\nEach rotation earns 2 days off. "
+                ),
+            },
+            "Which company's on-call policy has the longest rotation?",
+            [("Echo oncall policy", "14 days")],
+        ),
+    ],
+)
+def test_the_adversarial_reviews_comparisons_are_not_answered_wrong(
+    make_workflow, tmp_path: Path, memory_dir: Path, documents, question, expected
+) -> None:
+    built_documents(make_workflow, tmp_path, documents)
+    assert chosen(MemoryTools(memory_dir), question) == expected
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Which company has the longest rotation? Explain why.",
+        "Which companies acknowledge within 5 minutes? What happens after that?",
+    ],
+)
+def test_a_comparison_with_more_asked_after_it_is_the_models(question: str) -> None:
+    assert _parse(question) is None
+
+
+def test_a_length_is_what_lasts_in_a_clause_saying_what_is_asked() -> None:
+    """ "The last 7 days" is no length; a clause saying none of the question's words is not
+    made the answer by its "lasts", though the title says them all; "company's" asks
+    nothing of an "s"."""
+    weights = {"backup": 0.2, "retent": 0.2, "rotat": 0.2, "call": 0.1}
+    asked = _parse("Which company has the longest backup retention?")
+    assert asked is not None
+    text = (
+        "# Policy\n\nBackups are retained for 30 days. The last 7 days of backups are "
+        "retained off site.\n"
+    )
+    assert _value(text, "acme-policy.md", asked, weights) is None  # which is meant: unclear
+    asked = _parse("Which company's on-call policy has the longest rotation?")
+    assert asked is not None and "s" not in asked.topic
+    text = "# On-call rotation\n\nParental leave lasts 16 weeks. A rotation is 7 days.\n"
+    assert _value(text, "acme-policy.md", asked, weights) == (
+        "7 days",
+        10080.0,
+        "A rotation is 7 days.",
+    )

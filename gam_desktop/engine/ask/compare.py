@@ -69,7 +69,8 @@ EXTREMES = frozenset(
 STATISTICS = frozenset(tokenize("mean average median typical total"))
 # What the longest or shortest of a time is said with: "A rotation lasts 14 days" is its
 # length, "each rotation earns 1 day off" is not.
-DURATION = frozenset(tokenize("lasts long length duration"))
+# (The verb only: "the last 7 days of backups" is no length.)
+DURATION = re.compile(r"\b(?:last(?:s|ed|ing)|long|length|duration)\b", re.IGNORECASE)
 QUESTION = re.compile(r"^\s*(?:which|what)\s+([^\W\d_]+)(.*)$", re.IGNORECASE | re.DOTALL)
 SECOND = re.compile(
     r",?\s*and\s+(?:how\s+(?:long|much|many|large|big|cold|warm|high|low)\s+(?:is|was|are|"
@@ -83,7 +84,12 @@ KIND_WORDS = frozenset(tokenize("company companies document documents"))
 # What the bound is to the documents, not what it bounds: "Which companies require the
 # primary to acknowledge within 5 minutes" of "The primary must acknowledge within 5
 # minutes" (a document saying "required" elsewhere is no closer to the answer for it).
-OBLIGED = frozenset(tokenize("require requires required need needs expect expects demand"))
+# (The verbs only: "the longest requirements phase" asks about requirements.)
+OBLIGED = re.compile(
+    r"\b(?:requires?|required|needs?|needed|expects?|expected|demands?)\b(?!\s+(?:phase|"
+    r"document|list|gathering|stage)s?\b)",
+    re.IGNORECASE,
+)
 # Who or what any document may be about without saying the word ("Which company …" of
 # policies that never say "company"; "Which researcher …" of reports by one).
 GENERIC_KINDS = frozenset(
@@ -125,8 +131,7 @@ class _Asked:
     phrase: str  # the bound or the superlative as the question writes it
     # its words, side by side: ("acknowledg", "page")
     pairs: frozenset[tuple[str, str]] = frozenset()
-    # words a clause giving the value says besides (those of a length), not asked
-    extra: frozenset[str] = frozenset()
+    length: bool = False  # the longest or shortest: a clause saying what lasts says more
 
 
 def compare_documents(tools: MemoryTools, question: str) -> Comparison | None:
@@ -146,7 +151,6 @@ def compare_documents(tools: MemoryTools, question: str) -> Comparison | None:
     if documents is None or len(documents) < 2:
         return None
     weights = {t: 1 / (1 + len(keys)) for t, keys in holding.items()}  # the rarer, the more
-    weights |= {t: 1 / (1 + len(tools.index.containing([t]))) for t in asked.extra}
     read = _read(tools, documents, asked, weights)
     if read is None:
         return None
@@ -249,6 +253,8 @@ def _parse(question: str) -> _Asked | None:
     if kind not in DOCUMENT_KINDS | ANY_KINDS and kind not in KIND_WORDS:
         return None
     rest = SECOND.sub(" ", match.group(2))
+    if re.search(r"[.?!]\s+\S", rest):
+        return None  # "… longest rotation? Explain why.": more is asked than the values
     if len(BOUND.findall(rest)) > 1:
         return None  # "below 5 °C within 90 minutes": two bounds
     bound = BOUND.search(rest)
@@ -272,14 +278,15 @@ def _parse(question: str) -> _Asked | None:
         pick, phrase, limit = ("max" if pick_fn is max else "min"), superlatives[0], None
     if OTHER_PART.search(rest) or NEGATION.search(rest):
         return None  # "… and no pager", "… or longer shifts": more than one comparison
-    topic = {t for t in query_terms(rest) if not t.isdigit()} - {stem(s) for s in SUPERLATIVES}
+    topic = {t for t in query_terms(rest) if not t.isdigit() and len(t) > 1}  # not "'s"
+    topic -= {stem(s) for s in SUPERLATIVES}
     # "the lowest" of what: only a measure the question names ("temperature") is compared
     unit_kind = unit_kind or next((MEASURE_WORDS[t] for t in topic if t in MEASURE_WORDS), None)
     if unit_kind is None:
         return None  # "the highest priority": a number of no unit, or of any
-    topic -= KIND_WORDS | OBLIGED
-    extra = DURATION if phrase in ("longest", "shortest") else frozenset()
-    return _Asked(kind, topic, unit_kind, pick, limit, phrase, _pairs(rest, topic), extra)
+    topic -= KIND_WORDS | set(tokenize(" ".join(OBLIGED.findall(rest))))
+    length = phrase in ("longest", "shortest")
+    return _Asked(kind, topic, unit_kind, pick, limit, phrase, _pairs(rest, topic), length)
 
 
 def _pairs(text: str, topic: set[str]) -> frozenset[tuple[str, str]]:
@@ -368,6 +375,8 @@ def _value(
     topic = (asked.topic - set(tokenize(name))) & set(tokenize(text))
     whole = sum(weights.get(t, 0.0) for t in topic)
     heaviest = max((weights.get(t, 0.0) for t in topic), default=0.0)
+    # what the title says ("On-call policy") is said of all the document says
+    untitled = topic - set(tokenize(_title(text)))
     scored: list[tuple[float, str, float, str]] = []
     for heading, item in statements(text):
         flat = " ".join(item.replace("**", "").split()).lstrip("-*•+ ")
@@ -382,7 +391,8 @@ def _value(
             # not "the page is not acknowledged" of the escalation beside it
             joined = asked.pairs & _pairs(clause, topic)
             said += sum(min(weights.get(a, 0.0), weights.get(b, 0.0)) for a, b in joined)
-            said += sum(weights.get(t, 0.0) for t in asked.extra & set(tokenize(clause)))
+            if asked.length and own and untitled <= own and DURATION.search(clause):
+                said += whole  # saying all that is asked, and how long it lasts
             scored.append((round(said, 9), values[0][0], values[0][1], clause))
     scored.sort(key=lambda item: -item[0])
     if not scored or scored[0][0] == 0 or 2 * scored[0][0] < whole:
@@ -390,10 +400,20 @@ def _value(
     if asked.pick in ("max", "min") and any(_extreme(c, asked) for *_, c in scored):
         return None  # "a lowest reading of 3.1 °C": the most or least may be its own value
     said, written, amount, clause = scored[0]
+    named = STATISTICS & asked.topic
+    if named and not named & set(tokenize(clause)):
+        return None  # "the lowest average": a minimum is none
     rival = next((s[0] for s in scored if s[2] != amount), 0.0)
     if said - rival < heaviest / 2 - 1e-9:
         return None  # another value, said almost as well: which is meant is unclear
     return written, amount, clause.rstrip(";,: ")
+
+
+def _title(text: str) -> str:
+    """The document's title: its first heading, else its first line."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    heading = next((line for line in lines if line.startswith("#")), None)
+    return (heading or (lines[0] if lines else "")).lstrip("# ")
 
 
 def _clauses(text: str, unit_kind: str | None) -> list[str]:
