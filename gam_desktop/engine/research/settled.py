@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from gam_desktop.engine.ask.compare import Compared, compare_documents
 from gam_desktop.engine.ask.tools import MemoryTools
+from gam_desktop.engine.ask.words import tokenize
 from gam_desktop.engine.research.models import Claim, Excerpt, SectionNotes
 
 
@@ -33,11 +34,14 @@ def _claim(tools: MemoryTools, value: Compared, text: str) -> Claim:
 
 
 def _excerpt(tools: MemoryTools, path: str, value: Compared) -> Excerpt:
-    """The memory covering the value, at its line giving the value (else all of it)."""
+    """The memory covering the value, at its line giving the value that says most of the
+    sentence quoted (another may give the same figure of something else); else all of it."""
     try:
         lines = (tools.sandbox.root / path).read_text(encoding="utf-8").splitlines()
     except OSError:
         lines = []
-    at = next((n for n, line in enumerate(lines, 1) if value.said in line), 0)
+    quoted = set(tokenize(value.sentence))
+    giving = [(len(quoted & set(tokenize(line))), n) for n, line in enumerate(lines, 1)]
+    at = max((g for g in giving if value.said in lines[g[1] - 1]), default=(0, 0))[1]
     span = (at, at) if at else (1, max(len(lines), 1))
     return Excerpt(id=path, path=path, lines=span, text=value.sentence, document=value.source)

@@ -413,7 +413,21 @@ def _changed_though_unchanged(text: str, evidence: str) -> bool:
     return bool(stating) and all(UNCHANGED.search(item) for item in stating)
 
 
-RENAMED = re.compile(r"\b(?:renam\w*|new\s+name|now\s+called)\b", re.IGNORECASE)
+RENAMED = re.compile(
+    r"\b(?:renam\w*|new\s+name|now\s+(?:called|known\s+as|named)|formerly|rebrand\w*|"
+    r"changed\s+(?:the|its)\s+name|adopted\s+the\s+name)\b|→|->",
+    re.IGNORECASE,
+)
+DENIED_BEFORE = 40  # characters before "renamed" a denial of it is in ("No settings were")
+
+
+def _renames(clause: str) -> bool:
+    """Whether `clause` says a rename was made: one not denied before it ("No settings
+    were renamed"), whatever follows ("…, not in 2020", "(no migration needed)")."""
+    return any(
+        not NEGATION.search(clause[max(0, found.start() - DENIED_BEFORE) : found.start()])
+        for found in RENAMED.finditer(clause)
+    )
 
 
 def _renamed_unsaid(text: str, sources: list[Excerpt], question: str) -> bool:
@@ -421,19 +435,18 @@ def _renamed_unsaid(text: str, sources: list[Excerpt], question: str) -> bool:
     anything to a word of it (beyond the question's and the documents' names): "3.0 renamed
     the backup interval setting to every 60 minutes" from notes saying "No settings were
     renamed" and, elsewhere, "Backup interval: every 60 minutes". A rename is written down
-    as one; a default given in a list renames nothing."""
-    if not RENAMED.search(text):
+    as one; a default given in a list renames nothing. A claim that none was made is not
+    this check's."""
+    if not _renames(text) or NEGATION.search(text):
         return False
     named = set().union(*(_name_words(s.document or s.path) for s in sources))
     asked = set(query_terms(question)) | set(tokenize(" ".join(named)))
     new = set(query_terms(text)) - asked
     for source in sources:
-        for _heading, item in statements(source.text):
-            said = " ".join(item.replace("**", "").split())
-            renaming = [c for c in re.split(r"[.;:]\s+", said) if RENAMED.search(c)]
-            if any(not NEGATION.search(c) for c in renaming) and (
-                not new or new & set(query_terms(said))
-            ):
+        for heading, item in statements(source.text):
+            said = " ".join(f"{heading} {item}".replace("**", "").split())
+            renaming = any(_renames(c) for c in re.split(r"[.;:]\s+", said))
+            if renaming and (not new or new & set(query_terms(said))):
                 return False
     return any(s.text for s in sources)  # a file only touched, not shown: nothing to check
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -442,6 +443,12 @@ def test_a_change_its_source_calls_unchanged_is_dropped(
         ("The setting `keep_days` now has the new name `retention.days`.", "3.2", False),
         ("Lumenvault 3.2 renamed a setting.", "3.2", False),  # nothing more claimed
         ("Lumenvault 3.0 set the backup interval to every 60 minutes.", "3.0", False),
+        ("Lumenvault 3.0 renamed no settings.", "3.0", False),  # a denial: not this check's
+        # the adversarial review's: renames written otherwise, or with a denial after them
+        ("Lumenvault 3.2 renamed encryption to cipher.", "3.2 known as", False),
+        ("Lumenvault 3.2 renamed encryption to cipher.", "3.2 arrow", False),
+        ("Lumenvault 3.2 renamed encryption to cipher.", "3.2 not after", False),
+        ("Lumenvault 3.2 renamed encryption to cipher.", "3.2 heading", False),
     ],
 )
 def test_a_rename_its_source_does_not_write_is_dropped(
@@ -453,13 +460,17 @@ def test_a_rename_its_source_does_not_write_is_dropped(
         "No settings were renamed or removed in this release.\n",
         "3.2": "## Defaults\n\n- Encryption: **AES-256-GCM**.\n\n## Settings\n\n"
         "- `keep_days` is renamed to **`retention.days`**. Values are converted.\n",
+        "3.2 known as": "- Encryption is now known as Cipher.\n",
+        "3.2 arrow": "- Encryption → Cipher\n",
+        "3.2 not after": "- Encryption was renamed to Cipher (no migration needed).\n",
+        "3.2 heading": "## Renamed\n\n- Encryption: Cipher\n",
     }
     excerpt = Excerpt(
         id="E1",
         path="a.md",
         lines=(1, 6),
         text=notes[document],
-        document=f"lumenvault-{document}-release-notes.md",
+        document=f"lumenvault-{document.split()[0]}-release-notes.md",
     )
     kept, why = check_claims(
         [ClaimReply(text=claim, sources=["E1"])],
@@ -501,3 +512,20 @@ def test_a_comparison_the_documents_settle_is_reported_with_no_model_call(
             assert claim.text.split(": ")[1].split(" ")[0] in line  # its value, on that line
     assert "compare" in [s.phase for s in steps] and "plan" not in [s.phase for s in steps]
     assert "1 sub-question, 0 iterations, 0 LLM calls" in markdown(report)
+
+
+def test_a_settled_value_is_cited_at_the_line_giving_it(tmp_path: Path) -> None:
+    """Another line of the memory may give the same figure of something else."""
+    from types import SimpleNamespace
+
+    from gam_desktop.engine.ask.compare import Compared
+    from gam_desktop.engine.research.settled import _excerpt
+
+    (tmp_path / "m.md").write_text(
+        "---\ntitle: x\n---\nThe freezer alarm sounds above 5 °C.\nFridges are kept at 5 °C.\n"
+    )
+    value = Compared("Acme", 5.0, "5 °C", "Fridges are kept at 5 °C", ["m.md"], "acme.md")
+    tools: Any = SimpleNamespace(sandbox=SimpleNamespace(root=tmp_path))
+    assert _excerpt(tools, "m.md", value).lines == (5, 5)
+    value.sentence = "The freezer alarm sounds above 5 °C"
+    assert _excerpt(tools, "m.md", value).lines == (4, 4)
