@@ -32,6 +32,13 @@ def policy(ack: str, escalate: str, rotation: str) -> str:
     )
 
 
+# Reports giving a lowest reading beside their mean
+SURVEYS = {
+    "varga-field-report.md": "# Report\n\nThe mean air temperature was 8.5 °C, with a lowest "
+    "reading of 6.0 °C.\n",
+    "lind-field-report.md": "# Report\n\nThe mean air temperature was 13.2 °C, with a lowest "
+    "reading of 1.0 °C.\n",
+}
 DOCUMENTS = {
     "ferrovia-kitchen-procedures.md": kitchen("5 °C", "2 hours"),
     "juniper-kitchen-procedures.md": kitchen("4 °C", "90 minutes"),
@@ -148,10 +155,7 @@ def test_what_leaves_a_documents_value_unclear(make_workflow, tmp_path: Path, me
         "acme-oncall-policy.md": "# Policy\n\n| Item | Value |\n|---|---|\n| Rotation | 21 days |",
         "borealis-oncall-policy.md": "# Policy\n\n## Rotation\n\nA rotation lasts fourteen days.\n",
         "cobalt-oncall-policy.md": "# Policy\n\n## Rotation\n\nA rotation lasts 10 days.\n",
-        "varga-field-report.md": "# Report\n\nThe mean air temperature was 8.5 °C, with a lowest "
-        "reading of 6.0 °C.\n",
-        "lind-field-report.md": "# Report\n\nThe mean air temperature was 13.2 °C, with a lowest "
-        "reading of 1.0 °C.\n",
+        **SURVEYS,
         "ferrovia-kitchen-procedures.md": kitchen("5 °C", "2 hours"),
         "juniper-kitchen-procedures.md": kitchen("4 °C", "2 hours"),
         "saltcellar-kitchen-procedures.md": "# Kitchen procedures\n\nRefrigerators are held at "
@@ -232,13 +236,7 @@ def test_a_statistic_the_question_names_is_compared_not_the_extremes_beside_it(
 ) -> None:
     """ "The lowest mean air temperature" is the lowest of the means: the lowest readings
     beside them are other figures. Without "mean", the lowest may be either (the model's)."""
-    documents = {
-        "varga-field-report.md": "# Report\n\nThe mean air temperature was 8.5 °C, with a lowest "
-        "reading of 6.0 °C.\n",
-        "lind-field-report.md": "# Report\n\nThe mean air temperature was 13.2 °C, with a lowest "
-        "reading of 1.0 °C.\n",
-    }
-    built_documents(make_workflow, tmp_path, documents)
+    built_documents(make_workflow, tmp_path, SURVEYS)
     tools = MemoryTools(memory_dir)
     question = "Which researcher recorded the lowest mean air temperature, and what was it?"
     assert chosen(tools, question) == [("Varga field report", "8.5 °C")]
