@@ -279,7 +279,8 @@ def integrate(
 def stated_instead(question: str, excerpts: list[Excerpt]) -> list[Claim]:
     """When every claim the model wrote failed its check: the statement of a figure in the
     excerpts that says the most of what `question` asks about, as it is written ("Defaults:
-    Backup interval: every 30 minutes."), when one clearly does."""
+    Backup interval: every 30 minutes."), when one clearly does, and does not say it is
+    unchanged when the question asks what changed."""
     found = [
         (best[0], best[1], e)
         for e in excerpts
@@ -289,6 +290,8 @@ def stated_instead(question: str, excerpts: list[Excerpt]) -> list[Claim]:
     if not found or (len(found) > 1 and found[1][0] == found[0][0] and found[1][1] != found[0][1]):
         return []
     _said, text, excerpt = found[0]
+    if CHANGED.search(UNCHANGED.sub(" ", question)) and UNCHANGED.search(text):
+        return []  # asked what changed, "30 days (unchanged)" answers nothing
     return [Claim(text=_sentence(text), sources=[excerpt])]
 
 

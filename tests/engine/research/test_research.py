@@ -529,3 +529,20 @@ def test_a_settled_value_is_cited_at_the_line_giving_it(tmp_path: Path) -> None:
     assert _excerpt(tools, "m.md", value).lines == (5, 5)
     value.sentence = "The freezer alarm sounds above 5 °C"
     assert _excerpt(tools, "m.md", value).lines == (4, 4)
+
+
+def test_what_stands_in_for_failed_claims_is_no_unchanged_value_of_a_change() -> None:
+    """The 1.5B model's claim that 3.1 changed the retention was dropped; "30 days
+    (unchanged)" then stood in for it, cited from notes that changed nothing."""
+    from gam_desktop.engine.research.steps import stated_instead
+
+    text = (
+        "## Defaults\n\n- Retention of deleted files and old versions: **30 days** (unchanged).\n"
+    )
+    excerpt = Excerpt(id="E1", path="a.md", lines=(1, 3), text=text, document="v3.1-notes.md")
+    asked = "Which releases changed the retention of deleted files, and to how many days?"
+    assert stated_instead(asked, [excerpt]) == []
+    kept = stated_instead("How many days are deleted files kept?", [excerpt])
+    assert [c.text for c in kept] == [
+        "Retention of deleted files and old versions: 30 days (unchanged)."
+    ]
