@@ -42,6 +42,20 @@ def claims_of(report, title_word: str) -> str:
     return " ".join(c.text for s in report.sections if title_word in s.title for c in s.claims)
 
 
+def check_one(
+    tmp_path: Path, claim: str, excerpt: Excerpt, question: str
+) -> tuple[list[Claim], list[str]]:
+    """`claim` citing `excerpt` (of a file that exists and was read) through the check."""
+    (tmp_path / excerpt.path).write_text("x")
+    return check_claims(
+        [ClaimReply(text=claim, sources=[excerpt.id])],
+        question,
+        {excerpt.id: excerpt},
+        lambda p: (tmp_path / p).is_file(),
+        {excerpt.path},
+    )
+
+
 def commits(root: Path) -> int:
     out = subprocess.run(["git", "rev-list", "--count", "HEAD"], cwd=root, capture_output=True)
     return int(out.stdout)
@@ -384,19 +398,12 @@ def test_each_source_of_a_claim_is_checked_on_its_own(tmp_path: Path) -> None:
 def test_a_claim_that_only_restates_the_question_is_dropped(
     tmp_path: Path, claim: str, dropped: bool
 ) -> None:
-    (tmp_path / "a.md").write_text("x")
     text = (
         "Engineers receive $150 for each weekend day on call (`payroll.weekend`), via Ledgerbook."
     )
     excerpt = Excerpt(id="E1", path="a.md", lines=(1, 1), text=text, document="osprine.md")
     question = "Compare what Brindlewave and Osprine pay an engineer for each weekend day on call."
-    kept, why = check_claims(
-        [ClaimReply(text=claim, sources=["E1"])],
-        question,
-        {"E1": excerpt},
-        lambda p: (tmp_path / p).is_file(),
-        {"a.md"},
-    )
+    kept, why = check_one(tmp_path, claim, excerpt, question)
     assert (kept == []) is dropped
     assert not dropped or "only restates the question" in why[0]
 
@@ -413,19 +420,17 @@ def test_a_claim_that_only_restates_the_question_is_dropped(
 def test_a_change_its_source_calls_unchanged_is_dropped(
     tmp_path: Path, claim: str, dropped: bool
 ) -> None:
-    (tmp_path / "a.md").write_text("x")
     text = (
         "# Lumenvault 3.1 release notes\n\n## Defaults\n\n"
         "- Backup interval: every **30 minutes**.\n"
         "- Retention of deleted files and old versions: **30 days** (unchanged).\n"
     )
     excerpt = Excerpt(id="E1", path="a.md", lines=(1, 4), text=" ".join(text.split()))
-    kept, why = check_claims(
-        [ClaimReply(text=claim, sources=["E1"])],
+    kept, why = check_one(
+        tmp_path,
+        claim,
+        excerpt,
         "Which Lumenvault releases changed the retention of deleted files, and how?",
-        {"E1": excerpt},
-        lambda p: (tmp_path / p).is_file(),
-        {"a.md"},
     )
     assert (kept == []) is dropped
     assert not dropped or "did not change" in why[0]
@@ -454,7 +459,6 @@ def test_a_change_its_source_calls_unchanged_is_dropped(
 def test_a_rename_its_source_does_not_write_is_dropped(
     tmp_path: Path, claim: str, document: str, dropped: bool
 ) -> None:
-    (tmp_path / "a.md").write_text("x")
     notes = {
         "3.0": "## Defaults\n\n- Backup interval: every **60 minutes**.\n\n## Settings\n\n"
         "No settings were renamed or removed in this release.\n",
@@ -472,12 +476,11 @@ def test_a_rename_its_source_does_not_write_is_dropped(
         text=notes[document],
         document=f"lumenvault-{document.split()[0]}-release-notes.md",
     )
-    kept, why = check_claims(
-        [ClaimReply(text=claim, sources=["E1"])],
+    kept, why = check_one(
+        tmp_path,
+        claim,
+        excerpt,
         "Which Lumenvault releases renamed the backup interval setting, and to what?",
-        {"E1": excerpt},
-        lambda p: (tmp_path / p).is_file(),
-        {"a.md"},
     )
     assert (kept == []) is dropped
     assert not dropped or "rename nothing" in why[0]
