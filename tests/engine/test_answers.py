@@ -689,3 +689,32 @@ def test_a_count_from_evidence_that_never_names_the_things_must_be_in_it() -> No
     assert unsupported_values("She counted 1 puffin burrow.", weather, question) == ["1"]
     # said otherwise than the evidence says it, the count stands: "6 members"
     assert unsupported_values("There were 6 people.", weather, "How many people went?") == []
+
+
+def test_a_thing_the_memory_never_names_is_not_answered_with_confidence(
+    lookalikes, monkeypatch
+) -> None:
+    """The 1.5B model, asked Osprine's annual revenue, answered with its on-call pay at 0.6
+    confidence: no file of the memory says "revenue", and the line it gives the figure
+    from says nothing of what was asked."""
+    from gam_desktop.engine.ask import agent
+
+    def revenue(_llm, _question, passages, _cancel):
+        borealis = [p.memory for p in passages if "borealis" in p.memory]
+        return "Borealis Systems' annual revenue last year was 45 million.", borealis[:1]
+
+    monkeypatch.setattr(agent, "grounded_answer", revenue)
+    result = lookalikes.request("What was Borealis Systems' annual revenue last year?")
+    assert result.confidence < 0.3, result
+    assert "the memory never mentions annual, revenu" in (result.notes or "")
+    # asked what the memory does say, the same figure stands
+    monkeypatch.setattr(
+        agent,
+        "grounded_answer",
+        lambda _l, _q, passages, _c: (
+            "Borealis Systems escalates after 45 minutes.",
+            [p.memory for p in passages if "borealis" in p.memory][:1],
+        ),
+    )
+    result = lookalikes.request("When does Borealis Systems escalate an unacknowledged page?")
+    assert result.confidence >= 0.5 and "never mentions" not in (result.notes or ""), result

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from gam_desktop.engine.ask.topic import best_statement, off_topic_figures
+from gam_desktop.engine.ask.topic import best_statement, off_topic_figures, unheard_of
 
 NOTES = """# Orbit 3.1 release notes
 
@@ -162,3 +162,58 @@ def test_a_right_figure_said_in_other_words_is_not_flagged(
 ) -> None:
     assert off_topic_figures(answer, evidence, question, "settings.md") == []
     assert off_topic_figures(answer, " ".join(evidence.split()), question, "settings.md") == []
+
+
+POLICY = """# Osprine Robotics On-Call Policy
+
+## Pay
+
+On-call pay: $55 for each night on call and $150 for each weekend day on call.
+
+## Rotation
+
+A rotation lasts 7 days.
+"""
+MEMORY_WORDS = {
+    "osprine",
+    "robotics",
+    "call",
+    "pay",
+    "night",
+    "weekend",
+    "day",
+    "rotation",
+    "lasts",
+    "year",
+}
+
+
+@pytest.mark.parametrize(
+    ("answer", "question", "unheard"),
+    [
+        # asked a thing no file names, answered with figures of another: flagged
+        (
+            "Osprine's annual revenue last year was $55 for each night on call.",
+            "What was Osprine Robotics' annual revenue last year?",
+            ["annual", "revenu"],
+        ),
+        # a statement saying a word of the question is another wording of it
+        ("A rotation lasts 7 days.", "How long is Osprine's rotation cycle?", []),
+        # every word of what is asked is in the memory: the other checks' business
+        ("Osprine pays $55 for each night.", "How much does Osprine pay per night?", []),
+        # no figure: nothing to judge
+        ("Osprine does not state its revenue.", "What was Osprine's revenue?", []),
+        # a year or a version is a name, not a value given of it
+        ("Osprine's revenue grew in 2023.", "What was Osprine's revenue?", []),
+    ],
+)
+def test_a_thing_the_memory_never_names_answered_with_other_figures_is_flagged(
+    answer: str, question: str, unheard: list[str]
+) -> None:
+    from gam_desktop.engine.ask.words import stem
+
+    def known(term: str) -> bool:
+        return any(stem(term) == stem(word) for word in MEMORY_WORDS)
+
+    names = "osprine-oncall-policy.md"
+    assert unheard_of(answer, POLICY, question, names, known) == unheard

@@ -41,7 +41,7 @@ from gam_desktop.engine.ask.intent import question_part
 from gam_desktop.engine.ask.listing import list_documents, listing_answer
 from gam_desktop.engine.ask.recall import is_fact
 from gam_desktop.engine.ask.tools import TOOLS, MemoryTools, ToolResult
-from gam_desktop.engine.ask.topic import off_topic_figures
+from gam_desktop.engine.ask.topic import off_topic_figures, unheard_of
 from gam_desktop.engine.ask.when import describe_today
 from gam_desktop.engine.chats.library import list_conversations
 from gam_desktop.engine.llm import LLM, LLMCallFailed
@@ -319,6 +319,9 @@ class ChatAgent:
         elsewhere = self._elsewhere(query, text, sources)
         if elsewhere:
             return f"its sources give {', '.join(elsewhere)} of another thing"
+        unheard = self._unheard_of(query, text, sources)
+        if unheard:
+            return f"the memory never mentions {', '.join(unheard)}"
         return None
 
     def _elsewhere(self, query: str, text: str, sources: list[str]) -> list[str]:
@@ -330,6 +333,16 @@ class ChatAgent:
         files = "\n\n".join(f.text for f in found if f is not None)
         names = " ".join(self._source_name(s) for s in sources)
         return off_topic_figures(text, files, query, names)
+
+    def _unheard_of(self, query: str, text: str, sources: list[str]) -> list[str]:
+        """What `query` asks about that no file of the memory names, when `text` answers it
+        with figures its sources state of something else ("revenue", answered with pay)."""
+        # the names the question gives say which document, as its sources' names do
+        names = " ".join([*map(self._source_name, sources), *qualifiers(query)])
+        evidence = "\n\n".join(self._text_of(s) for s in sources)
+        return unheard_of(
+            text, evidence, query, names, lambda term: bool(self.tools.index.containing([term]))
+        )
 
     def _shown(self, sources: list[str]) -> list[str]:
         """The passages of `sources` as the model saw them (with conversations' dates)."""

@@ -12,6 +12,7 @@ from is the entity check's job; what it is about is this one's.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from gam_desktop.engine.ask.evidence import (
     VERSION,
@@ -36,7 +37,8 @@ CLOCK = re.compile(r"\b(\d{1,2}):(\d{2})\b")
 ASKING = frozenset(
     tokenize(
         "compare comparison change changed changes differ difference across between each "
-        "every all both grow grew growth go went value number amount"
+        "every all both grow grew growth go went value number amount "
+        "latest newest current recent according"
     )
 )
 
@@ -75,6 +77,26 @@ def off_topic_figures(answer: str, evidence: str, question: str, names: str = ""
         if elsewhere or all(_outranked(figure, item, topic, given) for _said, item in stating):
             flagged.append(figure)
     return flagged
+
+
+def unheard_of(
+    answer: str, evidence: str, question: str, names: str, known: Callable[[str], bool]
+) -> list[str]:
+    """The words of what `question` asks about that the memory never uses (`known` tells
+    whether a search term occurs anywhere in it), when every statement of `evidence` giving
+    a figure of `answer` says nothing of what is asked: asked Osprine's annual revenue, a
+    small model answers "$55 for each night on call", from a line on on-call pay, and no
+    file of the memory says "revenue". A statement saying any word of the question is taken
+    as another wording of it, and an answer giving no figure is not judged."""
+    unknown = sorted(word for word in _topic(question, names) if not known(word))
+    named = figures(question) | set(VERSION.findall(answer)) | _dates_and_times(answer)
+    given = figures(answer) - named
+    if not unknown or not given:
+        return []
+    stating = [
+        said for said, _item, stated in _stating(evidence, question, names) if stated & given
+    ]
+    return unknown if stating and not any(stating) else []
 
 
 def _dates_and_times(text: str) -> set[str]:
