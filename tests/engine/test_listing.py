@@ -73,7 +73,7 @@ def test_a_listing_question_names_what_is_listed_and_what_they_say(
     [
         "Which company has the longest on-call rotation?",  # one thing, compared
         "Which companies have the longest rotations?",  # a superlative is not a listing
-        "Which companies page for SEV3 incidents at any hour?",  # "any": read, not listed
+        "Which companies page for any SEV3 incident?",  # "any" of them: read, not listed
         "Which restaurants cool food within 90 minutes or less?",
         "Which paging tool does Quillfern use?",  # one thing of a named subject
         "Which releases changed the retention, and to how many days?",  # and a second one
@@ -298,3 +298,47 @@ def test_a_plan_says_nothing_of_what_was_done(sentence: str, past: str, denied: 
 def test_what_was_done_is_asked_by_the_verb_after_the_kind(question: str, verb: str) -> None:
     parsed = listing_question(question)
     assert parsed is not None and parsed.past == verb
+
+
+PAGING = {
+    "kestrel-oncall-policy.md": (
+        "# Kestrel on-call policy\n\n## Paging windows\n\n"
+        "- SEV1 and SEV2 incidents page at any time of day or night.\n"
+        "- SEV3 incidents page only between 07:00 and 22:00. Outside those hours they wait.\n"
+    ),
+    "heron-oncall-policy.md": (
+        "# Heron on-call policy\n\n## Paging windows\n\n"
+        "All severities page at any hour. SEV1, SEV2 and SEV3 incidents page 24 hours a day, "
+        "because payouts wait otherwise. Only SEV4 issues wait for business hours.\n"
+    ),
+    "plover-oncall-policy.md": (
+        "# Plover on-call policy\n\n## Paging windows\n\n"
+        "SEV3 incidents page at any hour only on working days.\n"
+    ),
+    # says nothing of when: not an answer to "at any hour"
+    "stilt-oncall-policy.md": (
+        "# Stilt on-call policy\n\n## Paging windows\n\nSEV3 incidents page the primary by phone.\n"
+    ),
+    "wren-oncall-policy.md": (
+        "# Wren on-call policy\n\n## Paging windows\n\nSEV3 incidents page around the clock.\n"
+    ),
+}
+
+
+@pytest.fixture
+def paging(make_workflow, tmp_path: Path, memory_dir: Path) -> MemoryTools:
+    built_documents(make_workflow, tmp_path, PAGING)
+    return MemoryTools(memory_dir)
+
+
+def test_asked_what_happens_at_any_hour_a_window_is_no_answer(paging: MemoryTools) -> None:
+    """The 1.5B model named the two companies whose SEV3 pages "only between 07:00 and
+    22:00" as paging SEV3 at any hour: their other severities do, a list item above.
+    The sentence listed must say the asked thing happens always and limit it nowhere."""
+    question = "Which companies' on-call policies page for SEV3 incidents at any hour of the day?"
+    listed = list_documents(paging, question)
+    assert names(listed) == ["Heron oncall policy", "Wren oncall policy"]
+    assert "24 hours a day" in (listed or [])[0].sentence
+    # the same question without the quantifier lists every policy paging SEV3
+    every = names(list_documents(paging, "Which companies' on-call policies page SEV3 incidents?"))
+    assert len(every) == 5

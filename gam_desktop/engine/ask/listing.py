@@ -75,6 +75,23 @@ NEGATION = re.compile(
     r"absent|zero|lacks?|lacking)\b|n't\b",
     re.IGNORECASE,
 )
+# "At any hour": asked of documents, a sentence must say it always happens, and no
+# sentence saying it "only between 07:00 and 22:00" says it (a quantifier, else compared).
+ALWAYS_ASKED = re.compile(
+    r"\b(?:at\s+)?(?:any|all)\s+(?:hours?|times?)(?:\s+of\s+(?:the\s+)?day(?:\s+or\s+night)?)?"
+    r"|\b(?:a?round\s+the\s+clock|24/7|day\s+(?:and|or)\s+night)",
+    re.IGNORECASE,
+)
+ALWAYS_SAID = re.compile(
+    r"\b(?:any|all)\s+(?:hours?|times?)\b|\b24\s*(?:hours|h)\s+a\s+day\b|\b24/7"
+    r"|\ba?round\s+the\s+clock\b|\bday\s+(?:and|or)\s+night\b",
+    re.IGNORECASE,
+)
+RESTRICTED = re.compile(
+    r"\bonly\s+(?:between|during|from|on|in|within|at|after|before)\b"
+    r"|\boutside\s+(?:of\s+)?(?:th(?:ose|ese|at|is)|business|working|office)\b",
+    re.IGNORECASE,
+)
 # A comparison, not a denial: "for no longer than two hours"
 NOT_A_DENIAL = re.compile(r"\bno\s+(?:longer|more|less|later|earlier|fewer|sooner)\s+than\b", re.I)
 # What is yet to be done, not what was: "A landing should be attempted in a calmer month",
@@ -110,11 +127,14 @@ class _Question:
     names: set[str]  # stems of the names and acronyms it gives
     shown: dict[str, str]  # each stem as the question writes it ("chat")
     past: str = ""  # its verb when it asks what was done ("landed"): a plan does not say it
+    always: bool = False  # it asks what happens "at any hour"
 
 
 def listing_question(question: str) -> _Question | None:
     """The parts of a "Which <documents or who they are about> <say something>?" question:
     None for any other question."""
+    always = ALWAYS_ASKED.search(question) is not None
+    question = ALWAYS_ASKED.sub(" ", question)
     match = QUESTION.match(question)
     if (
         match is None
@@ -139,7 +159,7 @@ def listing_question(question: str) -> _Question | None:
             names = {t for name in qualifiers(question) for t in tokenize(name)}
             # the verb after what is listed: "releases removed …", not "cooked food"
             verb = words[at + 1] if at + 1 < len(words) else ""
-            return _Question(kind, parts, names, shown, verb if _past(verb) else "")
+            return _Question(kind, parts, names, shown, verb if _past(verb) else "", always)
     return None
 
 
@@ -278,7 +298,9 @@ def _stated(
         # "a landing should be attempted"): no paraphrase.
         if not in_block or len(lacking) > 1 or lacking & (must | refused):
             continue
-        sentence = _saying(block, in_block, must & in_block, weights, free, parsed.past)
+        sentence = _saying(
+            block, in_block, must & in_block, weights, free, parsed.past, parsed.always
+        )
         if sentence is None:
             continue
         said = set(tokenize(sentence)) & wanted
@@ -300,15 +322,19 @@ def _saying(
     weights: dict[str, float],
     free: bool = False,
     past: str = "",
+    always: bool = False,
 ) -> str | None:
     """The sentence of `block` saying most of `words` (the rarest weigh most) without
-    denying them (nor, for a question of what was done, planning or advising them); None
-    when every sentence holding its rarest word that must be said (of all, when none must)
-    does."""
+    denying them (nor, for a question of what was done, planning or advising them; nor,
+    `always` asked, without saying it happens at any hour, or saying "only between");
+    None when every sentence holding its rarest word that must be said (of all, when none
+    must) does."""
     key = max(sorted(must or words), key=lambda t: weights.get(t, 0.0))
     sentences = []
     for sentence in SENTENCE_END.split(block):
         terms = set(tokenize(sentence))
+        if always and (not ALWAYS_SAID.search(sentence) or RESTRICTED.search(sentence)):
+            continue
         if key in terms and not sentence.rstrip().endswith("?"):
             said = terms & words
             sentences.append((sum(weights.get(t, 0.0) for t in said), said, sentence))
