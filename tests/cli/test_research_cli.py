@@ -11,7 +11,7 @@ import pytest
 from tests.clirun import run_cli
 from tests.engine.test_answers import built_policies
 
-COMPARE = "Compare the escalation time of Acme Corp and Borealis Systems"
+COMPARE = "Compare the escalation rules of Acme Corp and Borealis Systems"
 
 
 @pytest.fixture

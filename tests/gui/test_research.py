@@ -16,7 +16,7 @@ from tests.engine.test_answers import built_policies
 from tests.gui.test_main_window import idle, newest_is, wait
 
 pytestmark = pytest.mark.timeout(180)
-COMPARE = "Compare the escalation time of Acme Corp and Borealis Systems"
+COMPARE = "Compare the escalation rules of Acme Corp and Borealis Systems"
 
 
 @pytest.fixture
@@ -61,7 +61,7 @@ def test_research_shows_the_plan_live_then_a_report_to_save(
     assert plans[0] and not any(done for _, done in plans[0])
     assert [done for _, done in plans[-1]] == [True, True]
     text = window.chat.transcript.toPlainText()
-    assert "What is the escalation time of Acme Corp?" in text and "30 minutes" in text
+    assert "What is the escalation rules of Acme Corp?" in text and "30 minutes" in text
     assert "Save to memory" in text and "Confidence" in text
     assert turn.steps and not window.chat.stop.isVisible()
     shoot(window, "research-1-report.png", tmp_path)

@@ -22,6 +22,7 @@ from gam_desktop.engine.ask.citations import supporting
 from gam_desktop.engine.ask.compare import compare_documents, comparison_answer
 from gam_desktop.engine.ask.conversation import Conversation
 from gam_desktop.engine.ask.corpus import ORIGINAL
+from gam_desktop.engine.ask.each_named import each_named, each_named_answer
 from gam_desktop.engine.ask.evidence import (
     Passage,
     abstains,
@@ -170,32 +171,40 @@ class ChatAgent:
             trail.lines.append(f"nothing in the memory mentions {', '.join(unknown)}")
             text = f"The memory does not mention {', '.join(unknown)}."
             return self._result(query, text, NOT_ABOUT_IT_CONFIDENCE / 2, [], trail, "not found")
-        listed = list_documents(self.tools, question_part(query))
-        if listed:  # "Which reports mention fog?": every document that says so, quoted
-            self.passages = []
-            memories = [m for item in listed for m in item.memories]
-            trail.matched.extend(dict.fromkeys(memories))
-            trail.lines.append(f"listed the {plural(len(listed), 'document')} stating it")
-            note = "listed from the documents that state it"
-            text = listing_answer(listed)
-            return self._result(query, text, EXCERPT_CONFIDENCE, memories, trail, note, True)
-        compared = compare_documents(self.tools, question_part(query))
-        if compared:  # "Which company has the longest rotation?": each one's value, compared
-            self.passages = []
-            memories = [m for item in compared.chosen or compared.others for m in item.memories]
-            trail.matched.extend(dict.fromkeys(memories))
-            trail.lines.append(
-                f"compared {plural(len(compared.chosen) + len(compared.others), 'document')}"
-            )
-            note = "compared from the documents' own values"
-            text = comparison_answer(compared)
-            return self._result(query, text, EXCERPT_CONFIDENCE, memories, trail, note, True)
+        settled = self._settled_by_documents(query, trail)
+        if settled is not None:
+            return settled
         messages, steps = self._first_messages(query, system_prompt, conversation, trail)
         if self.evidence_first and self.passages:
             settled = self._answer_from_passages(query, trail)
             if settled is not None:
                 return settled
         return self._explore(query, messages, trail, steps, max_iterations)
+
+    def _settled_by_documents(self, query: str, trail: _Trail) -> ChatResult | None:
+        """The answer the documents give with no model call: every one stating what a
+        "which documents" question asks ("Which reports mention fog?"), the one with the
+        most or least ("the longest rotation"), or the value of each one it names ("in 3.0,
+        and in 4.0"), each quoted; None when they do not settle it."""
+        asked = question_part(query)
+        if listed := list_documents(self.tools, asked):
+            memories = [m for item in listed for m in item.memories]
+            line = f"listed the {plural(len(listed), 'document')} stating it"
+            note, text = "listed from the documents that state it", listing_answer(listed)
+        elif compared := compare_documents(self.tools, asked):
+            memories = [m for item in compared.chosen or compared.others for m in item.memories]
+            line = f"compared {plural(len(compared.chosen) + len(compared.others), 'document')}"
+            note, text = "compared from the documents' own values", comparison_answer(compared)
+        elif named := each_named(self.tools, asked):
+            memories = [m for value in named for m in value.memories]
+            line = f"read the value of each of the {len(named)} documents named"
+            note, text = "read from each named document", each_named_answer(named)
+        else:
+            return None
+        self.passages = []
+        trail.matched.extend(dict.fromkeys(memories))
+        trail.lines.append(line)
+        return self._result(query, text, EXCERPT_CONFIDENCE, memories, trail, note, True)
 
     def _first_messages(
         self,

@@ -122,7 +122,7 @@ class Comparison:
 
 
 @dataclass
-class _Asked:
+class Asked:
     kind: str  # stem of what is listed ("compani")
     topic: set[str]  # stems of what is measured ("primari", "acknowledg", "page")
     unit_kind: str | None
@@ -151,7 +151,7 @@ def compare_documents(tools: MemoryTools, question: str) -> Comparison | None:
     if documents is None or len(documents) < 2:
         return None
     weights = {t: 1 / (1 + len(keys)) for t, keys in holding.items()}  # the rarer, the more
-    read = _read(tools, documents, asked, weights)
+    read = read_values(tools, documents, asked, weights)
     if read is None:
         return None
     values = _of_one_kind(read)
@@ -163,7 +163,7 @@ def compare_documents(tools: MemoryTools, question: str) -> Comparison | None:
     kin = _documents(tools, [k for word in family for k in tools.index.containing([word])])
     unread = {key: memories for key, memories in (kin or {}).items() if key[0] not in read}
     unread = {key: m for key, m in unread.items() if _name_words(key[0]) & family}
-    more = _read(tools, unread, asked, weights) if kin is not None else None
+    more = read_values(tools, unread, asked, weights) if kin is not None else None
     if more is None or any(value is None for value in more.values()):
         return None
     values += [value for value in more.values() if value is not None]
@@ -175,10 +175,10 @@ def compare_documents(tools: MemoryTools, question: str) -> Comparison | None:
     return Comparison(chosen, others, superlative)
 
 
-def _read(
+def read_values(
     tools: MemoryTools,
     documents: dict[tuple[str, str], list[tuple[str, int, int]]],
-    asked: _Asked,
+    asked: Asked,
     weights: dict[str, float],
 ) -> dict[str, Compared | None] | None:
     """Each document's value of what is asked (None: it gives none clearly), with the
@@ -200,7 +200,7 @@ def _read(
     return read
 
 
-def _chosen(values: list[Compared], asked: _Asked) -> list[Compared] | None:
+def _chosen(values: list[Compared], asked: Asked) -> list[Compared] | None:
     """The documents whose value is the most or least, or within the bound; None when all
     are the most (nothing told apart)."""
     if asked.pick in ("max", "min"):
@@ -245,7 +245,7 @@ def comparison_answer(comparison: Comparison) -> str:
     return "\n".join(lines)
 
 
-def _parse(question: str) -> _Asked | None:
+def _parse(question: str) -> Asked | None:
     match = QUESTION.match(question)
     if match is None or VERSION.search(question):
         return None
@@ -286,10 +286,10 @@ def _parse(question: str) -> _Asked | None:
         return None  # "the highest priority": a number of no unit, or of any
     topic -= KIND_WORDS | set(tokenize(" ".join(OBLIGED.findall(rest))))
     length = phrase in ("longest", "shortest")
-    return _Asked(kind, topic, unit_kind, pick, limit, phrase, _pairs(rest, topic), length)
+    return Asked(kind, topic, unit_kind, pick, limit, phrase, word_pairs(rest, topic), length)
 
 
-def _pairs(text: str, topic: set[str]) -> frozenset[tuple[str, str]]:
+def word_pairs(text: str, topic: set[str]) -> frozenset[tuple[str, str]]:
     """The words of `topic` that `text` says side by side, in its order."""
     terms = query_terms(text)
     return frozenset(p for p in itertools.pairwise(terms) if set(p) <= topic)
@@ -309,7 +309,7 @@ def _bound_pick(word: str, trailing: bool) -> str:
 
 
 def _of_asked_kind(
-    tools: MemoryTools, read: dict[str, Compared | None], asked: _Asked, question: str
+    tools: MemoryTools, read: dict[str, Compared | None], asked: Asked, question: str
 ) -> bool:
     """Whether the documents compared are what the question lists: "reports" have the word
     in their names; one of the "kitchens" at least says the word (on-call policies are
@@ -362,7 +362,7 @@ def _documents(
 
 
 def _value(
-    text: str, name: str, asked: _Asked, weights: dict[str, float]
+    text: str, name: str, asked: Asked, weights: dict[str, float]
 ) -> tuple[str, float, str] | None:
     """The value document `name` gives of what is asked: as written, in the base unit, and
     the sentence or clause giving it. Its words count by their rarity (what "on-call"
@@ -389,7 +389,7 @@ def _value(
             )
             # the question's words as it joins them say more of it: "acknowledge a page",
             # not "the page is not acknowledged" of the escalation beside it
-            joined = asked.pairs & _pairs(clause, topic)
+            joined = asked.pairs & word_pairs(clause, topic)
             said += sum(min(weights.get(a, 0.0), weights.get(b, 0.0)) for a, b in joined)
             if asked.length and own and untitled <= own and DURATION.search(clause):
                 said += whole  # saying all that is asked, and how long it lasts
@@ -430,7 +430,7 @@ def _clauses(text: str, unit_kind: str | None) -> list[str]:
     return found
 
 
-def _extreme(clause: str, asked: _Asked) -> bool:
+def _extreme(clause: str, asked: Asked) -> bool:
     """Whether a part of `clause` (between commas) gives a most or least of its own in the
     unit asked about ("with a lowest reading of 3.1 °C"), unless the question names a
     statistic that part does not ("the lowest mean temperature"). "The maximum is 2

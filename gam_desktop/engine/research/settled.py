@@ -1,13 +1,16 @@
 """What the documents settle with no model call: "Which kitchen keeps its fridges
-coldest?" is each kitchen's own fridge temperature, compared (`ask.compare`). The chat
-answers such a question that way; research reports it as its one section, each value
-cited from the memory covering the sentence that gives it, instead of a plan whose
-sub-questions a small model answers with any kitchen's number.
+coldest?" is each kitchen's own fridge temperature, compared (`ask.compare`); "Compare
+after how many minutes a page escalates at Brindlewave, Osprine and Quillfern" is each
+named one's own (`ask.each_named`). The chat answers such a question that way; research
+reports it as its one section, each value cited from the memory covering the sentence
+that gives it, instead of a plan whose sub-questions a small model answers with any
+kitchen's number.
 """
 
 from __future__ import annotations
 
 from gam_desktop.engine.ask.compare import Compared, compare_documents
+from gam_desktop.engine.ask.each_named import each_named
 from gam_desktop.engine.ask.tools import MemoryTools
 from gam_desktop.engine.ask.words import tokenize
 from gam_desktop.engine.research.models import Claim, Excerpt, SectionNotes
@@ -15,16 +18,18 @@ from gam_desktop.engine.research.models import Claim, Excerpt, SectionNotes
 
 def settled(tools: MemoryTools, question: str) -> SectionNotes | None:
     """The comparison `question` asks for, as a section of claims: the documents chosen,
-    then each other document's value; None when the documents do not settle it."""
+    then each other document's value; or the value of each document it names; None when
+    the documents do not settle it."""
     compared = compare_documents(tools, question)
-    if compared is None or not compared.chosen:
+    if compared is not None and compared.chosen:
+        most = f", the {compared.superlative}" if compared.superlative else ""
+        values = [(v, f"{v.said}{most}") for v in compared.chosen]
+        values += [(v, v.said) for v in sorted(compared.others, key=lambda v: v.value)]
+    elif named := each_named(tools, question):
+        values = [(v, v.said) for v in named]
+    else:
         return None
-    claims = []
-    for value in compared.chosen:
-        said = f"{value.said}, the {compared.superlative}" if compared.superlative else value.said
-        claims.append(_claim(tools, value, f"{value.document}: {said} (“{value.sentence}”)."))
-    for value in sorted(compared.others, key=lambda v: v.value):
-        claims.append(_claim(tools, value, f"{value.document}: {value.said} (“{value.sentence}”)."))
+    claims = [_claim(tools, v, f"{v.document}: {said} (“{v.sentence}”).") for v, said in values]
     return SectionNotes(question=question, claims=claims, searched=True, integrated=True)
 
 

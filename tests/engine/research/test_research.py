@@ -24,8 +24,8 @@ from gam_desktop.selfcheck.scripted_llm import Fault
 from tests.documents import ORBIT_NOTES, built_documents, built_orbit_notes
 from tests.engine.test_answers import built_policies
 
-COMPARE = "Compare the escalation time of Acme Corp and Borealis Systems"
-FOLLOW_UP = "What is the escalation time of Acme Corp; and at Cobalt Labs?"
+COMPARE = "Compare the escalation rules of Acme Corp and Borealis Systems"
+FOLLOW_UP = "What is the escalation rules of Acme Corp; and at Cobalt Labs?"
 
 
 @pytest.fixture
@@ -65,8 +65,8 @@ def test_two_document_comparison_cites_each_document(memory, llm_server) -> None
     steps = []
     report = memory.research(COMPARE, on_step=steps.append)
     assert [s.title for s in report.sections] == [
-        "What is the escalation time of Acme Corp?",
-        "What is the escalation time of Borealis Systems?",
+        "What is the escalation rules of Acme Corp?",
+        "What is the escalation rules of Borealis Systems?",
     ]
     assert "30 minutes" in claims_of(report, "Acme") and "45" not in claims_of(report, "Acme")
     assert "45 minutes" in claims_of(report, "Borealis")
@@ -102,8 +102,8 @@ def test_a_follow_up_request_after_the_first_reflection(memory, llm_server) -> N
 
 
 def test_a_sub_question_without_evidence_is_reported_as_such(memory, llm_server) -> None:
-    report = memory.research("Compare the escalation time of Acme Corp and Zephyr Inc")
-    assert [s.title for s in report.sections] == ["What is the escalation time of Acme Corp?"]
+    report = memory.research("Compare the escalation rules of Acme Corp and Zephyr Inc")
+    assert [s.title for s in report.sections] == ["What is the escalation rules of Acme Corp?"]
     assert any("Zephyr Inc" in line and "zephyr" in line.split(":")[1] for line in report.not_said)
     assert f"## {NOT_SAID}" in markdown(report)
     # nothing to integrate: no call spent on it
@@ -167,8 +167,8 @@ def test_a_plan_that_fails_validation_falls_back_to_a_bm25_sweep(memory, llm_ser
     assert any("plan was not usable" in note for note in report.notes)
     # the question itself swept, once per company it names
     assert [s.title for s in report.sections] == [
-        "The escalation time of Acme Corp",
-        "The escalation time of Borealis Systems",
+        "The escalation rules of Acme Corp",
+        "The escalation rules of Borealis Systems",
     ]
     assert "30 minutes" in claims_of(report, "Acme") and report.sources
 
@@ -327,7 +327,7 @@ def test_a_claim_that_does_not_say_which_look_alike_it_is_about_names_its_docume
 def test_research_over_each_company_has_a_section_per_policy(memory, llm_server) -> None:
     """ "Each company" over three look-alike policies: one sub-question per policy (found
     by search, not named by the question), each answered from its own policy alone."""
-    question = "What escalation time does each company's on-call policy set?"
+    question = "What escalation rules does each company's on-call policy set?"
     report = memory.research(question)
     documents = ["acme_oncall.md", "borealis_oncall.md", "cobalt_oncall.md"]
     assert sorted(s.title for s in report.sections) == [f"{question} (in {d})" for d in documents]
@@ -349,7 +349,9 @@ def test_a_claim_giving_another_things_figure_gives_way_to_what_the_excerpt_says
     interval stands in its place, cited."""
     workflow = built_orbit_notes(make_workflow, tmp_path)
     llm_server.state.faults.append(Fault("other_figure", times=10, task="research_integrate"))
-    report = workflow.research("Compare the default backup interval of Orbit 3.1 and Orbit 4.0.")
+    # (asked why as well: each document's value alone would settle it with no model call)
+    question = "Compare the default backup interval of Orbit 3.1 and Orbit 4.0, and say why."
+    report = workflow.research(question)
     said = {s.title: " ".join(c.text for c in s.claims) for s in report.sections}
     assert len(said) == 2 and all(said.values()), said
     assert any("every 30 minutes" in text and "3.1" in title for title, text in said.items())

@@ -1,0 +1,153 @@
+"""A measure of each document a question names (issue 10: two-part questions over two
+named look-alikes): the 1.5B model answered the single-file size "in Lumenvault 3.0, and
+in Lumenvault 4.0" with "100 GB" and "100 MB", the 4.0 notes' figure of an upload issue.
+Each named document is read for its own sentence instead, with no model call."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gam_desktop.engine.ask.each_named import each_named, each_named_answer
+from gam_desktop.engine.ask.tools import MemoryTools
+from gam_desktop.engine.store.markdown import parse_memory
+from tests.documents import built_documents
+
+NOTES = {
+    "orbit-3.0-release-notes.md": (
+        "# Orbit 3.0 release notes\n\n## Limits\n\n- Maximum size of a single file: 20 GB.\n"
+        "- Devices per account: 3.\n\n## Defaults\n\n- Backup interval: every 60 minutes.\n"
+        "- Retention of deleted files: 30 days.\n"
+    ),
+    "orbit-4.0-release-notes.md": (
+        "# Orbit 4.0 release notes\n\n## Limits\n\n- Maximum size of a single file: 200 GB.\n"
+        "- Devices per account: 10.\n\n## Defaults\n\n- Backup interval: every 15 minutes.\n"
+        "- Retention of deleted files: 90 days.\n\n## Known issues\n\n"
+        "- Uploads of a file over 100 GB pause for 24 hours after a network change.\n"
+    ),
+    "heron-oncall-policy.md": (
+        "# Heron on-call policy\n\n## Rotation\n\nA rotation lasts 14 days. Each completed "
+        "rotation earns 1 day off.\n\n## Escalation\n\nAn unacknowledged page escalates to the "
+        "secondary after 30 minutes.\n"
+    ),
+    "wren-oncall-policy.md": (
+        "# Wren on-call policy\n\n## Rotation\n\nA rotation lasts 7 days.\n\n## Escalation\n\n"
+        "An unacknowledged page escalates to the secondary after 10 minutes.\n"
+    ),
+}
+SIZE = "What was the maximum single-file size in Orbit 3.0, and what is it in Orbit 4.0?"
+
+
+@pytest.fixture
+def built(make_workflow, tmp_path: Path):
+    return built_documents(make_workflow, tmp_path, NOTES)
+
+
+@pytest.fixture
+def notes(built, memory_dir: Path) -> MemoryTools:
+    return MemoryTools(memory_dir)
+
+
+def test_each_named_document_gives_its_own_value(notes: MemoryTools) -> None:
+    values = each_named(notes, SIZE)
+    assert values is not None
+    assert [(v.document, v.said) for v in values] == [
+        ("Orbit 3.0 release notes", "20 GB"),
+        ("Orbit 4.0 release notes", "200 GB"),
+    ]
+    assert values[1].sentence == "Maximum size of a single file: 200 GB."
+    for value in values:  # each cited by a memory of its own document holding its sentence
+        for memory in value.memories:
+            text = (notes.sandbox.root / memory).read_text()
+            assert parse_memory(text).front["source"] == value.source and value.said in text
+    answer = each_named_answer(values)
+    assert answer.startswith("Orbit 3.0 release notes: 20 GB; Orbit 4.0 release notes: 200 GB.")
+    assert "100" not in answer
+
+
+@pytest.mark.parametrize(
+    ("question", "said"),
+    [
+        # in the order the question names them, however it lists them
+        (
+            "How did the default backup interval change from Orbit 4.0 back to Orbit 3.0?",
+            ["15 minutes", "60 minutes"],
+        ),
+        # "how long": what a rotation lasts, not the day off it earns
+        ("How long is a rotation at Heron and at Wren?", ["14 days", "7 days"]),
+        (
+            "Compare after how many minutes a page escalates at Wren and Heron.",
+            ["10 minutes", "30 minutes"],
+        ),
+    ],
+)
+def test_the_values_follow_the_question(notes: MemoryTools, question: str, said: list[str]) -> None:
+    values = each_named(notes, question)
+    assert [v.said for v in values or []] == said
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What is the maximum single-file size in Orbit 4.0?",  # one document named
+        "What is the maximum single-file size in Orbit 3.0, 4.0 and 5.0?",  # 5.0: not here
+        "Compare the maximum single-file size of Orbit 3.0 and 4.0, and explain why.",  # more
+        "Compare the escalation of Heron and Wren.",  # no measure asked: more may be meant
+        "How many devices per account do Orbit 3.0 and Orbit 4.0 allow?",  # counts: no unit
+        "Which is larger, the file size limit of Orbit 3.0 or Orbit 4.0?",  # which: compared
+    ],
+)
+def test_what_it_does_not_settle_is_the_models(notes: MemoryTools, question: str) -> None:
+    assert each_named(notes, question) is None
+
+
+def test_a_document_giving_two_values_alike_settles_nothing(
+    make_workflow, tmp_path: Path, memory_dir: Path
+) -> None:
+    """Two sentences saying as much with different values: which is meant is unclear."""
+    twice = {
+        **{k: v for k, v in NOTES.items() if k.startswith("orbit-3.0")},
+        "orbit-4.0-release-notes.md": (
+            "# Orbit 4.0 release notes\n\n- Backup interval: every 15 minutes.\n\n"
+            "- Backup interval on battery: every 45 minutes.\n"
+        ),
+    }
+    built_documents(make_workflow, tmp_path, twice)
+    question = "What is the backup interval in Orbit 3.0 and in Orbit 4.0?"
+    assert each_named(MemoryTools(memory_dir), question) is None
+
+
+def test_the_chat_answers_from_each_named_document_without_a_call(built, llm_server) -> None:
+    before = len(llm_server.state.requests)
+    result = built.request(SIZE)
+    assert len(llm_server.state.requests) == before  # no model call
+    assert "20 GB" in result.answer and "200 GB" in result.answer
+    assert {c.source for c in result.citations} == {
+        "orbit-3.0-release-notes.md",
+        "orbit-4.0-release-notes.md",
+    }
+    assert "read the value of each of the 2 documents named" in result.trajectory
+
+
+def test_research_reports_each_named_value_as_one_section(built, llm_server) -> None:
+    before = len(llm_server.state.requests)
+    report = built.research("Compare after how many minutes a page escalates at Heron and Wren.")
+    assert len(llm_server.state.requests) == before and report.llm_calls == 0
+    claims = [claim.text for section in report.sections for claim in section.claims]
+    assert len(claims) == 2 and "30 minutes" in claims[0] and "10 minutes" in claims[1]
+    cited = {s.document for sec in report.sections for c in sec.claims for s in c.sources}
+    assert cited == {"heron-oncall-policy.md", "wren-oncall-policy.md"}
+
+
+def test_values_of_different_kinds_settle_nothing(
+    make_workflow, tmp_path: Path, memory_dir: Path
+) -> None:
+    """ "60 minutes" of one and "2 GB" of the other: not one measure, whatever the words."""
+    unlike = {
+        "orbit-3.0-release-notes.md": "# Orbit 3.0 release notes\n\n- Upload limit: 60 minutes.\n",
+        "orbit-4.0-release-notes.md": "# Orbit 4.0 release notes\n\n- Upload limit: 2 GB.\n",
+    }
+    built_documents(make_workflow, tmp_path, unlike)
+    question = "What is the upload limit in Orbit 3.0 and in Orbit 4.0?"
+    assert each_named(MemoryTools(memory_dir), question) is None
