@@ -7,7 +7,8 @@ that shares most words with it; the reviewer asks again for a name of the questi
 sub-question asked about. The "made_up_source" fault adds a claim citing a file that does
 not exist, as a model inventing a citation would; the "other_figure" fault answers with the
 first figure of the excerpt, whatever it is the figure of, as the 1.5B model answered a
-backup interval with the file size limit above it.
+backup interval with the file size limit above it; the "other_name" fault gives each claim
+to another name of the question than the one its excerpt is about.
 """
 
 from __future__ import annotations
@@ -74,6 +75,19 @@ def integrate_other_figure(user: str) -> dict[str, Any]:
             claim = f"The answer to the sub-question is {figure.group()}."
             return {"claims": [{"text": claim, "sources": [excerpt_id]}]}
     return {"claims": []}
+
+
+def integrate_other_name(user: str) -> dict[str, Any]:
+    """Each claim of `integrate` given to another name of the question than its own."""
+    others = [
+        n for n in names(_field(user, "QUESTION")) if n not in names(_field(user, "SUB-QUESTION"))
+    ]
+    claims = integrate(user)["claims"]
+    for claim in claims:
+        claim["text"] = (
+            f"{others[0] if others else 'Someone else'}: {claim['text'].split(': ', 1)[-1]}"
+        )
+    return {"claims": claims}
 
 
 def integrate(user: str, made_up: bool = False) -> dict[str, Any]:

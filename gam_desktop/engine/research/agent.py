@@ -20,6 +20,7 @@ from gam_desktop.engine.progress import CancelToken
 from gam_desktop.engine.research import documents, steps
 from gam_desktop.engine.research import report as reports
 from gam_desktop.engine.research.budget import Budget, Limits
+from gam_desktop.engine.research.family import checked_against_family
 from gam_desktop.engine.research.models import (
     Claim,
     ClaimReply,
@@ -183,9 +184,11 @@ class ResearchAgent:
                 run.read | run.matched,
                 section.question,
             )
+            documents = {e.document for e in run.ids.by_id.values() if e.document}
+            checked, elsewhere = checked_against_family(checked, documents)
+            dropped += elsewhere
             if claims and not checked:  # it tried, and every claim failed: the excerpts say
                 checked = steps.stated_instead(f"{section.question} {run.question}", found.excerpts)
-            documents = {e.document for e in run.ids.by_id.values() if e.document}
             section.claims = _merged(section.claims, steps.attributed(checked, documents))
             run.notes.dropped += dropped
             self._emit(

@@ -281,10 +281,11 @@ def stated_instead(question: str, excerpts: list[Excerpt]) -> list[Claim]:
     excerpts that says the most of what `question` asks about, as it is written ("Defaults:
     Backup interval: every 30 minutes."), when one clearly does, and does not say it is
     unchanged when the question asks what changed."""
+    named = " ".join(qualifiers(question))  # which look-alikes, not what about
     found = [
         (best[0], best[1], e)
         for e in excerpts
-        if (best := best_statement(e.text, question, e.document or e.path)) is not None
+        if (best := best_statement(e.text, question, f"{e.document or e.path} {named}")) is not None
     ]
     found.sort(key=lambda item: -item[0])
     if not found or (len(found) > 1 and found[1][0] == found[0][0] and found[1][1] != found[0][1]):
@@ -442,7 +443,7 @@ def _renamed_unsaid(text: str, sources: list[Excerpt], question: str) -> bool:
     this check's."""
     if not _renames(text) or NEGATION.search(text):
         return False
-    named = set().union(*(_name_words(s.document or s.path) for s in sources))
+    named = set().union(*(name_words(s.document or s.path) for s in sources))
     asked = set(query_terms(question)) | set(tokenize(" ".join(named)))
     new = set(query_terms(text)) - asked
     for source in sources:
@@ -521,12 +522,12 @@ def _names(text: str, document: str, documents: set[str]) -> bool:
     """Whether `text` tells `document` from each of the others: for every other one it
     holds a word of this one's name that the other's lacks (a version, a year, a company,
     an author)."""
-    own = _name_words(document)
+    own = name_words(document)
     said = set(NAME_WORD.findall(text.casefold()))
-    return all(said & (own - _name_words(other)) for other in documents if other != document)
+    return all(said & (own - name_words(other)) for other in documents if other != document)
 
 
-def _name_words(document: str) -> set[str]:
+def name_words(document: str) -> set[str]:
     name = document.rsplit("/", 1)[-1]
     stem, extension = os.path.splitext(name)
     words = NAME_WORD.findall((stem if extension[1:].isalpha() else name).casefold())

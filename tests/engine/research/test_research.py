@@ -25,7 +25,7 @@ from tests.documents import ORBIT_NOTES, built_documents, built_orbit_notes
 from tests.engine.test_answers import built_policies
 
 COMPARE = "Compare the escalation rules of Acme Corp and Borealis Systems"
-FOLLOW_UP = "What is the escalation rules of Acme Corp; and at Cobalt Labs?"
+FOLLOW_UP = "What are the escalation rules of Acme Corp; and at Cobalt Labs?"
 
 
 @pytest.fixture
