@@ -34,7 +34,7 @@ def request_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--explore",
         action="store_true",
-        help="explore the memory with tools even when its best passages answer the question",
+        help="explore with tools even when the documents or the best passages settle it",
     )
     parser.add_argument(
         "--conversation",

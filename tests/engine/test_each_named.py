@@ -9,7 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from gam_desktop.engine.ask.each_named import each_named, each_named_answer
+from gam_desktop.engine.ask.each_named import (
+    each_named,
+    each_named_answer,
+    one_named,
+    one_named_answer,
+)
 from gam_desktop.engine.ask.tools import MemoryTools
 from gam_desktop.engine.store.markdown import parse_memory
 from tests.documents import built_documents
@@ -151,3 +156,48 @@ def test_values_of_different_kinds_settle_nothing(
     built_documents(make_workflow, tmp_path, unlike)
     question = "What is the upload limit in Orbit 3.0 and in Orbit 4.0?"
     assert each_named(MemoryTools(memory_dir), question) is None
+
+
+@pytest.mark.parametrize(
+    ("question", "said"),
+    [
+        # the 4.0 notes' own limit, not the 100 GB of its known issue
+        ("What is the maximum single-file size in Orbit 4.0?", "200 GB"),
+        ("At Heron, after how many minutes does a page escalate to the secondary?", "30 minutes"),
+        ("How long is a rotation at Wren?", "7 days"),
+    ],
+)
+def test_the_one_document_named_gives_its_value(
+    notes: MemoryTools, question: str, said: str
+) -> None:
+    value = one_named(notes, question)
+    assert value is not None and value.said == said
+    assert one_named_answer(value).startswith(f"{said}.\n\n- **")
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        SIZE,  # two documents named: each_named's
+        "What is the maximum single-file size in Orbit 5.0?",  # no such document
+        "Who wrote the Heron on-call policy?",  # no measure
+        # its best sentence says less than half of what is asked: another thing, perhaps
+        "How long are the postmortem archives of a Heron rotation kept?",
+    ],
+)
+def test_one_document_settles_only_what_its_sentence_says(
+    notes: MemoryTools, question: str
+) -> None:
+    assert one_named(notes, question) is None
+
+
+def test_the_chat_reads_the_one_named_document_unless_asked_to_explore(built, llm_server) -> None:
+    before = len(llm_server.state.requests)
+    result = built.request("What is the maximum single-file size in Orbit 4.0?")
+    assert len(llm_server.state.requests) == before
+    assert result.answer.startswith("200 GB.") and result.sources
+    assert "read the value from Orbit 4.0 release notes" in result.trajectory
+    # exploring on request runs the tool loop, whatever the documents settle
+    explored = built.request("What is the maximum single-file size in Orbit 4.0?", explore=True)
+    assert len(llm_server.state.requests) > before
+    assert "read the value from" not in explored.trajectory

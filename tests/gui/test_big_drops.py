@@ -67,7 +67,9 @@ def test_stop_after_the_current_step(
     ]
     assert "is in the memory already" in text or "are in the memory already" in text
     added = known(memory)
-    assert added % 10 == 0 and 10 < added < 35  # the finished steps and the one running
+    # Whole steps only: those finished, and the one running when Stop came, if one was
+    # (under load the click may land between the first step's commit and the next step).
+    assert added % 10 == 0 and 10 <= added < 35
     assert "stopped after a step" in window.status_label.text()
     assert window.tree.memory_count() == added
 

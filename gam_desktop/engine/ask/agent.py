@@ -22,7 +22,12 @@ from gam_desktop.engine.ask.citations import supporting
 from gam_desktop.engine.ask.compare import compare_documents, comparison_answer
 from gam_desktop.engine.ask.conversation import Conversation
 from gam_desktop.engine.ask.corpus import ORIGINAL
-from gam_desktop.engine.ask.each_named import each_named, each_named_answer
+from gam_desktop.engine.ask.each_named import (
+    each_named,
+    each_named_answer,
+    one_named,
+    one_named_answer,
+)
 from gam_desktop.engine.ask.evidence import (
     Passage,
     abstains,
@@ -171,7 +176,8 @@ class ChatAgent:
             trail.lines.append(f"nothing in the memory mentions {', '.join(unknown)}")
             text = f"The memory does not mention {', '.join(unknown)}."
             return self._result(query, text, NOT_ABOUT_IT_CONFIDENCE / 2, [], trail, "not found")
-        settled = self._settled_by_documents(query, trail)
+        # (exploring on request: the tool loop, whatever the documents settle)
+        settled = self._settled_by_documents(query, trail) if self.evidence_first else None
         if settled is not None:
             return settled
         messages, steps = self._first_messages(query, system_prompt, conversation, trail)
@@ -185,7 +191,7 @@ class ChatAgent:
         """The answer the documents give with no model call: every one stating what a
         "which documents" question asks ("Which reports mention fog?"), the one with the
         most or least ("the longest rotation"), or the value of each one it names ("in 3.0,
-        and in 4.0"), each quoted; None when they do not settle it."""
+        and in 4.0") or of the one it names, each quoted; None when they do not settle it."""
         asked = question_part(query)
         if listed := list_documents(self.tools, asked):
             memories = [m for item in listed for m in item.memories]
@@ -199,6 +205,10 @@ class ChatAgent:
             memories = [m for value in named for m in value.memories]
             line = f"read the value of each of the {len(named)} documents named"
             note, text = "read from each named document", each_named_answer(named)
+        elif one := one_named(self.tools, asked):
+            memories = one.memories
+            line = f"read the value from {one.document}, the document named"
+            note, text = "read from the document named", one_named_answer(one)
         else:
             return None
         self.passages = []

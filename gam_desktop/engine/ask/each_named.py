@@ -24,10 +24,10 @@ from gam_desktop.engine.ask.words import query_terms, tokenize
 
 MAX_DOCUMENTS = 12
 ASKS_VALUE = re.compile(
-    r"^\s*(?:what|how\s+(?:long|much|many|large|big|often|high|low|cold|warm|did|has|have"
-    r"|does|do)|compare)\b",
+    r"^\s*compare\b|\b(?:what|how\s+(?:long|much|many|large|big|often|high|low|cold|warm|did"
+    r"|has|have|does|do))\b",
     re.IGNORECASE,
-)
+)  # "At Tallowmere, after how many minutes …" too
 # More is asked than each one's value: a reason, a list, which of them.
 BEYOND = re.compile(
     r"\b(?:why|explain|describe|summari[sz]e|list|which|who|whose|where)\b", re.IGNORECASE
@@ -48,6 +48,25 @@ def each_named(tools: MemoryTools, question: str) -> list[Compared] | None:
     """Each document `question` names with its value of what it asks, in the order it
     names them; None when it names fewer than two, asks more than their values, or one of
     them does not give one clearly."""
+    values = _named_values(tools, question)
+    return values if values is not None and len(values) > 1 else None
+
+
+def one_named(tools: MemoryTools, question: str) -> Compared | None:
+    """The value of what `question` asks that the one document it names gives, when that
+    document gives one clearly in a sentence saying at least half of what is asked: the
+    answer to stand in for the model's when the model's fails its checks ("after 15
+    minutes", from the sentence beside "after 30 minutes")."""
+    values = _named_values(tools, question)
+    if values is None or len(values) != 1:
+        return None
+    value = values[0]
+    topic = _topic(question, qualifiers(question))
+    said = topic & set(tokenize(value.sentence))
+    return value if 2 * len(said) >= len(topic) else None
+
+
+def _named_values(tools: MemoryTools, question: str) -> list[Compared] | None:
     if not _asks_a_measure(question):
         return None
     named = qualifiers(question)
@@ -77,7 +96,7 @@ def each_named(tools: MemoryTools, question: str) -> list[Compared] | None:
 def _asks_a_measure(question: str) -> bool:
     """Whether `question` asks only a measure ("how long", "the single-file size"): not
     a reason, a list or which of them; one question."""
-    if not ASKS_VALUE.match(question) or BEYOND.search(question) or question.count("?") > 1:
+    if not ASKS_VALUE.search(question) or BEYOND.search(question) or question.count("?") > 1:
         return False
     # "Compare the escalation of …" names no measure: more than a figure may be meant
     return bool(MEASURED.search(question) or asked_units(question))
@@ -91,7 +110,7 @@ def _named_documents(
 ) -> tuple[Documents, dict[tuple[str, str], str], list[str]] | None:
     """The documents holding the names `named`; of those, each one a name names alone
     ("3.0" of the 3.0 notes), with that name; and the names any of them is named by. None
-    when fewer than two are named alone, or a version names none ("Lumenvault 5.0")."""
+    when none is named alone, or a version names none ("Lumenvault 5.0")."""
     holding = {n: tools.index.containing(tokenize(n)) for n in named if tokenize(n)}
     keys = [key for found in holding.values() if len(found) <= MAX_KEYS for key in found]
     documents = documents_of(tools, keys, MAX_DOCUMENTS) if keys else None
@@ -105,7 +124,7 @@ def _named_documents(
             picked.setdefault(holders[0], name)
         elif not holders and "." in name and VERSION.fullmatch(name):
             return None  # no such document to read
-    if len(picked) < 2:
+    if not picked:
         return None
     # a name no document's own name holds ("Atlantic", "Mote Isle") may be what is asked
     naming = [name for name in named if any(_names(text, name) for text in titled.values())]
@@ -118,6 +137,11 @@ def each_named_answer(values: list[Compared]) -> str:
     lines = [f"{head}.", ""]
     lines += [f"- **{value.document}**: “{value.sentence}”" for value in values]
     return "\n".join(lines)
+
+
+def one_named_answer(value: Compared) -> str:
+    """The value, then the document and its sentence giving it."""
+    return f"{value.said}.\n\n- **{value.document}**: “{value.sentence}”"
 
 
 def _naming(name: str, text: str) -> str:
