@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from gam_desktop.engine.ask import units
+from gam_desktop.engine.ask.compare import Compared
 from gam_desktop.engine.ask.each_named import (
     each_named,
     each_named_answer,
@@ -201,3 +203,99 @@ def test_the_chat_reads_the_one_named_document_unless_asked_to_explore(built, ll
     explored = built.request("What is the maximum single-file size in Orbit 4.0?", explore=True)
     assert len(llm_server.state.requests) > before
     assert "read the value from" not in explored.trajectory
+
+
+# The adversarial review's cases: each gave a confident wrong value with no model call.
+TRAPS = {
+    "orbit-5.0-release-notes.md": (
+        "# Orbit 5.0 release notes\n\n## Defaults\n\n"
+        "- Retention of deleted files was 60 days; it is now 30 days.\n"
+        "- Backup interval: between 10 and 20 minutes, depending on load.\n"
+        "- Re-keying a 2 TB vault is slow.\n\n## Progress\n\n"
+        "The progress bar stays at 0% while the index is read.\n"
+    ),
+    "kite-oncall-policy.md": (
+        "# Kite on-call policy\n\n## Rotation\n\nA separate two-day weekend rotation covers "
+        "Saturdays, and each weekend rotation earns 1.5 days off.\n\n## Support\n\n"
+        "Support replies to tickets within 8 hours on weekdays. On weekends, only urgent "
+        "tickets are answered.\n\n## Weather\n\nThe mean temperature at the site is 11 °C.\n"
+    ),
+    "windows-setup-guide.md": (
+        "# Windows setup guide\n\n- Maximum size of a single file on FAT32: 4 GB.\n"
+    ),
+    "field-report-varga-2022.md": "# Field report\n\nThe mean air temperature was 8.5 °C.\n",
+    "field-report-lind-2022.md": "# Field report\n\nThe mean air temperature was 9.1 °C.\n",
+    "field-report-maalouf-2023.md": "# Field report\n\nThe mean air temperature was 11.0 °C.\n",
+}
+
+
+@pytest.fixture
+def traps(make_workflow, tmp_path: Path, memory_dir: Path) -> MemoryTools:
+    built_documents(make_workflow, tmp_path, {**NOTES, **TRAPS})
+    return MemoryTools(memory_dir)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What is the retention of deleted files in Orbit 5.0?",  # the former value first
+        "What is the backup interval in Orbit 5.0?",  # a range
+        "How long does re-keying take in Orbit 5.0?",  # 2 TB: no time
+        "How long does the Orbit 5.0 progress bar stay at 0%?",  # the question's own figure
+        "How long is the weekend rotation at Kite?",  # what it earns, not what it lasts
+        "How long does Kite support take to reply to tickets on weekends?",  # weekdays' value
+        "What is the highest temperature at the Kite site?",  # the mean
+        "What is the maximum single-file size in Orbit 4.0 on Windows?",  # no one family
+        "What was the mean air temperature in 2022 and in 2023?",  # 2022: two reports
+        "What was the mean air temperature in the Maalouf 2023 survey and in 2019?",  # none
+        "How much does Kite pay for each weekend day on call?",  # no unit of money is read
+    ],
+)
+def test_a_value_not_surely_the_one_asked_is_the_models(traps: MemoryTools, question: str) -> None:
+    assert one_named(traps, question) is None and each_named(traps, question) is None
+
+
+KITE = (
+    "# Kite on-call policy\n\n## Rotation\n\nA rotation lasts 7 days. Breaks are agreed with "
+    "the team lead. Accounts of enterprise customers page the lead.\n\n## Site\n\n"
+    "The highest reading at the site was 19 °C. Its temperature is logged daily.\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "sentence", "rare", "sure"),
+    [
+        ("How long is a rotation at Kite?", "A rotation lasts 7 days.", {}, True),
+        # the document never says "battery": it may not speak of the case asked
+        ("How long is a rotation on battery at Kite?", "A rotation lasts 7 days.", {}, False),
+        # the rarest word asked ("break") is not in the clause
+        ("How long is a break after a rotation?", "A rotation lasts 7 days.", {"break": 0.5},
+         False),
+        # it says the rarest, but not half of what is asked
+        ("How long is a rotation for enterprise accounts with the team lead?",
+         "A rotation lasts 7 days.", {"rotat": 0.5}, False),
+        # a most asked, and the clause gives none
+        ("What is the highest temperature at the Kite site?", "The temperature is 11 °C.",
+         {"temperatur": 0.5, "highest": 0.1}, False),
+        ("What is the highest temperature at the Kite site?",
+         "The highest reading at the site was 19 °C.", {"highest": 0.5}, True),
+        # the question's own figure is no answer to it
+        ("How long does a rotation of 7 days last?", "A rotation lasts 7 days.", {}, False),
+        # what was, where the statement says what is now
+        ("What is the retention at Kite?", "Retention was 60 days; it is now 30 days.",
+         {"retent": 0.5}, False),
+    ],
+)  # fmt: skip
+def test_a_value_is_taken_only_when_its_clause_says_what_is_asked(
+    question: str, sentence: str, rare: dict[str, float], sure: bool
+) -> None:
+    from gam_desktop.engine.ask.each_named import _says_it, _topic
+
+    text = f"{KITE}\n{sentence}\n"
+    topic = _topic(question, ["kite"])
+    weights = {t: rare.get(t, 0.25) for t in topic}
+    said = units.values(sentence)[0]
+    value = Compared(
+        "Kite oncall policy", said.base, said.written, sentence, ["m.md"], "kite-oncall-policy.md"
+    )
+    assert _says_it(value, question, topic, weights, text) == sure

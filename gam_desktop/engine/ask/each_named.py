@@ -4,10 +4,11 @@ own sentence, not by a model shown both look-alikes' passages.
 
 The 1.5B model answered that question "100 GB in 3.0, and 100 MB in 4.0": 100 is the 4.0
 notes' figure of a known upload issue, and the 3.0 notes were not among its passages.
-Each document the question names (by a version, a year or a name that its file name or
-title holds, and no other document's does) is read for its value of what is asked, as a
-comparison reads each document of a kind (`compare.read_values`). When one of them gives
-none clearly, or they give values of different kinds, the question is the model's.
+Each document the question names (by a version, a year or a name its file name holds and
+no other's does) is read for its value of what is asked, as a comparison reads each
+document of a kind (`compare.read_values`). Answered with no model call, so taken only
+when it surely is what was asked (`_says_it`): in the kind of unit the question asks, from
+a clause saying what is asked and not what was. Otherwise the question is the model's.
 """
 
 from __future__ import annotations
@@ -15,9 +16,17 @@ from __future__ import annotations
 import re
 
 from gam_desktop.engine.ask import units
-from gam_desktop.engine.ask.compare import Asked, Compared, read_values, word_pairs
+from gam_desktop.engine.ask.compare import (
+    DURATION,
+    EXTREMES,
+    Asked,
+    Compared,
+    read_values,
+    word_pairs,
+)
 from gam_desktop.engine.ask.evidence import VERSION, asked_units, qualifiers
 from gam_desktop.engine.ask.listing import MAX_KEYS, documents_of
+from gam_desktop.engine.ask.paragraphs import statements
 from gam_desktop.engine.ask.tools import MemoryTools
 from gam_desktop.engine.ask.topic import ASKING
 from gam_desktop.engine.ask.words import query_terms, tokenize
@@ -32,16 +41,33 @@ ASKS_VALUE = re.compile(
 BEYOND = re.compile(
     r"\b(?:why|explain|describe|summari[sz]e|list|which|who|whose|where)\b", re.IGNORECASE
 )
-# A measure the question asks for: "how long", "the maximum single-file size".
-MEASURED = re.compile(
-    r"\bhow\s+(?:long|much|many|large|big|often|high|low|cold|warm|far|old)\b|\b(?:time|size|"
-    r"interval|duration|length|period|limit|temperature|retention|frequency|delay|timeout|"
-    r"deadline|capacity|speed|rate|price|cost|fee|pay|budget)s?\b",
+# The kind of measure a question asks for, by its words: "how long", "the single-file
+# size", "what temperature". None of them, or two: no value of a document is sure to be it
+# ("how much does it pay": no unit of money is read).
+ASKED_KIND = {
+    "time": re.compile(
+        r"\bhow\s+(?:long|often|soon|quickly)\b|\b(?:time|interval|duration|length|period|"
+        r"retention|timeout|delay|deadline|frequency)s?\b",
+        re.IGNORECASE,
+    ),
+    "data": re.compile(r"\b(?:size|capacity|storage|quota)s?\b", re.IGNORECASE),
+    "temperature": re.compile(r"\btemperatures?\b|\bhow\s+(?:cold|warm|hot)\b", re.IGNORECASE),
+}
+# A clause giving a value that was, not one that is: "no longer 30 minutes", "up from 20
+# GB"; and "was" where the statement also says what is "now" ("was 60 days; it is now
+# 30 days"), not a report's past tense ("The mean air temperature was 8.5 °C").
+FORMER = re.compile(
+    r"\b(?:previously|formerly|no\s+longer|used\s+to|up\s+from|down\s+from|instead\s+of|"
+    r"until|old)\b",
     re.IGNORECASE,
 )
+WAS = re.compile(r"\b(?:was|were)\b", re.IGNORECASE)
+NOW = re.compile(r"\b(?:now|currently|today)\b", re.IGNORECASE)
 LENGTH = re.compile(r"\bhow\s+long\b|\b(?:length|duration)\b", re.IGNORECASE)
 # Words that say how the values are asked for, not what is measured.
-HOW_ASKED = frozenset(tokenize("through from to each respectively version versions release"))
+HOW_ASKED = frozenset(
+    tokenize("through from to back each respectively version versions release releases")
+)
 
 
 def each_named(tools: MemoryTools, question: str) -> list[Compared] | None:
@@ -53,21 +79,17 @@ def each_named(tools: MemoryTools, question: str) -> list[Compared] | None:
 
 
 def one_named(tools: MemoryTools, question: str) -> Compared | None:
-    """The value of what `question` asks that the one document it names gives, when that
-    document gives one clearly in a sentence saying at least half of what is asked: the
-    answer to stand in for the model's when the model's fails its checks ("after 15
-    minutes", from the sentence beside "after 30 minutes")."""
+    """The value of what `question` asks that the one document it names gives, when it
+    surely is that (see `_says_it`): "At Tallowmere, after how many minutes is a page
+    escalated?" is not left to a model that answers "15 minutes" from the sentence beside
+    "after 30 minutes"."""
     values = _named_values(tools, question)
-    if values is None or len(values) != 1:
-        return None
-    value = values[0]
-    topic = _topic(question, qualifiers(question))
-    said = topic & set(tokenize(value.sentence))
-    return value if 2 * len(said) >= len(topic) else None
+    return values[0] if values is not None and len(values) == 1 else None
 
 
 def _named_values(tools: MemoryTools, question: str) -> list[Compared] | None:
-    if not _asks_a_measure(question):
+    kind = _asked_kind(question)
+    if kind is None:
         return None
     named = qualifiers(question)
     found = _named_documents(tools, named)
@@ -77,8 +99,6 @@ def _named_values(tools: MemoryTools, question: str) -> list[Compared] | None:
     topic = _topic(question, naming)
     if not topic:
         return None
-    kinds = {units.MEASURE_OF[unit] for unit in asked_units(question)}
-    kind = next(iter(kinds)) if len(kinds) == 1 else None
     # "How long is the rotation": what it lasts, not "each rotation earns 1 day off"
     length = LENGTH.search(question) is not None
     asked = Asked("", topic, kind, "", None, "", word_pairs(question, topic), length)
@@ -87,19 +107,55 @@ def _named_values(tools: MemoryTools, question: str) -> list[Compared] | None:
     if read is None or any(value is None for value in read.values()):
         return None
     values = [value for value in read.values() if value is not None]
-    if len({_kind(value.said) for value in values}) != 1:
-        return None  # "20 GB" of one, "30 days" of another: not one measure
+    texts = {key[0]: tools.corpus.source(key[1]) or "" for key in picked}
+    # the words of a name its title gives with it ("Osprine Robotics") are no more asked
+    titled = set().union(*(tokenize(_title(text)) for text in texts.values()))
+    topic = {t for t in topic if t not in titled or t not in names_words(named)}
+    if not topic or not all(_says_it(v, question, topic, weights, texts[v.source]) for v in values):
+        return None
     order = {key[0]: question.lower().find(name) for key, name in picked.items()}
     return sorted(values, key=lambda value: order.get(value.source, 0))
 
 
-def _asks_a_measure(question: str) -> bool:
-    """Whether `question` asks only a measure ("how long", "the single-file size"): not
-    a reason, a list or which of them; one question."""
+def _says_it(
+    value: Compared, question: str, topic: set[str], weights: dict[str, float], text: str
+) -> bool:
+    """Whether `value` is surely what `question` asks of its document (whose words are
+    `words`): the document says every word of `topic` (else it may not speak of the case
+    asked: "on battery", "for enterprise accounts"), its clause says the rarest of them
+    ("the break after a rotation", not "A rotation lasts 14 days") and any most or least
+    asked ("the highest temperature", not the mean), and gives one value that is, not was
+    ("was 60 days; it is now 30"), nor a range, nor the question's own figure. Its clause
+    says half of `topic` at least, and, asked how long, what lasts."""
+    clause = value.sentence
+    words = set(tokenize(text))
+    heading, item = _statement_of(text, clause)
+    said = set(tokenize(f"{heading} {clause}"))
+    former = FORMER.search(clause) or (WAS.search(clause) and NOW.search(item))
+    rarest = max(weights[t] for t in topic)
+    extremes = EXTREMES & topic
+    return (
+        all(_holds(words, t) for t in topic)
+        and any(weights[t] == rarest and _holds(said, t) for t in topic)
+        and 2 * sum(_holds(said, t) for t in topic) >= len(topic)
+        # asked how long, what lasts ("A rotation lasts 14 days"), not what it earns
+        and (not LENGTH.search(question) or DURATION.search(clause) is not None)
+        and (not extremes or bool(extremes & said))
+        and not former
+        and not units.RANGE.search(clause)
+        and value.value not in {m.base for m in units.values(question)}
+    )
+
+
+def _asked_kind(question: str) -> str | None:
+    """The kind of measure `question` asks, and only that ("how long", "the single-file
+    size"): None for a reason, a list, which of them, a second question, or no measure
+    or two ("Compare the escalation of …": more than a figure may be meant)."""
     if not ASKS_VALUE.search(question) or BEYOND.search(question) or question.count("?") > 1:
-        return False
-    # "Compare the escalation of …" names no measure: more than a figure may be meant
-    return bool(MEASURED.search(question) or asked_units(question))
+        return None
+    kinds = {units.MEASURE_OF[unit] for unit in asked_units(question)}
+    kinds = kinds or {kind for kind, words in ASKED_KIND.items() if words.search(question)}
+    return next(iter(kinds)) if len(kinds) == 1 else None
 
 
 Documents = dict[tuple[str, str], list[tuple[str, int, int]]]
@@ -108,27 +164,26 @@ Documents = dict[tuple[str, str], list[tuple[str, int, int]]]
 def _named_documents(
     tools: MemoryTools, named: list[str]
 ) -> tuple[Documents, dict[tuple[str, str], str], list[str]] | None:
-    """The documents holding the names `named`; of those, each one a name names alone
-    ("3.0" of the 3.0 notes), with that name; and the names any of them is named by. None
-    when none is named alone, or a version names none ("Lumenvault 5.0")."""
+    """The documents holding the names `named`; of those, each one whose file name a name
+    names alone ("3.0" of lumenvault-3.0-release-notes.md), with that name; and the names
+    any file name holds. None when none is named alone; when a version or year names none
+    ("Lumenvault 5.0"), or a name holds several but not every one named ("2022" of two
+    reports, asked of Maalouf's 2023, or "Orbit" of the Orbit notes but not of a Windows
+    setup guide named beside them)."""
     holding = {n: tools.index.containing(tokenize(n)) for n in named if tokenize(n)}
     keys = [key for found in holding.values() if len(found) <= MAX_KEYS for key in found]
     documents = documents_of(tools, keys, MAX_DOCUMENTS) if keys else None
     if not documents:
         return None
-    titled = {key: _naming(key[0], tools.corpus.source(key[1]) or "") for key in documents}
-    picked: dict[tuple[str, str], str] = {}
-    for name in named:
-        holders = [key for key, text in titled.items() if _names(text, name)]
-        if len(holders) == 1:
-            picked.setdefault(holders[0], name)
-        elif not holders and "." in name and VERSION.fullmatch(name):
-            return None  # no such document to read
-    if not picked:
+    holders = {name: [key for key in documents if _names(key[0].lower(), name)] for name in named}
+    if any(not keys and VERSION.fullmatch(name) for name, keys in holders.items()):
+        return None  # no such document to read
+    picked = {keys[0]: name for name, keys in reversed(holders.items()) if len(keys) == 1}
+    shared = [keys for keys in holders.values() if len(keys) > 1]
+    if not picked or any(not set(picked) <= set(keys) for keys in shared):
         return None
-    # a name no document's own name holds ("Atlantic", "Mote Isle") may be what is asked
-    naming = [name for name in named if any(_names(text, name) for text in titled.values())]
-    return documents, picked, naming
+    # a name no file name holds ("Atlantic", "Mote Isle") may be what is asked
+    return documents, picked, [name for name, keys in holders.items() if keys]
 
 
 def each_named_answer(values: list[Compared]) -> str:
@@ -144,15 +199,33 @@ def one_named_answer(value: Compared) -> str:
     return f"{value.said}.\n\n- **{value.document}**: “{value.sentence}”"
 
 
-def _naming(name: str, text: str) -> str:
-    """What names a document: its file name and its title (first line)."""
-    first = next((line for line in text.splitlines() if line.strip()), "")
-    return f"{name} {first}".lower()
-
-
 def _names(naming: str, name: str) -> bool:
     """Whether `naming` holds `name` as a whole word or version ("3.0" not in "3.0.1")."""
     return re.search(rf"(?<![\w.]){re.escape(name)}(?![\w]|\.\d)", naming) is not None
+
+
+def _holds(words: set[str], term: str) -> bool:
+    """Whether `words` hold `term`, or what it denies ("acknowledged" of "unacknowledged":
+    a sentence telling what happens when a page is not acknowledged says it)."""
+    return term in words or (term.startswith("un") and term[2:] in words)
+
+
+def _statement_of(text: str, clause: str) -> tuple[str, str]:
+    """The heading and the statement (paragraph or list item) of `text` holding `clause`
+    ("Defaults" over "Backup interval: every 15 minutes")."""
+    for heading, item in statements(text):
+        flat = " ".join(item.replace("**", "").split())
+        if clause in flat:
+            return heading, flat
+    return "", clause
+
+
+def _title(text: str) -> str:
+    return next((line for line in text.splitlines() if line.strip()), "")
+
+
+def names_words(named: list[str]) -> set[str]:
+    return set(tokenize(" ".join(named)))
 
 
 def _topic(question: str, names: list[str]) -> set[str]:
@@ -161,8 +234,3 @@ def _topic(question: str, names: list[str]) -> set[str]:
     said = set(tokenize(" ".join(names)))
     terms = {t for t in query_terms(question) if not t.isdigit() and len(t) > 1}
     return terms - said - ASKING - HOW_ASKED
-
-
-def _kind(written: str) -> str:
-    found = units.values(written)
-    return found[0].kind if found else ""
