@@ -315,6 +315,18 @@ PAGING = {
         "# Plover on-call policy\n\n## Paging windows\n\n"
         "SEV3 incidents page at any hour only on working days.\n"
     ),
+    # limited in other words, or in the paragraph's next sentence (the review's cases)
+    "gull-oncall-policy.md": (
+        "# Gull on-call policy\n\n## Paging windows\n\nSEV3 incidents page at any hour, except "
+        "during the Sunday maintenance window.\n"
+    ),
+    "tern-oncall-policy.md": (
+        "# Tern on-call policy\n\n## Paging windows\n\nSEV3 incidents page at any hour. This "
+        "rule is suspended from 1 January 2024; SEV3 then pages during office hours.\n"
+    ),
+    "puffin-oncall-policy.md": (
+        "# Puffin on-call policy\n\n## Paging windows\n\nSEV3 incidents page 24x7.\n"
+    ),
     # says nothing of when: not an answer to "at any hour"
     "stilt-oncall-policy.md": (
         "# Stilt on-call policy\n\n## Paging windows\n\nSEV3 incidents page the primary by phone.\n"
@@ -337,8 +349,8 @@ def test_asked_what_happens_at_any_hour_a_window_is_no_answer(paging: MemoryTool
     The sentence listed must say the asked thing happens always and limit it nowhere."""
     question = "Which companies' on-call policies page for SEV3 incidents at any hour of the day?"
     listed = list_documents(paging, question)
-    assert names(listed) == ["Heron oncall policy", "Wren oncall policy"]
+    assert names(listed) == ["Heron oncall policy", "Puffin oncall policy", "Wren oncall policy"]
     assert "24 hours a day" in (listed or [])[0].sentence
     # the same question without the quantifier lists every policy paging SEV3
     every = names(list_documents(paging, "Which companies' on-call policies page SEV3 incidents?"))
-    assert len(every) == 5
+    assert len(every) == 8

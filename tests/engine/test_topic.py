@@ -185,6 +185,7 @@ MEMORY_WORDS = {
     "rotation",
     "lasts",
     "year",
+    "allowance",
 }
 
 
@@ -203,6 +204,8 @@ MEMORY_WORDS = {
         ("Osprine pays $55 for each night.", "How much does Osprine pay per night?", []),
         # no figure: nothing to judge
         ("Osprine does not state its revenue.", "What was Osprine's revenue?", []),
+        # "how big" asks, it does not say what about (the adversarial review's case)
+        ("Osprine pays $55 for each night.", "How big is the Osprine allowance?", []),
         # a year or a version is a name, not a value given of it
         ("Osprine's revenue grew in 2023.", "What was Osprine's revenue?", []),
     ],

@@ -83,13 +83,16 @@ ALWAYS_ASKED = re.compile(
     re.IGNORECASE,
 )
 ALWAYS_SAID = re.compile(
-    r"\b(?:any|all)\s+(?:hours?|times?)\b|\b24\s*(?:hours|h)\s+a\s+day\b|\b24/7"
-    r"|\ba?round\s+the\s+clock\b|\bday\s+(?:and|or)\s+night\b",
+    r"\b(?:any|all)\s+(?:hours?|times?)\b|\b24\s*(?:hours|h)\s+a\s+day\b|\b24\s*[/x]\s*7\b"
+    r"|\ba?round\s+the\s+clock\b|\bday\s+(?:and|or)\s+night\b|\bwhatever\s+the\s+(?:hour|time)\b",
     re.IGNORECASE,
 )
+# What limits it: "only between 07:00 and 22:00", "except during the maintenance window",
+# "on weekdays", "unless …", "suspended", "during the holiday freeze".
 RESTRICTED = re.compile(
-    r"\bonly\s+(?:between|during|from|on|in|within|at|after|before)\b"
-    r"|\boutside\s+(?:of\s+)?(?:th(?:ose|ese|at|is)|business|working|office)\b",
+    r"\bonly\b|\boutside\s+(?:of\s+)?(?:th(?:ose|ese|at|is)|business|working|office)\b"
+    r"|\b(?:except|unless|but\s+not|apart\s+from|suspended|paused|during|on\s+weekdays|"
+    r"on\s+weekends|at\s+weekends|between\s+\d)\b",
     re.IGNORECASE,
 )
 # A comparison, not a denial: "for no longer than two hours"
@@ -331,9 +334,12 @@ def _saying(
     must) does."""
     key = max(sorted(must or words), key=lambda t: weights.get(t, 0.0))
     sentences = []
+    limited = always and any(  # "… at any hour. This rule is suspended from 1 January."
+        RESTRICTED.search(s) and key in tokenize(s) for s in SENTENCE_END.split(block)
+    )
     for sentence in SENTENCE_END.split(block):
         terms = set(tokenize(sentence))
-        if always and (not ALWAYS_SAID.search(sentence) or RESTRICTED.search(sentence)):
+        if always and (limited or not ALWAYS_SAID.search(sentence)):
             continue
         if key in terms and not sentence.rstrip().endswith("?"):
             said = terms & words

@@ -38,7 +38,8 @@ ASKING = frozenset(
     tokenize(
         "compare comparison change changed changes differ difference across between each "
         "every all both grow grew growth go went value number amount "
-        "latest newest current recent according"
+        "latest newest current recent according big large small fast quick quickly slow "
+        "generous"
     )
 )
 
