@@ -3,10 +3,10 @@ about instead of its own.
 
 The 1.5B model wrote "Both Brindlewave and Osprine pay an engineer $150 …" from the
 Tallowmere policy, and "Lumenvault 3.0 changed the retention to 30 days" from the first
-release's notes, which only set it. The first names only other documents than its source;
-the second tells of a change in a document with no earlier one in the memory to change
-from, whose statement of the value says no change. Both are dropped, with the reason, for
-the report's list of what was left out.
+release's notes, which only set it. The first names documents it does not cite, which its
+excerpt never names; the second tells of a change in a document with no earlier one in
+the memory to change from, whose statement of the value says no change. Both are
+dropped, with the reason, for the report's list of what was left out.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from gam_desktop.engine.research.steps import CHANGED, NAME_WORD, UNCHANGED, nam
 VERSION = re.compile(r"^v?\d+(?:\.\d+)+$")
 # How a statement tells of a change: "(was 60)", "up from 30 days", "now 15 minutes".
 CHANGE_SAID = re.compile(
-    rf"{CHANGED.pattern}|\b(?:from|was|were|previously|formerly|now|new|up|down|instead)\b",
+    rf"{CHANGED.pattern}|\b(?:from|was|were|previously|formerly|now|new|up|down|instead|than|"
+    r"compared|earlier|before)\b",
     re.IGNORECASE,
 )
 
@@ -30,16 +31,16 @@ def checked_against_family(
     claims: list[Claim], documents: set[str]
 ) -> tuple[list[Claim], list[str]]:
     """The claims that hold against the run's other `documents`, and, as words for the
-    report, those that do not: naming only other documents than their sources, or telling
-    of a change in the first of a family of versions that says none."""
+    report, those that do not: naming another document that they do not cite and that
+    their excerpts never name, or telling of a change in the first of a family of versions
+    that says none."""
     kept: list[Claim] = []
     dropped: list[str] = []
     for claim in claims:
         own = {s.document for s in claim.sources if s.document}
-        others = documents - own
-        if own and others and _names_only(claim.text, others, own):
-            named = ", ".join(sorted(d for d in others if _names_any(claim.text, {d}, own)))
-            dropped.append(f"{claim.text} (it names {named}, not its source)")
+        unsaid = _named_unsaid(claim, own, documents - own)
+        if own and unsaid:
+            dropped.append(f"{claim.text} (it names {', '.join(unsaid)}, which it does not cite)")
         elif own and _change_in_a_first(claim, own, documents):
             dropped.append(f"{claim.text} (its source is the first release: nothing changed)")
         else:
@@ -47,16 +48,19 @@ def checked_against_family(
     return kept, dropped
 
 
-def _names_only(text: str, others: set[str], own: set[str]) -> bool:
-    """Whether `text` names one of `others` and none of `own`, each by a word of its name
-    the other side's names lack ("brindlewave", "3.2", "varga")."""
-    return _names_any(text, others, own) and not _names_any(text, own, others)
-
-
-def _names_any(text: str, documents: set[str], rivals: set[str]) -> bool:
-    said = set(NAME_WORD.findall(text.casefold()))
-    shared = set().union(*map(name_words, rivals)) if rivals else set()
-    return any(said & (name_words(d) - shared) for d in documents)
+def _named_unsaid(claim: Claim, own: set[str], others: set[str]) -> list[str]:
+    """The documents of `others` that `claim` names by a word of their name its sources'
+    names lack ("brindlewave", "3.2", "varga"), where its excerpts never say that word:
+    "Both Brindlewave and Osprine pay $55", citing only the Osprine policy, is a guess;
+    "3.0 clients must upgrade to 3.2", from the 4.0 notes saying so, is what they say."""
+    said = set(NAME_WORD.findall(claim.text.casefold()))
+    shown = set(NAME_WORD.findall(" ".join(s.text for s in claim.sources).casefold()))
+    ours = set().union(*map(name_words, own)) if own else set()
+    return sorted(
+        other
+        for other in others
+        if (telling := name_words(other) - ours) & said and not telling & said & shown
+    )
 
 
 def _change_in_a_first(claim: Claim, own: set[str], documents: set[str]) -> bool:
@@ -74,7 +78,10 @@ def _change_in_a_first(claim: Claim, own: set[str], documents: set[str]) -> bool
         for heading, item in statements(source.text)
         if found & figures(item)
     ]
-    return bool(stating) and not any(CHANGE_SAID.search(item) for item in stating)
+    own_versions = {w for document in own for w in name_words(document) if VERSION.match(w)}
+    return bool(stating) and not any(
+        CHANGE_SAID.search(item) or _versions(item) - own_versions for item in stating
+    )  # "30 days (14 days in 2.6)": a change from a release the memory lacks
 
 
 def _first_of_family(document: str, documents: set[str]) -> bool:
@@ -91,6 +98,10 @@ def _first_of_family(document: str, documents: set[str]) -> bool:
         if theirs is not None and words - {w for w in words if VERSION.match(w)} == family:
             earlier.append(theirs < version)
     return bool(earlier) and not any(earlier)
+
+
+def _versions(text: str) -> set[str]:
+    return set(re.findall(r"(?<![\w.])v?\d+\.\d+(?:\.\d+)*(?![\w.]*\d)", text))
 
 
 def _version(document: str) -> tuple[int, ...] | None:

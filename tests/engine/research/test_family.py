@@ -33,9 +33,13 @@ def claim(text: str, document: str, excerpt: str = "") -> Claim:
         # names only other look-alikes than its source: dropped
         ("Both Brindlewave and Osprine pay $300 per week.", "tallowmere-oncall-policy.md",
          TALLOWMERE_PAY, POLICIES, False),
-        # names its own beside another: a comparison, kept
+        # names its own beside another it does not cite: a guess at the other (the review's
+        # "Both Osprine and Brindlewave pay $55", citing only Osprine's policy)
         ("Tallowmere pays $300 a week, more than Brindlewave.", "tallowmere-oncall-policy.md",
-         TALLOWMERE_PAY, POLICIES, True),
+         TALLOWMERE_PAY, POLICIES, False),
+        # … unless its excerpt names the other itself
+        ("3.0 clients must upgrade to 3.2 first.", "lumenvault-4.0-release-notes.md",
+         "Clients on 3.0 must upgrade to 3.2 before moving to 4.0.", RELEASES, True),
         # names none: `attributed` says which it is about
         ("Engineers are paid $300 per week.", "tallowmere-oncall-policy.md", TALLOWMERE_PAY,
          POLICIES, True),
@@ -53,6 +57,9 @@ def claim(text: str, document: str, excerpt: str = "") -> Claim:
         # a later release may have changed it, whatever its notes' wording
         ("Lumenvault 3.2 changed the retention to 60 days.", "lumenvault-3.2-release-notes.md",
          "- Retention of deleted files: 60 days.", RELEASES, True),
+        # … or a change from a release the memory lacks
+        ("Lumenvault 3.0 increased the retention to 30 days.", "lumenvault-3.0-release-notes.md",
+         "- Retention: 30 days (14 days in 2.6).", RELEASES, True),
         # the first release setting it, not changing it: kept
         ("Lumenvault 3.0 set the retention to 30 days.", "lumenvault-3.0-release-notes.md",
          FIRST_DEFAULTS, RELEASES, True),
@@ -77,7 +84,8 @@ def test_the_reason_names_the_documents_it_names() -> None:
         [claim(text, "tallowmere-oncall-policy.md", TALLOWMERE_PAY)], POLICIES
     )
     assert dropped == [
-        f"{text} (it names brindlewave-oncall-policy.md, osprine-oncall-policy.md, not its source)"
+        f"{text} (it names brindlewave-oncall-policy.md, osprine-oncall-policy.md, which it does "
+        "not cite)"
     ]
 
 
@@ -89,7 +97,7 @@ def test_research_drops_a_claim_given_to_another_company(
     workflow = built_policies(make_workflow, tmp_path)
     llm_server.state.faults.append(Fault("other_name", times=10, task="research_integrate"))
     report = workflow.research("Compare the escalation rules of Acme Corp and Borealis Systems")
-    assert any("not its source" in line and "Borealis" in line for line in report.dropped)
+    assert any("does not cite" in line and "Borealis" in line for line in report.dropped)
     for section in report.sections:
         for kept in section.claims:
             documents = {s.document for s in kept.sources}
