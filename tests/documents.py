@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gam_desktop.engine.ask.tools import MemoryTools
+
 # Word, PowerPoint, EPUB, HTML and e-mail documents: written by the self-check (the
 # packaged app's self-test drops them too), shared here.
 from gam_desktop.selfcheck.formats import (  # noqa: F401
@@ -112,6 +114,12 @@ def built_documents(make_workflow, folder: Path, documents: dict[str, str], max_
     workflow = make_workflow(min_tokens=20, max_tokens=max_tokens)
     workflow.add(files=files)
     return workflow
+
+
+def built_tools(make_workflow, folder: Path, memory_dir: Path, documents: dict[str, str]):
+    """`documents` built into the memory at `memory_dir`, and the agent's tools over it."""
+    built_documents(make_workflow, folder, documents)
+    return MemoryTools(memory_dir)
 
 
 def built_orbit_notes(make_workflow, folder: Path):

@@ -19,7 +19,7 @@ from gam_desktop.engine.ask.each_named import (
 )
 from gam_desktop.engine.ask.tools import MemoryTools
 from gam_desktop.engine.store.markdown import parse_memory
-from tests.documents import built_documents
+from tests.documents import built_documents, built_tools
 
 NOTES = {
     "orbit-3.0-release-notes.md": (
@@ -52,8 +52,8 @@ def built(make_workflow, tmp_path: Path):
 
 
 @pytest.fixture
-def notes(built, memory_dir: Path) -> MemoryTools:
-    return MemoryTools(memory_dir)
+def notes(make_workflow, tmp_path: Path, memory_dir: Path) -> MemoryTools:
+    return built_tools(make_workflow, tmp_path, memory_dir, NOTES)
 
 
 def test_each_named_document_gives_its_own_value(notes: MemoryTools) -> None:
@@ -231,8 +231,7 @@ TRAPS = {
 
 @pytest.fixture
 def traps(make_workflow, tmp_path: Path, memory_dir: Path) -> MemoryTools:
-    built_documents(make_workflow, tmp_path, {**NOTES, **TRAPS})
-    return MemoryTools(memory_dir)
+    return built_tools(make_workflow, tmp_path, memory_dir, {**NOTES, **TRAPS})
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,7 @@ import pytest
 
 from gam_desktop.engine.ask.listing import list_documents, listing_answer, listing_question
 from gam_desktop.engine.ask.tools import MemoryTools
-from tests.documents import built_documents
+from tests.documents import built_documents, built_tools
 
 NOTES = {
     "orbit-1.0-release-notes.md": (
@@ -156,8 +156,7 @@ LOGS = {
 
 @pytest.fixture
 def logs(make_workflow, tmp_path: Path, memory_dir: Path) -> MemoryTools:
-    built_documents(make_workflow, tmp_path, LOGS)
-    return MemoryTools(memory_dir)
+    return built_tools(make_workflow, tmp_path, memory_dir, LOGS)
 
 
 def names(listed) -> list[str]:
@@ -238,8 +237,7 @@ LANDINGS = {
 
 @pytest.fixture
 def landings(make_workflow, tmp_path: Path, memory_dir: Path) -> MemoryTools:
-    built_documents(make_workflow, tmp_path, LANDINGS)
-    return MemoryTools(memory_dir)
+    return built_tools(make_workflow, tmp_path, memory_dir, LANDINGS)
 
 
 def test_asked_what_was_done_a_plan_or_advice_is_not_listed(landings: MemoryTools) -> None:
@@ -339,8 +337,7 @@ PAGING = {
 
 @pytest.fixture
 def paging(make_workflow, tmp_path: Path, memory_dir: Path) -> MemoryTools:
-    built_documents(make_workflow, tmp_path, PAGING)
-    return MemoryTools(memory_dir)
+    return built_tools(make_workflow, tmp_path, memory_dir, PAGING)
 
 
 def test_asked_what_happens_at_any_hour_a_window_is_no_answer(paging: MemoryTools) -> None:

@@ -43,10 +43,6 @@ SIGN = r"(?:[-−]|minus\s+)?"
 UNIT = r"(?:[°º]\s*[CF]\b|℃|degrees?\s+(?:C|F|Celsius|Fahrenheit)\b|%|per\s+cent\b|[A-Za-z]+\b)"
 # "14 days", "5 °C", "-18 °C", "one week", "30m": the number, the space, the unit
 VALUE = re.compile(rf"(?<![\w.,])({SIGN}{NUMBER})(\s*)({UNIT})", re.IGNORECASE)
-# "between 1 and 5 °C", "2-4 days": the first number is in the second's unit
-RANGE = re.compile(
-    rf"(?<![\w.,])({NUMBER})\s*(?:[-–]|to|and|or)\s*{SIGN}{NUMBER}(\s*)({UNIT})", re.IGNORECASE
-)
 
 
 def unit_of(word: str, glued: bool = True) -> tuple[str, float] | None:
