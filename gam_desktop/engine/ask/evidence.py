@@ -111,7 +111,9 @@ NAME_SLOT_BEFORE = frozenset(
 SCAFFOLDING = re.compile(
     r"^\s*(error:|\{\s*\"tool\"|(to (find|answer|determine)|i'll|i will|let me|let's|first,? i"
     r"|next,? i)\b)"
-    r"|the top-level folders are|call answer|try something else",
+    r"|the top-level folders are|call answer|try something else"
+    # a template's slot where the value should be: "revenue was $XXXX,000,000"
+    r"|(?<![a-z])(?-i:X{3,})(?![a-z])|#{3,}\d|\[(?:amount|value|number|figure|insert)\b[^\]]*\]",
     re.IGNORECASE,
 )
 
@@ -431,7 +433,8 @@ def render(passages: list[Passage], paths: bool = True) -> str:
 
 
 def is_scaffolding(text: str) -> bool:
-    """The tool loop's own words, not an answer: empty, a tool hint, a plan, a call."""
+    """The tool loop's own words, not an answer: empty, a tool hint, a plan, a call, a
+    template's placeholder."""
     return not text.strip() or bool(SCAFFOLDING.search(text.strip()[:300]))
 
 
