@@ -185,10 +185,11 @@ class ResearchAgent:
                 section.question,
             )
             documents = {e.document for e in run.ids.by_id.values() if e.document}
-            checked, elsewhere = checked_against_family(checked, documents)
+            checked, elsewhere = checked_against_family(checked, documents, run.question)
             dropped += elsewhere
             if claims and not checked:  # it tried, and every claim failed: the excerpts say
-                checked = steps.stated_instead(f"{section.question} {run.question}", found.excerpts)
+                instead = steps.stated_instead(f"{section.question} {run.question}", found.excerpts)
+                checked, _held = checked_against_family(instead, documents, run.question)
             section.claims = _merged(section.claims, steps.attributed(checked, documents))
             run.notes.dropped += dropped
             self._emit(

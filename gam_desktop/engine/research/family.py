@@ -19,6 +19,8 @@ from gam_desktop.engine.research.models import Claim
 from gam_desktop.engine.research.steps import CHANGED, NAME_WORD, UNCHANGED, name_words
 
 VERSION = re.compile(r"^v?\d+(?:\.\d+)+$")
+# "Which releases changed the retention …?"
+WHICH_CHANGED = re.compile(rf"\bwhich\b.*?(?:{CHANGED.pattern})", re.IGNORECASE | re.DOTALL)
 # How a statement tells of a change: "(was 60)", "up from 30 days", "now 15 minutes".
 CHANGE_SAID = re.compile(
     rf"{CHANGED.pattern}|\b(?:from|was|were|previously|formerly|now|new|up|down|instead|than|"
@@ -28,12 +30,14 @@ CHANGE_SAID = re.compile(
 
 
 def checked_against_family(
-    claims: list[Claim], documents: set[str]
+    claims: list[Claim], documents: set[str], question: str = ""
 ) -> tuple[list[Claim], list[str]]:
     """The claims that hold against the run's other `documents`, and, as words for the
     report, those that do not: naming another document that they do not cite and that
     their excerpts never name, or telling of a change in the first of a family of versions
-    that says none."""
+    that says none (asked which ones changed something, every claim tells of a change: the
+    first release's "Retention: 30 days" answers nothing)."""
+    asked = WHICH_CHANGED.search(question) is not None
     kept: list[Claim] = []
     dropped: list[str] = []
     for claim in claims:
@@ -41,7 +45,7 @@ def checked_against_family(
         unsaid = _named_unsaid(claim, own, documents - own)
         if own and unsaid:
             dropped.append(f"{claim.text} (it names {', '.join(unsaid)}, which it does not cite)")
-        elif own and _change_in_a_first(claim, own, documents):
+        elif own and _change_in_a_first(claim, own, documents, asked):
             dropped.append(f"{claim.text} (its source is the first release: nothing changed)")
         else:
             kept.append(claim)
@@ -63,11 +67,15 @@ def _named_unsaid(claim: Claim, own: set[str], others: set[str]) -> list[str]:
     )
 
 
-def _change_in_a_first(claim: Claim, own: set[str], documents: set[str]) -> bool:
-    """Whether `claim` tells of a change ("changed the retention to 30 days") in sources
-    that are all the earliest version of their family among `documents`, and every
-    statement of theirs giving its figures says no change."""
-    if not CHANGED.search(UNCHANGED.sub(" ", claim.text)):
+def _change_in_a_first(claim: Claim, own: set[str], documents: set[str], asked: bool) -> bool:
+    """Whether `claim` tells of a change ("changed the retention to 30 days", or anything,
+    `asked` which ones changed) in sources that are all the earliest version of their
+    family among `documents`, and every statement of theirs giving its figures says no
+    change."""
+    told = CHANGED.search(UNCHANGED.sub(" ", claim.text)) or (
+        asked and not UNCHANGED.search(claim.text)
+    )
+    if not told:
         return False
     if not all(_first_of_family(document, documents) for document in own):
         return False

@@ -105,3 +105,32 @@ def test_research_drops_a_claim_given_to_another_company(
             assert not ("borealis_oncall.md" in documents and "Acme" in kept.text), kept
     said = " ".join(c.text for s in report.sections for c in s.claims)
     assert "30 minutes" in said and "45 minutes" in said  # each one's own statement
+
+
+WHICH_CHANGED = "Which Lumenvault releases changed the retention of deleted files?"
+
+
+@pytest.mark.parametrize(
+    ("text", "document", "excerpt", "kept"),
+    [
+        # asked which changed it, the first release's own value tells of no change
+        ("Retention of deleted files: 30 days (`keep_days = 30`).",
+         "lumenvault-3.0-release-notes.md", FIRST_DEFAULTS, False),
+        # a later release's value may be the change asked for
+        ("Retention of deleted files: 60 days.", "lumenvault-3.2-release-notes.md",
+         "- Retention of deleted files: 60 days.", True),
+        # "unchanged" is another check's: not this one's to call a change
+        ("Lumenvault 3.0 keeps the retention unchanged at 30 days.",
+         "lumenvault-3.0-release-notes.md", FIRST_DEFAULTS, True),
+    ],
+)  # fmt: skip
+def test_asked_which_changed_the_first_release_answers_nothing(
+    text: str, document: str, excerpt: str, kept: bool
+) -> None:
+    checked, _dropped = checked_against_family(
+        [claim(text, document, excerpt)], RELEASES, WHICH_CHANGED
+    )
+    assert bool(checked) == kept
+    # asked how it changed, the first release's value is where it started: kept
+    how = "How did the retention of deleted files change across the Lumenvault releases?"
+    assert checked_against_family([claim(text, document, excerpt)], RELEASES, how)[0]
