@@ -361,6 +361,10 @@ def test_answers_end_cleanly() -> None:
     assert is_scaffolding("Osprine Robotics' annual revenue last year was $XXXX,000,000.")
     assert is_scaffolding("The fee is [amount] per night.")
     assert not is_scaffolding("The XXL shirts and the Xmas rota are in the kit list.")
+    # a tool's reply echoed as the answer (the 1.5B model, after a failed grep)
+    assert is_scaffolding(
+        "<tool_response>\nerror: 'survey_islands/x_' does not exist\n</tool_response>"
+    )
 
 
 def test_document_context_from_title_or_file_name() -> None:

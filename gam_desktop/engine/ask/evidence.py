@@ -111,7 +111,7 @@ NAME_SLOT_BEFORE = frozenset(
 SCAFFOLDING = re.compile(
     r"^\s*(error:|\{\s*\"tool\"|(to (find|answer|determine)|i'll|i will|let me|let's|first,? i"
     r"|next,? i)\b)"
-    r"|the top-level folders are|call answer|try something else"
+    r"|the top-level folders are|call answer|try something else|</?tool_(?:response|call|result)>"
     # a template's slot where the value should be: "revenue was $XXXX,000,000"
     r"|(?<![a-z])(?-i:X{3,})(?![a-z])|#{3,}\d|\[(?:amount|value|number|figure|insert)\b[^\]]*\]",
     re.IGNORECASE,
