@@ -175,7 +175,10 @@ def _named_documents(
     documents = documents_of(tools, keys, MAX_DOCUMENTS) if keys else None
     if not documents:
         return None
-    holders = {name: [key for key in documents if _names(key[0].lower(), name)] for name in named}
+    holders = {
+        name: [key for key in documents if _names(key[0].lower().replace("_", " "), name)]
+        for name in named
+    }
     if any(not keys and VERSION.fullmatch(name) for name, keys in holders.items()):
         return None  # no such document to read
     picked = {keys[0]: name for name, keys in reversed(holders.items()) if len(keys) == 1}
@@ -200,7 +203,8 @@ def one_named_answer(value: Compared) -> str:
 
 
 def _names(naming: str, name: str) -> bool:
-    """Whether `naming` holds `name` as a whole word or version ("3.0" not in "3.0.1")."""
+    """Whether `naming` holds `name` as a whole word or version ("3.0" not in "3.0.1"); a
+    file name's underscores are taken for spaces ("borealis_oncall.md")."""
     return re.search(rf"(?<![\w.]){re.escape(name)}(?![\w]|\.\d)", naming) is not None
 
 
