@@ -110,7 +110,7 @@ def _named_values(tools: MemoryTools, question: str) -> list[Compared] | None:
     texts = {key[0]: tools.corpus.source(key[1]) or "" for key in picked}
     # the words of a name its title gives with it ("Osprine Robotics") are no more asked
     titled = set().union(*(tokenize(_title(text)) for text in texts.values()))
-    topic = {t for t in topic if t not in titled or t not in names_words(named)}
+    topic = {t for t in topic if t not in titled or t not in tokenize(" ".join(named))}
     if not topic or not all(_says_it(v, question, topic, weights, texts[v.source]) for v in values):
         return None
     order = {key[0]: question.lower().find(name) for key, name in picked.items()}
@@ -120,8 +120,8 @@ def _named_values(tools: MemoryTools, question: str) -> list[Compared] | None:
 def _says_it(
     value: Compared, question: str, topic: set[str], weights: dict[str, float], text: str
 ) -> bool:
-    """Whether `value` is surely what `question` asks of its document (whose words are
-    `words`): the document says every word of `topic` (else it may not speak of the case
+    """Whether `value` is surely what `question` asks of its document (`text`): the
+    document says every word of `topic` (else it may not speak of the case
     asked: "on battery", "for enterprise accounts"), its clause says the rarest of them
     ("the break after a rotation", not "A rotation lasts 14 days") and any most or least
     asked ("the highest temperature", not the mean), and gives one value that is, not was
@@ -226,10 +226,6 @@ def _statement_of(text: str, clause: str) -> tuple[str, str]:
 
 def _title(text: str) -> str:
     return next((line for line in text.splitlines() if line.strip()), "")
-
-
-def names_words(named: list[str]) -> set[str]:
-    return set(tokenize(" ".join(named)))
 
 
 def _topic(question: str, names: list[str]) -> set[str]:
