@@ -83,10 +83,10 @@ def lookalikes(make_workflow, tmp_path: Path):
 @pytest.fixture
 def unsettled(monkeypatch) -> None:
     """The model's path, as for a question no named document settles by its own value
-    (`each_named.one_named` answers "How long until escalation at Borealis?" itself)."""
+    (`each_named.named_values` answers "How long until escalation at Borealis?" itself)."""
     from gam_desktop.engine.ask import agent
 
-    monkeypatch.setattr(agent, "one_named", lambda _tools, _question: None)
+    monkeypatch.setattr(agent, "named_values", lambda _tools, _question: None)
 
 
 def memories(root: Path) -> dict[str, dict]:

@@ -23,10 +23,8 @@ from gam_desktop.engine.ask.compare import compare_documents, comparison_answer
 from gam_desktop.engine.ask.conversation import Conversation
 from gam_desktop.engine.ask.corpus import ORIGINAL
 from gam_desktop.engine.ask.each_named import (
-    each_named,
-    each_named_answer,
-    one_named,
-    one_named_answer,
+    named_answer,
+    named_values,
 )
 from gam_desktop.engine.ask.evidence import (
     Passage,
@@ -201,14 +199,15 @@ class ChatAgent:
             memories = [m for item in compared.chosen or compared.others for m in item.memories]
             line = f"compared {plural(len(compared.chosen) + len(compared.others), 'document')}"
             note, text = "compared from the documents' own values", comparison_answer(compared)
-        elif named := each_named(self.tools, asked):
+        elif named := named_values(self.tools, asked):
             memories = [m for value in named for m in value.memories]
-            line = f"read the value of each of the {len(named)} documents named"
-            note, text = "read from each named document", each_named_answer(named)
-        elif one := one_named(self.tools, asked):
-            memories = one.memories
-            line = f"read the value from {one.document}, the document named"
-            note, text = "read from the document named", one_named_answer(one)
+            if len(named) == 1:
+                line = f"read the value from {named[0].document}, the document named"
+                note = "read from the document named"
+            else:
+                line = f"read the value of each of the {len(named)} documents named"
+                note = "read from each named document"
+            text = named_answer(named)
         else:
             return None
         self.passages = []

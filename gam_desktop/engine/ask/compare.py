@@ -376,7 +376,7 @@ def _value(
     whole = sum(weights.get(t, 0.0) for t in topic)
     heaviest = max((weights.get(t, 0.0) for t in topic), default=0.0)
     # what the title says ("On-call policy") is said of all the document says
-    untitled = topic - set(tokenize(_title(text)))
+    untitled = topic - set(tokenize(title(text)))
     scored: list[tuple[float, str, float, str]] = []
     for heading, item in statements(text):
         flat = " ".join(item.replace("**", "").split()).lstrip("-*•+ ")
@@ -409,7 +409,7 @@ def _value(
     return written, amount, clause.rstrip(";,: ")
 
 
-def _title(text: str) -> str:
+def title(text: str) -> str:
     """The document's title: its first heading, else its first line."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     heading = next((line for line in lines if line.startswith("#")), None)

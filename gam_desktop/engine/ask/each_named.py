@@ -22,6 +22,7 @@ from gam_desktop.engine.ask.compare import (
     Asked,
     Compared,
     read_values,
+    title,
     word_pairs,
 )
 from gam_desktop.engine.ask.evidence import VERSION, asked_units, qualifiers
@@ -74,20 +75,15 @@ def each_named(tools: MemoryTools, question: str) -> list[Compared] | None:
     """Each document `question` names with its value of what it asks, in the order it
     names them; None when it names fewer than two, asks more than their values, or one of
     them does not give one clearly."""
-    values = _named_values(tools, question)
+    values = named_values(tools, question)
     return values if values is not None and len(values) > 1 else None
 
 
-def one_named(tools: MemoryTools, question: str) -> Compared | None:
-    """The value of what `question` asks that the one document it names gives, when it
-    surely is that (see `_says_it`): "At Tallowmere, after how many minutes is a page
+def named_values(tools: MemoryTools, question: str) -> list[Compared] | None:
+    """Each document `question` names (one or more) with its value of what it asks, when
+    each surely is that (see `_says_it`): "At Tallowmere, after how many minutes is a page
     escalated?" is not left to a model that answers "15 minutes" from the sentence beside
-    "after 30 minutes"."""
-    values = _named_values(tools, question)
-    return values[0] if values is not None and len(values) == 1 else None
-
-
-def _named_values(tools: MemoryTools, question: str) -> list[Compared] | None:
+    "after 30 minutes"; None otherwise."""
     kind = _asked_kind(question)
     if kind is None:
         return None
@@ -109,7 +105,7 @@ def _named_values(tools: MemoryTools, question: str) -> list[Compared] | None:
     values = [value for value in read.values() if value is not None]
     texts = {key[0]: tools.corpus.source(key[1]) or "" for key in picked}
     # the words of a name its title gives with it ("Osprine Robotics") are no more asked
-    titled = set().union(*(tokenize(_title(text)) for text in texts.values()))
+    titled = set().union(*(tokenize(title(text)) for text in texts.values()))
     topic = {t for t in topic if t not in titled or t not in tokenize(" ".join(named))}
     if not topic or not all(_says_it(v, question, topic, weights, texts[v.source]) for v in values):
         return None
@@ -189,17 +185,14 @@ def _named_documents(
     return documents, picked, [name for name, keys in holders.items() if keys]
 
 
-def each_named_answer(values: list[Compared]) -> str:
-    """Each document's value by name, then the sentence giving each."""
+def named_answer(values: list[Compared]) -> str:
+    """The value, or each document's value by name, then the sentence giving each."""
+    if len(values) == 1:
+        return f"{values[0].said}.\n\n- **{values[0].document}**: “{values[0].sentence}”"
     head = "; ".join(f"{value.document}: {value.said}" for value in values)
     lines = [f"{head}.", ""]
     lines += [f"- **{value.document}**: “{value.sentence}”" for value in values]
     return "\n".join(lines)
-
-
-def one_named_answer(value: Compared) -> str:
-    """The value, then the document and its sentence giving it."""
-    return f"{value.said}.\n\n- **{value.document}**: “{value.sentence}”"
 
 
 def _names(naming: str, name: str) -> bool:
@@ -222,10 +215,6 @@ def _statement_of(text: str, clause: str) -> tuple[str, str]:
         if clause in flat:
             return heading, flat
     return "", clause
-
-
-def _title(text: str) -> str:
-    return next((line for line in text.splitlines() if line.strip()), "")
 
 
 def _topic(question: str, names: list[str]) -> set[str]:
