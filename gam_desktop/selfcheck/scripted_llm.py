@@ -371,6 +371,7 @@ FAULTY_ANSWERS = {
     ("research_integrate", "made_up_source"): scripted_research.integrate_made_up,
     ("research_integrate", "other_figure"): scripted_research.integrate_other_figure,
     ("research_integrate", "other_name"): scripted_research.integrate_other_name,
+    ("research_integrate", "repeated"): scripted_research.integrate_repeated,
 }
 
 

@@ -8,7 +8,8 @@ sub-question asked about. The "made_up_source" fault adds a claim citing a file 
 not exist, as a model inventing a citation would; the "other_figure" fault answers with the
 first figure of the excerpt, whatever it is the figure of, as the 1.5B model answered a
 backup interval with the file size limit above it; the "other_name" fault gives each claim
-to another name of the question than the one its excerpt is about.
+to another name of the question than the one its excerpt is about; the "repeated" fault
+gives each claim three times, as the 1.5B model repeated one in a reply.
 """
 
 from __future__ import annotations
@@ -75,6 +76,10 @@ def integrate_other_figure(user: str) -> dict[str, Any]:
             claim = f"The answer to the sub-question is {figure.group()}."
             return {"claims": [{"text": claim, "sources": [excerpt_id]}]}
     return {"claims": []}
+
+
+def integrate_repeated(user: str) -> dict[str, Any]:
+    return {"claims": [claim for claim in integrate(user)["claims"] for _ in range(3)]}
 
 
 def integrate_other_name(user: str) -> dict[str, Any]:

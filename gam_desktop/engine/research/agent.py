@@ -267,5 +267,7 @@ class _Run:
 
 def _merged(old: list[Claim], new: list[Claim]) -> list[Claim]:
     """The notes kept and the new claims, a claim stated twice kept once."""
-    seen = {c.text.casefold() for c in old}
-    return old + [c for c in new if c.text.casefold() not in seen]
+    merged = {c.text.casefold(): c for c in old}
+    for claim in new:  # a small model repeats a claim within one reply too
+        merged.setdefault(claim.text.casefold(), claim)
+    return list(merged.values())

@@ -198,6 +198,13 @@ def test_the_citation_check_drops_a_made_up_source(memory, llm_server) -> None:
     assert "## Claims left out" in markdown(report) and len(report.sections) == 2
 
 
+def test_a_claim_repeated_in_one_reply_is_reported_once(memory, llm_server) -> None:
+    llm_server.state.faults.append(Fault("repeated", times=5, task="research_integrate"))
+    report = memory.research(COMPARE)
+    claims = [claim.text for section in report.sections for claim in section.claims]
+    assert claims and len(claims) == len(set(claims))
+
+
 def test_check_claims_drops_a_figure_its_source_does_not_state(tmp_path: Path) -> None:
     (tmp_path / "a.md").write_text("x")
     excerpt = Excerpt(id="E1", path="a.md", lines=(3, 3), text="Escalates after 30 minutes.")
