@@ -16,11 +16,15 @@ import re
 from gam_desktop.engine.ask.evidence import figures
 from gam_desktop.engine.ask.paragraphs import statements
 from gam_desktop.engine.research.models import Claim
-from gam_desktop.engine.research.steps import CHANGED, NAME_WORD, UNCHANGED, name_words
+from gam_desktop.engine.research.steps import (
+    CHANGED,
+    NAME_WORD,
+    UNCHANGED,
+    WHICH_CHANGED,
+    name_words,
+)
 
 VERSION = re.compile(r"^v?\d+(?:\.\d+)+$")
-# "Which releases changed the retention …?"
-WHICH_CHANGED = re.compile(rf"\bwhich\b.*?(?:{CHANGED.pattern})", re.IGNORECASE | re.DOTALL)
 # How a statement tells of a change: "(was 60)", "up from 30 days", "now 15 minutes".
 CHANGE_SAID = re.compile(
     rf"{CHANGED.pattern}|\b(?:from|was|were|previously|formerly|now|new|up|down|instead|than|"

@@ -18,6 +18,7 @@ from gam_desktop.engine.ask.corpus import ORIGINAL, CorpusFile, document_of
 from gam_desktop.engine.ask.evidence import (
     QUOTED,
     asked_thing,
+    asked_units,
     document_window,
     figures,
     gather,
@@ -29,7 +30,7 @@ from gam_desktop.engine.ask.evidence import (
 from gam_desktop.engine.ask.listing import NEGATION
 from gam_desktop.engine.ask.paragraphs import statements
 from gam_desktop.engine.ask.tools import MemoryTools
-from gam_desktop.engine.ask.topic import best_statement, off_topic_figures
+from gam_desktop.engine.ask.topic import ASKING, best_statement, off_topic_figures
 from gam_desktop.engine.ask.words import query_terms, tokenize
 from gam_desktop.engine.llm import LLM, LLMCallFailed
 from gam_desktop.engine.progress import CancelToken
@@ -396,7 +397,8 @@ CHANGED = re.compile(
     re.IGNORECASE,
 )
 UNCHANGED = re.compile(
-    r"\b(?:unchanged|no\s+change|not\s+changed|same\s+as\s+(?:before|in)|as\s+before)\b",
+    r"\b(?:unchanged|no\s+change|not\s+changed|same\s+as\s+(?:before|in)|as\s+before|"
+    r"(?:did|does|has|have)\s+not\s+change|(?:remain|stay)(?:s|ed)?\s+(?:the\s+same|at))\b",
     re.IGNORECASE,
 )
 
@@ -423,6 +425,8 @@ RENAMED = re.compile(
     re.IGNORECASE,
 )
 DENIED_BEFORE = 40  # characters before "renamed" a denial of it is in ("No settings were")
+# "Which releases changed the retention …?", "Which releases renamed the setting …?"
+WHICH_CHANGED = re.compile(rf"\bwhich\b.*?(?:{CHANGED.pattern}|renam)", re.IGNORECASE | re.DOTALL)
 
 
 def _renames(clause: str) -> bool:
@@ -455,6 +459,44 @@ def _renamed_unsaid(text: str, sources: list[Excerpt], question: str) -> bool:
     return any(s.text for s in sources)  # a file only touched, not shown: nothing to check
 
 
+def _tells_no_change(text: str, question: str) -> str | None:
+    """Why a claim does not answer a question asking which ones changed (or renamed)
+    something: it says it did not change ("The retention was unchanged in 3.1"), or, asked
+    which renamed it, it tells of no rename ("The old name was `backup_interval` in 3.0")."""
+    if not WHICH_CHANGED.search(question):
+        return None
+    if UNCHANGED.search(text):
+        return "asked which changed it, it tells of no change"
+    if re.search(r"\brenam", question, re.IGNORECASE) and not _renames(text):
+        return "asked which renamed it, it tells of no rename"
+    return None
+
+
+def _of_another_subject(text: str, question: str, sources: list[Excerpt]) -> bool:
+    """Whether a claim says none of the words of what `question` asks about (its words but
+    the names, the documents' names, the words asking and the unit asked in) that its
+    sources say: "Threadline is used for incident conversations", asked which paging tool
+    each company uses, from "Pages are sent through Beaconly. Incident conversations happen
+    in Threadline"; "The survey ran from 11 to 29 July", asked how many burrows were
+    counted. Sources saying none of them ("keeps deleted files 60 days", asked the
+    retention) leave the words a claim may use to the model."""
+    documents = [s.document or s.path for s in sources]
+    names = set(tokenize(" ".join(qualifiers(question)))).union(*map(name_words, documents))
+    units = set(tokenize(" ".join(asked_units(question))))
+    subject = (
+        {
+            t
+            for t in query_terms(question)
+            if not t.isdigit() and not CHANGED.match(t) and not t.startswith("renam")
+        }
+        - ASKING
+        - names
+        - units
+    )
+    said = subject & set(tokenize(" ".join(s.text for s in sources)))
+    return bool(said) and not subject & set(tokenize(text))
+
+
 def _of_another_thing(text: str, sources: list[Excerpt], question: str) -> list[str]:
     """The figures of a claim that each of its sources stating them gives of another thing
     than `question` asks about; each source on its own (two flattened windows run together
@@ -478,7 +520,8 @@ def _misstated(text: str, sources: list[Excerpt], question: str, sub_question: s
     """What is wrong with a claim, if anything: it only restates the question, or its
     figures: one its sources do not state, one they give of another thing, a change they
     say did not happen, a rename they do not write, or none in the unit `sub_question`
-    (else `question`) counts in."""
+    (else `question`) counts in; or it speaks of another subject than is asked, or of no
+    change when asked which ones changed."""
     evidence = "\n\n".join(s.text for s in sources)
     named = " ".join(s.document or s.path for s in sources)  # "… in lumenvault-3.1-….md"
     said = _said(text, question, named)
@@ -499,7 +542,9 @@ def _misstated(text: str, sources: list[Excerpt], question: str, sub_question: s
     unit = misses_asked_unit(text, sub_question or question)
     if unit is not None:  # "changed the retention to 200GB", asked "to how many days"
         return f"it states no number of {unit}s"
-    return None
+    if _of_another_subject(text, question, sources):
+        return "it says nothing of what is asked"
+    return _tells_no_change(text, question)
 
 
 def attributed(claims: list[Claim], documents: set[str]) -> list[Claim]:

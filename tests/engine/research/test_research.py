@@ -439,7 +439,8 @@ def test_a_change_its_source_calls_unchanged_is_dropped(
         tmp_path,
         claim,
         excerpt,
-        "Which Lumenvault releases changed the retention of deleted files, and how?",
+        "Which Lumenvault releases changed the retention of deleted files or the backup "
+        "interval, and how?",
     )
     assert (kept == []) is dropped
     assert not dropped or "did not change" in why[0]
@@ -485,14 +486,81 @@ def test_a_rename_its_source_does_not_write_is_dropped(
         text=notes[document],
         document=f"lumenvault-{document.split()[0]}-release-notes.md",
     )
-    kept, why = check_one(
+    _kept, why = check_one(
         tmp_path,
         claim,
         excerpt,
         "Which Lumenvault releases renamed the backup interval setting, and to what?",
     )
-    assert (kept == []) is dropped
-    assert not dropped or "rename nothing" in why[0]
+    # (what the claims kept here may still fail is another check's: a rename of another
+    # setting, a default that renames nothing)
+    assert any("rename nothing" in line for line in why) is dropped
+
+
+TOOLS = (
+    "## Tools\n\nPages are sent through **Beaconly**, which calls the phone. Incident "
+    "conversations happen in Threadline, the company chat. Runbooks live in the Ledgerbook "
+    "wiki.\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("claim", "text", "question", "why"),
+    [
+        # the 1.5B model's, from the tools of a policy whose pages go through Beaconly
+        ("Threadline is used for incident conversations.", TOOLS, "paging tool", "nothing"),
+        ("Ledgerbook wiki is used for runbooks.", TOOLS, "paging tool", "nothing"),
+        ("Pages are sent through Beaconly.", TOOLS, "paging tool", None),
+        ("The company uses Beaconly.", TOOLS, "paging tool", None),  # "company" is asked
+        # sources that never say what is asked leave the model its words
+        (
+            "Lumenvault 3.1 keeps them for 60 days.",
+            "Deleted files: kept 60 days.",
+            "retention",
+            None,
+        ),
+        # asked which releases changed it: one that did not, or renamed nothing, answers no
+        (
+            "The retention was unchanged in 3.1.",
+            "Retention: 30 days (unchanged).",
+            "changed",
+            "no change",
+        ),
+        ("The retention did not change in 3.1.", "Retention: 30 days.", "changed", "no change"),
+        ("The retention remained at 30 days.", "Retention: 30 days.", "changed", "no change"),
+        ("The retention changed to 60 days.", "Retention: 60 days (was 30).", "changed", None),
+        (
+            "The retention setting's old name was `keep_days` in 3.1.",
+            "Setting `keep_days`: 30.",
+            "renamed",
+            "no rename",
+        ),
+        (
+            "3.1 renamed `keep_days` to `retention.days`.",
+            "`keep_days` is renamed to `retention.days`.",
+            "renamed",
+            None,
+        ),
+        # asked how it changed, not which ones: that it did not is an answer
+        ("The retention was unchanged in 3.1.", "Retention: 30 days (unchanged).", "how", None),
+    ],
+)
+def test_a_claim_of_another_subject_or_of_no_change_asked_which_changed_is_dropped(
+    tmp_path: Path, claim: str, text: str, question: str, why: str | None
+) -> None:
+    questions = {
+        "paging tool": "Which paging tool does each company's on-call policy use?",
+        "retention": "Which Lumenvault releases changed the retention, and to how many days?",
+        "changed": "Which Lumenvault releases changed the retention?",
+        "renamed": "Which Lumenvault releases renamed the retention setting, and to what?",
+        "how": "How did the retention change from Lumenvault 3.0 to 4.0?",
+    }
+    excerpt = Excerpt(
+        id="E1", path="a.md", lines=(1, 4), text=text, document="lumenvault-3.1-release-notes.md"
+    )
+    kept, dropped = check_one(tmp_path, claim, excerpt, questions[question])
+    assert (kept == []) is (why is not None)
+    assert why is None or why in dropped[0]
 
 
 def test_a_comparison_the_documents_settle_is_reported_with_no_model_call(
