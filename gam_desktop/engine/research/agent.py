@@ -191,6 +191,7 @@ class ResearchAgent:
                 instead = steps.stated_instead(f"{section.question} {run.question}", found.excerpts)
                 checked, _held = checked_against_family(instead, documents, run.question)
             section.claims = _merged(section.claims, steps.attributed(checked, documents))
+            section.left_out += len(dropped)
             run.notes.dropped += dropped
             self._emit(
                 run,

@@ -85,6 +85,7 @@ class SectionNotes(BaseModel):
     claims: list[Claim] = Field(default_factory=list)
     searched: bool = False
     integrated: bool = False  # its evidence went through the integrator
+    left_out: int = 0  # claims of it that failed their check
 
 
 class Notes(BaseModel):

@@ -40,11 +40,14 @@ def build(
                 ReportSection(title=section.question, claims=section.claims, confidence=score)
             )
         else:
-            why = missing.get(i) or (
-                "no passage of the memory answers it"
-                if section.integrated or (section.searched and not partial)
-                else "not answered: the run stopped before its evidence was read"
-            )
+            if i in missing:
+                why = missing[i]
+            elif section.left_out:  # its passages were there; what was made of them was not
+                why = "every claim made of its passages failed the check (see “Claims left out”)"
+            elif section.integrated or (section.searched and not partial):
+                why = "no passage of the memory answers it"
+            else:
+                why = "not answered: the run stopped before its evidence was read"
             not_said.append(f"{section.question}: {why}")
     sources = list(dict.fromkeys(s.path for sec in sections for c in sec.claims for s in c.sources))
     return ResearchReport(

@@ -59,6 +59,8 @@ README_LIMIT = 2500  # characters of the root README shown to the planner
 EXCERPT_ID = re.compile(r"^\[?\s*E\s*(\d+)\s*\]?$", re.IGNORECASE)
 GLUE_WORDS = {"and", "the", "for", "with", "from"}  # in a name, never what sets it apart
 NAME_WORD = re.compile(r"\d+(?:\.\d+)*|[^\W\d_]+")  # "3.2" stays one word here
+NUMBER_WORD = re.compile(r"\d+(?:[.,]\d+)*")
+IN_DOCUMENT = re.compile(r"\(in [^)]*\)")  # what `documents.by_document` adds to a sub-question
 INLINE_ID = re.compile(r"\s*[\[(]\s*(E\d+(?:\s*[,;]\s*E\d+)*)\s*[\])]", re.IGNORECASE)
 
 PLAN_SYSTEM = """You are the research planner of a memory: folders of Markdown notes, each \
@@ -378,15 +380,28 @@ def check_claims(
     return kept, dropped
 
 
-def _said(text: str, question: str, named: str) -> str | None:
-    """Whether a claim says anything: not when it gives no figure, value or name the
-    question lacks and two thirds of its words are the question's ("Osprine pays an
-    engineer for each weekend day on call", "The comparison being made is between the
-    occupied puffin burrows … counted by Varga, Okafor-Lind and Maalouf")."""
+def _said(text: str, question: str, named: str, evidence: str = "") -> str | None:
+    """Whether a claim says anything: not when it asks ("… to how many days? (in
+    lumenvault-3.2-release-notes.md)", the sub-question given back), nor when it gives no
+    figure, value or name the question lacks and two thirds of its words are the
+    question's ("Osprine pays an engineer for each weekend day on call", "The comparison
+    being made is between the occupied puffin burrows … counted by Varga, Okafor-Lind and
+    Maalouf"). A name starting it counts when `evidence` names it ("Klaxo is used for
+    paging")."""
+    if re.search(r"\?\s*(?:\([^)]*\))?\W*$", text):
+        return "it asks, it does not state"
     asked = set(query_terms(question)) | set(tokenize(named))
     words = {t for t in query_terms(text) if not t.isdigit()}
-    new_names = {t for n in qualifiers(text) for t in tokenize(n)} - asked
-    gives = re.search(r"\d", text) or QUOTED.search(text) or new_names
+    names = qualifiers(text)
+    first = re.match(r"\W*([A-Z][\w-]+)", text)
+    if first and first.group(1).lower() in qualifiers(evidence):
+        names.append(first.group(1).lower())
+    new_names = {t for n in names for t in tokenize(n)} - asked
+    # the question's own figures give nothing; a document's ("3.2" of "(in
+    # lumenvault-3.2-release-notes.md)", added to a sub-question) still tells which one
+    own = set(NUMBER_WORD.findall(IN_DOCUMENT.sub("", question)))
+    numbers = set(NUMBER_WORD.findall(text)) - own
+    gives = numbers or QUOTED.search(text) or new_names
     if words and not gives and 3 * len(words & asked) >= 2 * len(words):
         return "it only restates the question"
     return None
@@ -524,7 +539,7 @@ def _misstated(text: str, sources: list[Excerpt], question: str, sub_question: s
     change when asked which ones changed."""
     evidence = "\n\n".join(s.text for s in sources)
     named = " ".join(s.document or s.path for s in sources)  # "… in lumenvault-3.1-….md"
-    said = _said(text, question, named)
+    said = _said(text, question, named, evidence)
     if said is not None:
         return said
     invented = unsupported_values(text, f"{evidence}\n\n{named}", question)

@@ -12,10 +12,11 @@ from typing import Any
 import pytest
 
 from gam_desktop.engine.llm import capabilities
+from gam_desktop.engine.models import Citation
 from gam_desktop.engine.progress import OperationCancelled
 from gam_desktop.engine.research.budget import Limits
-from gam_desktop.engine.research.models import Claim, ClaimReply, Excerpt
-from gam_desktop.engine.research.report import NOT_SAID, markdown
+from gam_desktop.engine.research.models import Claim, ClaimReply, Excerpt, Notes, SectionNotes
+from gam_desktop.engine.research.report import NOT_SAID, build, markdown
 from gam_desktop.engine.research.steps import absent, attributed, check_claims, fallback_plan
 from gam_desktop.engine.store.folder import MemoryFolder
 from gam_desktop.engine.store.markdown import parse_memory
@@ -561,6 +562,60 @@ def test_a_claim_of_another_subject_or_of_no_change_asked_which_changed_is_dropp
     kept, dropped = check_one(tmp_path, claim, excerpt, questions[question])
     assert (kept == []) is (why is not None)
     assert why is None or why in dropped[0]
+
+
+KLAXO = "## Tools\n\nPages are delivered by **Klaxo**, through phone calls.\n"
+PAGING = "Which paging tool does each company's on-call policy use?"
+RETENTION = "Which Lumenvault releases changed the retention of deleted files?"
+
+
+@pytest.mark.parametrize(
+    ("claim", "text", "question", "why"),
+    [
+        # a name starting the claim is news when its source names it
+        ("Klaxo is used for paging tools.", KLAXO, PAGING, None),
+        ("Pagers is used for paging tools.", KLAXO, PAGING, "restates"),
+        # the 1.5B model gave its sub-question back as the claim
+        (
+            f"The {RETENTION[6:-1]}? (in lumenvault-3.2-release-notes.md)",
+            "Retention: 60 days.",
+            f"{RETENTION} (in lumenvault-3.2-release-notes.md)",
+            "it asks",
+        ),
+        # a version the person did not give tells which release, even if the sub-question
+        # is kept to its notes; one the person gave tells nothing
+        (
+            "Lumenvault 3.2 changed the retention of deleted files.",
+            "Retention: 60 days.",
+            f"{RETENTION} (in lumenvault-3.2-release-notes.md)",
+            None,
+        ),
+        (
+            "Lumenvault 3.2 changed the retention of deleted files.",
+            "Retention: 60 days.",
+            "Did Lumenvault 3.2 change the retention of deleted files?",
+            "restates",
+        ),
+    ],
+)
+def test_a_claim_that_asks_or_restates_is_dropped_one_that_names_is_not(
+    tmp_path: Path, claim: str, text: str, question: str, why: str | None
+) -> None:
+    excerpt = Excerpt(id="E1", path="a.md", lines=(1, 3), text=text, document="x-policy.md")
+    kept, dropped = check_one(tmp_path, claim, excerpt, question)
+    assert (kept == []) is (why is not None)
+    assert why is None or why in dropped[0]
+
+
+def test_a_section_whose_every_claim_failed_says_so_not_that_nothing_answers() -> None:
+    sections = [
+        SectionNotes(question="Which paging tool? (in a.md)", searched=True, integrated=True),
+        SectionNotes(question="Which paging tool? (in b.md)", searched=True, integrated=True),
+    ]
+    sections[1].left_out = 2
+    report = build(PAGING, Notes(sections=sections), {}, [], lambda p: Citation(path=p))
+    assert "no passage of the memory answers it" in report.not_said[0]
+    assert "every claim made of its passages failed the check" in report.not_said[1]
 
 
 def test_a_comparison_the_documents_settle_is_reported_with_no_model_call(
