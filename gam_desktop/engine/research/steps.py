@@ -16,12 +16,14 @@ from collections.abc import Callable, Mapping
 
 from gam_desktop.engine.ask.corpus import ORIGINAL, CorpusFile, document_of
 from gam_desktop.engine.ask.evidence import (
+    ASKED_THING,
     QUOTED,
     asked_thing,
     asked_units,
     document_window,
     figures,
     gather,
+    mentions,
     misses_asked_unit,
     qualifiers,
     unknown_names,
@@ -392,11 +394,7 @@ def _said(text: str, question: str, named: str, evidence: str = "") -> str | Non
         return "it asks, it does not state"
     asked = set(query_terms(question)) | set(tokenize(named))
     words = {t for t in query_terms(text) if not t.isdigit()}
-    names = qualifiers(text)
-    first = re.match(r"\W*([A-Z][\w-]+)", text)
-    if first and first.group(1).lower() in qualifiers(evidence):
-        names.append(first.group(1).lower())
-    new_names = {t for n in names for t in tokenize(n)} - asked
+    new_names = {t for n in _names_in(text, evidence) for t in tokenize(n)} - asked
     # the question's own figures give nothing; a document's ("3.2" of "(in
     # lumenvault-3.2-release-notes.md)", added to a sub-question) still tells which one
     own = set(NUMBER_WORD.findall(IN_DOCUMENT.sub("", question)))
@@ -405,6 +403,16 @@ def _said(text: str, question: str, named: str, evidence: str = "") -> str | Non
     if words and not gives and 3 * len(words & asked) >= 2 * len(words):
         return "it only restates the question"
     return None
+
+
+def _names_in(text: str, evidence: str) -> list[str]:
+    """The names `text` gives: those `qualifiers` finds, and the word starting it when
+    `evidence` names it ("Klaxo is used for paging", not "The handover is …")."""
+    names = qualifiers(text)
+    first = re.match(r"\W*([A-Z][\w-]+)", text)
+    if first and first.group(1).lower() in qualifiers(evidence):
+        names.append(first.group(1).lower())
+    return names
 
 
 CHANGED = re.compile(
@@ -489,27 +497,33 @@ def _tells_no_change(text: str, question: str) -> str | None:
 
 def _of_another_subject(text: str, question: str, sources: list[Excerpt]) -> bool:
     """Whether a claim says none of the words of what `question` asks about (its words but
-    the names, the documents' names, the words asking and the unit asked in) that its
-    sources say: "Threadline is used for incident conversations", asked which paging tool
+    the names, the documents' names, the words asking and the unit asked in; of a "which
+    <thing>" question, the thing's words: "call" of "on-call policy" is everywhere) that
+    its sources say: "Threadline is used for incident conversations", asked which paging tool
     each company uses, from "Pages are sent through Beaconly. Incident conversations happen
     in Threadline"; "The survey ran from 11 to 29 July", asked how many burrows were
     counted. Sources saying none of them ("keeps deleted files 60 days", asked the
-    retention) leave the words a claim may use to the model."""
+    retention) leave the words a claim may use to the model; so does a name that a
+    sentence of them saying those words gives."""
     documents = [s.document or s.path for s in sources]
-    names = set(tokenize(" ".join(qualifiers(question)))).union(*map(name_words, documents))
+    named = " ".join([*qualifiers(question), *(w for d in documents for w in name_words(d))])
     units = set(tokenize(" ".join(asked_units(question))))
-    subject = (
-        {
-            t
-            for t in query_terms(question)
-            if not t.isdigit() and not CHANGED.match(t) and not t.startswith("renam")
-        }
-        - ASKING
-        - names
-        - units
+    thing = ASKED_THING.match(question)  # "Which paging tool does …": a tool that pages
+    asked = {
+        t
+        for t in query_terms(thing.group(1) if thing else question)
+        if not t.isdigit() and not CHANGED.match(t) and not t.startswith("renam")
+    }
+    subject = asked - ASKING - set(tokenize(named)) - units
+    evidence = " ".join(s.text for s in sources)
+    if not subject & set(tokenize(evidence)) or subject & set(tokenize(text)):
+        return False
+    # "The company uses Beaconly" says it through the name: "Pages are sent through Beaconly"
+    names = _names_in(text, evidence)
+    return not any(
+        subject & set(tokenize(sentence)) and mentions(sentence, names)
+        for sentence in re.split(r"(?<=[.!?])\s+", evidence)
     )
-    said = subject & set(tokenize(" ".join(s.text for s in sources)))
-    return bool(said) and not subject & set(tokenize(text))
 
 
 def _of_another_thing(text: str, sources: list[Excerpt], question: str) -> list[str]:

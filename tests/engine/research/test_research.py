@@ -512,7 +512,8 @@ TOOLS = (
         ("Threadline is used for incident conversations.", TOOLS, "paging tool", "nothing"),
         ("Ledgerbook wiki is used for runbooks.", TOOLS, "paging tool", "nothing"),
         ("Pages are sent through Beaconly.", TOOLS, "paging tool", None),
-        ("The company uses Beaconly.", TOOLS, "paging tool", None),  # "company" is asked
+        ("The company uses Beaconly.", TOOLS, "paging tool", None),  # as its source says
+        ("The handover is a video call.", TOOLS, "paging tool", "nothing"),  # "on-call"
         # sources that never say what is asked leave the model its words
         (
             "Lumenvault 3.1 keeps them for 60 days.",
