@@ -83,6 +83,22 @@ def test_the_statement_saying_most_of_what_is_asked_is_taken_as_written() -> Non
     assert best_statement(twins, "What is the limit?") is None
 
 
+@pytest.mark.parametrize(
+    ("limits", "stated"),
+    [
+        # the 3.1 notes' count of devices: one digit, given as the item's value
+        ("- Maximum number of devices per account: **5**.\n", True),
+        ("- Maximum number of devices per account: 5\n", True),
+        # a digit in passing is no value
+        ("- Maximum number of devices per account depends on 2 factors.\n", False),
+    ],
+)
+def test_a_single_digit_given_as_a_value_is_a_statement_of_it(limits: str, stated: bool) -> None:
+    notes = f"## Limits\n\n- Maximum size of a single file: **50 GB**.\n{limits}"
+    found = best_statement(notes, "What is the maximum number of devices per account?")
+    assert (found is not None and "devices" in found[1]) is stated
+
+
 ESCALATION = """## Escalation
 
 The primary acknowledges a page within **15 minutes**. If the page is not acknowledged

@@ -33,6 +33,9 @@ DATE = re.compile(
     rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{MONTH}(?!\w)|\b{MONTH}\s+(\d{{1,2}})\b"
 )
 CLOCK = re.compile(r"\b(\d{1,2}):(\d{2})\b")
+# A single digit given as the value of a statement ("Maximum number of devices per account:
+# **5**."): `figures` leaves single digits out, as too common to tell anything elsewhere.
+VALUE_DIGIT = re.compile(r"\*\*(\d)\*\*|:\s*(\d)\s*\.?\s*$")
 # Words a question uses to ask, not to say what about: "compare", "how did it change".
 ASKING = frozenset(
     tokenize(
@@ -167,7 +170,7 @@ def _best_sentence(statement: str, topic: set[str]) -> str:
     sentences = [
         (len(topic & set(tokenize(sentence))), sentence)
         for sentence in re.split(r"(?<=[.!?])\s+", statement)
-        if figures(sentence)
+        if _stated(sentence)
     ]
     sentences.sort(key=lambda pair: -pair[0])
     if len(sentences) < 2 or sentences[1][0] == sentences[0][0]:
@@ -188,7 +191,7 @@ def _stating(evidence: str, question: str, names: str) -> list[tuple[int, str, s
     topic = _topic(question, names)
     units = []
     for heading, item in statements(evidence):
-        stated = figures(item)
+        stated = _stated(item)
         if stated and topic:
             said = topic & set(tokenize(f"{heading} {item}"))
             text = _plain(item)
@@ -196,6 +199,11 @@ def _stating(evidence: str, question: str, names: str) -> list[tuple[int, str, s
                 text = f"{heading}: {text}"
             units.append((len(said), text, stated))
     return units
+
+
+def _stated(text: str) -> set[str]:
+    """The figures `text` states, with a single digit it gives as a value."""
+    return figures(text) | {a or b for a, b in VALUE_DIGIT.findall(text)}
 
 
 def _plain(text: str) -> str:
