@@ -91,6 +91,7 @@ def test_the_statement_saying_most_of_what_is_asked_is_taken_as_written() -> Non
         ("- Maximum number of devices per account: 5\n", True),
         # a digit in passing is no value
         ("- Maximum number of devices per account depends on 2 factors.\n", False),
+        ("- Pair each device per account: press **2** twice.\n", False),
     ],
 )
 def test_a_single_digit_given_as_a_value_is_a_statement_of_it(limits: str, stated: bool) -> None:

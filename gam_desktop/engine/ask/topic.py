@@ -35,7 +35,7 @@ DATE = re.compile(
 CLOCK = re.compile(r"\b(\d{1,2}):(\d{2})\b")
 # A single digit given as the value of a statement ("Maximum number of devices per account:
 # **5**."): `figures` leaves single digits out, as too common to tell anything elsewhere.
-VALUE_DIGIT = re.compile(r"\*\*(\d)\*\*|:\s*(\d)\s*\.?\s*$")
+VALUE_DIGIT = re.compile(r":\s*\**(\d)\**\s*\.?\s*$")  # not "Pair it: press **2** twice."
 # Words a question uses to ask, not to say what about: "compare", "how did it change".
 ASKING = frozenset(
     tokenize(
@@ -203,7 +203,7 @@ def _stating(evidence: str, question: str, names: str) -> list[tuple[int, str, s
 
 def _stated(text: str) -> set[str]:
     """The figures `text` states, with a single digit it gives as a value."""
-    return figures(text) | {a or b for a, b in VALUE_DIGIT.findall(text)}
+    return figures(text) | set(VALUE_DIGIT.findall(text))
 
 
 def _plain(text: str) -> str:

@@ -267,8 +267,14 @@ class _Run:
 
 
 def _merged(old: list[Claim], new: list[Claim]) -> list[Claim]:
-    """The notes kept and the new claims, a claim stated twice kept once."""
-    merged = {c.text.casefold(): c for c in old}
-    for claim in new:  # a small model repeats a claim within one reply too
-        merged.setdefault(claim.text.casefold(), claim)
+    """The notes kept and the new claims, a claim stated twice kept once with the sources
+    of both (a small model repeats a claim within one reply too)."""
+    merged: dict[str, Claim] = {}
+    for claim in [*old, *new]:
+        key = claim.text.casefold().rstrip(" .")
+        if key in merged:
+            sources = {s.id: s for s in [*merged[key].sources, *claim.sources]}
+            merged[key] = merged[key].model_copy(update={"sources": list(sources.values())})
+        else:
+            merged[key] = claim
     return list(merged.values())

@@ -51,6 +51,7 @@ from gam_desktop.engine.research.models import (
     SubQuestion,
 )
 from gam_desktop.engine.store.markdown import README as README_NAME
+from gam_desktop.engine.textutil import STOPWORDS
 
 STAGE = "research"
 PASSAGES_PER_QUESTION = 3  # BM25 passages per sub-question
@@ -62,6 +63,10 @@ EXCERPT_ID = re.compile(r"^\[?\s*E\s*(\d+)\s*\]?$", re.IGNORECASE)
 GLUE_WORDS = {"and", "the", "for", "with", "from"}  # in a name, never what sets it apart
 NAME_WORD = re.compile(r"\d+(?:\.\d+)*|[^\W\d_]+")  # "3.2" stays one word here
 NUMBER_WORD = re.compile(r"\d+(?:[.,]\d+)*")
+YES_OR_NO = re.compile(
+    r"\s*(?:did|does|do|is|are|was|were|has|have|had|can|could|will|would|should)\b",
+    re.IGNORECASE,
+)
 IN_DOCUMENT = re.compile(r"\(in [^)]*\)")  # what `documents.by_document` adds to a sub-question
 INLINE_ID = re.compile(r"\s*[\[(]\s*(E\d+(?:\s*[,;]\s*E\d+)*)\s*[\])]", re.IGNORECASE)
 
@@ -390,8 +395,10 @@ def _said(text: str, question: str, named: str, evidence: str = "") -> str | Non
     being made is between the occupied puffin burrows … counted by Varga, Okafor-Lind and
     Maalouf"). A name starting it counts when `evidence` names it ("Klaxo is used for
     paging")."""
-    if re.search(r"\?\s*(?:\([^)]*\))?\W*$", text):
+    if re.search(r"\?(?![\"'”’])\s*(?:\([^)]*\))?\W*$", text):  # not a title quoted
         return "it asks, it does not state"
+    if YES_OR_NO.match(question):  # "Did 3.2 raise it to 60 days?": saying so answers
+        return None
     asked = set(query_terms(question)) | set(tokenize(named))
     words = {t for t in query_terms(text) if not t.isdigit()}
     new_names = {t for n in _names_in(text, evidence) for t in tokenize(n)} - asked
@@ -407,11 +414,15 @@ def _said(text: str, question: str, named: str, evidence: str = "") -> str | Non
 
 def _names_in(text: str, evidence: str) -> list[str]:
     """The names `text` gives: those `qualifiers` finds, and the word starting it when
-    `evidence` names it ("Klaxo is used for paging", not "The handover is …")."""
+    `evidence` writes it capitalized and never in lower case ("Klaxo is used for paging" of
+    "Klaxo delivers pages"; not "The", nor "Incidents" of "… on incidents")."""
     names = qualifiers(text)
     first = re.match(r"\W*([A-Z][\w-]+)", text)
-    if first and first.group(1).lower() in qualifiers(evidence):
-        names.append(first.group(1).lower())
+    if first is not None:
+        word = first.group(1)
+        written = re.findall(rf"(?<![\w-]){re.escape(word)}(?![\w-])", evidence, re.IGNORECASE)
+        if word in written and word.lower() not in written and word.lower() not in STOPWORDS:
+            names.append(word.lower())
     return names
 
 
@@ -420,10 +431,12 @@ CHANGED = re.compile(
     re.IGNORECASE,
 )
 UNCHANGED = re.compile(
-    r"\b(?:unchanged|no\s+change|not\s+changed|same\s+as\s+(?:before|in)|as\s+before|"
-    r"(?:did|does|has|have)\s+not\s+change|(?:remain|stay)(?:s|ed)?\s+(?:the\s+same|at))\b",
+    r"\b(?:unchanged|no\s+changes?|not\s+changed|same\s+as\s+(?:before|in)|as\s+before|"
+    r"(?:did|does|has|have)\s*n[o']t\s+(?:been\s+)?chang\w*|"
+    r"(?:remain|stay)(?:s|ed)?\s+(?:the\s+same|unchanged))\b",
     re.IGNORECASE,
 )
+CODE = re.compile(r"`([^`\n]+)`")
 
 
 def _changed_though_unchanged(text: str, evidence: str) -> bool:
@@ -448,8 +461,17 @@ RENAMED = re.compile(
     re.IGNORECASE,
 )
 DENIED_BEFORE = 40  # characters before "renamed" a denial of it is in ("No settings were")
-# "Which releases changed the retention …?", "Which releases renamed the setting …?"
-WHICH_CHANGED = re.compile(rf"\bwhich\b.*?(?:{CHANGED.pattern}|renam)", re.IGNORECASE | re.DOTALL)
+# "Which releases changed the retention …?", "Which releases renamed the setting …?": the
+# verb right after what is asked about; not "Which releases did not change …", "Which plan
+# has the lower price", "Which team is largest, and has its headcount changed?"
+WHICH_CHANGED = re.compile(
+    r"\bwhich\s+(?:(?!(?:not|never|no)\b)[\w.-]+\s+){1,3}?"
+    r"(?:(?:chang|increas|decreas|rais|lower|reduc|extend|shorten|doubl|halv|renam)ed|grew)\b",
+    re.IGNORECASE,
+)
+# How a claim tells of a rename: in words, or by giving the old and the new name
+# ("In 3.1 `keep_days` became `retention.days`")
+RENAME_TOLD = re.compile(r"\b(?:became|become|replac\w*)\b", re.IGNORECASE)
 
 
 def _renames(clause: str) -> bool:
@@ -484,46 +506,55 @@ def _renamed_unsaid(text: str, sources: list[Excerpt], question: str) -> bool:
 
 def _tells_no_change(text: str, question: str) -> str | None:
     """Why a claim does not answer a question asking which ones changed (or renamed)
-    something: it says it did not change ("The retention was unchanged in 3.1"), or, asked
-    which renamed it, it tells of no rename ("The old name was `backup_interval` in 3.0")."""
+    something: it says it did not change and tells of no change besides ("The retention
+    was unchanged in 3.1"), or, asked only which renamed it, it tells of no rename ("The
+    old name was `backup_interval` in 3.0")."""
     if not WHICH_CHANGED.search(question):
         return None
-    if UNCHANGED.search(text):
+    if UNCHANGED.search(text) and not CHANGED.search(UNCHANGED.sub(" ", text)):
         return "asked which changed it, it tells of no change"
-    if re.search(r"\brenam", question, re.IGNORECASE) and not _renames(text):
+    renaming_only = re.search(r"\brenam", question, re.IGNORECASE) and not CHANGED.search(question)
+    told = _renames(text) or RENAME_TOLD.search(text) or len(set(CODE.findall(text))) > 1
+    if renaming_only and not told:
         return "asked which renamed it, it tells of no rename"
     return None
 
 
-def _of_another_subject(text: str, question: str, sources: list[Excerpt]) -> bool:
-    """Whether a claim says none of the words of what `question` asks about (its words but
-    the names, the documents' names, the words asking and the unit asked in; of a "which
-    <thing>" question, the thing's words: "call" of "on-call policy" is everywhere) that
-    its sources say: "Threadline is used for incident conversations", asked which paging tool
-    each company uses, from "Pages are sent through Beaconly. Incident conversations happen
-    in Threadline"; "The survey ran from 11 to 29 July", asked how many burrows were
-    counted. Sources saying none of them ("keeps deleted files 60 days", asked the
-    retention) leave the words a claim may use to the model; so does a name that a
-    sentence of them saying those words gives."""
+def _of_another_subject(text: str, question: str, sources: list[Excerpt], asked: str) -> bool:
+    """Whether a claim is about another thing than `question` asks about, as its sources
+    show it: it says none of the words of what is asked (the question's words but the
+    names, the documents' names, the words asking and the unit asked in; of a "which
+    <thing>" question, `asked` or else `question`, the thing's words: "call" of "on-call
+    policy" is everywhere), its sources say some, and every sentence of theirs giving its
+    names, quoted values or figures says none: "Threadline is used for incident
+    conversations", asked which paging tool each company uses, from "Pages are sent
+    through Beaconly. Incident conversations happen in Threadline"; "The survey ran from
+    11 to 29 July", asked how many burrows were counted. A claim in other words that its
+    sources give with the thing ("Deleted files are kept for 60 days" of "Retention: 60
+    days") is about it."""
     documents = [s.document or s.path for s in sources]
     named = " ".join([*qualifiers(question), *(w for d in documents for w in name_words(d))])
     units = set(tokenize(" ".join(asked_units(question))))
-    thing = ASKED_THING.match(question)  # "Which paging tool does …": a tool that pages
-    asked = {
+    thing = ASKED_THING.match(asked) or ASKED_THING.match(question)  # "Which paging tool does …"
+    words = {
         t
         for t in query_terms(thing.group(1) if thing else question)
         if not t.isdigit() and not CHANGED.match(t) and not t.startswith("renam")
     }
-    subject = asked - ASKING - set(tokenize(named)) - units
-    evidence = " ".join(s.text for s in sources)
+    subject = words - ASKING - set(tokenize(named)) - units
+    evidence = "\n".join(s.text for s in sources)
     if not subject & set(tokenize(evidence)) or subject & set(tokenize(text)):
         return False
-    # "The company uses Beaconly" says it through the name: "Pages are sent through Beaconly"
-    names = _names_in(text, evidence)
-    return not any(
-        subject & set(tokenize(sentence)) and mentions(sentence, names)
-        for sentence in re.split(r"(?<=[.!?])\s+", evidence)
-    )
+    given = set(tokenize(named)) | figures(named) | figures(question)
+    refs = [n for n in _names_in(text, evidence) if not set(tokenize(n)) <= given]
+    refs += [c.lower() for c in CODE.findall(text)]
+    numbers = sorted(figures(text) - given)
+    giving = [
+        sentence
+        for sentence in re.split(r"(?<=[.!?])\s+|\n+", evidence)
+        if mentions(sentence, refs) or figures(sentence) & set(numbers)
+    ]
+    return bool(giving) and not any(subject & set(tokenize(g)) for g in giving)
 
 
 def _of_another_thing(text: str, sources: list[Excerpt], question: str) -> list[str]:
@@ -571,7 +602,7 @@ def _misstated(text: str, sources: list[Excerpt], question: str, sub_question: s
     unit = misses_asked_unit(text, sub_question or question)
     if unit is not None:  # "changed the retention to 200GB", asked "to how many days"
         return f"it states no number of {unit}s"
-    if _of_another_subject(text, question, sources):
+    if _of_another_subject(text, question, sources, sub_question):
         return "it says nothing of what is asked"
     return _tells_no_change(text, question)
 

@@ -513,7 +513,18 @@ TOOLS = (
         ("Ledgerbook wiki is used for runbooks.", TOOLS, "paging tool", "nothing"),
         ("Pages are sent through Beaconly.", TOOLS, "paging tool", None),
         ("The company uses Beaconly.", TOOLS, "paging tool", None),  # as its source says
-        ("The handover is a video call.", TOOLS, "paging tool", "nothing"),  # "on-call"
+        ("The handover happens in Threadline.", TOOLS, "paging tool", "nothing"),
+        # nothing in it to find in its sources: the model's words stand
+        ("The handover is a video call.", TOOLS, "paging tool", None),
+        # other words for what is asked, given with it in its sources
+        (
+            "Deleted files are kept for 60 days.",
+            "Retention of deleted files: 60 days.",
+            "what",
+            None,
+        ),
+        ("60 days.", "Retention of deleted files: 60 days.", "what", None),
+        ("Klaxo is used.", "Klaxo delivers pages by phone call.", "paging tool", None),
         # sources that never say what is asked leave the model its words
         (
             "Lumenvault 3.1 keeps them for 60 days.",
@@ -529,7 +540,44 @@ TOOLS = (
             "no change",
         ),
         ("The retention did not change in 3.1.", "Retention: 30 days.", "changed", "no change"),
-        ("The retention remained at 30 days.", "Retention: 30 days.", "changed", "no change"),
+        ("The retention remained the same.", "Retention: 30 days.", "changed", "no change"),
+        ("3.1 didn't change the retention.", "Retention: 30 days.", "changed", "no change"),
+        # a change told beside it, or a question asking which did not change
+        (
+            "3.1 did not change the retention, but 3.2 raised it from 30 to 60 days.",
+            "Retention: 60 days in 3.2 (was 30 in 3.1).",
+            "changed",
+            None,
+        ),
+        ("3.1 did not change the retention.", "Retention: 30 days.", "not changed", None),
+        (
+            "Basic costs $5, unchanged since 2020.",
+            "Basic: $5, unchanged since 2020.",
+            "lower",
+            None,
+        ),
+        ("3.1 did not change the retention.", "Retention: 30 days.", "have not changed", None),
+        # asked of a change and a rename, a change is an answer
+        (
+            "3.1 changed the retention to 60 days.",
+            "Retention: 60 days in 3.1 (was 30).",
+            "changed or renamed",
+            None,
+        ),
+        # the 1.5B model's, asked the retention: a rename its sources give apart from it
+        (
+            "Lumenvault renamed `backup_interval` to `schedule.every`.",
+            "- `backup_interval` is renamed to `schedule.every`.\n- Retention: 30 days.",
+            "changed",
+            "nothing",
+        ),
+        # a rename told by giving both names
+        (
+            "In 3.1 `keep_days` became `retention.days`.",
+            "`keep_days` is now `retention.days`.",
+            "renamed",
+            None,
+        ),
         ("The retention changed to 60 days.", "Retention: 60 days (was 30).", "changed", None),
         (
             "The retention setting's old name was `keep_days` in 3.1.",
@@ -556,6 +604,12 @@ def test_a_claim_of_another_subject_or_of_no_change_asked_which_changed_is_dropp
         "changed": "Which Lumenvault releases changed the retention?",
         "renamed": "Which Lumenvault releases renamed the retention setting, and to what?",
         "how": "How did the retention change from Lumenvault 3.0 to 4.0?",
+        "what": "What is the retention in Lumenvault 3.1?",
+        "not changed": "Which Lumenvault releases did not change the retention?",
+        "lower": "Which plan has the lower price?",
+        "have not changed": "Which releases have not changed the retention?",
+        "changed or renamed": "Which Lumenvault releases changed the retention, and was its "
+        "setting renamed?",
     }
     excerpt = Excerpt(
         id="E1", path="a.md", lines=(1, 4), text=text, document="lumenvault-3.1-release-notes.md"
@@ -594,8 +648,22 @@ RETENTION = "Which Lumenvault releases changed the retention of deleted files?"
         (
             "Lumenvault 3.2 changed the retention of deleted files.",
             "Retention: 60 days.",
-            "Did Lumenvault 3.2 change the retention of deleted files?",
+            "What did Lumenvault 3.2 change the retention of deleted files to?",
             "restates",
+        ),
+        # asked yes or no, saying so answers
+        (
+            "Lumenvault 3.2 changed the retention of deleted files.",
+            "Retention: 60 days.",
+            "Did Lumenvault 3.2 change the retention of deleted files?",
+            None,
+        ),
+        # a quoted title ending in a question mark is no question
+        (
+            'The FAQ entry on it is titled "Where did my retention go?"',
+            "Retention: 60 days.",
+            RETENTION,
+            None,
         ),
     ],
 )
@@ -606,6 +674,24 @@ def test_a_claim_that_asks_or_restates_is_dropped_one_that_names_is_not(
     kept, dropped = check_one(tmp_path, claim, excerpt, question)
     assert (kept == []) is (why is not None)
     assert why is None or why in dropped[0]
+
+
+def test_the_thing_asked_is_the_sub_questions(tmp_path: Path) -> None:
+    """Of a question asking two things, the sub-question says which one a section is
+    about: its claims about the second are not held to the first's words."""
+    (tmp_path / "a.md").write_text("x")
+    text = "## Rotation\n\nThe on-call rotation is weekly. Pages go through Beaconly.\n"
+    excerpt = Excerpt(id="E1", path="a.md", lines=(1, 3), text=text, document="acme-oncall.md")
+    sub = "Which paging tool does Acme use?"
+    kept, _ = check_claims(
+        [ClaimReply(text="Pages go through Beaconly.", sources=["E1"])],
+        f"Which rotation length does Acme use, and which paging tool? {sub}",
+        {"E1": excerpt},
+        lambda p: (tmp_path / p).is_file(),
+        {"a.md"},
+        sub_question=sub,
+    )
+    assert [c.text for c in kept] == ["Pages go through Beaconly."]
 
 
 def test_a_section_whose_every_claim_failed_says_so_not_that_nothing_answers() -> None:
@@ -682,3 +768,18 @@ def test_what_stands_in_for_failed_claims_is_no_unchanged_value_of_a_change() ->
     assert [c.text for c in kept] == [
         "Retention of deleted files and old versions: 30 days (unchanged)."
     ]
+
+
+def test_a_claim_stated_twice_is_kept_once_with_the_sources_of_both() -> None:
+    from gam_desktop.engine.research.agent import _merged
+
+    def claim(text: str, source: str) -> Claim:
+        return Claim(
+            text=text, sources=[Excerpt(id=source, path=f"{source}.md", lines=(1, 1), text="")]
+        )
+
+    merged = _merged(
+        [claim("Acme pages after 10 minutes.", "E1")], [claim("Acme pages after 10 minutes", "E2")]
+    )
+    assert [c.text for c in merged] == ["Acme pages after 10 minutes."]
+    assert [s.id for s in merged[0].sources] == ["E1", "E2"]
