@@ -426,10 +426,8 @@ def _names_in(text: str, evidence: str) -> list[str]:
     return names
 
 
-CHANGED = re.compile(
-    r"\b(?:chang|increas|decreas|rais|lower|grew|grow|reduc|extend|shorten|doubl|halv)\w*",
-    re.IGNORECASE,
-)
+CHANGE_STEMS = "chang|increas|decreas|rais|lower|reduc|extend|shorten|doubl|halv"
+CHANGED = re.compile(rf"\b(?:{CHANGE_STEMS}|grew|grow)\w*", re.IGNORECASE)
 UNCHANGED = re.compile(
     r"\b(?:unchanged|no\s+changes?|not\s+changed|same\s+as\s+(?:before|in)|as\s+before|"
     r"(?:did|does|has|have)\s*n[o']t\s+(?:been\s+)?chang\w*|"
@@ -466,7 +464,7 @@ DENIED_BEFORE = 40  # characters before "renamed" a denial of it is in ("No sett
 # has the lower price", "Which team is largest, and has its headcount changed?"
 WHICH_CHANGED = re.compile(
     r"\bwhich\s+(?:(?!(?:not|never|no)\b)[\w.-]+\s+){1,3}?"
-    r"(?:(?:chang|increas|decreas|rais|lower|reduc|extend|shorten|doubl|halv|renam)ed|grew)\b",
+    rf"(?:(?:{CHANGE_STEMS}|renam)ed|grew)\b",
     re.IGNORECASE,
 )
 # How a claim tells of a rename: in words, or by giving the old and the new name
@@ -548,11 +546,11 @@ def _of_another_subject(text: str, question: str, sources: list[Excerpt], asked:
     given = set(tokenize(named)) | figures(named) | figures(question)
     refs = [n for n in _names_in(text, evidence) if not set(tokenize(n)) <= given]
     refs += [c.lower() for c in CODE.findall(text)]
-    numbers = sorted(figures(text) - given)
+    numbers = figures(text) - given
     giving = [
         sentence
         for sentence in re.split(r"(?<=[.!?])\s+|\n+", evidence)
-        if mentions(sentence, refs) or figures(sentence) & set(numbers)
+        if mentions(sentence, refs) or figures(sentence) & numbers
     ]
     return bool(giving) and not any(subject & set(tokenize(g)) for g in giving)
 
