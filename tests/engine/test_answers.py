@@ -694,6 +694,39 @@ def test_a_documents_own_name_does_not_pick_its_window() -> None:
     assert "30 minutes" in document_window(text, question, "lumenvault-3.1-release-notes.md")
 
 
+def test_the_window_prefers_the_kind_of_thing_asked_for() -> None:
+    """Research showed the 1.5B model Tallowmere's paging windows, asked which paging tool
+    each company uses: "## Paging Windows … incidents page" holds "paging" twice, "## Tools
+    Alerts are routed by SignalHarbor" only "tool". Between sentences holding as many of the
+    question's words, the one naming the thing asked for (a "tool", what the company uses)
+    wins; asked which company has the longest rotation, the company is what is asked for,
+    not a word to look for."""
+    from gam_desktop.engine.ask.evidence import document_window
+
+    filler = " ".join(f"Note {n}: the handover document lists open incidents." for n in range(8))
+    text = (
+        "[x-oncall.md — Tallowmere On-Call]\nCompany: Tallowmere Analytics.\n\n"
+        "## Paging Windows\n\n- SEV1 incidents page at any time of day or night.\n\n"
+        f"## Handover\n\n{filler}\n\n## Review\n\n{filler}\n\n"
+        "## Rotation\n\nA rotation lasts 14 days.\n\n"
+        "## Tools\n\nAlerts are routed by SignalHarbor, which phones the primary.\n"
+    )
+    asked = "Which paging tool does each company's on-call policy use? (in x-oncall.md)"
+    assert "SignalHarbor" in document_window(text, asked, "x-oncall.md")
+    longest = "Which company has the longest rotation? (in x-oncall.md)"
+    assert "14 days" in document_window(text, longest, "x-oncall.md")
+
+
+def test_a_best_sentence_ending_the_text_is_shown_whole() -> None:
+    """The window ends at the text's end when its best sentence is last; stepping back to
+    the start of a sentence had cut that sentence off ("… are routed b…")."""
+    from gam_desktop.engine.ask.evidence import window
+
+    filler = " ".join(f"Note {n}: the handover document lists open incidents." for n in range(16))
+    text = f"{filler} Alerts are routed by SignalHarbor, which phones the primary."
+    assert "which phones the primary." in window(text, "Where are alerts routed?")
+
+
 def test_a_figure_of_another_thing_is_explored_past(
     make_workflow, tmp_path, llm_server, unsettled
 ) -> None:

@@ -176,8 +176,22 @@ def asked_thing(question: str) -> str | None:
     last word ("desserts" of "Which desserts are on the menu at Ferrovia?"); None when it
     asks no such thing or names no subject."""
     match = ASKED_THING.match(question)
-    if match is None or not qualifiers(question):
+    return _head(match) if match is not None and qualifiers(question) else None
+
+
+def asked_head(question: str) -> str | None:
+    """The kind of thing a question asks for where that thing belongs to its subject:
+    `asked_thing`, or the object of "do/does/did" ("tool" of "Which paging tool does each
+    company use?"). "Which company has the longest rotation?" asks for the company itself:
+    no head."""
+    match = ASKED_THING.match(question)
+    if match is None:
         return None
+    owned = match.group(0).split()[-1].lower() in {"do", "does", "did"}
+    return _head(match) if owned or qualifiers(question) else None
+
+
+def _head(match: re.Match[str]) -> str | None:
     head = match.group(1).split()[-1].lower()
     return None if head in STOPWORDS or head in QUESTION_WORDS else head
 
@@ -387,7 +401,14 @@ def document_window(text: str, question: str, document: str) -> str:
     named = frozenset(query_terms(" ".join(qualifiers(question))))
     label = LABEL.match(text)
     about = named & set(tokenize(f"{document} {label.group() if label else ''}"))
-    return window(text, question, known=frozenset(about), names=named - about)
+    head = asked_head(question)
+    return window(
+        text,
+        question,
+        known=frozenset(about),
+        names=named - about,
+        head=tokenize(head)[0] if head else None,
+    )
 
 
 def window(
@@ -396,25 +417,38 @@ def window(
     width: int = WINDOW,
     known: frozenset[str] = frozenset(),
     names: frozenset[str] = frozenset(),
+    head: str | None = None,
 ) -> str:
     """The `width` characters of `text` around its sentence that holds most of the
     question's terms, the `names` it asks about first, not counting the `known` ones
-    (the company a passage is about, whose name fills the introduction, not the answer)."""
+    (the company a passage is about, whose name fills the introduction, not the answer);
+    between sentences holding as many, the one naming the `head` of the thing asked for
+    ("tool" of "which paging tool": "## Tools Alerts are routed by SignalHarbor", not
+    "## Paging Windows SEV1 incidents page at any time")."""
     flat = LABEL.sub("", " ".join(text.split()), count=1)  # its words would win every tie
     if len(flat) <= width:
         return flat
     terms = set(query_terms(question)) - known
-    best, best_span = (-1, -1, -1), (0, 0)
+    best: tuple[int, int, bool, int] = (-1, -1, False, -1)
+    best_span = (0, 0)
     for match in SENTENCE.finditer(flat):
         tokens = tokenize(match.group())
         distinct = set(tokens)
-        score = (len(names & distinct), len(terms & distinct), sum(t in terms for t in tokens))
+        score = (
+            len(names & distinct),
+            len(terms & distinct),
+            head in distinct,
+            sum(t in terms for t in tokens),
+        )
         if score > best:
             best, best_span = score, match.span()
     # The best sentence a third of the way in: the context before it, the rest after.
     begin = max(0, min(best_span[0] - width // 3, len(flat) - width))
     sentence_start = flat.rfind(". ", 0, begin) + 2 if begin else 0
-    begin = sentence_start if begin - sentence_start < width // 4 else begin
+    # Back to where a sentence starts, unless that cuts off the best one's end (a best
+    # sentence ending the text sets the window's end).
+    fits = sentence_start + width >= best_span[1]
+    begin = sentence_start if begin - sentence_start < width // 4 and fits else begin
     piece = flat[begin : begin + width]
     cut = piece.rfind(". ")
     keep = best_span[1] - begin  # never cut the best sentence off
