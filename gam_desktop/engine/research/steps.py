@@ -437,12 +437,15 @@ UNCHANGED = re.compile(
 CODE = re.compile(r"`([^`\n]+)`")
 
 
-def _changed_though_unchanged(text: str, evidence: str) -> bool:
-    """Whether a claim says a value changed that its sources give only as unchanged: "3.1
-    changed the retention to 30 days" from "Retention of deleted files: 30 days
-    (unchanged)"."""
+def _changed_though_unchanged(text: str, evidence: str, asked: str) -> bool:
+    """Whether a claim tells of a change in a value its sources give only as unchanged:
+    it says the value changed ("3.1 changed the retention to 30 days" from "Retention of
+    deleted files: 30 days (unchanged)"), or it gives the value in answer to `asked`,
+    which asks which ones changed it ("3.1 keeps deleted files for 30 days", asked which
+    releases changed the retention)."""
     found = figures(text)
-    if not found or not CHANGED.search(UNCHANGED.sub(" ", text)):
+    told = CHANGED.search(UNCHANGED.sub(" ", text)) or WHICH_CHANGED.search(asked)
+    if not found or not told:
         return False
     words = {t for t in query_terms(text) if not t.isdigit()}
     stating = [
@@ -591,7 +594,7 @@ def _misstated(text: str, sources: list[Excerpt], question: str, sub_question: s
     elsewhere = _of_another_thing(text, sources, question)
     if elsewhere:  # "the backup interval was 50 GB": the file size limit's figure
         return f"its sources give {', '.join(elsewhere)} of another thing"
-    if _changed_though_unchanged(text, evidence):
+    if _changed_though_unchanged(text, evidence, sub_question or question):
         return "its sources say it did not change"
     if _renamed_unsaid(text, sources, question):
         return "its sources rename nothing to it"

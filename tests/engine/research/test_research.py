@@ -423,12 +423,16 @@ def test_a_claim_that_only_restates_the_question_is_dropped(
     [
         # the 1.5B model's claim from the 3.1 notes, which keep the retention unchanged
         ("In Lumenvault 3.1 the retention of deleted files changed to 30 days.", True),
-        ("Lumenvault 3.1 keeps deleted files for 30 days.", False),  # no change claimed
+        # the 1.5B model's, asked which releases changed the retention: a value that
+        # stayed the same answers no such question
+        ("Lumenvault 3.1 keeps deleted files for 30 days.", True),
+        ("Lumenvault 3.1 keeps deleted files for 30 days.", "how"),  # asked how, an answer
         ("The backup interval changed to 30 minutes in 3.1.", False),  # that one did change
+        ("3.1 sets the backup interval to 30 minutes.", False),  # a value its notes give
     ],
 )
 def test_a_change_its_source_calls_unchanged_is_dropped(
-    tmp_path: Path, claim: str, dropped: bool
+    tmp_path: Path, claim: str, dropped: bool | str
 ) -> None:
     text = (
         "# Lumenvault 3.1 release notes\n\n## Defaults\n\n"
@@ -436,15 +440,34 @@ def test_a_change_its_source_calls_unchanged_is_dropped(
         "- Retention of deleted files and old versions: **30 days** (unchanged).\n"
     )
     excerpt = Excerpt(id="E1", path="a.md", lines=(1, 4), text=" ".join(text.split()))
-    kept, why = check_one(
-        tmp_path,
-        claim,
-        excerpt,
-        "Which Lumenvault releases changed the retention of deleted files or the backup "
-        "interval, and how?",
+    question = (
+        "How did the retention of deleted files change from Lumenvault 3.0 to 4.0?"
+        if dropped == "how"
+        else "Which Lumenvault releases changed the retention of deleted files or the backup "
+        "interval, and how?"
     )
-    assert (kept == []) is dropped
-    assert not dropped or "did not change" in why[0]
+    kept, why = check_one(tmp_path, claim, excerpt, question)
+    assert (kept == []) is (dropped is True)
+    assert dropped is not True or "did not change" in why[0]
+
+
+def test_an_unchanged_value_answers_a_sub_question_asking_it(tmp_path: Path) -> None:
+    """Asked which releases changed the retention, a plan may still ask what it is in 3.1
+    (to tell whether 3.1 changed it): its sub-question, not the question, says what a
+    claim must answer."""
+    text = "- Retention of deleted files and old versions: **30 days** (unchanged)."
+    document = "lumenvault-3.1-release-notes.md"
+    excerpt = Excerpt(id="E1", path="a.md", lines=(1, 1), text=text, document=document)
+    (tmp_path / "a.md").write_text("x")
+    kept, _ = check_claims(
+        [ClaimReply(text="Lumenvault 3.1 keeps deleted files for 30 days.", sources=["E1"])],
+        "Which Lumenvault releases changed the retention of deleted files?",
+        {"E1": excerpt},
+        lambda p: (tmp_path / p).is_file(),
+        {"a.md"},
+        sub_question="What is the retention of deleted files in Lumenvault 3.1?",
+    )
+    assert [c.text for c in kept] == ["Lumenvault 3.1 keeps deleted files for 30 days."]
 
 
 @pytest.mark.parametrize(
