@@ -58,6 +58,8 @@ PASSAGES_PER_QUESTION = 3  # BM25 passages per sub-question
 FILES_PER_QUESTION = 4  # files read (cat) per sub-question: a local model reads them all
 KEYWORDS_PER_QUESTION = 4
 MAX_SUB_QUESTIONS = 6
+QUOTED_TERMS = 4  # words a claim citing nothing needs to be matched to an excerpt
+QUOTED_SHARE = 0.8  # of them the excerpt must hold
 README_LIMIT = 2500  # characters of the root README shown to the planner
 EXCERPT_ID = re.compile(r"^\[?\s*E\s*(\d+)\s*\]?$", re.IGNORECASE)
 GLUE_WORDS = {"and", "the", "for", "with", "from"}  # in a name, never what sets it apart
@@ -373,6 +375,8 @@ def check_claims(
             else:
                 failed.append(cited)
         sources = list({s.id: s for s in sources}.values())
+        if not claim.sources:  # cited nothing: the excerpts it is written from, if any
+            sources = [e for e in _quoted_in(claim.text, excerpts) if exists(e.path)]
         if not sources:
             why = f"cited {', '.join(failed)}: not found or never read" if failed else "no source"
             dropped.append(f"{claim.text} ({why})")
@@ -385,6 +389,21 @@ def check_claims(
             dropped.append(f"a citation of “{claim.text}”: {', '.join(failed)} (not found)")
         kept.append(Claim(text=claim.text.strip(), sources=sources))
     return kept, dropped
+
+
+def _quoted_in(text: str, excerpts: Mapping[str, Excerpt]) -> list[Excerpt]:
+    """The excerpts a claim citing none is written from: each states its every figure and
+    nearly every word of it (the 1.5B model gave "Poultry must reach a core temperature of
+    78 °C, measured at the thickest point" and no source)."""
+    terms = set(query_terms(text))
+    if len(terms) < QUOTED_TERMS:
+        return []
+    return [
+        e
+        for e in excerpts.values()
+        if figures(text) <= figures(e.text)
+        and len(terms & set(tokenize(e.text))) >= QUOTED_SHARE * len(terms)
+    ]
 
 
 def _said(text: str, question: str, named: str, evidence: str = "") -> str | None:

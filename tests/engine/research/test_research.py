@@ -451,6 +451,56 @@ def test_a_change_its_source_calls_unchanged_is_dropped(
     assert dropped is not True or "did not change" in why[0]
 
 
+@pytest.mark.parametrize(
+    ("claim", "source"),
+    [
+        # the 1.5B model's, citing nothing: its words and figure are E2's
+        ("Poultry must reach a core temperature of 78 °C, measured at the thickest point.", "E2"),
+        ("Chicken must reach 78 °C at the thickest point.", "E2"),
+        ("Chicken must reach a core temperature of 78 °C.", "E2"),  # E3's words, not its 75
+        ("Poultry must reach a core temperature of 80 °C, measured at the thickest point.", None),
+        ("Poultry is roasted whole on Sundays for the staff lunch.", None),
+        ("The thickest point is measured on Sundays for the staff lunch.", None),  # 3 of 7
+        ("78 °C.", None),  # too few words to tell where it is from
+    ],
+)
+def test_a_claim_citing_nothing_is_cited_from_the_excerpt_it_quotes(
+    tmp_path: Path, claim: str, source: str | None
+) -> None:
+    excerpts = {
+        "E1": Excerpt(
+            id="E1",
+            path="ferrovia.md",
+            lines=(1, 1),
+            text="Poultry and minced meat must reach a core temperature of 74 °C.",
+        ),
+        "E2": Excerpt(
+            id="E2",
+            path="juniper.md",
+            lines=(1, 1),
+            text="Chicken must reach a core temperature of 78 °C, measured at the thickest "
+            "point, because whole birds are cooked.",
+        ),
+        "E3": Excerpt(
+            id="E3",
+            path="saltcellar.md",
+            lines=(1, 1),
+            text="Chicken must reach a core temperature of 75 °C in the Saltcellar kitchen.",
+        ),
+    }
+    for excerpt in excerpts.values():
+        (tmp_path / excerpt.path).write_text("x")
+    kept, dropped = check_claims(
+        [ClaimReply(text=claim, sources=[])],
+        "What core temperature must poultry reach at Juniper and Ash?",
+        excerpts,
+        lambda p: (tmp_path / p).is_file(),
+        {"ferrovia.md", "juniper.md", "saltcellar.md"},
+    )
+    assert [s.id for c in kept for s in c.sources] == ([source] if source else [])
+    assert source or dropped
+
+
 def test_an_unchanged_value_answers_a_sub_question_asking_it(tmp_path: Path) -> None:
     """Asked which releases changed the retention, a plan may still ask what it is in 3.1
     (to tell whether 3.1 changed it): its sub-question, not the question, says what a
