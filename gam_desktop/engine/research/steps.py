@@ -69,6 +69,8 @@ YES_OR_NO = re.compile(
     r"\s*(?:did|does|do|is|are|was|were|has|have|had|can|could|will|would|should)\b",
     re.IGNORECASE,
 )
+# "must" of "the core temperature poultry must reach": how it is asked, not what of
+MODALS = frozenset({"must", "shall", "should", "may", "might", "can", "could", "would"})
 IN_DOCUMENT = re.compile(r"\(in [^)]*\)")  # what `documents.by_document` adds to a sub-question
 INLINE_ID = re.compile(r"\s*[\[(]\s*(E\d+(?:\s*[,;]\s*E\d+)*)\s*[\])]", re.IGNORECASE)
 
@@ -395,15 +397,16 @@ def _quoted_in(text: str, excerpts: Mapping[str, Excerpt]) -> list[Excerpt]:
     """The excerpts a claim citing none is written from: each states its every figure and
     nearly every word of it (the 1.5B model gave "Poultry must reach a core temperature of
     78 °C, measured at the thickest point" and no source)."""
-    terms = set(query_terms(text))
-    if len(terms) < QUOTED_TERMS:
-        return []
     return [
-        e
-        for e in excerpts.values()
-        if figures(text) <= figures(e.text)
-        and len(terms & set(tokenize(e.text))) >= QUOTED_SHARE * len(terms)
+        e for e in excerpts.values() if figures(text) <= figures(e.text) and _quotes(text, e.text)
     ]
+
+
+def _quotes(text: str, source: str) -> bool:
+    """Whether `text` is written from `source`: it has a few words, nearly all in it."""
+    terms = set(query_terms(text))
+    found = terms & set(tokenize(source))
+    return len(terms) >= QUOTED_TERMS and len(found) >= QUOTED_SHARE * len(terms)
 
 
 def _said(text: str, question: str, named: str, evidence: str = "") -> str | None:
@@ -546,10 +549,11 @@ def _of_another_subject(text: str, question: str, sources: list[Excerpt], asked:
     names, the documents' names, the words asking and the unit asked in; of a "which
     <thing>" question, `asked` or else `question`, the thing's words: "call" of "on-call
     policy" is everywhere), its sources say some, and every sentence of theirs giving its
-    names, quoted values or figures says none: "Threadline is used for incident
-    conversations", asked which paging tool each company uses, from "Pages are sent
-    through Beaconly. Incident conversations happen in Threadline"; "The survey ran from
-    11 to 29 July", asked how many burrows were counted. A claim in other words that its
+    names, quoted values, figures or nearly all its words says none: "Threadline is used
+    for incident conversations", asked which paging tool each company uses, from "Pages
+    are sent through Beaconly. Incident conversations happen in Threadline"; "The survey
+    ran from 11 to 29 July", asked how many burrows were counted; "Ragù and other sauces
+    must boil", asked the core temperature poultry must reach. A claim in other words that its
     sources give with the thing ("Deleted files are kept for 60 days" of "Retention: 60
     days") is about it."""
     documents = [s.document or s.path for s in sources]
@@ -561,7 +565,7 @@ def _of_another_subject(text: str, question: str, sources: list[Excerpt], asked:
         for t in query_terms(thing.group(1) if thing else question)
         if not t.isdigit() and not CHANGED.match(t) and not t.startswith("renam")
     }
-    subject = words - ASKING - set(tokenize(named)) - units
+    subject = words - ASKING - MODALS - set(tokenize(named)) - units
     evidence = "\n".join(s.text for s in sources)
     if not subject & set(tokenize(evidence)) or subject & set(tokenize(text)):
         return False
@@ -569,10 +573,10 @@ def _of_another_subject(text: str, question: str, sources: list[Excerpt], asked:
     refs = [n for n in _names_in(text, evidence) if not set(tokenize(n)) <= given]
     refs += [c.lower() for c in CODE.findall(text)]
     numbers = figures(text) - given
-    giving = [
+    giving = [  # where its sources say what it says: its names, its figures, its words
         sentence
         for sentence in re.split(r"(?<=[.!?])\s+|\n+", evidence)
-        if mentions(sentence, refs) or figures(sentence) & numbers
+        if mentions(sentence, refs) or figures(sentence) & numbers or _quotes(text, sentence)
     ]
     return bool(giving) and not any(subject & set(tokenize(g)) for g in giving)
 

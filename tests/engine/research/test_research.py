@@ -666,6 +666,20 @@ TOOLS = (
         ),
         # asked how it changed, not which ones: that it did not is an answer
         ("The retention was unchanged in 3.1.", "Retention: 30 days (unchanged).", "how", None),
+        # a claim with no name or figure: the sentence it is written from says what it is of
+        (
+            "Ragu and other sauces that are reheated must boil before service.",
+            "Poultry must reach a core temperature of 74 °C. Ragù and other sauces that are "
+            "reheated must boil before service.",
+            "poultry",
+            "nothing",
+        ),
+        (
+            "Whole birds are cooked right through.",
+            "Hot food is kept at 65 °C. Poultry: whole birds are cooked right through.",
+            "poultry",
+            None,
+        ),
     ],
 )
 def test_a_claim_of_another_subject_or_of_no_change_asked_which_changed_is_dropped(
@@ -683,6 +697,7 @@ def test_a_claim_of_another_subject_or_of_no_change_asked_which_changed_is_dropp
         "have not changed": "Which releases have not changed the retention?",
         "changed or renamed": "Which Lumenvault releases changed the retention, and was its "
         "setting renamed?",
+        "poultry": "Compare the core temperature poultry must reach at Ferrovia and Saltcellar.",
     }
     excerpt = Excerpt(
         id="E1", path="a.md", lines=(1, 4), text=text, document="lumenvault-3.1-release-notes.md"
