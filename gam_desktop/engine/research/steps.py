@@ -397,8 +397,19 @@ def _quoted_in(text: str, excerpts: Mapping[str, Excerpt]) -> list[Excerpt]:
     """The excerpts a claim citing none is written from: each states its every figure and
     nearly every word of it (the 1.5B model gave "Poultry must reach a core temperature of
     78 °C, measured at the thickest point" and no source)."""
+    said = set(NAME_WORD.findall(text.casefold()))
+    documents = {e.document or e.path for e in excerpts.values()}
+
+    def names_another(document: str) -> bool:  # "At Ferrovia, chicken …" of Juniper's notes
+        others = set().union(*(name_words(d) for d in documents if d != document))
+        return bool(said & (others - name_words(document)))
+
     return [
-        e for e in excerpts.values() if figures(text) <= figures(e.text) and _quotes(text, e.text)
+        e
+        for e in excerpts.values()
+        if figures(text) <= figures(e.text)
+        and _quotes(text, e.text)
+        and not names_another(e.document or e.path)
     ]
 
 
@@ -459,7 +470,7 @@ UNCHANGED = re.compile(
 CODE = re.compile(r"`([^`\n]+)`")
 
 
-def _changed_though_unchanged(text: str, evidence: str, asked: str) -> bool:
+def _changed_though_unchanged(text: str, sources: list[Excerpt], asked: str) -> bool:
     """Whether a claim tells of a change in a value its sources give only as unchanged:
     it says the value changed ("3.1 changed the retention to 30 days" from "Retention of
     deleted files: 30 days (unchanged)"), or it gives the value in answer to `asked`,
@@ -470,9 +481,10 @@ def _changed_though_unchanged(text: str, evidence: str, asked: str) -> bool:
     if not found or not told:
         return False
     words = {t for t in query_terms(text) if not t.isdigit()}
-    stating = [
+    stating = [  # each source on its own: two flattened windows joined read as one item
         item
-        for _heading, item in statements(evidence)
+        for source in sources
+        for _heading, item in statements(source.text)
         if found & figures(item) and words & set(tokenize(item))  # of the same thing
     ]
     return bool(stating) and all(UNCHANGED.search(item) for item in stating)
@@ -549,11 +561,11 @@ def _of_another_subject(text: str, question: str, sources: list[Excerpt], asked:
     names, the documents' names, the words asking and the unit asked in; of a "which
     <thing>" question, `asked` or else `question`, the thing's words: "call" of "on-call
     policy" is everywhere), its sources say some, and every sentence of theirs giving its
-    names, quoted values, figures or nearly all its words says none: "Threadline is used
-    for incident conversations", asked which paging tool each company uses, from "Pages
-    are sent through Beaconly. Incident conversations happen in Threadline"; "The survey
-    ran from 11 to 29 July", asked how many burrows were counted; "Ragù and other sauces
-    must boil", asked the core temperature poultry must reach. A claim in other words that its
+    names, quoted values or figures says none: "Threadline is used for incident
+    conversations", asked which paging tool each company uses, from "Pages are sent
+    through Beaconly. Incident conversations happen in Threadline"; "The survey ran from
+    11 to 29 July", asked how many burrows were counted; "Hot food must be held at 63 °C",
+    asked the core temperature poultry must reach. A claim in other words that its
     sources give with the thing ("Deleted files are kept for 60 days" of "Retention: 60
     days") is about it."""
     documents = [s.document or s.path for s in sources]
@@ -573,10 +585,10 @@ def _of_another_subject(text: str, question: str, sources: list[Excerpt], asked:
     refs = [n for n in _names_in(text, evidence) if not set(tokenize(n)) <= given]
     refs += [c.lower() for c in CODE.findall(text)]
     numbers = figures(text) - given
-    giving = [  # where its sources say what it says: its names, its figures, its words
+    giving = [
         sentence
         for sentence in re.split(r"(?<=[.!?])\s+|\n+", evidence)
-        if mentions(sentence, refs) or figures(sentence) & numbers or _quotes(text, sentence)
+        if mentions(sentence, refs) or figures(sentence) & numbers
     ]
     return bool(giving) and not any(subject & set(tokenize(g)) for g in giving)
 
@@ -617,7 +629,7 @@ def _misstated(text: str, sources: list[Excerpt], question: str, sub_question: s
     elsewhere = _of_another_thing(text, sources, question)
     if elsewhere:  # "the backup interval was 50 GB": the file size limit's figure
         return f"its sources give {', '.join(elsewhere)} of another thing"
-    if _changed_though_unchanged(text, evidence, sub_question or question):
+    if _changed_though_unchanged(text, sources, sub_question or question):
         return "its sources say it did not change"
     if _renamed_unsaid(text, sources, question):
         return "its sources rename nothing to it"

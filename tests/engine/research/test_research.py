@@ -462,6 +462,9 @@ def test_a_change_its_source_calls_unchanged_is_dropped(
         ("Poultry is roasted whole on Sundays for the staff lunch.", None),
         ("The thickest point is measured on Sundays for the staff lunch.", None),  # 3 of 7
         ("78 °C.", None),  # too few words to tell where it is from
+        # the adversarial review's: E2's words and figure, said of another document
+        ("At Ferrovia, chicken must reach a core temperature of 78 °C.", None),
+        ("Ferrovia cooks chicken to a core temperature of 78 °C at the thickest point.", None),
     ],
 )
 def test_a_claim_citing_nothing_is_cited_from_the_excerpt_it_quotes(
@@ -473,6 +476,7 @@ def test_a_claim_citing_nothing_is_cited_from_the_excerpt_it_quotes(
             path="ferrovia.md",
             lines=(1, 1),
             text="Poultry and minced meat must reach a core temperature of 74 °C.",
+            document="ferrovia-kitchen-procedures.txt",
         ),
         "E2": Excerpt(
             id="E2",
@@ -480,12 +484,14 @@ def test_a_claim_citing_nothing_is_cited_from_the_excerpt_it_quotes(
             lines=(1, 1),
             text="Chicken must reach a core temperature of 78 °C, measured at the thickest "
             "point, because whole birds are cooked.",
+            document="juniper-and-ash-kitchen-procedures.txt",
         ),
         "E3": Excerpt(
             id="E3",
             path="saltcellar.md",
             lines=(1, 1),
             text="Chicken must reach a core temperature of 75 °C in the Saltcellar kitchen.",
+            document="saltcellar-kitchen-procedures.txt",
         ),
     }
     for excerpt in excerpts.values():
@@ -499,6 +505,38 @@ def test_a_claim_citing_nothing_is_cited_from_the_excerpt_it_quotes(
     )
     assert [s.id for c in kept for s in c.sources] == ([source] if source else [])
     assert source or dropped
+
+
+def test_a_changed_value_cited_beside_an_unchanged_one_is_kept(tmp_path: Path) -> None:
+    """The adversarial review's: two flattened windows joined read as one statement, so
+    3.2's "**5** (unchanged)" made its 60 days read as unchanged too."""
+    windows = {
+        "E1": (
+            "lumenvault-3.1-release-notes.md",
+            "…Backup interval: every **30 minutes**. - Retention of deleted files: **30 days** "
+            "(unchanged).",
+        ),
+        "E2": (
+            "lumenvault-3.2-release-notes.md",
+            "…Maximum devices per account: **5** (unchanged). - Retention of deleted files: "
+            "**60 days**.",
+        ),
+    }
+    excerpts = {
+        i: Excerpt(id=i, path=f"{i}.md", lines=(1, 1), text=text, document=document)
+        for i, (document, text) in windows.items()
+    }
+    for i in excerpts:
+        (tmp_path / f"{i}.md").write_text("x")
+    claim = "In Lumenvault 3.2, deleted files are retained for 60 days, up from 30 days in 3.1."
+    kept, dropped = check_claims(
+        [ClaimReply(text=claim, sources=["E1", "E2"])],
+        "Which Lumenvault releases changed the retention of deleted files?",
+        excerpts,
+        lambda p: (tmp_path / p).is_file(),
+        {"E1.md", "E2.md"},
+    )
+    assert [c.text for c in kept] == [claim], dropped
 
 
 def test_an_unchanged_value_answers_a_sub_question_asking_it(tmp_path: Path) -> None:
@@ -666,18 +704,19 @@ TOOLS = (
         ),
         # asked how it changed, not which ones: that it did not is an answer
         ("The retention was unchanged in 3.1.", "Retention: 30 days (unchanged).", "how", None),
-        # a claim with no name or figure: the sentence it is written from says what it is of
+        # "must" is how it is asked, not what of
         (
-            "Ragu and other sauces that are reheated must boil before service.",
-            "Poultry must reach a core temperature of 74 °C. Ragù and other sauces that are "
-            "reheated must boil before service.",
+            "Hot food must be held at 63 °C.",
+            "Poultry must reach a core temperature of 74 °C. Hot food must be held at 63 °C.",
             "poultry",
             "nothing",
         ),
+        # the adversarial review's: an abstract question's concrete answer, no name or figure
         (
-            "Whole birds are cooked right through.",
-            "Hot food is kept at 65 °C. Poultry: whole birds are cooked right through.",
-            "poultry",
+            "Gluten-free pasta is cooked in a separate pot with fresh water.",
+            "Gluten is everywhere here, so gluten-free pasta is cooked in a separate pot with "
+            "fresh water. Waiting staff read the allergen card to the guest on request.",
+            "allergies",
             None,
         ),
     ],
@@ -698,6 +737,7 @@ def test_a_claim_of_another_subject_or_of_no_change_asked_which_changed_is_dropp
         "changed or renamed": "Which Lumenvault releases changed the retention, and was its "
         "setting renamed?",
         "poultry": "Compare the core temperature poultry must reach at Ferrovia and Saltcellar.",
+        "allergies": "What protects guests with allergies at Ferrovia?",
     }
     excerpt = Excerpt(
         id="E1", path="a.md", lines=(1, 4), text=text, document="lumenvault-3.1-release-notes.md"
