@@ -470,29 +470,21 @@ def test_a_change_its_source_calls_unchanged_is_dropped(
 def test_a_claim_citing_nothing_is_cited_from_the_excerpt_it_quotes(
     tmp_path: Path, claim: str, source: str | None
 ) -> None:
+    texts = {
+        "ferrovia": "Poultry and minced meat must reach a core temperature of 74 °C.",
+        "juniper-and-ash": "Chicken must reach a core temperature of 78 °C, measured at the "
+        "thickest point, because whole birds are cooked.",
+        "saltcellar": "Chicken must reach a core temperature of 75 °C in the Saltcellar kitchen.",
+    }
     excerpts = {
-        "E1": Excerpt(
-            id="E1",
-            path="ferrovia.md",
+        f"E{n}": Excerpt(
+            id=f"E{n}",
+            path=f"{name}.md",
             lines=(1, 1),
-            text="Poultry and minced meat must reach a core temperature of 74 °C.",
-            document="ferrovia-kitchen-procedures.txt",
-        ),
-        "E2": Excerpt(
-            id="E2",
-            path="juniper.md",
-            lines=(1, 1),
-            text="Chicken must reach a core temperature of 78 °C, measured at the thickest "
-            "point, because whole birds are cooked.",
-            document="juniper-and-ash-kitchen-procedures.txt",
-        ),
-        "E3": Excerpt(
-            id="E3",
-            path="saltcellar.md",
-            lines=(1, 1),
-            text="Chicken must reach a core temperature of 75 °C in the Saltcellar kitchen.",
-            document="saltcellar-kitchen-procedures.txt",
-        ),
+            text=text,
+            document=f"{name}-kitchen-procedures.txt",
+        )
+        for n, (name, text) in enumerate(texts.items(), 1)
     }
     for excerpt in excerpts.values():
         (tmp_path / excerpt.path).write_text("x")
@@ -501,7 +493,7 @@ def test_a_claim_citing_nothing_is_cited_from_the_excerpt_it_quotes(
         "What core temperature must poultry reach at Juniper and Ash?",
         excerpts,
         lambda p: (tmp_path / p).is_file(),
-        {"ferrovia.md", "juniper.md", "saltcellar.md"},
+        {f"{name}.md" for name in texts},
     )
     assert [s.id for c in kept for s in c.sources] == ([source] if source else [])
     assert source or dropped
