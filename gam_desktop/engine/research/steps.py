@@ -396,28 +396,25 @@ def check_claims(
 def _quoted_in(text: str, excerpts: Mapping[str, Excerpt]) -> list[Excerpt]:
     """The excerpts a claim citing none is written from: each states its every figure and
     nearly every word of it (the 1.5B model gave "Poultry must reach a core temperature of
-    78 °C, measured at the thickest point" and no source)."""
+    78 °C, measured at the thickest point" and no source), and it names no other
+    document read ("At Ferrovia, chicken …" is not from Juniper's notes)."""
+    terms, found = set(query_terms(text)), figures(text)
+    if len(terms) < QUOTED_TERMS:
+        return []
     said = set(NAME_WORD.findall(text.casefold()))
     documents = {e.document or e.path for e in excerpts.values()}
 
-    def names_another(document: str) -> bool:  # "At Ferrovia, chicken …" of Juniper's notes
+    def names_another(document: str) -> bool:
         others = set().union(*(name_words(d) for d in documents if d != document))
         return bool(said & (others - name_words(document)))
 
     return [
         e
         for e in excerpts.values()
-        if figures(text) <= figures(e.text)
-        and _quotes(text, e.text)
+        if found <= figures(e.text)
+        and len(terms & set(tokenize(e.text))) >= QUOTED_SHARE * len(terms)
         and not names_another(e.document or e.path)
     ]
-
-
-def _quotes(text: str, source: str) -> bool:
-    """Whether `text` is written from `source`: it has a few words, nearly all in it."""
-    terms = set(query_terms(text))
-    found = terms & set(tokenize(source))
-    return len(terms) >= QUOTED_TERMS and len(found) >= QUOTED_SHARE * len(terms)
 
 
 def _said(text: str, question: str, named: str, evidence: str = "") -> str | None:
