@@ -455,10 +455,11 @@ def ask_project(
     max_iterations: int | None = None,
     isolate: bool = False,
     question_timeout: float | None = None,
+    extra: list[str] | None = None,
 ) -> dict[str, Any]:
-    """`gam-request --json` through its real entry point; the ChatResult as a dict, or
-    {"error": ...}."""
-    argv = ["--gam-dir", str(memory), "--query", question, "--json"]
+    """`gam-request --json` (with `extra` arguments) through its real entry point; the
+    ChatResult as a dict, or {"error": ...}."""
+    argv = ["--gam-dir", str(memory), "--query", question, "--json", *(extra or [])]
     argv += ["--base-url", server.base_url, "--model", server.model, "-q"]
     if server.timeout:
         argv += ["--timeout", str(server.timeout)]
