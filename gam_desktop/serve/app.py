@@ -43,6 +43,9 @@ from gam_desktop.serve.upstream import Upstream
 
 SOURCES_HEADER = "x-gam-sources"
 CONVERSATION_HEADER = "x-gam-conversation"
+# Arrays and objects inside one another, at most: a chat request (tools' schemas included)
+# needs a few dozen; far deeper is an attack on the parser (and on whatever walks it after).
+MAX_NESTING = 100
 
 
 @dataclass
@@ -67,7 +70,8 @@ class MemoryEndpoint:
         self.config = config
         self.index = FreshIndex(config.gam_dir)
         model_map = {"gam": config.settings.model, **config.model_map}
-        self.upstream = Upstream(config.settings, model_map)
+        # no reply passes on the upstream key or this server's own token
+        self.upstream = Upstream(config.settings, model_map, secrets=(config.token,))
         workflow = Workflow(  # the writer's own: saving and learning need no search tools
             gam_dir=config.gam_dir,
             settings=config.settings,
@@ -188,13 +192,39 @@ def _interrupted(folder: MemoryFolder) -> bool:
 
 
 async def _json_body(request: Request) -> dict[str, Any]:
+    data = await request.body()
+    too_deep = ServeError(
+        400,
+        "The request body is nested too deeply "
+        f"(more than {MAX_NESTING} levels of arrays and objects).",
+    )
     try:
-        body = json.loads(await request.body())
+        body = json.loads(data)
+    except RecursionError:  # `[` x 200,000: the parser gives up before Python's stack does
+        raise too_deep from None
     except ValueError as exc:
         raise ServeError(400, f"The request body is not valid JSON: {exc}.") from None
     if not isinstance(body, dict):
         raise ServeError(400, "The request body must be a JSON object.")
+    # Parsed is not enough: what was parsed is written out again (forwarded, queued with the
+    # turn), deeper in the stack or on another thread, and no chat request is nested this
+    # deep. Fewer brackets than the limit cannot nest deeper (a cheap first look).
+    if data.count(b"[") + data.count(b"{") > MAX_NESTING and _nesting(body) > MAX_NESTING:
+        raise too_deep
     return body
+
+
+def _nesting(value: Any) -> int:
+    """How many arrays and objects deep `value` goes (a loop: it may go deep)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if deepest > MAX_NESTING:  # enough to refuse it
+            return deepest
+        items = node.values() if isinstance(node, dict) else node
+        stack.extend((item, depth + 1) for item in items if isinstance(item, dict | list))
+    return deepest
 
 
 def _source(passage: Passage) -> dict[str, Any]:

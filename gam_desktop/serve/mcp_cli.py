@@ -88,6 +88,8 @@ def mcp_main(argv: Sequence[str] | None = None, prog: str = "gam-mcp") -> int:
 
 
 def http_app(server: MemoryServer, token: str, host: str = "127.0.0.1") -> ASGIApp:
-    """MCP's streamable HTTP app behind the token, size and Host checks."""
+    """MCP's streamable HTTP app behind the token, size and Host checks (the token kept out
+    of the server's answers too)."""
+    server.keep_secret(token)
     app = server.mcp.streamable_http_app(streamable_http_path=MCP_PATH, host=host)
     return Guard(app, token, max_body=MAX_BODY, loopback_only=is_loopback(host), open_paths=())

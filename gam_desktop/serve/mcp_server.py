@@ -19,6 +19,7 @@ from mcp.types import ToolAnnotations
 from gam_desktop.engine.ask.tools import MemoryTools, ToolResult
 from gam_desktop.engine.errors import GamError
 from gam_desktop.engine.llm import LLMError, LLMSettings
+from gam_desktop.engine.llm.redact import Redactor
 from gam_desktop.engine.workflow import Workflow
 
 INSTRUCTIONS = (
@@ -38,6 +39,8 @@ class MemoryServer:
         self.root = Path(root)
         self.settings = settings
         self.tools = MemoryTools(self.root)
+        # what no answer may carry: the LLM's key (and the HTTP token: `keep_secret`)
+        self.redactor = Redactor.for_settings(settings)
         self.mcp = MCPServer("gam-memory", instructions=INSTRUCTIONS)
         self.mcp.add_tool(self.search, annotations=READ_ONLY)
         self.mcp.add_tool(self.read, annotations=READ_ONLY)
@@ -57,6 +60,10 @@ class MemoryServer:
             mime_type="text/plain",
             description="Every folder of the memory",
         )(self.tree)
+
+    def keep_secret(self, secret: str) -> None:
+        """Also keep `secret` (the bearer token over HTTP) out of every answer."""
+        self.redactor = Redactor([*self.redactor.secrets, secret])
 
     def _workflow(self) -> Workflow:
         return Workflow(gam_dir=self.root, settings=self.settings, tools=self.tools)
@@ -88,7 +95,7 @@ class MemoryServer:
         except (GamError, LLMError) as exc:
             raise ToolError(f"The memory could not answer: {exc}") from exc
         sources = [c.describe() for c in result.citations] or result.sources
-        return (
+        return self.redactor.text(
             f"{result.answer}\n\nSources: {', '.join(sources) or '(none)'}\n"
             f"Confidence: {result.confidence:.2f}"
         )
@@ -104,8 +111,8 @@ class MemoryServer:
             raise ToolError(f"The memory could not add it: {exc}") from exc
         if not report.memories:
             said = "; ".join(report.warnings) or "nothing new to add"
-            return f"Nothing was added: {said}."
-        return f"{report.summary()}: " + ", ".join(report.memories) + "."
+            return self.redactor.text(f"Nothing was added: {said}.")
+        return self.redactor.text(f"{report.summary()}: " + ", ".join(report.memories) + ".")
 
     # -- resources -----------------------------------------------------------------------
 
