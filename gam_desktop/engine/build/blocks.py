@@ -4,6 +4,10 @@ Every reader (PDF, Word, PowerPoint, EPUB, HTML, e-mail) gives its text the same
 blocks apart by a blank line, headings as Markdown `#` lines (chunking starts sections at
 them, the document's title is its one level-1 heading), and for paged formats the span
 of each page (a PDF's page, a deck's slide) so that a memory can name its pages.
+
+The text is counted as it is read: past `documents.MAX_TEXT_BYTES` characters (the limit
+of a text file on disk) the reader stops with TooMuchText, whatever the size of the file
+it came from (a packed document can unpack to far more than its size on disk).
 """
 
 from __future__ import annotations
@@ -12,7 +16,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from gam_desktop.engine.build.documents import PageSpan, SourceDocument, normalize, sha256_hex
+from gam_desktop.engine.build import documents
+from gam_desktop.engine.build.documents import (
+    PageSpan,
+    SourceDocument,
+    TooMuchText,
+    megabytes,
+    normalize,
+    sha256_hex,
+)
 
 BLOCK_SEPARATOR = "\n\n"
 
@@ -31,10 +43,15 @@ class TextBlocks:
         text = normalize(text).strip()
         if not text:
             return
-        if self._parts:
-            self._length += len(BLOCK_SEPARATOR)
+        length = self._length + len(text) + (len(BLOCK_SEPARATOR) if self._parts else 0)
+        if length > documents.MAX_TEXT_BYTES:  # read at each call: tests lower the limit
+            limit = megabytes(documents.MAX_TEXT_BYTES)
+            raise TooMuchText(
+                f"holds more than {limit} of text, the limit for one document; split it and"
+                " add the parts"
+            )
         self._parts.append(text)
-        self._length += len(text)
+        self._length = length
 
     def heading(self, text: str, level: int) -> None:
         """A heading on one line, `level` 1-6 (`# Title`, `## Section`, …)."""

@@ -16,6 +16,8 @@ import codecs
 import hashlib
 import logging
 import os
+import re
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +34,15 @@ SUPPORTED_SUFFIXES = frozenset(
 )
 # What the app says it reads, wherever it says so (drop hints, CLI help, messages).
 READABLE = "PDF, Word, PowerPoint, EPUB, HTML, e-mail (.eml), text or Markdown"
+# The most one document may be: its file on disk, and the text read out of it (a Word file
+# or an EPUB is a zip: 5 MB of it can hold gigabytes of text). Tests lower it.
 MAX_TEXT_BYTES = 100 * 1024 * 1024
+# Text, not binary: at most this share of its characters are control codes other than
+# whitespace and ESC (terminal colours). Random bytes read as Latin-1 have about 23%,
+# as Windows-1252 about 10%; text written by people has next to none.
+MAX_CONTROL_SHARE = 0.05
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1a\x1c-\x1f\x7f-\x9f]")
+_SAMPLE = 65_536  # characters measured at the start, middle and end of a text
 _BOMS = (
     (codecs.BOM_UTF32_LE, "utf-32"),
     (codecs.BOM_UTF32_BE, "utf-32"),
@@ -47,6 +57,11 @@ class DocumentError(GamError, ValueError):
 
     title = "A document could not be read"
     advice = "Save an unprotected or repaired copy of the file and drop that instead."
+
+
+class TooMuchText(DocumentError):
+    """A reader got more than MAX_TEXT_BYTES of text out of a document (`load_file` puts
+    the file's name before the reason)."""
 
 
 @dataclass(frozen=True)
@@ -105,18 +120,72 @@ def load_text(text: str, name: str = PASTED_TEXT) -> SourceDocument:
 
 def load_file(path: str | Path) -> SourceDocument:
     path = Path(path)
-    if not path.is_file():
-        raise DocumentError(f"{path.name}: file not found ({path})")
-    if not is_supported(path):
-        raise DocumentError(f"{path.name}: unsupported file type ({READABLE} files work)")
-    size = path.stat().st_size
-    if size > MAX_TEXT_BYTES:
-        raise DocumentError(f"{path.name}: too large ({size // 2**20} MB; the limit is 100 MB)")
-    data = path.read_bytes()
-    doc = _reader(path.suffix.lower())(path, data) if data else _load_plain(path, data)
+    data = _read_file(path)
+    try:
+        doc = _reader(path.suffix.lower())(path, data) if data else _load_plain(path, data)
+    except TooMuchText as exc:
+        raise DocumentError(f"{path.name}: {exc}") from exc
+    except MemoryError as exc:  # the last guard: one document must not end the whole drop
+        raise DocumentError(f"{path.name}: too large to read in this computer's memory") from exc
     if not doc.text.strip() and not doc.warnings:
         doc.warnings.append(f"{path.name}: no text found (the file is empty); skipped")
     return doc
+
+
+def _read_file(path: Path) -> bytes:
+    """The bytes of the regular file at `path`, of a supported type and size. A named pipe,
+    a device or a socket is refused without being opened: opening a pipe waits for a
+    writer, reading a device may never end."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise DocumentError(f"{path.name}: file not found ({path})") from None
+    except OSError as exc:
+        raise DocumentError(f"{path.name}: could not be read ({exc.strerror or exc})") from exc
+    if not stat.S_ISREG(mode):
+        raise DocumentError(_not_regular(path, mode))
+    if not is_supported(path):
+        raise DocumentError(f"{path.name}: unsupported file type ({READABLE} files work)")
+    # O_NONBLOCK: should the file be swapped for a pipe after the check, opening it does not
+    # wait (and the pipe is refused below); it changes nothing for a regular file.
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        with os.fdopen(os.open(path, flags), "rb") as file:
+            opened = os.fstat(file.fileno())
+            if not stat.S_ISREG(opened.st_mode):
+                raise DocumentError(_not_regular(path, opened.st_mode))
+            _check_size(path, opened.st_size)
+            data = file.read(MAX_TEXT_BYTES + 1)  # a file that grows meanwhile stops here
+    except OSError as exc:
+        raise DocumentError(f"{path.name}: could not be read ({exc.strerror or exc})") from exc
+    _check_size(path, len(data))
+    return data
+
+
+def _check_size(path: Path, size: int) -> None:
+    if size > MAX_TEXT_BYTES:
+        raise DocumentError(
+            f"{path.name}: too large ({size // 2**20} MB; the limit is {megabytes(MAX_TEXT_BYTES)})"
+        )
+
+
+def megabytes(size: int) -> str:
+    """ "100 MB", "2 MB", "0.5 MB": a limit as people read it."""
+    return f"{size / 2**20:.3g} MB"
+
+
+_NOT_FILES = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a device"),
+    (stat.S_ISBLK, "a device"),
+)
+
+
+def _not_regular(path: Path, mode: int) -> str:
+    kind = next((name for test, name in _NOT_FILES if test(mode)), "a special file")
+    return f"{path.name}: not a regular file (it is {kind}); only files can be added"
 
 
 Reader = Callable[[Path, bytes], SourceDocument]
@@ -152,10 +221,20 @@ def normalize(text: str) -> str:
 
 
 def decode_bytes(data: bytes, name: str) -> tuple[str, list[str]]:
-    """Decode text bytes: BOMs first, then UTF-8, then a stated fallback."""
+    """Decode text bytes: BOMs first, then UTF-8, then a stated fallback; DocumentError
+    when the bytes are not text (NUL bytes, or control codes where letters should be)."""
+    text, warnings = _decode(data, name)
+    refuse_binary(text, name)
+    return text, warnings
+
+
+def _decode(data: bytes, name: str) -> tuple[str, list[str]]:
     for bom, encoding in _BOMS:
         if data.startswith(bom):
-            return data.decode(encoding), []
+            try:
+                return data.decode(encoding), []
+            except UnicodeDecodeError:
+                break  # a binary file that happens to start like a BOM
     if b"\x00" in data[:8192]:
         raise DocumentError(f"{name}: looks like a binary file, not text (it contains NUL bytes)")
     try:
@@ -167,6 +246,21 @@ def decode_bytes(data: bytes, name: str) -> tuple[str, list[str]]:
     except UnicodeDecodeError:
         text, used = data.decode("latin-1"), "Latin-1"
     return text, [f"{name}: not valid UTF-8; decoded as {used}, some characters may be wrong"]
+
+
+def refuse_binary(text: str, name: str) -> None:
+    """DocumentError when more than MAX_CONTROL_SHARE of `text`'s characters are control
+    codes: binary data that decoded (any byte is a Latin-1 character) but is no text.
+    Measured on samples at the start, middle and end, so a huge file costs no more."""
+    if len(text) > 3 * _SAMPLE:
+        middle = len(text) // 2
+        text = text[:_SAMPLE] + text[middle : middle + _SAMPLE] + text[-_SAMPLE:]
+    controls = len(_CONTROL.findall(text))
+    if text and controls > MAX_CONTROL_SHARE * len(text):
+        raise DocumentError(
+            f"{name}: looks like a binary file, not text ({100 * controls // len(text)}% of its"
+            " characters are control codes)"
+        )
 
 
 def _load_plain(path: Path, data: bytes) -> SourceDocument:

@@ -17,7 +17,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from gam_desktop.engine.build.blocks import TextBlocks
-from gam_desktop.engine.build.documents import DocumentError, SourceDocument
+from gam_desktop.engine.build.documents import DocumentError, SourceDocument, TooMuchText
 from gam_desktop.engine.build.markup import add_html, decode_html
 from gam_desktop.engine.build.packages import a, open_package
 
@@ -65,6 +65,8 @@ def _add_chapter(
         add_html(blocks, html, shift=shift)
     except KeyError:
         blocks.warnings.append(f"{name}: the chapter {chapter} is missing; skipped")
+    except TooMuchText:
+        raise  # the whole book is refused, not one chapter
     except (DocumentError, RecursionError) as exc:
         blocks.warnings.append(f"{name}: the chapter {chapter} could not be read ({exc}); skipped")
 

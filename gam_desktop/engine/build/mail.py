@@ -35,7 +35,7 @@ def load_eml(path: Path, data: bytes) -> SourceDocument:
                 f"{path.name}: not an e-mail message (it has no From, To, Subject or Date)"
             )
         return _read(path, data, message)
-    except DocumentError:
+    except (DocumentError, MemoryError):
         raise
     except Exception as exc:  # the email package is lenient; what still fails is damaged
         raise DocumentError(

@@ -2,10 +2,11 @@
 
 The markup is untrusted: it is parsed by BeautifulSoup over Python's own `html.parser`,
 which never runs a script, loads an image or stylesheet, or resolves an entity beyond
-HTML's named characters. Scripts, styles, embedded objects, forms' controls, navigation
-and `hidden` elements are left out; headings become `#` lines, paragraphs and other
-blocks are apart by a blank line, list items are `- ` lines and table rows are cells
-apart by ` | `.
+HTML's named characters. Scripts, styles, embedded objects, forms' controls and navigation
+are left out, and so is every text the page hides from its reader (`visibility`: hidden
+elements, `display:none`, zero-size, off-screen, transparent or background-coloured
+text); headings become `#` lines, paragraphs and other blocks are apart by a blank line,
+list items are `- ` lines and table rows are cells apart by ` | `.
 """
 
 from __future__ import annotations
@@ -19,7 +20,13 @@ from bs4.dammit import EncodingDetector
 from bs4.element import NavigableString, PreformattedString, Tag
 
 from gam_desktop.engine.build.blocks import TextBlocks
-from gam_desktop.engine.build.documents import DocumentError, SourceDocument, decode_bytes
+from gam_desktop.engine.build.documents import (
+    DocumentError,
+    SourceDocument,
+    decode_bytes,
+    refuse_binary,
+)
+from gam_desktop.engine.build.visibility import remove_hidden
 
 # An EPUB chapter is XHTML, read on purpose with the HTML parser (no XML entities); a
 # one-line page can look like a file name. Neither is worth a warning on the console.
@@ -45,22 +52,28 @@ def decode_html(data: bytes, name: str) -> tuple[str, list[str]]:
     declared = EncodingDetector.find_declared_encoding(data, is_html=True)
     if declared and b"\x00" not in data[:8192]:
         try:
-            return data.decode(declared, errors="replace").lstrip("\ufeff"), []
+            text = data.decode(declared, errors="replace").lstrip("\ufeff")
         except LookupError:  # an encoding Python does not know: guess as for text
             pass
+        else:
+            refuse_binary(text, name)
+            return text, []
     return decode_bytes(data, name)
 
 
-def add_html(blocks: TextBlocks, html: str, *, shift: int = 0, titled: bool = False) -> None:
+def add_html(blocks: TextBlocks, html: str, *, shift: int = 0, titled: bool = False) -> int:
     """The blocks of `html`, its headings `shift` levels down; `titled`: a page's <title>
-    is its level-1 heading when the page has no <h1>."""
+    is its level-1 heading when the page has no <h1>. The number of hidden elements and
+    runs of text left out."""
     soup = BeautifulSoup(html, "html.parser")
     title = soup.title.get_text(" ") if titled and soup.title else ""
+    hidden = remove_hidden(soup)  # first: it reads the page's <style> blocks
     for element in soup.find_all(_LEFT_OUT):
         element.decompose()
     if title.strip() and soup.find("h1") is None:
         blocks.heading(title, 1)
     _Walker(blocks, shift).walk(soup)
+    return hidden
 
 
 def load_html(path: Path, data: bytes) -> SourceDocument:
@@ -68,11 +81,12 @@ def load_html(path: Path, data: bytes) -> SourceDocument:
     blocks = TextBlocks()
     blocks.warnings += notes
     try:
-        add_html(blocks, text, titled=True)
+        hidden = add_html(blocks, text, titled=True)
     except RecursionError as exc:
         raise DocumentError(f"{path.name}: the HTML is nested too deeply to be read") from exc
     if not blocks.text:
-        blocks.warnings.append(f"{path.name}: no text found in the HTML page; skipped")
+        why = " (all of its text is hidden by its markup or styles)" if hidden else ""
+        blocks.warnings.append(f"{path.name}: no text found in the HTML page{why}; skipped")
     return blocks.document(path, data)
 
 
@@ -95,7 +109,7 @@ class _Walker:
             if isinstance(child, NavigableString):
                 if not isinstance(child, PreformattedString):  # comments, doctypes, CDATA
                     self.inline.append(_SPACE.sub(" ", child))
-            elif isinstance(child, Tag) and not child.has_attr("hidden"):
+            elif isinstance(child, Tag):  # hidden ones are gone already (`visibility`)
                 self._element(child)
 
     def _element(self, tag: Tag) -> None:

@@ -63,7 +63,7 @@ def _load(
     open_package(path, data, kind).close()
     try:
         blocks = parse()
-    except (DocumentError, RecursionError):
+    except (DocumentError, RecursionError, MemoryError):
         raise
     except Exception as exc:  # python-docx, python-pptx and lxml raise many types
         raise DocumentError(

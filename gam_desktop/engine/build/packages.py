@@ -2,9 +2,15 @@
 
 A password-protected Office file is not a zip at all but an OLE compound file holding an
 `EncryptedPackage` stream: it is told apart from a damaged file and from an old binary
-.doc/.ppt renamed, so the person hears what to do. A package whose members claim to
-unpack to more than `MAX_UNPACKED` bytes (a zip bomb, or absurdly large) is refused before
-anything is inflated.
+.doc/.ppt renamed, so the person hears what to do.
+
+A zip bomb (5 MB that unpacks to gigabytes) is refused before anything is inflated: a
+package whose parts unpack to more than `MAX_UNPACKED` bytes together, or one part to more
+than `MAX_PART` (a part the converter parses whole, its XML tree several times its size
+in memory). The sizes a zip states are a true bound: Python's zipfile, which every reader
+here goes through (python-docx, python-pptx, the EPUB reader), stops each part at its
+stated size as it streams it, and a part that has more is a CRC error (damaged). What is
+read out of the parts is counted too, as text (`blocks`, at most MAX_TEXT_BYTES).
 """
 
 from __future__ import annotations
@@ -13,31 +19,49 @@ import io
 import zipfile
 from pathlib import Path
 
-from gam_desktop.engine.build.documents import DocumentError
+from gam_desktop.engine.build.documents import DocumentError, megabytes
 
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 _ENCRYPTED_STREAM = "EncryptedPackage".encode("utf-16-le")  # an OLE directory entry's name
-MAX_UNPACKED = 1024 * 2**20
+# A real package stays far below: images and media are stored packed (about their size on
+# disk, itself at most 100 MB), the XML of a 1,000-page book is tens of MB. Tests lower them.
+MAX_UNPACKED = 256 * 2**20
+MAX_PART = 128 * 2**20
 
 
 def open_package(path: Path, data: bytes, kind: str) -> zipfile.ZipFile:
-    """The zip package in `data`; DocumentError naming the file when it is not one.
-    `kind` names the format in messages ("Word document")."""
+    """The zip package in `data`; DocumentError naming the file when it is not one, or
+    when it unpacks to too much. `kind` names the format in messages ("Word document")."""
     if data.startswith(OLE_MAGIC):
         raise DocumentError(_ole_reason(path, data, kind))
     try:
         package = zipfile.ZipFile(io.BytesIO(data))
-        unpacked = sum(member.file_size for member in package.infolist())
+        members = package.infolist()
     except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError) as exc:
         raise DocumentError(
             f"{path.name}: could not be read as {a(kind)} (damaged?): {exc}"
         ) from exc
-    if unpacked > MAX_UNPACKED:
-        raise DocumentError(
-            f"{path.name}: too large once unpacked ({unpacked // 2**20} MB; the limit is"
-            f" {MAX_UNPACKED // 2**20} MB)"
-        )
+    reason = _too_large(members)
+    if reason:
+        package.close()
+        raise DocumentError(f"{path.name}: too large once unpacked ({reason})")
     return package
+
+
+def _too_large(members: list[zipfile.ZipInfo]) -> str:
+    """Why the parts `members` unpack to too much, or "" when they do not. Every entry
+    counts, duplicates and overlapping ones included (they share packed bytes, a bomb's
+    trick, but each unpacks in full)."""
+    largest = max(members, key=lambda member: member.file_size, default=None)
+    if largest is not None and largest.file_size > MAX_PART:
+        return (
+            f"its part {largest.filename} unpacks to {largest.file_size // 2**20} MB; the"
+            f" limit for one part is {megabytes(MAX_PART)}"
+        )
+    unpacked = sum(member.file_size for member in members)
+    if unpacked > MAX_UNPACKED:
+        return f"{unpacked // 2**20} MB; the limit is {megabytes(MAX_UNPACKED)}"
+    return ""
 
 
 def a(kind: str) -> str:

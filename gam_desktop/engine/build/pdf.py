@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any
 
@@ -9,12 +10,12 @@ from gam_desktop.engine.build.blocks import TextBlocks
 from gam_desktop.engine.build.documents import DocumentError, SourceDocument
 
 
-def _open_pdf(path: Path) -> Any:  # a pypdf PdfReader
+def _open_pdf(path: Path, data: bytes) -> Any:  # a pypdf PdfReader
     from pypdf import PdfReader
     from pypdf.errors import FileNotDecryptedError, PdfReadError
 
-    try:
-        reader = PdfReader(path)
+    try:  # the bytes already read: the path is not opened again (it may be a pipe by now)
+        reader = PdfReader(io.BytesIO(data))
         if reader.is_encrypted and not reader.decrypt(""):
             raise FileNotDecryptedError("password required")
         _ = len(reader.pages)
@@ -25,7 +26,7 @@ def _open_pdf(path: Path) -> Any:  # a pypdf PdfReader
         ) from exc
     except (PdfReadError, ValueError, KeyError, TypeError, OSError) as exc:
         raise DocumentError(f"{path.name}: could not be read as a PDF (damaged?): {exc}") from exc
-    except DocumentError:
+    except (DocumentError, MemoryError):
         raise
     except Exception as exc:  # pypdf raises many types on broken files
         if "crypt" in str(exc).lower():
@@ -37,7 +38,7 @@ def _open_pdf(path: Path) -> Any:  # a pypdf PdfReader
 
 
 def load_pdf(path: Path, data: bytes) -> SourceDocument:
-    reader = _open_pdf(path)
+    reader = _open_pdf(path, data)
     blocks = TextBlocks()
     for number, page in enumerate(reader.pages, start=1):
         try:
