@@ -93,21 +93,32 @@ def _usable(path: str) -> bool:
     return True
 
 
-def find_git(setting: str | None = None) -> str | None:
-    """The git to use: a configured path, a copy bundled with the app, then PATH."""
-    candidates = [setting] if setting else []
+def bundled_git() -> str | None:
+    """The git the packaged app carries, if any: MinGit on Windows (git/cmd/git.exe, which
+    puts its own programs on its PATH), elsewhere a git built with RUNTIME_PREFIX
+    (git/bin/git, which finds its helpers and templates beside itself wherever the app
+    lies, as GitHub Desktop's dugite-native does): macOS has no git of its own without the
+    Command Line Tools. Plain os.path: the tests simulate Windows by os.name."""
     bundle = getattr(sys, "_MEIPASS", None)
-    if bundle:
-        exe = "git.exe" if os.name == "nt" else "git"
-        candidates += [
-            str(Path(bundle) / "git" / "cmd" / exe),
-            str(Path(bundle) / "git" / "bin" / exe),
-        ]
-    candidates.append(shutil.which("git") or "")
-    return next(
-        (c for c in candidates if c and Path(c).is_file() and os.access(c, os.X_OK) and _usable(c)),
-        None,
-    )
+    if not bundle:
+        return None
+    if os.name == "nt":
+        places = [("git", "cmd", "git.exe"), ("git", "bin", "git.exe")]
+    else:
+        places = [("git", "bin", "git")]
+    found = (os.path.join(bundle, *place) for place in places)
+    return next((path for path in found if os.path.isfile(path)), None)
+
+
+def find_git(setting: str | None = None) -> str | None:
+    """The git to use: a configured path, else the copy bundled with the app, else PATH's
+    (on macOS /usr/bin/git only with the Command Line Tools: `_usable`)."""
+    candidates = (setting, bundled_git(), shutil.which("git"))
+    return next((c for c in candidates if c and _runnable(c)), None)
+
+
+def _runnable(path: str) -> bool:
+    return os.path.isfile(path) and os.access(path, os.X_OK) and _usable(path)
 
 
 def _gitpython(executable: str) -> Any:
@@ -120,13 +131,82 @@ def _gitpython(executable: str) -> Any:
 
 log = logging.getLogger(__name__)
 
+# A memory is untrusted ground (it may arrive as a zip or through a synced folder): its
+# .git/config, and whatever that includes, may name programs for git to run. Each key of
+# git's that names a program is given on every call, where a command line's value wins
+# over every file's: empty, ":" (an editor that edits nothing), "cat" (no pager) or a value
+# that runs nothing. Keys with a name of their own in the middle (`diff.<driver>.command`)
+# are read from the configuration itself (`MemoryRepo._neutralized`).
+NEUTRAL_PROGRAMS: dict[str, str] = {
+    "core.fsmonitor": "false",
+    "core.hooksPath": os.devnull,  # not a folder: no hook is ever found
+    "commit.gpgSign": "false",  # a signing program named by someone's config never runs
+    "tag.gpgSign": "false",
+    "log.showSignature": "false",  # `git log` would run gpg.program once per signed commit
+    "merge.verifySignatures": "false",
+    "gpg.program": "",
+    "gpg.openpgp.program": "",
+    "gpg.x509.program": "",
+    "gpg.ssh.program": "",
+    "gpg.ssh.defaultKeyCommand": "",
+    "core.pager": "cat",  # git's own word for "no pager"
+    "core.editor": ":",  # git's own word for "no editor"
+    "sequence.editor": ":",
+    "core.askPass": "",
+    "diff.external": "",  # git diff and git log -p would run it for every file
+    "interactive.diffFilter": "",
+    "credential.helper": "",  # an empty value forgets every helper listed before it
+    "core.sshCommand": "",
+    "core.gitProxy": "",
+    "core.alternateRefsCommand": "",
+    "uploadpack.packObjectsHook": "",
+    # The engine never fetches nor pushes: no transport at all (which would also run
+    # credential helpers, ssh, proxies, `ext::` commands, a promisor remote's lazy fetch).
+    "protocol.allow": "never",
+    # A repository nested in the memory as a submodule has a config of its own, which
+    # none of this reaches (its filters ran when `git status` looked inside it): git
+    # never goes into one (status is also told on its command line, see `status`).
+    "submodule.recurse": "false",
+    "diff.ignoreSubmodules": "all",
+    "status.submoduleSummary": "false",
+}
+# Keys of programs under a name of the config's own choosing (section.<name>.key), and the
+# value that runs nothing; matched case-insensitively on what `git config --list` prints.
+NAMED_PROGRAMS: tuple[tuple[str, str, str], ...] = (
+    ("gpg", "program", ""),
+    ("diff", "command", ""),
+    ("diff", "textconv", ""),
+    ("merge", "driver", ""),
+    ("filter", "clean", ""),
+    ("filter", "smudge", ""),
+    ("filter", "process", ""),
+    ("filter", "required", "false"),
+    ("credential", "helper", ""),
+    ("remote", "uploadpack", ""),
+    ("remote", "receivepack", ""),
+    ("remote", "proxy", ""),
+    ("protocol", "allow", "never"),
+    ("difftool", "cmd", ""),
+    ("mergetool", "cmd", ""),
+    ("trailer", "command", ""),
+    ("trailer", "cmd", ""),
+    ("submodule", "update", "none"),
+    ("submodule", "ignore", "all"),
+    ("browser", "cmd", ""),
+    ("man", "cmd", ""),
+    ("sendemail", "smtpserver", ""),
+    ("sendemail", "tocmd", ""),
+    ("sendemail", "cccmd", ""),
+    ("guitool", "cmd", ""),
+)
+
+
+def _as_options(pairs: Iterable[tuple[str, str]]) -> tuple[str, ...]:
+    return tuple(arg for key, value in pairs for arg in ("-c", f"{key}={value}"))
+
+
 SAFE_CONFIG = (
-    "-c",
-    "core.fsmonitor=false",
-    "-c",
-    f"core.hooksPath={os.devnull}",  # not a folder: no hook is ever found
-    "-c",
-    "commit.gpgSign=false",  # a signing program named by someone's config never runs
+    *_as_options(NEUTRAL_PROGRAMS.items()),
     # Files are written with LF and must come back byte for byte after a rollback (the
     # Windows default autocrlf=true would rewrite every restored file, and the watcher
     # would see outside edits); long paths work on Windows' git.
@@ -135,6 +215,37 @@ SAFE_CONFIG = (
     "-c",
     "core.longpaths=true",
 )
+# The same for the programs git takes from the environment before any configuration
+# (the caller's own GIT_* variables are the user's, and stay, except these).
+NEUTRAL_ENVIRONMENT = {
+    "GIT_EDITOR": ":",
+    "GIT_SEQUENCE_EDITOR": ":",
+    "GIT_PAGER": "cat",
+    "GIT_NO_LAZY_FETCH": "1",
+}
+
+
+def neutral_overrides(listing: str) -> list[tuple[str, str]]:
+    """From `git config --list -z` output, the keys naming a program under a name of the
+    config's own (`diff.<driver>.textconv`), each with the value that runs nothing. A key
+    whose name holds "=" cannot be given with -c: it is left out (only drivers, switched
+    off by NO_DRIVERS, and credentials for transports, forbidden, can have such a name)."""
+    found: dict[str, str] = {}
+    for entry in listing.split("\0"):
+        key = entry.split("\n", 1)[0]
+        section, _, rest = key.partition(".")
+        name, _, variable = rest.rpartition(".")
+        if section.lower() == "pager" and rest and "=" not in key:  # pager.<command>
+            found[key] = "false"
+            continue
+        if not name or "=" in key:
+            continue
+        for wanted_section, wanted_variable, value in NAMED_PROGRAMS:
+            if section.lower() == wanted_section and variable.lower() == wanted_variable:
+                found[key] = value
+    return sorted(found.items())
+
+
 # A big memory's index is split: its files' entries stay in a shared file rewritten only when
 # a fifth of them changed, and each operation writes a small index of what it changed (at
 # 100,000 files staging and write-tree take ~25 ms each instead of ~95 ms: git rewrote and
@@ -181,6 +292,52 @@ def git_environment(root: Path) -> dict[str, str]:
     return {**caller, **pinned}
 
 
+def _blind(args: tuple[str, ...]) -> tuple[str, ...]:
+    """`git diff` never looks inside a submodule, whatever .gitmodules says (its own
+    config's filters would run there): the command line wins over every setting."""
+    at = 0
+    while at < len(args) and args[at] == "-c":
+        at += 2
+    if args[at : at + 1] == ("diff",):
+        return (*args[: at + 1], "--ignore-submodules=all", *args[at + 1 :])
+    return args
+
+
+Stamp = tuple[tuple[int, int, int, int] | None, ...]
+
+
+def _stamp(files: Iterable[Path]) -> Stamp:
+    """What tells a change of any of `files` (absent ones too: made later, they count)."""
+    stamps: list[tuple[int, int, int, int] | None] = []
+    for path in sorted(files):
+        try:
+            st = path.stat()
+        except OSError:
+            stamps.append(None)
+            continue
+        stamps.append((st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino))
+    return tuple(stamps)
+
+
+def _origins_and_entries(listing: str, root: Path) -> tuple[set[Path], list[str]]:
+    """`git config --list -z --show-origin` as the files it read (and those its include
+    keys name, read or not) and its "key\nvalue" entries."""
+    fields = listing.split("\0")
+    origins: set[Path] = set()
+    entries: list[str] = []
+    for origin, entry in zip(fields[0::2], fields[1::2], strict=False):
+        entries.append(entry)
+        if not origin.startswith("file:"):
+            continue  # the command line, standard input, a blob
+        source = root / origin.removeprefix("file:")
+        origins.add(source)
+        key, _, value = entry.partition("\n")
+        lowered = key.lower()
+        if value and lowered.startswith(("include.", "includeif.")) and lowered.endswith(".path"):
+            origins.add(source.parent / Path(value).expanduser())
+    return origins, entries
+
+
 NO_DRIVERS = "* !filter !merge !diff"  # attributes back to unspecified: git's built-ins
 
 
@@ -212,6 +369,13 @@ class MemoryRepo:
         # with `git -C <root>` and runs the executable find_git chose, not PATH's.
         self._runner = gitmodule.Git()
         self._identity: dict[str, str] | None = None
+        # The configuration's files as last read, their stamp then, and the options that
+        # neutralize the programs it names (see `_neutralized`).
+        self._neutral: tuple[frozenset[Path], Stamp | None, tuple[str, ...]] = (
+            frozenset(),
+            None,
+            (),
+        )
 
     @classmethod
     def open(cls, root: str | Path, git_path: str | None = None) -> MemoryRepo:
@@ -252,22 +416,67 @@ class MemoryRepo:
 
     def _run(self, args: tuple[str, ...], env: dict[str, str], stdin: Any = None) -> str:
         # A memory is untrusted ground (it may arrive as a zip or through a synced folder):
-        # its .git/config must not run commands (fsmonitor) nor its hooks run at all.
-        # safe.directory: exFAT and network shares report another owner and git would
-        # refuse the memory ("dubious ownership"); its config is neutralized above anyway.
-        trusted = ("-c", f"safe.directory={self.root}")
+        # no program its .git/config names runs (NEUTRAL_PROGRAMS, `_neutralized`), nor
+        # its hooks at all.
         split = SPLIT_INDEX if self._index_bytes() >= SPLIT_INDEX_BYTES else ()
-        command = [self.executable, "-C", str(self.root), *SAFE_CONFIG, *split, *trusted, *args]
+        return self._execute((*self._neutralized(), *split, *_blind(args)), env, stdin)
+
+    def _execute(self, args: tuple[str, ...], env: dict[str, str], stdin: Any = None) -> str:
+        # safe.directory: exFAT and network shares report another owner and git would
+        # refuse the memory ("dubious ownership"); its config is neutralized anyway.
+        trusted = ("-c", f"safe.directory={self.root}")
+        command = [
+            self.executable,
+            "--no-pager",
+            "-C",
+            str(self.root),
+            *SAFE_CONFIG,
+            *trusted,
+            *args,
+        ]
         # GIT_OPTIONAL_LOCKS=0: `git status` would refresh and rewrite the index, racing
         # with the user's own git and failing on a full disk; only the status an operation
         # starts with, under the writer lock, may (and is asked again without, if it fails).
-        base = {"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0"}
+        base = {
+            "GIT_TERMINAL_PROMPT": "0",
+            "LC_ALL": "C",
+            "GIT_OPTIONAL_LOCKS": "0",
+            **NEUTRAL_ENVIRONMENT,
+        }
         pinned = git_environment(self.root)
         try:
             out = self._runner.execute(command, env={**pinned, **base, **env}, istream=stdin)
             return str(out)
         except self._git.GitCommandNotFound as exc:
             raise GitMissing(self.executable) from exc
+
+    def _neutralized(self) -> tuple[str, ...]:
+        """-c options giving each program the repository's configuration names under a name
+        of its own (`diff.<driver>.textconv`, `credential.<url>.helper`: see NAMED_PROGRAMS)
+        the value that runs nothing. Read with what the configuration includes, and read
+        again whenever one of its files (or a file it includes) changed."""
+        files, stamp, options = self._neutral
+        if stamp is not None and stamp == _stamp(files):
+            return options
+        looked = {*files, *self._config_files()}
+        before = _stamp(looked)
+        try:
+            listing = self._execute(("config", "--list", "-z", "--includes", "--show-origin"), {})
+        except self._git.GitCommandError:  # a broken config: every git call fails on it too
+            listing = ""
+        origins, entries = _origins_and_entries(listing, self.root)
+        options = _as_options(neutral_overrides("\0".join(entries)))
+        # A file found only now was not stamped before the listing: read it all again next
+        # time (then stamped first), so that no change made meanwhile is missed.
+        complete = origins <= looked
+        self._neutral = (frozenset(looked | origins), before if complete else None, options)
+        return options
+
+    def _config_files(self) -> set[Path]:
+        """The repository's own configuration files (present or not)."""
+        pinned = git_environment(self.root)
+        git_dir, common = Path(pinned["GIT_DIR"]), Path(pinned["GIT_COMMON_DIR"])
+        return {common / "config", git_dir / "config", git_dir / "config.worktree"}
 
     def _author(self) -> dict[str, str]:
         """The app's identity for commits, when the user has configured none (asked once)."""
@@ -359,6 +568,7 @@ class MemoryRepo:
         command = (
             *("-c", "core.untrackedCache=true", "-c", "status.showUntrackedFiles=all"),
             *("status", "--porcelain", "-z", "--untracked-files=all"),
+            "--ignore-submodules=all",  # wins over .gitmodules: no look inside (its config)
         )
         try:
             out = self.git(*command, locks=refresh)
@@ -377,14 +587,17 @@ class MemoryRepo:
         return found
 
     def stage_all(self) -> None:
-        """`git add -A`, leaving out links that leave the memory (their targets are not
-        the memory's to record; the engine treats them as absent)."""
-        links_out = [
-            f":(exclude,literal){path}"
-            for path in self.dirty_paths()
-            if is_absent(self.root, self.root / path)
-        ]
-        self.git("add", "-A", "--", ".", *links_out)
+        """Stage every change git's status lists, as `git add -A` would, leaving out links
+        that leave the memory (their targets are not the memory's to record; the engine
+        treats them as absent) and repositories nested in it. Not `git add -A` itself: it
+        looked inside a submodule for changes, running the filters its own config names."""
+        paths = {
+            p
+            for p in self.dirty_paths()
+            if not p.endswith("/") and not is_absent(self.root, self.root / p)
+        }
+        if paths:
+            self.stage_paths(paths)
 
     def commit_dirty(
         self, summary: str, trailers: dict[str, str], dirty: Iterable[str]
@@ -433,20 +646,68 @@ class MemoryRepo:
         paths: set[str] | None = None,
     ) -> str | None:
         """Stage everything (or only `paths`) and commit; None when there was nothing to
-        commit. A git failure (a full disk, a broken repository) raises HistoryWriteError."""
+        commit. A git failure (a full disk, a broken repository) raises HistoryWriteError,
+        the index put back as it was."""
         try:
-            if paths is None:
-                self.stage_all()
-            elif paths:
-                self.stage_paths(paths)
-            faults.reached("staged")
-            message = one_line(summary)
-            if trailers:  # a value with a newline would forge another trailer
-                message += "\n\n" + "\n".join(f"{k}: {one_line(v)}" for k, v in trailers.items())
-            return self._commit_index(message)
+            with self._index_kept():
+                if paths is None:
+                    self.stage_all()
+                elif paths:
+                    self.stage_paths(paths)
+                faults.reached("staged")
+                message = one_line(summary)
+                if trailers:  # a value with a newline would forge another trailer
+                    message += "\n\n" + "\n".join(
+                        f"{k}: {one_line(v)}" for k, v in trailers.items()
+                    )
+                return self._commit_index(message)
         except GitFailed as exc:
             cause = exc.__cause__ if isinstance(exc.__cause__, Exception) else exc
             raise HistoryWriteError(cause) from exc
+        except OSError as exc:  # the list of paths for git could not be written (no space)
+            raise HistoryWriteError(exc) from exc
+
+    @contextlib.contextmanager
+    def _index_kept(self) -> Iterator[None]:
+        """The index as it is now, put back if the block fails. `git reset` would write a
+        new index, which a full disk refuses (the index then kept the failed commit's files
+        staged); a second name for it (and for the shared files of a split index), made
+        before anything is staged, is put back with a rename, which needs no space."""
+        pinned = git_environment(self.root)
+        index, git_dir = Path(pinned["GIT_INDEX_FILE"]), Path(pinned["GIT_DIR"])
+        kept: dict[Path, Path] = {}
+        for path in (index, *git_dir.glob("sharedindex.*")):
+            aside = path.with_name(f"gam-undo-{path.name}")  # a name git never cleans up
+            if _second_name(path, aside):
+                kept[path] = aside
+        had_index = index.exists()
+        try:
+            yield
+        except BaseException:
+            if index in kept or not had_index:
+                self._put_index_back(index, kept, had_index)
+            else:  # no hard links here: as before, git makes the index again
+                self.git("reset", "-q", check=False)
+            raise
+        finally:
+            for aside in kept.values():
+                with contextlib.suppress(OSError):
+                    aside.unlink(missing_ok=True)
+
+    def _put_index_back(self, index: Path, kept: dict[Path, Path], had_index: bool) -> None:
+        """The index (and its shared files, where git removed them) renamed back."""
+        for path, aside in kept.items():
+            try:
+                if path == index:
+                    os.replace(aside, index)
+                elif not path.exists():
+                    os.replace(aside, path)
+            except OSError:
+                if path == index:  # as before: git makes it again, if it can
+                    self.git("reset", "-q", check=False)
+        if not had_index:  # the first commit failed: no index, as before
+            with contextlib.suppress(OSError):
+                index.unlink(missing_ok=True)
 
     def _commit_index(self, message: str) -> str | None:
         """Commit what is staged (None when that is what the last commit holds), with git's
@@ -468,6 +729,28 @@ class MemoryRepo:
     def unstage_all(self) -> None:
         """Undo a `stage_all` whose commit failed (best effort: the disk may still be full)."""
         self.git("reset", "-q", check=False)
+
+
+def _second_name(path: Path, aside: Path) -> bool:
+    """Give the file `path` the name `aside` too: a hard link, or a copy where the file
+    system has none (FAT, exFAT). False when `path` is missing or neither can be made (no
+    space left: then the commit cannot be made either)."""
+    with contextlib.suppress(OSError):
+        aside.unlink(missing_ok=True)  # left by a process that died
+    if not path.is_file():
+        return False
+    try:
+        os.link(path, aside)
+        return True
+    except OSError:
+        pass
+    try:
+        shutil.copy2(path, aside)
+        return True
+    except OSError:
+        with contextlib.suppress(OSError):
+            aside.unlink(missing_ok=True)
+        return False
 
 
 def one_line(text: str) -> str:

@@ -133,5 +133,8 @@ def recording(
     _write(folder, payload)
     try:
         yield Recording(folder, payload)
-    finally:
-        clear(folder)
+    except BaseException as exc:
+        if not getattr(exc, "keep_journal", False):  # kept: the folder was left part changed
+            clear(folder)
+        raise
+    clear(folder)

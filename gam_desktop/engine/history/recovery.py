@@ -18,16 +18,17 @@ from __future__ import annotations
 
 import contextlib
 import re
-import shutil
 from pathlib import PurePosixPath
 from typing import Any
 
 from gam_desktop.engine.history.gitrepo import MemoryRepo
+from gam_desktop.engine.history.held import retry_git
 from gam_desktop.engine.history.journal import Interrupted
 from gam_desktop.engine.history.log import TRAILER_KIND
 from gam_desktop.engine.store.changeset import ChangeSet
 from gam_desktop.engine.store.derived import regenerate_all
 from gam_desktop.engine.store.folder import SOURCES_DIR, MemoryFolder
+from gam_desktop.engine.store.portable import remove_tree
 from gam_desktop.engine.textutil import plural
 
 SHA256 = re.compile(r"[0-9a-f]{64}")
@@ -36,9 +37,11 @@ GIT_OPERATIONS = ("rollback", "restore")  # written by git itself, not by a chan
 
 def clear_git_leftovers(repo: MemoryRepo) -> None:
     """A process killed inside git may leave its lock file, a half-written shared index
-    and a half-done revert."""
+    and a half-done revert. A lock file another program holds open (Windows) is tried
+    again, then named."""
+    lock = repo.root / ".git" / "index.lock"
     with contextlib.suppress(FileNotFoundError):
-        (repo.root / ".git" / "index.lock").unlink()
+        retry_git(lock.unlink)
     for unfinished in (repo.root / ".git").glob("sharedindex_*"):  # a split index half-written
         unfinished.unlink(missing_ok=True)
     repo.git("revert", "--quit", check=False)
@@ -65,7 +68,9 @@ def restore_last_saved(
         return "restored the last saved state; the interrupted writes were dropped"
     ChangeSet(deletes=sorted(planned)).apply(folder.root)  # a first build: all of it was new
     if interrupted.new_repository and repo is not None:
-        shutil.rmtree(folder.root / ".git", ignore_errors=True)  # made by the build itself
+        # Made by the build itself. Git for Windows' objects are read-only: cleared and
+        # removed, or FolderNotRemoved (a stub .git left behind failed every git call).
+        remove_tree(folder.root / ".git")
     return "restored the folder as it was before the first build"
 
 

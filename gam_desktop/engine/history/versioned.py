@@ -22,14 +22,15 @@ from pathlib import Path
 from gam_desktop.engine.errors import GamError
 from gam_desktop.engine.history import journal
 from gam_desktop.engine.history.gitrepo import GitUnavailable, MemoryRepo
+from gam_desktop.engine.history.held import retry_git
 from gam_desktop.engine.history.log import TRAILER_KIND, History
 from gam_desktop.engine.history.recovery import clear_git_leftovers, keep_files, restore_last_saved
 from gam_desktop.engine.models import META_FILE, utc_now
 from gam_desktop.engine.store.changes import OUTSIDE_EDIT, RESTORE, ROLLBACK, Changes
-from gam_desktop.engine.store.changeset import ChangeSet, StoreError
+from gam_desktop.engine.store.changeset import ChangeSet, PutBackError, StoreError, clear_undo
 from gam_desktop.engine.store.derived import regenerate
 from gam_desktop.engine.store.folder import APP_DIR, JOURNAL_FILE, MemoryFolder, stat_files
-from gam_desktop.engine.store.lock import writer_lock
+from gam_desktop.engine.store.lock import check_lock_file, writer_lock
 from gam_desktop.engine.store.markdown import README, merge_readme
 from gam_desktop.engine.textutil import plural
 
@@ -137,14 +138,21 @@ class Transaction:
                 if committing is not None:
                     committing()
                 paths = set().union(*(a.paths for a in applied))
-                sha = self.repo.commit_all(summary, trailers, paths=paths)
+                # On failure the index is put back as it was (commit_all)
+                repo = self.repo  # (another git's index.lock: retried on Windows)
+                sha = retry_git(lambda: repo.commit_all(summary, trailers, paths=paths))
                 self.commits += [sha] if sha else []
-        except StoreError:
-            for done in reversed(applied):
-                done.undo()
-            if self.repo is not None:
-                self.repo.unstage_all()
+        except BaseException as exc:  # a full disk, a cancel, a bug: the files go back
+            # Putting back renames the old versions kept aside (applying made them): it
+            # needs no space, so a full disk cannot leave the app's writes behind.
+            failed = [what for done in reversed(applied) for what in done.undo()]
+            if failed:  # part changed: said so, and the journal stays for recovery
+                what = str(getattr(exc, "strerror", None) or exc)
+                what = what.removesuffix("; nothing was changed")
+                raise PutBackError(getattr(exc, "errno", None), what, failed) from exc
             raise
+        for done in applied:  # committed: the old versions are no longer needed
+            done.discard()
         self.recording.done()
         written = set().union(*(a.paths for a in applied))
         if self.repo is None:
@@ -353,6 +361,7 @@ class VersionedFolder:
             interrupted = journal.read(self.folder)
             if interrupted is not None:
                 raise _must_recover(interrupted)
+            clear_undo(self.folder.root)  # old versions a process that died kept aside
             # Before the repository is opened (which may `git init`): undoing a first
             # build removes the repository only if the build made it.
             new_repository = not (self.folder.root / ".git").exists()
@@ -377,15 +386,22 @@ class VersionedFolder:
     def rollback(self, sha: str) -> Changes:
         """Undo one operation as a new commit; returns what that commit changed."""
         history = self._require_history()
-        with self.operation(ROLLBACK), self._reset_on_failure(history.repo):
-            new = history.rollback(sha, lambda paths: regenerate(self.folder, paths))
-        return history.committed(ROLLBACK, [new])
+
+        def once() -> str:  # git's own deletes: a file held open is retried on Windows
+            with self.operation(ROLLBACK), self._reset_on_failure(history.repo):
+                return history.rollback(sha, lambda paths: regenerate(self.folder, paths))
+
+        return history.committed(ROLLBACK, [retry_git(once)])
 
     def restore(self, sha: str, summary: str) -> Changes:
         """Make the folder as it was at `sha`, as a new commit (none when it already is)."""
         history = self._require_history()
-        with self.operation(RESTORE), self._reset_on_failure(history.repo):
-            new = history.restore(sha, summary)
+
+        def once() -> str | None:  # as rollback: a file held open is retried on Windows
+            with self.operation(RESTORE), self._reset_on_failure(history.repo):
+                return history.restore(sha, summary)
+
+        new = retry_git(once)
         return history.committed(RESTORE, [new] if new else [])
 
     @staticmethod
@@ -435,7 +451,9 @@ class VersionedFolder:
 
     def check_recovered(self) -> None:
         """Refuse before any work (any LLM call) when a crash left an operation to recover;
-        an operation running now is no reason (`operation` waits for it)."""
+        an operation running now is no reason (`operation` waits for it). Nor a lock file
+        that cannot be taken (a link): said now, not after the LLM calls."""
+        check_lock_file(self.folder)
         interrupted = self.interrupted()
         if interrupted is not None:
             raise _must_recover(interrupted)
@@ -465,4 +483,5 @@ class VersionedFolder:
             else:
                 message = keep_files(self.folder, repo, interrupted)
             journal.clear(self.folder)
+            clear_undo(self.folder.root)
             return message
