@@ -122,6 +122,11 @@ class Postings:
     def close(self) -> None:
         self._db.close()
 
+    @property
+    def db(self) -> sqlite3.Connection:
+        """The connection: the vectors' tables (vectors.py) live in the same database."""
+        return self._db
+
     def load(self) -> None:
         """The table of documents, as the database has it now: read in one pass (a new
         process pays it before its first search: ~0.3 s at 200,000 texts; three scans of

@@ -12,6 +12,12 @@ reads only the postings of its terms (rank-bm25 took ~290 ms a query at 100,000 
 The index follows the corpus: files whose size or mtime changed are read and indexed
 again, nothing else; a new process loads it from `.gam/cache/search.sqlite3` instead of
 reading every file.
+
+With an embedding model (vectors.py, issue 35), BM25's ranking and the ranking by meaning
+(the nearest texts by cosine) are fused by reciprocal rank (k = 60), each to FUSE_DEPTH
+texts: a paraphrase that shares no word with its passage is found. The hits are the same
+`SearchHit`s, their score the fused one. Without embeddings, or while they are failing or
+being computed, search is BM25 alone: the very hits it gave before.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ import numpy as np
 
 from gam_desktop.engine.ask.corpus import ORIGINAL, Corpus, title_of
 from gam_desktop.engine.ask.postings import Doc, Postings
+from gam_desktop.engine.ask.vectors import Semantic, fuse
 from gam_desktop.engine.ask.words import (
     is_one_word,
     query_terms,
@@ -39,6 +46,7 @@ from gam_desktop.engine.ask.words import (
     word_pieces,
     words,
 )
+from gam_desktop.engine.llm.embeddings import Embedder
 from gam_desktop.engine.store.folder import CACHE_DIR
 from gam_desktop.engine.store.links import LinkedPathError, check_writable_path
 
@@ -51,6 +59,7 @@ BUILD_FROM_NOTHING = 2_000  # this many files new to an empty index: built part 
 BUILD_CHUNK = 8_000  # so many files a part (and a transaction)
 UPDATE_CHUNK = 500  # files per transaction of an update
 MANY_KEYS = 20_000  # grep's candidates ordered by the ranks of all paths (made once a change)
+FUSE_DEPTH = 50  # texts of each ranking fused (more than any caller asks for)
 T = TypeVar("T")
 
 
@@ -71,13 +80,19 @@ class Holding:
 
 
 class SearchIndex:
-    def __init__(self, corpus: Corpus) -> None:
+    def __init__(self, corpus: Corpus, embedder: Embedder | None = None) -> None:
         self.corpus = corpus
         self._store: Postings | None = None
         self._synced = -1  # the corpus generation the index follows
         self._order: np.ndarray | None = None  # rank of each document id by key, for grep
         self._lock = threading.RLock()
         self.indexed = 0  # how many texts were (re)indexed: tests read it
+        self._changes = 0  # how often the indexed texts changed (the vectors follow them)
+        self.semantic = (  # search by meaning, with an embedding model
+            Semantic(embedder, self._lock, self._open, self.corpus.text, lambda: self._changes)
+            if embedder is not None
+            else None
+        )
 
     # -- following the corpus -------------------------------------------------------------
 
@@ -87,6 +102,8 @@ class SearchIndex:
         is, and written the next time."""
         with contextlib.suppress(sqlite3.OperationalError):
             self._reading(self._follow)
+        if self.semantic is not None:  # what changed gets its vectors, behind
+            self.semantic.catch_up()
 
     def _reading(self, use: Callable[[], T]) -> T:
         """`use` the index; when its database turns out damaged (a full disk, a crash, a
@@ -107,6 +124,7 @@ class SearchIndex:
         store = self._open()
         if store.follow_others():  # another process indexed meanwhile: compare again
             self._synced, self._order = -1, None
+            self._changes += 1
         generation = self.corpus.generation
         if generation == self._synced:
             return
@@ -124,6 +142,7 @@ class SearchIndex:
                 self.indexed += store.add(docs, direct=direct)
         if gone or stale:
             self._order = None
+            self._changes += 1
         self._synced = generation
 
     def _differences(
@@ -195,14 +214,32 @@ class SearchIndex:
                 with contextlib.suppress(OSError):
                     self._store.path.unlink()
         self._store, self._synced, self._order = None, -1, None
+        self._changes += 1
+
+    def close(self) -> None:
+        """Close the database (the memory closes): Windows opens files without
+        FILE_SHARE_DELETE, so an index left open keeps its folder from being deleted or
+        moved. A later use opens it again."""
+        with self._lock:
+            store, self._store, self._synced, self._order = self._store, None, -1, None
+            if store is not None:
+                with contextlib.suppress(sqlite3.Error):
+                    store.close()
 
     # -- asking ---------------------------------------------------------------------------
 
     def search(self, query: str, top_k: int = 5) -> list[SearchHit]:
         self.ensure_built()
         terms = query_terms(query)
-        # one consistent index, even if the watcher updates it meanwhile
-        ranked = self._reading(lambda: self._scored(terms, max(1, top_k))) if terms else []
+        top_k = max(1, top_k)
+        near = self.semantic.nearest(query, FUSE_DEPTH) if self.semantic and terms else None
+        if near is None:  # BM25 alone, as without embeddings
+            # one consistent index, even if the watcher updates it meanwhile
+            ranked = self._reading(lambda: self._scored(terms, top_k)) if terms else []
+        else:
+            depth = max(top_k, FUSE_DEPTH)
+            lexical = self._reading(lambda: self._scored(terms, depth))
+            ranked = fuse([[key for key, _ in lexical], near])[:top_k]
         return [
             SearchHit(key, score, snippet(self.corpus.text(key) or "", terms))
             for key, score in ranked
@@ -225,6 +262,20 @@ class SearchIndex:
             lengths = store.lengths[ids]
             scores[ids] += idf * (tfs * (K1 + 1) / (tfs + K1 * (1 - B + B * lengths / average)))
         return _best(scores, store.keys, top_k)
+
+    def embed_pending(self) -> int:
+        """Embed now every text that has no vector yet (the evaluation and the tests wait
+        for it; searches do it behind); how many pieces. 0 without embeddings or when the
+        endpoint fails (which `notices` then tells)."""
+        if self.semantic is None:
+            return 0
+        self.ensure_built()
+        return self.semantic.embed_all()
+
+    def notices(self) -> list[str]:
+        """What the user should be told about search and was not yet, each thing once (no
+        embedding model, the endpoint failing, a backlog being embedded)."""
+        return self.semantic.notices() if self.semantic is not None else []
 
     def containing(self, tokens: list[str]) -> list[str]:
         """The files whose text holds every one of `tokens` (search terms), by path."""

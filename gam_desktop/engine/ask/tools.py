@@ -20,6 +20,7 @@ from gam_desktop.engine.store.markdown import parse_memory
 
 if TYPE_CHECKING:
     from gam_desktop.engine.ask.search import SearchIndex
+    from gam_desktop.engine.llm.embeddings import EmbeddingSettings
 
 GREP_LIMIT = 40
 GREP_READ_LIMIT = 500  # a folder of up to this many files is read; above, the index narrows
@@ -111,13 +112,21 @@ TOOLS = [
 
 
 class MemoryTools:
+    """The tools over one memory folder. With `embeddings` (not off), search fuses BM25 with
+    the nearest texts by meaning (ask/vectors.py); without, BM25 alone."""
+
     def __init__(
-        self, root: str | Path, corpus: Corpus | None = None, index: SearchIndex | None = None
+        self,
+        root: str | Path,
+        corpus: Corpus | None = None,
+        index: SearchIndex | None = None,
+        embeddings: EmbeddingSettings | None = None,
     ) -> None:
         self.sandbox = Sandbox(root)
         self.folder = MemoryFolder(self.sandbox.root)
         self.corpus = corpus or Corpus(self.sandbox.root)
         self._index = index
+        self.embeddings = embeddings
 
     @property
     def index(self) -> SearchIndex:
@@ -125,9 +134,17 @@ class MemoryTools:
         (the find box holds tools) should not wait for."""
         if self._index is None:
             from gam_desktop.engine.ask.search import SearchIndex
+            from gam_desktop.engine.llm.embeddings import Embedder
 
-            self._index = SearchIndex(self.corpus)
+            wanted = self.embeddings
+            embedder = Embedder(wanted) if wanted and wanted.enabled != "off" else None
+            self._index = SearchIndex(self.corpus, embedder)
         return self._index
+
+    def close(self) -> None:
+        """Close the files the tools hold open in the memory (the search index's database)."""
+        if self._index is not None:
+            self._index.close()
 
     def run(self, name: str, arguments: dict[str, Any]) -> ToolResult:
         """Run one tool call; refusals and bad arguments come back as error results."""
