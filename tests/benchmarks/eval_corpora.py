@@ -201,6 +201,31 @@ def read_check(outcomes: list[Any]) -> tuple[int, int]:
     return read, total
 
 
+class Readings:
+    """Every draft the general pipeline's readers make, by question, recorded while the eval
+    runs in-process: the checks can then be replayed offline, one switched off at a time
+    (ablate_checks.py), with no model call."""
+
+    def __init__(self) -> None:
+        from gam_desktop.engine.answering import pipeline
+
+        self.by_question: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        self.current = ""
+        original = pipeline.read
+
+        def recording(llm, question, passages, cancel, context=None):  # type: ignore[no-untyped-def]
+            reading = original(llm, question, passages, cancel, context)
+            self.by_question[self.current].append(
+                {
+                    "passages": [p.__dict__ for p in passages],
+                    "reading": reading.model_dump() if reading is not None else None,
+                }
+            )
+            return reading
+
+        pipeline.read = recording
+
+
 def run_set(name: str, args: argparse.Namespace, proxy: CountingProxy) -> dict[str, Any]:
     docs, questions_file = sets()[name]
     questions = questions_of(name, questions_file, args.half, args.limit)
@@ -210,32 +235,9 @@ def run_set(name: str, args: argparse.Namespace, proxy: CountingProxy) -> dict[s
     systems = []
     if "project" in args.systems:
         if not args.skip_build:
-            proxy.phase = f"build {name}"
-            before = proxy.snapshot()
-            built = build_memory(memory, docs, server, args.workers)
-            used = proxy.snapshot() - before
-            report["build"] = {**built, "calls": used.calls, "tokens": used.tokens}
-            print(
-                f"\n[{name}] built in {built['seconds']:.0f} s, {used.calls} calls,"
-                f" {used.tokens} tokens, exit {built['exit_code']}",
-                flush=True,
-            )
-        for answering in args.answering:
-            extra = ["--answering", answering]
-            systems.append(
-                (
-                    f"project-{answering}",
-                    lambda q, extra=extra: ask_project(memory, q, server, extra=extra),
-                    project_check(memory),
-                )
-            )
-    baseline_check = lambda sources, q: check_citations(sources, q, None, docs)  # noqa: E731
-    if "bm25" in args.systems:
-        bm25 = Baseline(docs, server)
-        systems.append(("bm25", lambda q: bm25.ask(q, 0.0), baseline_check))
-    if "hybrid" in args.systems and args.embed_url:
-        hybrid = HybridBaseline(docs, server, Embedder(args.embed_url, args.embed_model))
-        systems.append(("hybrid", lambda q: hybrid.ask(q, 0.0), baseline_check))
+            report["build"] = _build(name, docs, memory, server, args, proxy)
+        systems += _project_systems(memory, server, args, report)
+    systems += _baselines(docs, server, args)
     outcomes = run_systems(systems, questions, proxy, interleave=True)
     summaries = {n: summarize(o) for n, o in outcomes.items()}
     for system in outcomes:
@@ -250,6 +252,59 @@ def run_set(name: str, args: argparse.Namespace, proxy: CountingProxy) -> dict[s
     report["summaries"] = summaries
     report["outcomes"] = {n: [o.as_dict() for o in os] for n, os in outcomes.items()}
     return report
+
+
+def _build(
+    name: str,
+    docs: Path,
+    memory: Path,
+    server: Server,
+    args: argparse.Namespace,
+    proxy: CountingProxy,
+) -> dict[str, Any]:
+    proxy.phase = f"build {name}"
+    before = proxy.snapshot()
+    built = build_memory(memory, docs, server, args.workers)
+    used = proxy.snapshot() - before
+    print(
+        f"\n[{name}] built in {built['seconds']:.0f} s, {used.calls} calls,"
+        f" {used.tokens} tokens, exit {built['exit_code']}",
+        flush=True,
+    )
+    return {**built, "calls": used.calls, "tokens": used.tokens}
+
+
+def _project_systems(
+    memory: Path, server: Server, args: argparse.Namespace, report: dict[str, Any]
+) -> list[tuple[str, Any, Any]]:
+    """`gam-request` on each answering path, the general one's drafts recorded."""
+    readings = Readings()
+    report["readings"] = readings.by_question
+
+    def ask(question: str, extra: list[str]) -> dict[str, Any]:
+        readings.current = question
+        return ask_project(memory, question, server, extra=extra)
+
+    return [
+        (
+            f"project-{answering}",
+            lambda q, extra=["--answering", answering]: ask(q, extra),
+            project_check(memory),
+        )
+        for answering in args.answering
+    ]
+
+
+def _baselines(docs: Path, server: Server, args: argparse.Namespace) -> list[tuple[str, Any, Any]]:
+    check = lambda sources, q: check_citations(sources, q, None, docs)  # noqa: E731
+    systems: list[tuple[str, Any, Any]] = []
+    if "bm25" in args.systems:
+        bm25 = Baseline(docs, server)
+        systems.append(("bm25", lambda q: bm25.ask(q, 0.0), check))
+    if "hybrid" in args.systems and args.embed_url:
+        hybrid = HybridBaseline(docs, server, Embedder(args.embed_url, args.embed_model))
+        systems.append(("hybrid", lambda q: hybrid.ask(q, 0.0), check))
+    return systems
 
 
 def print_overview(reports: list[dict[str, Any]]) -> None:

@@ -1,0 +1,251 @@
+"""The checks an answer goes through, in order (`CHECKS`). Each looks at a draft and either
+passes it (None) or says what is wrong (`Finding`), with the draft repaired when it can be:
+a quote put back in the source's own words, an answer replaced by the sentence that states
+it. A finding without a repair rejects the draft: the memory does not say.
+
+Every check knows the language (numbers, function words), never a subject."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Protocol
+
+from gam_desktop.engine.answering.lexicon import FUNCTION_WORDS, MONTHS, NOT_STATED
+from gam_desktop.engine.answering.passages import Passage, holds, identifiers, units_of
+
+QUOTE_OVERLAP = 0.75  # share of a quote's words a source sentence must hold to be it
+ANSWER_OVERLAP = 0.5  # share of an answer's own words its quotes must hold
+_WORD = re.compile(r"[^\W_]+(?:[._'’-][^\W_]+)*", re.UNICODE)
+_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
+
+
+@dataclass(frozen=True)
+class Support:
+    passage: Passage
+    sentence: str  # as the source writes it
+
+    @property
+    def said(self) -> str:
+        """The sentence under its passage's label: a version or a name an answer gives may be
+        the document's ("15.9" of "Release 15.9 notes"), not the sentence's."""
+        return f"{self.passage.label}\n{self.sentence}"
+
+
+@dataclass(frozen=True)
+class Draft:
+    question: str
+    answer: str
+    quotes: list[tuple[int, str]]  # (passage number, sentence) as the model gave them
+    passages: list[Passage]
+    support: list[Support] = field(default_factory=list)  # the quotes found in the sources
+    from_quote: bool = False  # the answer is the sentence that states it
+
+
+@dataclass(frozen=True)
+class Finding:
+    check: str
+    why: str
+    repaired: Draft | None = None  # None: the draft is rejected
+
+
+class Check(Protocol):
+    name: str
+
+    def check(self, draft: Draft) -> Finding | None: ...
+
+
+def words(text: str) -> list[str]:
+    return [w.lower().strip(".'’-") for w in _WORD.findall(text)]
+
+
+def numbers(text: str) -> set[str]:
+    """The numbers `text` writes, as values: "1,315" is 1315, "08" is 8, a date's parts are
+    its numbers ("2023-08-10" and "August 10, 2023" alike)."""
+    found = {_value(n.replace(",", "")) for n in _NUMBER.findall(text)}
+    return found | {str(MONTHS[w]) for w in words(text) if w in MONTHS}
+
+
+def _value(number: str) -> str:
+    return str(int(number)) if number.isdigit() else number
+
+
+def own_words(text: str, question: str) -> set[str]:
+    """The words of `text` that carry content and that the question did not already say
+    (numbers, and a month's name, are checked as numbers)."""
+    asked = set(words(question))
+    skip = FUNCTION_WORDS | MONTHS.keys()
+    return {w for w in words(text) if w not in skip and w not in asked and not w.isdigit()}
+
+
+class Abstained:
+    """The model said no passage states the answer, or gave none."""
+
+    name = "abstained"
+
+    def check(self, draft: Draft) -> Finding | None:
+        if not draft.answer.strip():
+            return Finding(self.name, "no passage states it")
+        if NOT_STATED.search(draft.answer) and not draft.quotes:
+            return Finding(self.name, "the model says the passages do not state it")
+        return None
+
+
+class QuotesInSources:
+    """Each quote is a sentence of a passage shown (any passage: a wrong number is mended);
+    a quote found nowhere is dropped. With none given or left, the sentence stating the
+    answer's own words and numbers is its support (small models often quote nothing); with
+    none, nothing supports the answer. Passing, the draft carries the sources' sentences."""
+
+    name = "quotes in sources"
+
+    def check(self, draft: Draft) -> Finding | None:
+        found = [s for n, text in draft.quotes if (s := locate(text, n, draft.passages))]
+        if not found and (stating := stating_sentence(draft)) is not None:
+            found = [stating]
+        support = list({(s.passage.number, s.sentence): s for s in found}.values())
+        if not support:
+            return Finding(self.name, "it quotes nothing the passages say")
+        repaired = replace(draft, support=support)
+        if len(support) < len(draft.quotes):
+            return Finding(self.name, "a quote is not in the passages: left out", repaired)
+        return Finding(self.name, "", repaired)  # passes, with the sources' own sentences
+
+
+def locate(quote: str, number: int, passages: list[Passage]) -> Support | None:
+    """The sentence of the passages that `quote` copies: its numbers all there and nearly
+    all its words; the numbered passage first."""
+    quoted = words(quote)
+
+    def share(support: Support) -> float | None:
+        sentence = support.sentence
+        held = set(words(sentence))
+        part = sum(w in held for w in quoted) / len(quoted)
+        return part if part >= QUOTE_OVERLAP and numbers(quote) <= numbers(sentence) else None
+
+    ordered = sorted(passages, key=lambda p: p.number != number)
+    return _best_sentence(ordered, share) if quoted else None
+
+
+def stating_sentence(draft: Draft) -> Support | None:
+    """The sentence of the passages holding all the answer's numbers and the most of its own
+    words (at least half of them)."""
+    own = own_words(draft.answer, draft.question)
+    wanted = numbers(draft.answer) - numbers(draft.question)
+
+    def held(support: Support) -> float | None:
+        said = support.said
+        count = len(own & set(words(said)))
+        enough = count >= ANSWER_OVERLAP * len(own)
+        return float(count) if enough and wanted <= numbers(said) else None
+
+    return _best_sentence(draft.passages, held) if own else None
+
+
+def _best_sentence(
+    passages: list[Passage], score: Callable[[Support], float | None]
+) -> Support | None:
+    """The sentence of `passages` scoring highest (the first of equals); None scores out."""
+    best: tuple[float, Support] | None = None
+    for passage in passages:
+        for sentence in units_of(passage.text):
+            support = Support(passage, sentence)
+            value = score(support)
+            if value is not None and (best is None or value > best[0]):
+                best = (value, support)
+    return best[1] if best else None
+
+
+class AnswerFromQuotes:
+    """The answer says what its quotes say: its numbers are theirs (or the question's), and
+    most of its own words are theirs. Otherwise other sentences of the passages it read may
+    say what its quotes do not (an answer of two documents quotes one of them); with none,
+    the memory does not say it clearly (the closest sentence is shown). An answer with no
+    words or numbers of its own restates the question."""
+
+    name = "answer from quotes"
+
+    def check(self, draft: Draft) -> Finding | None:
+        why = unsupported(draft, draft.support)
+        if why is None:
+            return None
+        if why == RESTATED:
+            return Finding(self.name, why, replace(draft, from_quote=True))
+        covered = cover(draft)
+        if unsupported(draft, covered) is None:  # other sentences of what it read say it
+            return Finding(self.name, f"{why}: other sentences do", replace(draft, support=covered))
+        return Finding(self.name, why, replace(draft, from_quote=True))
+
+
+RESTATED = "it only restates the question"
+
+
+def _gain(missing_numbers: set[str], missing_words: set[str]) -> Callable[[Support], float | None]:
+    """How much of what is missing a sentence says (a number counts twice); None: nothing."""
+
+    def gain(support: Support) -> float | None:
+        said = support.said
+        found = 2 * len(missing_numbers & numbers(said)) + len(missing_words & set(words(said)))
+        return float(found) if found else None
+
+    return gain
+
+
+def unsupported(draft: Draft, support: list[Support]) -> str | None:
+    """What of the answer `support` does not say, if anything."""
+    stated = " ".join(s.said for s in support)
+    new_numbers = numbers(draft.answer) - numbers(draft.question)
+    invented = new_numbers - numbers(stated)
+    own = own_words(draft.answer, draft.question)
+    if not own and not new_numbers:
+        return RESTATED
+    if invented:
+        return f"its quotes do not state {', '.join(sorted(invented))}"
+    if len(own & set(words(stated))) < ANSWER_OVERLAP * len(own):
+        return "its quotes do not say most of it"
+    return None
+
+
+def cover(draft: Draft, most: int = 3) -> list[Support]:
+    """The quotes, and sentences of the passages added one at a time (up to `most`), each
+    stating the most of the answer's numbers and words still unsaid."""
+    chosen = list(draft.support)
+    for _ in range(most):
+        said = " ".join(s.said for s in chosen)
+        missing_numbers = numbers(draft.answer) - numbers(draft.question) - numbers(said)
+        missing_words = own_words(draft.answer, draft.question) - set(words(said))
+        if not missing_numbers and not missing_words:
+            break
+
+        best = _best_sentence(draft.passages, _gain(missing_numbers, missing_words))
+        if best is None:
+            break
+        chosen.append(best)
+    useful = _gain(numbers(draft.answer), own_words(draft.answer, draft.question))
+    return [s for s in chosen if useful(s)] or chosen  # a quote saying none of it goes
+
+
+class AboutWhatIsAsked:
+    """The sentences an answer rests on come from passages that name the identifiers the
+    question gives ("15.4", "gpl-3"): a look-alike's sentence answers another question."""
+
+    name = "about what is asked"
+
+    def check(self, draft: Draft) -> Finding | None:
+        asked = identifiers(draft.question)
+        if not asked or not draft.support:
+            return None
+        sources = " ".join(f"{s.passage.label}\n{s.passage.text}" for s in draft.support)
+        missing = sorted(a for a in asked if not holds(sources, a))
+        if not missing:
+            return None
+        return Finding(self.name, f"its sources do not name {', '.join(missing)}")
+
+
+CHECKS: tuple[Check, ...] = (
+    Abstained(),
+    QuotesInSources(),
+    AboutWhatIsAsked(),
+    AnswerFromQuotes(),
+)

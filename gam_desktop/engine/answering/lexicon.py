@@ -1,0 +1,53 @@
+"""The English words the answering pipeline relies on, in one place: a reply that says the
+passages do not hold the answer, and the words that carry no content in an answer. Nothing
+here is about a subject; a language other than English needs only this module."""
+
+from __future__ import annotations
+
+import re
+
+# A reader's way of saying "not stated": the answer is an abstention.
+NOT_STATED = re.compile(
+    r"\b(?:not (?:stated|mentioned|specified|provided|given|found|available|described|"
+    r"included|covered|in (?:the|these|any) (?:passages?|documents?|memory|text))|"
+    r"(?:does|do|did)(?: not|n't) (?:say|state|mention|specify|contain|include|provide|give)|"
+    r"no (?:information|mention|passage|data|details?)|"
+    r"(?:cannot|can't|could not|couldn't|unable to) (?:find|determine|answer|tell)|unknown)\b",
+    re.IGNORECASE,
+)
+
+# Words that say nothing of their own in an answer ("The answer is 30 days" says "30 days").
+FUNCTION_WORDS = frozenset(
+    """a an the is are was were be been being am of in on at to for from by with as and or
+    but if then than that this these those it its they them their there here which who whom
+    whose what when where why how do does did done has have had having will would shall
+    should can could may might must not no yes so such also only just about into over under
+    per each every any all some more most less least very answer question passage passages
+    document documents according says said state states stated""".split()
+)
+
+NOT_IN_MEMORY = "The memory does not say."
+NOT_CLEARLY = "The memory does not say this clearly. The closest it comes:"
+
+# Month names, for dates written in words ("August 10, 2023") against digits (2023-08-10).
+MONTHS = {
+    name: number
+    for number, names in enumerate(
+        (
+            "january jan",
+            "february feb",
+            "march mar",
+            "april apr",
+            "may",
+            "june jun",
+            "july jul",
+            "august aug",
+            "september sep sept",
+            "october oct",
+            "november nov",
+            "december dec",
+        ),
+        1,
+    )
+    for name in names.split()
+}

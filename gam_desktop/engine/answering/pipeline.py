@@ -1,0 +1,177 @@
+"""One answering pipeline: each answerer (`ANSWERERS`, in order) may draft an answer from
+the evidence; every draft goes through the checks (`checks.CHECKS`); the first draft that
+holds is the answer, and with none the memory does not say. Every passage shown to the
+model is a file read, listed in the trajectory; an answer cites only passages it quotes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Protocol
+
+from gam_desktop.engine.answering.checks import CHECKS, Check, Draft, Support
+from gam_desktop.engine.answering.lexicon import NOT_CLEARLY, NOT_IN_MEMORY
+from gam_desktop.engine.answering.passages import PASSAGES, Passage, retrieve
+from gam_desktop.engine.answering.reading import read
+from gam_desktop.engine.ask.tools import MemoryTools
+from gam_desktop.engine.llm import LLM
+from gam_desktop.engine.models import ChatResult, Citation
+from gam_desktop.engine.progress import CancelToken
+from gam_desktop.engine.store.markdown import parse_memory
+from gam_desktop.engine.textutil import plural
+
+CHECKED = 0.8  # confidence of an answer whose quotes and words hold
+FROM_QUOTE = 0.25  # no checked answer: the closest sentence is shown, as not found
+NOT_FOUND = 0.1
+
+
+@dataclass
+class Evidence:
+    """What an answerer works from, and what it has done so far (for the trajectory)."""
+
+    question: str
+    tools: MemoryTools
+    llm: LLM
+    cancel: CancelToken
+    context: list[dict[str, str]] = field(default_factory=list)  # the conversation so far
+    passages: list[Passage] = field(default_factory=list)  # every passage shown, numbered
+    steps: list[str] = field(default_factory=list)
+    on_step: Callable[[str], None] = lambda _line: None
+
+    def step(self, line: str) -> None:
+        self.steps.append(line)
+        self.on_step(line)
+
+    def show(self, passages: list[Passage]) -> None:
+        self.passages = passages
+        files = ", ".join(dict.fromkeys(p.memory for p in passages))
+        self.step(f"read {plural(len(passages), 'passage')}: {files}" if passages else "")
+
+
+class Answerer(Protocol):
+    name: str
+
+    def try_answer(self, evidence: Evidence) -> Draft | None: ...
+
+
+class Grounded:
+    """The question's best passages, read in one call that quotes its support."""
+
+    name = "grounded"
+
+    def __init__(self, limit: int = PASSAGES, skip: int = 0) -> None:
+        self.limit, self.skip = limit, skip
+
+    def try_answer(self, evidence: Evidence) -> Draft | None:
+        found = retrieve(evidence.tools, evidence.question, self.skip + self.limit)
+        passages = _renumbered(found[self.skip :])
+        if not passages:
+            return None
+        evidence.show(passages)
+        reading = read(evidence.llm, evidence.question, passages, evidence.cancel, evidence.context)
+        if reading is None:
+            evidence.step("the model gave no usable reply")
+            return None
+        answer = reading.answer if reading.found else ""
+        quotes = [(q.passage, q.text) for q in reading.quotes]
+        return Draft(evidence.question, answer, quotes, passages)
+
+
+def _renumbered(passages: list[Passage]) -> list[Passage]:
+    return [Passage(n, p.memory, p.document, p.label, p.text) for n, p in enumerate(passages, 1)]
+
+
+ANSWERERS: tuple[Answerer, ...] = (Grounded(), Grounded(skip=PASSAGES))
+
+
+def answer(
+    evidence: Evidence,
+    answerers: Sequence[Answerer] = ANSWERERS,
+    checks: Sequence[Check] = CHECKS,
+) -> ChatResult:
+    """The first checked draft of `answerers`, as a ChatResult; "the memory does not say"
+    when none holds."""
+    read_files: list[str] = []
+    for answerer in answerers:
+        evidence.cancel.raise_if_cancelled()
+        draft = answerer.try_answer(evidence)
+        read_files += [p.memory for p in evidence.passages if p.memory not in read_files]
+        if draft is None:
+            continue
+        held = _checked(draft, checks, evidence)
+        if held is not None:
+            return _result(evidence, held, read_files)
+    evidence.step("no passage states the answer")
+    return _finish(evidence, NOT_IN_MEMORY, NOT_FOUND, [], read_files, "not found")
+
+
+def _checked(draft: Draft, checks: Sequence[Check], evidence: Evidence) -> Draft | None:
+    return check_draft(draft, checks, evidence.step)
+
+
+def check_draft(
+    draft: Draft, checks: Sequence[Check], note: Callable[[str], None] = lambda _line: None
+) -> Draft | None:
+    """`draft` through `checks` in order: repaired where a check repairs it, None when one
+    rejects it. Without a check that finds the quotes in the passages, they stand as given."""
+    for check in checks:
+        finding = check.check(draft)
+        if finding is None:
+            continue
+        if finding.why:
+            note(f"{check.name}: {finding.why}")
+        if finding.repaired is None:
+            return None
+        draft = finding.repaired
+    if not draft.support:
+        by_number = {p.number: p for p in draft.passages}
+        quoted = [Support(by_number[n], t) for n, t in draft.quotes if n in by_number]
+        draft = replace(draft, support=quoted)
+    return draft
+
+
+def _result(evidence: Evidence, draft: Draft, read_files: list[str]) -> ChatResult:
+    quoted = "\n".join(
+        f"> {s.sentence} ({s.passage.document or s.passage.memory})" for s in draft.support
+    )
+    if draft.from_quote:  # the model's answer was not what its sentences say
+        text = f"{NOT_CLEARLY}\n{quoted}"
+        confidence, note = FROM_QUOTE, "not found; the closest sentence shown"
+    else:
+        text, confidence, note = f"{draft.answer.strip()}\n\n{quoted}", CHECKED, "quotes checked"
+    sources = list(dict.fromkeys(s.passage.memory for s in draft.support))
+    evidence.step(f"answered from {plural(len(draft.support), 'quoted sentence')}")
+    return _finish(evidence, text, confidence, sources, read_files, note)
+
+
+def _finish(
+    evidence: Evidence,
+    text: str,
+    confidence: float,
+    sources: list[str],
+    read_files: list[str],
+    note: str,
+) -> ChatResult:
+    lines = [f"{n}. {line}" for n, line in enumerate(filter(None, evidence.steps), 1)]
+    return ChatResult(
+        question=evidence.question,
+        answer=text,
+        sources=sources,
+        citations=[_citation(evidence.tools, s) for s in sources],
+        confidence=confidence,
+        files_read=read_files,
+        trajectory="\n".join(lines),
+        notes=note,
+    )
+
+
+def _citation(tools: MemoryTools, path: str) -> Citation:
+    own = tools.corpus.snapshot().get(path)
+    front = parse_memory(own.text).front if own is not None else {}
+    span, pages, source = front.get("span"), front.get("pages"), front.get("source")
+    return Citation(
+        path=path,
+        source=str(source) if source else None,
+        span=span if isinstance(span, list) and len(span) == 2 else None,
+        pages=pages if isinstance(pages, list) and pages else None,
+    )

@@ -1,0 +1,88 @@
+"""The measured effect of each check of the general answering pipeline, with no model call:
+the drafts an eval_corpora.py run recorded (its --json-out) are checked again with every
+check, then with each one switched off, and scored as the eval scores them. Prints a table;
+asserts nothing.
+
+    .venv/bin/python tests/benchmarks/ablate_checks.py /tmp/evalout/dev-*.json
+
+A check's effect is the score with it minus the score without it: what it pays. (Only the
+checks are replayed: an answerer's effect needs model calls, so eval_corpora.py measures it.)
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from gam_desktop.engine.answering.checks import CHECKS, Check, Draft  # noqa: E402
+from gam_desktop.engine.answering.lexicon import NOT_CLEARLY, NOT_IN_MEMORY  # noqa: E402
+from gam_desktop.engine.answering.passages import Passage  # noqa: E402
+from gam_desktop.engine.answering.pipeline import FROM_QUOTE, NOT_FOUND, check_draft  # noqa: E402
+from tests.benchmarks.eval_answers import score  # noqa: E402
+from tests.benchmarks.eval_corpora import sets  # noqa: E402
+
+
+def drafts(recorded: list[dict[str, Any]], question: str) -> list[Draft]:
+    """The drafts of one question, in the order the answerers made them."""
+    made = []
+    for entry in recorded:
+        if entry["reading"] is None:
+            continue
+        passages = [Passage(**p) for p in entry["passages"]]
+        reading = entry["reading"]
+        answer = reading["answer"] if reading.get("found", True) else ""
+        quotes = [(q["passage"], q["text"]) for q in reading.get("quotes", [])]
+        made.append(Draft(question, answer, quotes, passages))
+    return made
+
+
+def replay(made: list[Draft], checks: tuple[Check, ...]) -> tuple[str, float]:
+    """The answer text and confidence the pipeline gives with `checks`."""
+    for draft in made:
+        held = check_draft(draft, checks)
+        if held is None:
+            continue
+        quoted = " ".join(s.sentence for s in held.support)
+        if held.from_quote:
+            return f"{NOT_CLEARLY} {quoted}", FROM_QUOTE
+        return f"{held.answer} {quoted}", 0.8
+    return NOT_IN_MEMORY, NOT_FOUND
+
+
+def main(paths: list[str]) -> int:
+    questions = {
+        q["id"]: q
+        for _docs, file in sets().values()
+        for q in json.loads(file.read_text(encoding="utf-8"))
+    }
+    variants = {"all checks": CHECKS} | {
+        f"without {c.name}": tuple(x for x in CHECKS if x is not c) for c in CHECKS
+    }
+    print(f"{'set':<10} " + "".join(f"{name:>30}" for name in variants))
+    for path in paths:
+        for report in json.loads(Path(path).read_text(encoding="utf-8")):
+            recorded = report.get("readings", {})
+            outcomes = next(
+                (o for n, o in report["outcomes"].items() if n.startswith("project-general")), []
+            )
+            cells = []
+            for checks in variants.values():
+                right = 0
+                for out in outcomes:
+                    q = questions[out["id"]]
+                    text, confidence = replay(
+                        drafts(recorded.get(q["question"], []), q["question"]), checks
+                    )
+                    right += bool(score(q, text, confidence)["correct"])
+                cells.append(f"{right}/{len(outcomes)}")
+            print(f"{report['set']:<10} " + "".join(f"{c:>30}" for c in cells))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

@@ -1,0 +1,221 @@
+"""The general answering pipeline (engine/answering): retrieval windows, each check, the
+answerers in order, and the bookkeeping of what was read. The model is FakeLLM, answering
+the `Reading` it is asked for; the memory is real files searched by the real index."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gam_desktop.engine.answering import checks, passages
+from gam_desktop.engine.answering.checks import Draft
+from gam_desktop.engine.answering.lexicon import NOT_IN_MEMORY
+from gam_desktop.engine.answering.passages import Passage, best_window
+from gam_desktop.engine.answering.pipeline import Evidence, Grounded, answer
+from gam_desktop.engine.answering.reading import Quote, Reading
+from gam_desktop.engine.ask.tools import MemoryTools
+from gam_desktop.engine.progress import CancelToken
+from tests.fakes import FakeLLM
+from tests.memories import write_memory
+
+
+@pytest.fixture
+def tools(tmp_path: Path) -> MemoryTools:
+    return MemoryTools(write_memory(tmp_path / "memory"))
+
+
+def evidence(tools: MemoryTools, question: str, *replies: Reading) -> Evidence:
+    return Evidence(question, tools, FakeLLM({Reading: list(replies)}), CancelToken())
+
+
+def passage(number: int, text: str, memory: str = "a.md") -> Passage:
+    return Passage(number, memory, memory.removesuffix(".md"), memory, text)
+
+
+BERT = "It is pre-trained by masking 15 percent of the input tokens."
+
+
+# -- retrieval ------------------------------------------------------------------------------
+
+
+def test_the_window_is_cut_around_the_sentence_with_the_question_words() -> None:
+    filler = " ".join(f"Sentence {n} says nothing much about it." for n in range(60))
+    text = f"# Intro\n\n{filler}\n\n## Masking\n\n{BERT} More follows here.\n\n{filler}"
+    weights = {"mask": 2.0, "percent": 2.0}
+    window = best_window(text, weights, words=40)
+    assert BERT in window
+    assert window.startswith("## Masking")  # the heading it sits under comes along
+    assert len(window.split()) < 60
+
+
+def test_retrieval_finds_the_memory_and_caps_each_document(tools: MemoryTools) -> None:
+    found = passages.retrieve(tools, "How many input tokens does BERT mask?")
+    assert found[0].memory == "nlp/bert_encoder.md"
+    assert [p.number for p in found] == list(range(1, len(found) + 1))
+
+
+# -- the checks -------------------------------------------------------------------------
+
+
+def test_an_empty_answer_is_an_abstention() -> None:
+    draft = Draft("q?", "", [], [passage(1, BERT)])
+    finding = checks.Abstained().check(draft)
+    assert finding is not None and finding.repaired is None
+
+
+def test_a_quote_with_the_wrong_number_is_found_in_its_passage() -> None:
+    shown = [passage(1, "Nothing here."), passage(2, BERT, "b.md")]
+    draft = Draft("How much is masked?", "15 percent", [(1, BERT)], shown)
+    finding = checks.QuotesInSources().check(draft)
+    assert finding is not None and finding.repaired is not None
+    assert [s.passage.memory for s in finding.repaired.support] == ["b.md"]
+
+
+def test_a_quote_the_passages_never_say_rejects_the_answer() -> None:
+    draft = Draft("How much is masked?", "40 percent", [(1, "It masks 40 percent.")], [])
+    draft = Draft(draft.question, draft.answer, draft.quotes, [passage(1, BERT)])
+    finding = checks.QuotesInSources().check(draft)
+    assert finding is not None and finding.repaired is None
+
+
+def test_without_quotes_the_sentence_stating_the_answer_supports_it() -> None:
+    shown = [passage(1, f"BERT is an encoder. {BERT}")]
+    draft = Draft("How much does BERT mask?", "15 percent of input tokens", [], shown)
+    finding = checks.QuotesInSources().check(draft)
+    assert finding is not None and finding.repaired is not None
+    assert finding.repaired.support[0].sentence == BERT
+
+
+def test_a_number_the_quotes_do_not_state_makes_the_quote_the_answer() -> None:
+    support = [checks.Support(passage(1, BERT), BERT)]
+    draft = Draft("How much is masked?", "20 percent", [], [], support)
+    finding = checks.AnswerFromQuotes().check(draft)
+    assert finding is not None and finding.repaired is not None and finding.repaired.from_quote
+    assert "20" in finding.why
+
+
+def test_an_answer_restating_the_question_is_no_answer_of_its_own() -> None:
+    support = [checks.Support(passage(1, BERT), BERT)]
+    draft = Draft("How much does BERT mask?", "BERT does mask", [], [], support)
+    finding = checks.AnswerFromQuotes().check(draft)
+    assert finding is not None and finding.repaired is not None and finding.repaired.from_quote
+
+
+def test_an_answer_its_quote_states_passes() -> None:
+    support = [checks.Support(passage(1, BERT), BERT)]
+    draft = Draft("How much does BERT mask?", "15 percent of the input tokens", [], [], support)
+    assert checks.AnswerFromQuotes().check(draft) is None
+
+
+# -- the pipeline -----------------------------------------------------------------------
+
+
+def test_an_answer_cites_what_it_quotes_and_lists_every_passage_read(
+    tools: MemoryTools,
+) -> None:
+    reply = Reading(answer="15 percent of the input tokens.", quotes=[Quote(passage=1, text=BERT)])
+    result = answer(evidence(tools, "How many input tokens does BERT mask?", reply))
+    assert result.sources == ["nlp/bert_encoder.md"]
+    assert set(result.sources) <= set(result.files_read)
+    assert "read " in result.trajectory and "nlp/bert_encoder.md" in result.trajectory
+    assert BERT in result.answer and result.confidence >= 0.8
+    assert result.citations[0].path == "nlp/bert_encoder.md"
+
+
+def test_nothing_stated_is_not_in_the_memory(tools: MemoryTools) -> None:
+    nothing = Reading(answer="", quotes=[], found=False)
+    result = answer(evidence(tools, "When was BERT's encoder retired?", nothing, nothing))
+    assert result.answer == NOT_IN_MEMORY
+    assert result.sources == [] and result.confidence < 0.3
+    assert result.files_read  # what was read is still listed
+
+
+def test_the_next_passages_are_read_when_the_best_do_not_state_it(tools: MemoryTools) -> None:
+    question = "What do hooks return in networks of transformer attention models?"
+    third = passages.retrieve(tools, question)[2]
+    sentence = passages.units_of(third.text)[0]
+    nothing = Reading(answer="", quotes=[], found=False)
+    found = Reading(answer=sentence, quotes=[Quote(passage=1, text=sentence)])
+    result = answer(evidence(tools, question, nothing, found), [Grounded(2), Grounded(4, 2)])
+    assert result.sources == [third.memory], result.trajectory
+    assert len(result.files_read) > 2  # both reads are listed
+    assert "read 2 passages" in result.trajectory
+
+
+def test_identifiers_are_read_as_written() -> None:
+    asked = passages.identifiers("Did 15.4 fix GPL-3 or sqlite3_open in 2018 on x86_64?")
+    assert asked == {"15.4", "gpl-3", "sqlite3_open", "x86_64"}
+
+
+def test_a_file_holding_the_identifier_asked_comes_first(tmp_path: Path) -> None:
+    root = write_memory(tmp_path / "memory")
+    for version, days in (("3.1", 30), ("3.10", 45), ("13.1", 60)):
+        note = root / "nlp" / f"release_{version.replace('.', '_')}.md"
+        note.write_text(
+            f"---\ntitle: Release {version}\n---\nRelease {version} of the BERT encoder keeps "
+            f"checkpoints for {days} days. BERT encoder checkpoints are kept, BERT encoder."
+        )
+    found = passages.retrieve(MemoryTools(root), "How long are checkpoints kept in 3.1?")
+    assert found[0].memory == "nlp/release_3_1.md"
+
+
+def test_readmes_only_fill_places_no_memory_took(tools: MemoryTools) -> None:
+    found = passages.retrieve(tools, "transformer attention BERT encoder networks", limit=3)
+    assert not any(p.memory.endswith("README.md") for p in found)
+
+
+def test_an_answer_quoting_the_wrong_sentence_is_supported_by_the_right_one() -> None:
+    other = "BERT is a bidirectional transformer encoder."
+    shown = passage(1, f"{other} {BERT}")
+    draft = Draft(
+        "How much is masked?",
+        "15 percent of the tokens",
+        [],
+        [shown],
+        [checks.Support(shown, other)],
+    )
+    finding = checks.AnswerFromQuotes().check(draft)
+    assert finding is not None and finding.repaired is not None
+    assert not finding.repaired.from_quote
+    assert [s.sentence for s in finding.repaired.support] == [BERT]
+
+
+def test_a_version_the_passage_label_gives_is_not_invented() -> None:
+    labelled = Passage(1, "r.md", "Release 15.9 notes", "Release 15.9 notes — Fixes", BERT)
+    support = [checks.Support(labelled, BERT)]
+    draft = Draft(
+        "Which release masks 15 percent?", "Release 15.9 masks 15 percent", [], [], support
+    )
+    assert checks.AnswerFromQuotes().check(draft) is None
+
+
+def test_a_date_in_words_is_the_date_in_digits() -> None:
+    dated = "Release date: 2023-08-10"
+    support = [checks.Support(passage(1, dated), dated)]
+    draft = Draft("When was it released?", "On August 10, 2023.", [], [], support)
+    assert checks.AnswerFromQuotes().check(draft) is None
+    wrong = Draft("When was it released?", "On September 10, 2023.", [], [], support)
+    assert checks.AnswerFromQuotes().check(wrong) is not None
+
+
+def test_a_sentence_of_a_look_alike_does_not_answer_for_the_version_asked() -> None:
+    other = Passage(1, "r.md", "Release 15.5 notes", "Release 15.5 notes — Fixes", BERT)
+    draft = Draft("How much does 15.4 mask?", "15 percent", [], [], [checks.Support(other, BERT)])
+    finding = checks.AboutWhatIsAsked().check(draft)
+    assert finding is not None and finding.repaired is None and "15.4" in finding.why
+    right = Passage(1, "r.md", "Release 15.4 notes", "Release 15.4 notes — Fixes", BERT)
+    draft = Draft(draft.question, draft.answer, [], [], [checks.Support(right, BERT)])
+    assert checks.AboutWhatIsAsked().check(draft) is None
+
+
+def test_an_answer_of_two_documents_is_supported_by_a_sentence_of_each() -> None:
+    first = passage(1, "The 15.4 release came out on 2023-08-10.", "a.md")
+    second = passage(2, "The 15.5 release came out on 2023-11-09.", "b.md")
+    quoted = checks.Support(first, first.text)
+    answer_text = "15.4 came out on 2023-08-10 and 15.5 on 2023-11-09."
+    draft = Draft("When did both come out?", answer_text, [], [first, second], [quoted])
+    finding = checks.AnswerFromQuotes().check(draft)
+    assert finding is not None and finding.repaired is not None
+    assert not finding.repaired.from_quote
+    assert [s.passage.memory for s in finding.repaired.support] == ["a.md", "b.md"]
