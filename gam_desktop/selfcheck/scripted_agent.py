@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from gam_desktop.engine.store.markdown import parse_memory
 from gam_desktop.engine.textutil import keywords
 
 PRONOUNS = re.compile(r"\b(it|its|they|them|their|that|this|these|those)\b", re.IGNORECASE)
@@ -198,10 +199,17 @@ def relevant(read: dict[str, str], terms: set[str]) -> list[str]:
     return [p for p, text in read.items() if not p.endswith("README.md") and terms & terms_of(text)]
 
 
+def _note(text: str) -> str:
+    """What a model reads in a memory file: its summary (the tldr: the body goes on from
+    it) and its body; the rest of the front matter is bookkeeping."""
+    parsed = parse_memory(text)
+    return f"{parsed.front.get('tldr') or ''} {parsed.body}" if parsed.front else parsed.body
+
+
 def compose_answer(history: History, terms: set[str]) -> dict[str, Any]:
     sentences, sources = [], []
     for path in relevant(history.read, terms):
-        body = history.read[path].split("\n---", 2)[-1]
+        body = _note(history.read[path])
         for sentence in re.split(r"(?<=[.!?。])\s+", " ".join(body.split())):
             if terms & terms_of(sentence) and sentence not in sentences:
                 sentences.append(sentence)

@@ -155,29 +155,20 @@ def describe(
 
 def fact_quality(root: Path) -> str:
     """The share of the chunks' numbers that their memories keep (issue 10's memory quality
-    figure), and how many memories needed numbers added back from the original."""
+    figure), in the note a person reads: its tldr and its body (nothing is pasted back from
+    the original since issue 35: the original is kept and searched beside the note)."""
     folder = MemoryFolder(root)
-    kept, by_model, total, restored, memories = 0, 0, 0, 0, 0
+    kept, total, memories = 0, 0, 0
     for node in folder.load_view().walk():
         for name, front in folder.read_fronts(node).items():
             original = folder.original_text(front) or ""
             body = parse_memory((root / node.path / name).read_text(encoding="utf-8")).body
             numbers = set(NUMBER.findall(original))
-            kept += len(numbers & set(NUMBER.findall(body)))
-            own = body.split("Details from the original:")[0]  # what the model wrote
-            by_model += len(numbers & set(NUMBER.findall(own)))
+            kept += len(numbers & set(NUMBER.findall(f"{front.get('tldr', '')} {body}")))
             total += len(numbers)
-            restored += "Details from the original:" in body
             memories += 1
-
-    def share(n: int) -> str:
-        return f"{n / total:.1%}" if total else "100%"
-
-    return (
-        f"memory quality: {share(kept)} of the chunks' {total} numbers are in their memories "
-        f"({share(by_model)} as the model wrote them); {restored} of {memories} memories had "
-        "numbers added back from the original"
-    )
+    share = f"{kept / total:.1%}" if total else "100%"
+    return f"memory quality: {share} of the chunks' {total} numbers are in their {memories} notes"
 
 
 def main() -> None:

@@ -98,7 +98,8 @@ def test_memory_keeps_the_key_fact(make_workflow, memory_dir: Path) -> None:
     )
     ((path, front),) = memory_files(memory_dir).items()
     body = parse_memory((memory_dir / path).read_text(encoding="utf-8")).body
-    assert "GIL" in body
+    assert "GIL" in front["tldr"] and "GIL" not in body  # said once: the body goes on from it
+    assert "CPU-bound" in body
     assert SNAKE.match(front["title"])
     assert front["tldr"].count(".") == 1 and front["tldr"].endswith(".")
 

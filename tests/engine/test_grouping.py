@@ -55,8 +55,12 @@ def test_look_alike_families_are_kept_together_and_named_by_what_sets_them_apart
     assert "oncall" in names["oncall"] and "lumen" in names["release"]
     assert "field" in names["field"] or "kestrel" in names["field"]
     leaves = leaf_of(plan)
-    for memory in memories:  # within a family, one document per folder
-        assert leaves[memory.index].name.startswith(memory.metadata["source"][:6])
+    for memory in memories:  # within a family, one document per folder, named by its own words
+        source = memory.metadata["source"]
+        assert leaves[memory.index].name in source.removesuffix(".md")
+        assert {memories[i].metadata["source"] for i in leaves[memory.index].chunk_indices} == {
+            source
+        }
     for folder in plan.walk()[1:]:
         assert not is_generic_name(folder.name)
         assert folder.description and "Memories about" not in folder.description

@@ -1,6 +1,7 @@
 """Memorizing chunks (build/memorize.py) with the in-process fake LLM: the model's draft is
-checked without it (the document's subject named, every number kept, titles told apart),
-a failed or empty reply falls back to the chunk's own words, and every call is capped."""
+checked without it (the document's subject named, titles told apart, nothing pasted from the
+original), a failed or empty reply falls back to the chunk's own words, and every call is
+capped."""
 
 from __future__ import annotations
 
@@ -41,7 +42,7 @@ def test_the_fake_and_the_client_are_both_an_llm() -> None:
     assert isinstance(FakeLLM(), LLM) and isinstance(LLMClient(LLMSettings()), LLM)
 
 
-def test_every_chunk_becomes_one_memory_titles_told_apart_by_their_text() -> None:
+def test_every_chunk_becomes_one_memory_titled_by_its_heading_when_the_model_says_nothing() -> None:
     chunks = chunks_of(topic_document({"python": 1, "rust": 1, "git": 1, "docker": 1}))
     draft = MemoryDraft(title="notes", memory="A summary of the section.", tldr="A summary.")
     llm = FakeLLM({MemoryDraft: draft})
@@ -49,8 +50,8 @@ def test_every_chunk_becomes_one_memory_titles_told_apart_by_their_text() -> Non
     assert [m.index for m in memories] == [7, 8, 9, 10]
     assert llm.stages() == ["memorize"] * 4
     assert all(call.max_tokens == 900 for call in llm.calls)  # a stage caps its reply
-    titles = [m.title for m in memories]
-    assert titles == ["notes_python", "notes_rust", "notes_git", "notes_docker"]
+    titles = [m.title for m in memories]  # "notes" says nothing: each section's heading does
+    assert titles == ["python_notes_0", "rust_notes_0", "git_notes_0", "docker_notes_0"]
     assert all(m.metadata["source"] == "text" and "fallback" not in m.metadata for m in memories)
 
 
@@ -65,18 +66,20 @@ def test_an_empty_memory_falls_back() -> None:
     (chunk,) = chunks_of(POLICY)
     empty = MemoryDraft(title="response_times", memory="  ", tldr="")
     (memory,) = memorize(FakeLLM({MemoryDraft: empty}), [chunk])
-    assert memory.metadata["fallback"] is True and "15 minutes" in memory.memory
+    assert memory.metadata["fallback"] is True and "15 minutes" in memory.tldr
+    assert "30 minutes" in memory.memory and "15 minutes" not in memory.memory  # said once
 
 
-def test_the_memory_names_its_document_and_keeps_every_number() -> None:
+def test_the_memory_names_its_document_and_pastes_nothing_from_the_original() -> None:
+    """The numbers the model left out stay in the original, which is kept and searched
+    beside the note: nothing is appended to what the model wrote (issue 35)."""
     (chunk,) = chunks_of(POLICY)
     vague = MemoryDraft(
         title="response_times", memory="Pages are answered quickly.", tldr="Pages are answered."
     )
     (memory,) = memorize(FakeLLM({MemoryDraft: vague}), [chunk])
     assert memory.title == "borealis_systems_response_times"
-    assert memory.memory.startswith("Borealis Systems On-Call Policy: Pages are answered")
-    assert "15 minutes" in memory.memory and "30 minutes" in memory.memory
+    assert memory.memory == "Borealis Systems On-Call Policy: Pages are answered quickly."
     assert memory.tldr.startswith("Borealis Systems")
 
 

@@ -1,5 +1,6 @@
 """Placing memorized chunks in the folder: their files (front matter and text) and the
-documents' extracted text, staged into a ChangeSet."""
+documents' extracted text, staged into a ChangeSet. A memory whose title a file of the
+folder already has (from an earlier add) is told apart by words of its own, not `_2`."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from gam_desktop.engine.build.documents import SourceDocument
+from gam_desktop.engine.build.titles import OWN_WORDS, content_words, joined
 from gam_desktop.engine.models import MemorizedChunk
 from gam_desktop.engine.store.changeset import ChangeSet
 from gam_desktop.engine.store.folder import SOURCES_DIR, DirView
@@ -24,7 +26,10 @@ def memory_front(memory: MemorizedChunk) -> dict[str, Any]:
 
 def place_memory(changes: ChangeSet, directory: DirView, memory: MemorizedChunk) -> str:
     stem = fit_stem(memory_file_stem(memory.title), directory.path)
-    name = unique_name(stem, [*directory.files], ".md")
+    if f"{stem}.md".casefold() in {name.casefold() for name in directory.files}:
+        memory.title = told_apart(memory, directory.files.get(f"{stem}.md") or "")
+        stem = fit_stem(memory_file_stem(memory.title), directory.path)
+    name = unique_name(stem, [*directory.files], ".md")  # `_2` only when nothing differs
     directory.files[name] = memory.tldr
     path = directory.child_path(name)
     changes.writes[path] = render_memory(memory_front(memory), memory.memory)
@@ -32,6 +37,15 @@ def place_memory(changes: ChangeSet, directory: DirView, memory: MemorizedChunk)
         source = (str(memory.metadata["source_hash"]), str(memory.metadata.get("source", "")))
         changes.memory_sources[path] = source
     return path
+
+
+def told_apart(memory: MemorizedChunk, other: str) -> str:
+    """The title of a memory whose file name a memory of an earlier add already has,
+    followed by the first words of its own that the other's tldr (`other`) lacks."""
+    title = memory.title
+    seen = {*title.split("_"), *content_words(other)}
+    own = [w for w in content_words(f"{memory.tldr} {memory.memory}") if w not in seen]
+    return joined(title, list(dict.fromkeys(own))[:OWN_WORDS]) if own else title
 
 
 def stage_sources(changes: ChangeSet, docs: Iterable[SourceDocument]) -> None:

@@ -1,28 +1,34 @@
-"""Memories that keep their document's context and their chunk's facts.
+"""Memories that keep their document's context, written as notes a person would read.
 
 A chunk from the middle of a policy rarely names the company; four companies' policies
-with the same headings then become four indistinguishable memories, and a small model
-summarizing "limits, defaults, renamed settings" may keep only the headings. So every
-chunk is memorized with its document's context (title, subject), and the result is
-checked without the LLM: the title starts with the subject, the text names it, and
-every number of the chunk the summary dropped comes back from the original sentences.
+with the same headings then become four indistinguishable memories. So every chunk is
+memorized with its document's context (title, subject), and the result is checked
+without the LLM: the title starts with the subject and the text names it. The body is a
+note, not a copy: a body that opens by repeating the tldr loses the repetition (the tldr
+is in the front matter), and one that says nothing else is made of the passage's own
+sentences (its first, then those stating numbers), prose only. Numbers the model left out
+are not pasted back: the original wording is kept and searched (`.gam/sources/`), so a
+note needs no run of tokens from its chunk.
 """
 
 from __future__ import annotations
 
 import re
-from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from gam_desktop.engine.build.documents import PASTED_TEXT, SourceDocument
 from gam_desktop.engine.store.naming import sanitize_name
-from gam_desktop.engine.textutil import STOPWORDS, WORD, keywords
+from gam_desktop.engine.textutil import STOPWORDS
 
 NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,:]\d+)*(?![\w])")
-SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+")
-FACTS_LIMIT = 900  # characters of original sentences added back to one memory
+SENTENCE = re.compile(r"(?<=[.!?])\s+")
+SECTION_NUMBER = re.compile(r"^(?:(?:[A-Za-z]\.)?\d+(?:\.\d+)*[.)]\s+)+")  # "E.12.2. ", "3) "
+# Lines that are markup or code rather than prose: headings, underlines, fences, tables,
+# directives and fields of reStructuredText, HTML tags.
+NOT_PROSE = re.compile(r"^\s*(?:#|```|~~~|[=\-~^*]{3,}\s*$|\||\.\. |:\w[^:]*:|<|\{)")
+LEAD_SENTENCES, LEAD_CHARS = 5, 700  # what a body made of the passage's own sentences holds
+MIN_SENTENCE_WORDS = 4
 # Title words that say what kind of document it is, not whose: never the subject.
 GENERIC = frozenset(
     {"policy", "policies", "notes", "note", "release", "releases", "report", "reports",
@@ -50,26 +56,42 @@ class DocumentContext:
 
 
 def document_title(doc: SourceDocument) -> str | None:
-    """The document's one level-1 heading, else its file name; None when neither says
-    what it is (pasted text whose headings are all sections)."""
+    """The document's one level-1 heading (its section number left out), else its file
+    name; None when neither says what it is (pasted text whose headings are all sections)."""
     h1 = [line[2:].strip() for line in doc.text.splitlines() if line.startswith("# ")]
     if len(h1) == 1:
-        return h1[0]
-    if doc.name != PASTED_TEXT:
-        return re.sub(r"[_-]+", " ", Path(doc.name).stem).strip() or None
-    return None
+        return SECTION_NUMBER.sub("", h1[0]).strip() or h1[0]
+    return file_title(doc)
+
+
+def file_title(doc: SourceDocument) -> str | None:
+    if doc.name == PASTED_TEXT:
+        return None
+    return re.sub(r"[_-]+", " ", Path(doc.name).stem).strip() or None
+
+
+def subject_of(title: str) -> list[str]:
+    """The words of a title that say whose document it is (at most three)."""
+    words = [w.strip("._") for w in re.findall(r"[\w.]+", title) if w.strip("._")]
+    words = [w for w in words if w.lower() not in GENERIC | STOPWORDS]
+    # Capitalized words (and versions) name the subject in a title; a lowercase file
+    # name ("zephyr 4.2 notes") names it with all of its specific words.
+    capitalized = [w for w in words if w[0].isupper() or any(c.isdigit() for c in w)]
+    named = capitalized if any(w[0].isupper() for w in words) else words
+    # a year or version after the name tells look-alikes apart ("... Islands, 2023")
+    dated = [w for w in named[3:] if any(c.isdigit() for c in w)]
+    return named[:3] + dated[:1]
 
 
 def document_context(doc: SourceDocument) -> DocumentContext:
     title = document_title(doc)
     if title is None:
         return DocumentContext("", (), "")
-    words = [w.strip("._") for w in re.findall(r"[\w.]+", title) if w.strip("._")]
-    words = [w for w in words if w.lower() not in GENERIC | STOPWORDS]
-    # Capitalized words (and versions) name the subject in a title; a lowercase file
-    # name ("zephyr 4.2 notes") names it with all of its specific words.
-    capitalized = [w for w in words if w[0].isupper() or any(c.isdigit() for c in w)]
-    subject = (capitalized if any(w[0].isupper() for w in words) else words)[:3]
+    subject = subject_of(title)
+    named = file_title(doc)
+    if named and not any(c.isalpha() for w in subject for c in w):
+        # a heading of a version alone ("Release 15.8"): the file name says of what
+        title, subject = named, subject_of(named)
     label = (
         sanitize_name("_".join(subject).lower().replace(".", "_"), fallback="") if subject else ""
     )
@@ -88,44 +110,59 @@ def with_subject_text(text: str, context: DocumentContext) -> str:
     return text if context.named_in(text) else f"{context.title}: {text}"
 
 
-def missing_facts(memory: str, chunk: str) -> str:
-    """The chunk's sentences holding numbers the memory lost, for adding back."""
-    kept = set(NUMBER.findall(memory))
-    lost = [n for n in dict.fromkeys(NUMBER.findall(chunk)) if n not in kept]
-    if not lost:
-        return ""
-    picked: list[str] = []
-    for sentence in SENTENCE_END.split(chunk):
-        flat = " ".join(sentence.split()).lstrip("#-* ")
-        if flat and any(n in NUMBER.findall(flat) for n in lost) and flat not in picked:
-            picked.append(flat)
-    text = " ".join(picked)
-    return text if len(text) <= FACTS_LIMIT else text[: FACTS_LIMIT - 1].rsplit(" ", 1)[0] + "…"
-
-
 def number_coverage(memory: str, chunk: str) -> float:
     """The fraction of the chunk's numbers that the memory text holds (1.0 with none)."""
     numbers = set(NUMBER.findall(chunk))
     return len(numbers & set(NUMBER.findall(memory))) / len(numbers) if numbers else 1.0
 
 
-def distinguish(titles: Sequence[str], texts: Sequence[str]) -> list[str]:
-    """Titles made unique by a word of their own text that the look-alikes lack (never
-    `_2`): the first keyword of the text not in the title and not common to the group."""
-    groups: dict[str, list[int]] = {}
-    for i, title in enumerate(titles):
-        groups.setdefault(title, []).append(i)
-    result = list(titles)
-    for title, members in groups.items():
-        if len(members) < 2:
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def without_tldr(body: str, tldr: str) -> str:
+    """`body` without the tldr it opens with, word for word (case and spacing aside), when
+    the tldr ends where a sentence of the body ends: never half a sentence left."""
+    flat, said = _flat(body), _flat(tldr).rstrip("…").strip()
+    if not said or not flat.lower().startswith(said.lower()):
+        return body.strip()
+    rest = flat[len(said) :]
+    ended = said.endswith((".", "!", "?"))
+    if not ended and rest[:1] in (".", "!", "?"):  # a tldr without its full stop
+        rest, ended = rest[1:], True
+    if rest and not (ended and rest[:1].isspace()):
+        return body.strip()
+    return rest.strip()
+
+
+def prose_sentences(text: str) -> list[str]:
+    """The sentences of the passage's prose, in order: code blocks, headings, tables and
+    markup lines left out, list items as sentences."""
+    lines: list[str] = []
+    fenced = False
+    for line in text.splitlines():
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
             continue
-        counts = Counter(w for i in members for w in set(keywords(texts[i], 12)))
-        for i in members:
-            own = [
-                w
-                for w in keywords(texts[i], 12)
-                if counts[w] < len(members) and w not in title.split("_") and WORD.fullmatch(w)
-            ]
-            if own:
-                result[i] = sanitize_name(f"{title}_{own[0]}", fallback=title)
-    return result
+        if fenced or NOT_PROSE.match(line):
+            lines.append("")
+            continue
+        lines.append(line.strip().lstrip("-*•").strip())
+    blocks = "\n".join(lines).split("\n\n")
+    found = [s for block in blocks for s in SENTENCE.split(_flat(block))]
+    return [s for s in found if len(s.split()) >= MIN_SENTENCE_WORDS]
+
+
+def opening(text: str, skip: str = "") -> str:
+    """A body in the passage's own words: its first prose sentence, then the ones that
+    state a number (at most LEAD_SENTENCES, about LEAD_CHARS, in the passage's order), the
+    one `skip` says (the tldr) left out."""
+    said = _flat(skip).rstrip("…").lower()
+    sentences = [s for s in prose_sentences(text) if not (said and s.lower().startswith(said))]
+    picked = [i for i, s in enumerate(sentences) if i == 0 or NUMBER.search(s)]
+    kept: list[str] = []
+    for i in picked[:LEAD_SENTENCES]:
+        if kept and len(" ".join([*kept, sentences[i]])) > LEAD_CHARS:
+            break
+        kept.append(sentences[i])
+    return " ".join(kept)

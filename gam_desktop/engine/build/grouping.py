@@ -2,21 +2,23 @@
 
 The deterministic taxonomy for when the model gives no usable plan, or twice one that
 organizes nothing. Documents are the units (a document's memories stay together unless
-there are more of them than a folder should hold); units are compared by TF-IDF cosine
-over their memories' titles, tldrs, texts and source names, merged by average linkage,
-and the merge tree is cut where similarity drops most: look-alike documents (the same
-headings, other names and numbers) share far more words with each other than with
-anything else, so each family lands in one folder. A cluster larger than a folder
-becomes a parent whose subfolders are found the same way. Folder names are a cluster's
-distinctive terms (or the document's name, for a folder holding one whole document);
-descriptions come from its memories. The clustering itself is engine/clustering.py.
+there are more of them than a folder should hold). First the families: documents whose
+file names share a word and whose contents hang together (build/families.py:
+`acme-oncall.md` and `borealis-oncall.md`) get one folder, named by what their names
+share, with a folder per document inside when they are more than a folder holds. The
+other units are compared by TF-IDF cosine over their memories' titles, tldrs, texts and
+source names, merged by average linkage, and the merge tree is cut where similarity drops
+most. A cluster larger than a folder becomes a parent whose subfolders are found the same
+way. Folder names are a cluster's distinctive terms (or the document's name, for a
+folder holding one whole document); descriptions, in words, come from its memories'
+titles. The clustering itself is build/clustering.py.
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 from gam_desktop.engine.build.clustering import (
@@ -25,9 +27,11 @@ from gam_desktop.engine.build.clustering import (
     Vector,
     agglomerate,
     best_cut,
+    cosine,
     cut,
     kmeans,
 )
+from gam_desktop.engine.build.families import Family, find_families, name_parts, name_words
 from gam_desktop.engine.build.prompts import MAX_DEPTH
 from gam_desktop.engine.models import DirectoryNode, MemorizedChunk
 from gam_desktop.engine.store.describing import (
@@ -49,6 +53,7 @@ class Unit:
 
     members: list[MemorizedChunk]
     source: str = ""  # set when the unit is a whole document
+    document: str = ""  # the document of its memories, whole or not
 
 
 @dataclass
@@ -116,7 +121,7 @@ def document_units(memories: Sequence[MemorizedChunk]) -> list[Unit]:
             units.append(Unit([memory]))
         elif source not in by_source:
             by_source[source] = [memory]
-            units.append(Unit(by_source[source], source))
+            units.append(Unit(by_source[source], source, source))
         else:
             by_source[source].append(memory)
     return [piece for unit in units for piece in _split_large(unit)]
@@ -125,7 +130,7 @@ def document_units(memories: Sequence[MemorizedChunk]) -> list[Unit]:
 def _split_large(unit: Unit) -> list[Unit]:
     if len(unit.members) <= MAX_FOLDER:
         return [unit]
-    return [Unit([memory]) for memory in unit.members]
+    return [Unit([memory], document=unit.document) for memory in unit.members]
 
 
 def split_units(units: Sequence[Unit], corpus: Corpus, least: int) -> list[list[Unit]]:
@@ -191,13 +196,16 @@ def _reading_order(memory: MemorizedChunk) -> dict[str, int]:
     return {t: i for i, t in reversed(list(enumerate(words)))}
 
 
-def folder_name(cluster: Sequence[Unit], terms: Sequence[str], corpus: Corpus) -> str:
+def folder_name(
+    cluster: Sequence[Unit], terms: Sequence[str], corpus: Corpus, known: Collection[str] = ()
+) -> str:
     """A whole document's folder carries the document's name (the file the person
-    added); other folders their distinctive terms, else the title of their first memory
-    (pieces of one long text read in order), else their most frequent word: never a
-    name that says nothing ("notes")."""
+    added), less what the folder above says of its family (`known`: "brindlewave", not
+    "brindlewave_oncall_policy" under "oncall_policy"); other folders their distinctive
+    terms, else the title of their first memory (pieces of one long text read in order),
+    else their most frequent word: never a name that says nothing ("notes")."""
     if len(cluster) == 1 and cluster[0].source:
-        name = sanitize_folder_name(_stem(cluster[0].source), fallback="")  # no "_md"
+        name = sanitize_folder_name(_own_name(cluster[0].source, known), fallback="")
         if name and not is_generic_name(_stem(cluster[0].source)):
             return name
     members = [m for unit in cluster for m in unit.members]
@@ -212,18 +220,36 @@ def folder_name(cluster: Sequence[Unit], terms: Sequence[str], corpus: Corpus) -
     return "unnamed_group"
 
 
+def _own_name(source: str, known: Collection[str]) -> str:
+    """A document's name less the family words of the folder above: "brindlewave" of
+    "brindlewave-oncall-policy" under "oncall_policy"; a version left alone keeps the word
+    before it ("postgresql_15_10", not "15_10"); nothing of its own, its whole name."""
+    parts = name_parts(source)
+    own = [p for p in parts if p not in known and p not in GENERIC_WORDS]
+    if not known:
+        return _stem(source)
+    if not own or name_words("_".join(own)):
+        return "_".join(own) or _stem(source)
+    lead = parts.index(own[0])
+    return "_".join(parts[lead - 1 : lead] + own)
+
+
 def name_clusters(
-    clusters: Sequence[Sequence[Unit]], corpus: Corpus
+    clusters: Sequence[Sequence[Unit]],
+    corpus: Corpus,
+    known: Collection[str] = (),
+    taken: Sequence[str] = (),
 ) -> list[tuple[str, list[str]]]:
-    """(folder name, distinctive terms) per cluster; names unique among siblings."""
+    """(folder name, distinctive terms) per cluster; names unique among siblings (and
+    the `taken` ones)."""
     members = [[m for u in c for m in u.members] for c in clusters]
     shares = [coverage(m, corpus) for m in members]
     named: list[tuple[str, list[str]]] = []
-    taken: list[str] = []
+    used = list(taken)
     for i, cluster in enumerate(clusters):
         terms = distinctive_terms(members[i], shares[i], shares[:i] + shares[i + 1 :], corpus)
-        name = unique_name(folder_name(cluster, terms, corpus), taken)
-        taken.append(name)
+        name = unique_name(folder_name(cluster, terms, corpus, known), used)
+        used.append(name)
         named.append((name, terms))
     return named
 
@@ -239,29 +265,82 @@ def group_memories(memories: Sequence[MemorizedChunk]) -> DirectoryNode:
     return DirectoryNode(name="root", description=description, children=children)
 
 
-def folders_for(units: Sequence[Unit], corpus: Corpus, depth: int) -> list[DirectoryNode]:
+def folders_for(
+    units: Sequence[Unit], corpus: Corpus, depth: int, known: Collection[str] = ()
+) -> list[DirectoryNode]:
+    """The folders of `units`: one per family of look-alike documents (named by what their
+    names share), then the rest clustered by their text. `known`: the family words the
+    folder above is named by, which tell nothing apart in here."""
+    families = document_families(units, corpus, known)
+    in_family = {d for family in families for d in family.documents}
+    nodes = [_family_folder(family, units, corpus, depth, known) for family in families]
+    nodes = _unique_names(nodes)
+    rest = [u for u in units if not u.document or u.document not in in_family]
+    if rest:
+        nodes += _clustered(rest, corpus, depth, known, [n.name for n in nodes])
+    return nodes
+
+
+def _clustered(
+    units: Sequence[Unit], corpus: Corpus, depth: int, known: Collection[str], taken: list[str]
+) -> list[DirectoryNode]:
     total = sum(len(u.members) for u in units)
     if len(units) == 1 and total > MAX_FOLDER:  # one unit too big for a folder: its memories
-        units = [Unit([m]) for m in units[0].members]
+        units = [Unit([m], document=units[0].document) for m in units[0].members]
     clusters = split_units(units, corpus, least=2 if total > MAX_FOLDER else 1)
-    nodes = []
-    for cluster, (name, terms) in zip(clusters, name_clusters(clusters, corpus), strict=True):
-        nodes.append(_folder(cluster, name, terms, corpus, depth))
+    named = name_clusters(clusters, corpus, known, taken)
+    return [
+        _folder(cluster, name, corpus, depth, known)
+        for cluster, (name, _terms) in zip(clusters, named, strict=True)
+    ]
+
+
+def document_families(
+    units: Sequence[Unit], corpus: Corpus, known: Collection[str] = ()
+) -> list[Family]:
+    """The families among the units' documents, their contents compared by TF-IDF cosine."""
+    by_document: dict[str, list[MemorizedChunk]] = {}
+    for unit in units:
+        if unit.document:
+            by_document.setdefault(unit.document, []).extend(unit.members)
+    if len(by_document) < 2:
+        return []
+    vectors = {d: corpus.vector(members) for d, members in by_document.items()}
+    return find_families(list(vectors), lambda a, b: cosine(vectors[a], vectors[b]), known)
+
+
+def _family_folder(
+    family: Family, units: Sequence[Unit], corpus: Corpus, depth: int, known: Collection[str]
+) -> DirectoryNode:
+    """A family's folder, named by the words its documents' names share ("oncall_policy"):
+    one folder for all, or, when they are more than a folder holds, a folder per
+    document (or group of documents) inside it."""
+    cluster = [u for u in units if u.document in family.documents]
+    name = sanitize_folder_name("_".join(family.shared), fallback="family")
+    return _folder(cluster, name, corpus, depth, {*known, *family.shared})
+
+
+def _unique_names(nodes: list[DirectoryNode]) -> list[DirectoryNode]:
+    taken: list[str] = []
+    for node in nodes:
+        node.name = unique_name(node.name, taken)
+        taken.append(node.name)
     return nodes
 
 
 def _folder(
-    cluster: list[Unit], name: str, terms: list[str], corpus: Corpus, depth: int
+    cluster: list[Unit], name: str, corpus: Corpus, depth: int, known: Collection[str] = ()
 ) -> DirectoryNode:
     members = [m for u in cluster for m in u.members]
     if len(members) > MAX_FOLDER and depth < MAX_DEPTH:
-        children = folders_for(cluster, corpus, depth + 1)
-        description = describe_contents(
-            [(c.name, _count(c)) for c in children], [], terms=terms[:3] or None
-        )
+        children = folders_for(cluster, corpus, depth + 1, known)
+        description = describe_contents([(c.name, _count(c)) for c in children], [])
         return DirectoryNode(name=name, description=description, children=children)
     description = describe_contents(
-        [], [m.title for m in members], [m.tldr for m in members], terms=terms[:3] or None
+        [],
+        [m.title for m in members],
+        [m.tldr for m in members],
+        [str(m.metadata.get("source") or "") for m in members],
     )
     return DirectoryNode(
         name=name, description=description, chunk_indices=[m.index for m in members]

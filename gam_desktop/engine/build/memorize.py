@@ -15,11 +15,12 @@ from typing import Any
 from gam_desktop.engine.build.chunking import Chunk, SplitAdvisor
 from gam_desktop.engine.build.context import (
     DocumentContext,
-    distinguish,
     document_context,
-    missing_facts,
+    opening,
+    prose_sentences,
     with_subject_text,
     with_subject_title,
+    without_tldr,
 )
 from gam_desktop.engine.build.documents import sha256_hex
 from gam_desktop.engine.build.prompts import (
@@ -29,26 +30,28 @@ from gam_desktop.engine.build.prompts import (
     split_messages,
 )
 from gam_desktop.engine.build.resume import NO_RESULTS, StageResults
+from gam_desktop.engine.build.titles import (
+    distinguish,
+    passage_title,
+    says_little,
+    section_heading,
+)
 from gam_desktop.engine.llm import LLM, LLMCallFailed
 from gam_desktop.engine.llm.protocol import Messages
 from gam_desktop.engine.models import MemorizedChunk, utc_now
 from gam_desktop.engine.progress import CancelToken
 from gam_desktop.engine.store.naming import sanitize_name
-from gam_desktop.engine.textutil import STOPWORDS, WORD, first_sentence
+from gam_desktop.engine.textutil import first_sentence
 
 log = logging.getLogger(__name__)
+FALLBACK_CHARS = 1200  # of the passage's prose in a memory written without the LLM
 
 
-def keyword_title(text: str, words: int = 4) -> str:
-    """A snake_case title from the text's first significant words (no LLM)."""
-    picked = [w.lower() for w in WORD.findall(text) if w.lower() not in STOPWORDS][:words]
-    return sanitize_name("_".join(picked), fallback="memory")
-
-
-def fallback_draft(text: str) -> MemoryDraft:
-    flat = " ".join(text.split())
-    memory = flat if len(flat) <= 1200 else flat[:1199].rstrip() + "…"
-    return MemoryDraft(title=keyword_title(text), memory=memory, tldr=first_sentence(text))
+def fallback_draft(chunk: Chunk) -> MemoryDraft:
+    """A memory without the LLM: the passage's heading as title, its prose as text."""
+    prose = " ".join(prose_sentences(chunk.text)) or " ".join(chunk.text.split())
+    memory = prose if len(prose) <= FALLBACK_CHARS else prose[: FALLBACK_CHARS - 1].rstrip() + "…"
+    return MemoryDraft(title=passage_title(chunk), memory=memory, tldr=first_sentence(memory))
 
 
 class MemorizeRequests:
@@ -107,30 +110,34 @@ def memorize_chunks(
                 raise LLMCallFailed("empty memory")
         except LLMCallFailed as exc:
             log.warning("memory for chunk %d written without the LLM: %s", chunk.index, exc)
-            draft, fallback = fallback_draft(chunk.text), True
+            draft, fallback = fallback_draft(chunk), True
         return _memorized(
             chunk, in_context(draft, chunk, context), first_index + chunk.index, fallback
         )
 
     memories = llm.parallel_map(one, chunks, cancel=cancel, on_done=on_done)
-    titles = distinguish([m.title for m in memories], [c.text for c in chunks])
+    titles = distinguish([m.title for m in memories], chunks)
     for memory, title in zip(memories, titles, strict=True):
         memory.title = title
     return memories
 
 
 def in_context(draft: MemoryDraft, chunk: Chunk, context: DocumentContext) -> MemoryDraft:
-    """The draft checked without the LLM: it names its document's subject in title, tldr and
-    text, and keeps every number of the chunk (lost ones come back as original sentences)."""
-    memory = with_subject_text(draft.memory.strip(), context)
-    facts = missing_facts(memory, chunk.text)
-    if facts:
-        memory += f"\n\nDetails from the original: {facts}"
-    title = sanitize_name(draft.title, fallback=keyword_title(chunk.text))
+    """The draft checked without the LLM: a title that says what the passage is about (its
+    heading's words when the model's are no phrase of it), a body that does not open by
+    repeating the tldr (the passage's own opening sentences when it said nothing else),
+    and the document's subject named in all three. Nothing is pasted from the chunk: its
+    original wording is kept and searched beside the note."""
+    body = draft.memory.strip()
+    tldr = " ".join(draft.tldr.split()) or first_sentence(body)
+    body = without_tldr(body, tldr) or opening(chunk.text, skip=tldr) or body
+    title = sanitize_name(draft.title, fallback="")
+    if says_little(title, f"{section_heading(chunk)}\n{chunk.text}", context):
+        title = passage_title(chunk)
     return MemoryDraft(
         title=with_subject_title(title, context),
-        memory=memory,
-        tldr=with_subject_text(" ".join(draft.tldr.split()) or first_sentence(memory), context),
+        memory=with_subject_text(body, context),
+        tldr=with_subject_text(tldr, context),
     )
 
 
@@ -149,7 +156,7 @@ def _memorized(chunk: Chunk, draft: MemoryDraft, index: int, fallback: bool) -> 
         metadata["pages"] = [pages[0], pages[-1]]
     if fallback:
         metadata["fallback"] = True
-    title = sanitize_name(draft.title, fallback=keyword_title(chunk.text))
+    title = sanitize_name(draft.title, fallback=passage_title(chunk))
     tldr = " ".join(draft.tldr.split()) or first_sentence(draft.memory)
     return MemorizedChunk(
         index=index, title=title, memory=draft.memory.strip(), tldr=tldr, metadata=metadata

@@ -24,8 +24,8 @@ UNTRUSTED = (
 
 
 class MemoryDraft(BaseModel):
-    title: str = Field(description="snake_case, 3-5 descriptive words")
-    memory: str = Field(description="detailed summary preserving facts, numbers, names")
+    title: str = Field(description="snake_case: the subject, then the topic of this part")
+    memory: str = Field(description="the note: sentences stating its facts, numbers, names")
     tldr: str = Field(description="one sentence")
 
 
@@ -86,19 +86,21 @@ class DescriptionBatch(BaseModel):
     directories: list[DirectoryDescription]
 
 
-MEMORIZE_SYSTEM = f"""You are a memory generation agent. Given a text chunk, create a structured \
-memory that preserves the key information, concepts, numbers, and relationships.
-The memory should be a concise but complete summary that someone could use to understand \
-the original content without seeing it.
+MEMORIZE_SYSTEM = f"""You are a memory generation agent. Given a text chunk, write the note a \
+careful reader would keep of it: what the passage says, in plain sentences, with its names, \
+numbers and settings.
 The chunk is part of the document described in <context>; many documents look alike \
-(policies of several companies, release notes of several versions), so every memory must \
+(policies of several companies, release notes of several versions), so every note must \
 say which one it comes from.
 Rules:
-- title: snake_case, 3-6 words, starting with the document's subject (company, product and \
-version, person, place) and saying what this part is about
-- memory: name the document's subject; keep EVERY number, name, date, limit, setting and \
-default from the chunk; never just list its headings
-- tldr: one sentence that names the subject
+- title: snake_case, 3-6 words: the document's subject (company, product and version, \
+person, place), then the topic of this part, as its heading or first sentence names it; \
+never two loose keywords
+- tldr: one sentence that names the subject and says what this part is about
+- memory: 2-6 sentences that do not repeat the tldr. Put every number, date, limit, name, \
+setting and default into a sentence that says what it is ("X must be acknowledged within \
+N minutes", "the setting S defaults to V"). Do not copy code, markup, tables or lists of \
+words; do not just list the headings
 {UNTRUSTED}
 Output JSON: {{"title": "...", "memory": "...", "tldr": "..."}}"""
 
@@ -130,7 +132,8 @@ Output JSON: {"placements": [{"index": 0, "directory": "path/to/dir", "descripti
 
 DESCRIBE_SYSTEM = """You are a README writer. For each directory below, given the files and \
 subdirectories it contains with their summaries, write a short title (1 line) and a \
-description of what the section contains (2-3 sentences).
+description of what the section contains (2-3 sentences), in words: what its notes are \
+about and what tells them apart, never a count of notes or a list of file names.
 Output JSON: {"directories": [{"path": "...", "title": "...", "description": "..."}]}"""
 
 

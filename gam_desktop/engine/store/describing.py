@@ -1,19 +1,20 @@
 """Words that say nothing about a folder, and descriptions made from its memories.
 
 A small model asked for a taxonomy names folders "topic" or "general" and describes
-them as "Memories about topic"; a README like that tells the exploring agent nothing.
-These helpers recognise such names and descriptions and, where no LLM description is
-available, write one from what the folder actually holds: its most frequent terms and
-the titles of its memories.
+them as "Memories about topic" or "5 chunks: a; b; c"; a README like that tells the
+exploring agent nothing. These helpers recognise such names and descriptions and, where
+no LLM description is available, write one in words from what the folder actually holds:
+what the titles of its memories share, and what each adds.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
+from pathlib import PurePath
 
-from gam_desktop.engine.textutil import STOPWORDS, WORD, plural
+from gam_desktop.engine.textutil import STOPWORDS, WORD
 
 # fmt: off
 GENERIC_WORDS = frozenset({
@@ -29,9 +30,12 @@ GENERIC_WORDS = frozenset({
 # fmt: on
 _NAME_WORD = re.compile(r"[^\W_]+")
 _EMPTY_OPENINGS = ("memories about", "memories from", "memories on", "notes about")
+# "4 memories on a, b and c", "5 chunks: x; y": a count and a list, which the contents
+# list under the description shows anyway
+_COUNT_OPENING = re.compile(r"^\s*\d+\s+(?:memor(?:y|ies)|notes?|chunks?|files?|documents?)\b")
 _DOCUMENT_SUFFIX = re.compile(r"[._](md|markdown|txt|text|pdf|docx?|html?|rst)$", re.IGNORECASE)
-MAX_TERMS = 3
 MAX_LISTED = 4
+MAX_DOCUMENTS = 3
 
 
 def is_generic_name(name: str) -> bool:
@@ -43,33 +47,14 @@ def is_generic_name(name: str) -> bool:
 
 def is_empty_description(description: str, name: str = "") -> bool:
     """True when a description adds nothing to the folder's name: empty, "General",
-    "Memories about <name>", or words that are all in the name or generic."""
+    "Memories about <name>", a count of what it holds ("5 chunks: a; b"), or words that
+    are all in the name or generic."""
     text = " ".join(description.split()).lower().rstrip(".")
-    if not text or text.startswith(_EMPTY_OPENINGS):
+    if not text or text.startswith(_EMPTY_OPENINGS) or _COUNT_OPENING.match(text):
         return True
     words = {w.lower() for w in WORD.findall(text)} - STOPWORDS
     own = {w.lower() for w in _NAME_WORD.findall(name)}
     return not (words - own - GENERIC_WORDS)
-
-
-def _tokens(text: str) -> list[str]:
-    return [w for w in WORD.findall(text.replace("_", " ")) if len(w) > 2 and not w.isdigit()]
-
-
-def salient_terms(texts: Iterable[str], count: int = MAX_TERMS) -> list[str]:
-    """The terms found in most of `texts` (then most often), in their most common
-    spelling ("PagerDuty", not "pagerduty"); stopwords and empty words left out."""
-    spread: Counter[str] = Counter()
-    frequency: Counter[str] = Counter()
-    spelling: dict[str, Counter[str]] = {}
-    for text in texts:
-        tokens = [t for t in _tokens(text) if t.lower() not in STOPWORDS | GENERIC_WORDS]
-        frequency.update(t.lower() for t in tokens)
-        spread.update({t.lower() for t in tokens})
-        for token in tokens:
-            spelling.setdefault(token.lower(), Counter())[token] += 1
-    ranked = sorted(spread, key=lambda w: (-spread[w], -frequency[w], w))
-    return [spelling[w].most_common(1)[0][0] for w in ranked[:count]]
 
 
 def readable(name: str) -> str:
@@ -90,25 +75,102 @@ def describe_contents(
     folders: Sequence[tuple[str, int]],
     titles: Sequence[str],
     texts: Sequence[str] = (),
-    terms: Sequence[str] | None = None,
+    sources: Sequence[str] = (),
 ) -> str:
-    """One or two short sentences on what a folder holds: "3 memories on Acme, paging
-    and escalation: Rotation, Paging and Escalation." from its memories' titles (and
-    texts such as tldrs, or the given terms), then its subfolders (name, memory count)."""
-    if terms is None:  # a list of folders says what they are about by itself
-        terms = salient_terms([*titles, *texts]) if titles else []
-    subject = f" on {join_words(list(terms))}" if terms else ""
+    """One or two sentences on what a folder holds, in words, from its memories' titles
+    (spelled as their tldrs, `texts`, spell them), their documents (`sources`, when
+    known) and its subfolders' names: "Notes on Brindlewave Logistics: call policy,
+    rotation, paging windows and escalation." The words the titles share say what the
+    folder is about; what is left of each title says what each note adds. Never a count
+    ("4 memories on a, b and c")."""
     parts = []
     if titles:
-        listed = _listing([readable(t) for t in titles])
-        parts.append(f"{plural(len(titles), 'memory')}{subject}: {listed}.")
-        subject = ""  # said once is enough
+        parts.append(_notes_sentence([_name_words(t) for t in titles], texts, sources))
+        if len(titles) == 1 and texts and texts[0].strip():
+            parts.append(" ".join(texts[0].split()))
     if folders:
-        total = sum(n for _, n in folders)
-        shown = [f"{readable(name)} ({n})" for name, n in folders]
-        where = plural(len(folders), "folder")
-        parts.append(f"{plural(total, 'memory')}{subject} in {where}: {_listing(shown)}.")
+        names = [_name_words(name) for name, _n in folders]
+        parts.append(_folders_sentence(names, texts, alone=not titles))
     return " ".join(parts) or "Empty for now."
+
+
+def _name_words(name: str) -> list[str]:
+    return [w for w in _DOCUMENT_SUFFIX.sub("", name).lower().split("_") if w]
+
+
+def _shared(names: Sequence[list[str]]) -> list[str]:
+    """The words found in more than half of `names` (two at least), in reading order."""
+    if len(names) < 2:
+        return []
+    spread = Counter(w for words in names for w in set(words))
+    order = [w for words in names for w in words]
+    common = [w for w in dict.fromkeys(order) if spread[w] * 2 > len(names) and spread[w] > 1]
+    return [w for w in common if w not in STOPWORDS and not w.isdigit()]
+
+
+def spelled(words: Sequence[str], texts: Sequence[str]) -> str:
+    """`words` as the texts write them ("lumenvault 3 0" -> "Lumenvault 3.0", "seabird
+    survey skerrow" -> "Seabird Survey of the Skerrow"), else word by word ("Haskell
+    notes"), else as they are."""
+    if not words:
+        return ""
+    gap = r"[\W_]+(?:(?:" + "|".join(sorted(STOPWORDS)) + r")[\W_]+){0,2}"
+    pattern = re.compile(r"\b" + gap.join(re.escape(w) for w in words) + r"\b", re.IGNORECASE)
+    for text in texts:
+        found = pattern.search(text)
+        if found:
+            return " ".join(found.group(0).split())
+    return " ".join(_spelled_word(w, texts) for w in words)
+
+
+def _spelled_word(word: str, texts: Sequence[str]) -> str:
+    pattern = re.compile(rf"\b{re.escape(word)}\b", re.IGNORECASE)
+    found = next((m.group(0) for t in texts if (m := pattern.search(t))), None)
+    return found or word
+
+
+def _notes_sentence(
+    names: Sequence[list[str]], texts: Sequence[str], sources: Sequence[str]
+) -> str:
+    """ "Notes on <what the titles share>: <what each adds>.", or, the documents known,
+    "Notes from <documents> [on <what the titles share>]: <what each adds>."."""
+    shared = _shared(names)
+    documents = [readable(re.sub(r"[-_\s]+", " ", PurePath(s).name)) for s in sources if s]
+    documents = list(dict.fromkeys(documents))
+    named = {w.lower() for d in documents for w in WORD.findall(d)}
+    rest = [_after(named, [w for w in words if w not in shared]) for words in names]
+    topics = list(dict.fromkeys(spelled(words, texts) for words in rest if words))
+    listed = _listing(topics)
+    subject = spelled(shared, texts)
+    if documents:  # whose notes they are says more than the words their titles share
+        origin = f"Notes from {_listing(documents, MAX_DOCUMENTS)}"
+        if subject and not named & set(shared):
+            origin += f" on {subject}"
+        return f"{origin}: {listed}." if topics else f"{origin}."
+    if subject and topics:
+        return f"Notes on {subject}: {listed}."
+    return f"Notes on {subject or listed}."
+
+
+def _after(named: set[str], words: list[str]) -> list[str]:
+    """`words` without the leading ones its document's name says ("2 0 license" of
+    "apache-2.0-excerpt" -> "license"), and without numbers standing alone."""
+    while words and (words[0] in named or words[0].isdigit()):
+        words = words[1:]
+    return [] if all(w.isdigit() for w in words) else words
+
+
+def _folders_sentence(names: Sequence[list[str]], texts: Sequence[str], alone: bool) -> str:
+    shared = _shared(names)
+    subject = spelled(shared, texts)
+    rest = [[w for w in words if w not in shared] or words for words in names]
+    shown = [re.sub(r"(?<=\d) (?=\d)", ".", readable("_".join(w))) for w in rest]  # "1.0"
+    topics = _listing(list(dict.fromkeys(shown)))
+    if not alone:
+        return f"Also folders on {topics}."
+    if subject:
+        return f"Notes on {subject}, in folders on {topics}."
+    return f"Notes in folders on {topics}."
 
 
 def _listing(names: Sequence[str], shown: int = MAX_LISTED) -> str:

@@ -7,7 +7,7 @@ from collections.abc import Iterable
 
 from gam_desktop.engine.models import META_FILE, ChunkConfig, GamMeta, utc_now
 from gam_desktop.engine.store.changeset import ChangeSet
-from gam_desktop.engine.store.describing import describe_contents
+from gam_desktop.engine.store.describing import describe_contents, is_empty_description
 from gam_desktop.engine.store.folder import DirView
 from gam_desktop.engine.store.markdown import (
     README,
@@ -72,18 +72,18 @@ def listing(directory: DirView) -> str:
 
 
 def contents_description(directory: DirView) -> str:
-    """What a directory holds, from its memories' titles and tldrs and its subfolders:
-    the README's description when no LLM wrote one."""
+    """What a directory holds, in words, from its memories' titles and tldrs and its
+    subfolders: the README's description when no LLM wrote one."""
     folders = [(name, sub.memory_count()) for name, sub in directory.subdirs.items()]
     titles = [name.removesuffix(".md") for name in directory.files]
     return describe_contents(folders, titles, [t for t in directory.files.values() if t])
 
 
 def _said_nothing(description: str) -> bool:
-    """No description, or the one earlier versions wrote ("Memories about <name>."),
-    which a person reading the README learns nothing from."""
-    text = description.strip().lower()
-    return not text or text.startswith(("memories about ", "memories from "))
+    """No description, or one of those earlier versions wrote ("Memories about <name>.",
+    "4 memories on a, b and c: ..."), which a person reading the README learns nothing
+    from. Any other is kept: it may be a person's."""
+    return is_empty_description(description)
 
 
 def stage_readmes(changes: ChangeSet, root: DirView, paths: Iterable[str]) -> None:
