@@ -24,7 +24,7 @@ from gam_desktop.engine.history.versioned import InterruptedOperationError
 from gam_desktop.engine.models import ChunkConfig
 from gam_desktop.engine.progress import OperationCancelled
 from gam_desktop.engine.textutil import plural
-from gam_desktop.engine.workflow import Workflow
+from gam_desktop.engine.workflow import ALREADY_HELD, Workflow
 
 
 def add_parser() -> argparse.ArgumentParser:
@@ -123,7 +123,10 @@ def add_main(argv: Sequence[str] | None = None) -> int:
         return 130
     except InterruptedOperationError:
         bar.close()
-        print(f"gam-add: {recover_hint(args.gam_dir)}", file=sys.stderr)
+        # Nothing was added: "run the same command again" is what adds the documents,
+        # once the interrupted operation's half-written files are restored or kept.
+        again = "run the same gam-add again (nothing was added this time)"
+        print(f"gam-add: {recover_hint(args.gam_dir, again)}", file=sys.stderr)
         return 1
     except EXPECTED_ERRORS as exc:
         bar.close()
@@ -131,6 +134,9 @@ def add_main(argv: Sequence[str] | None = None) -> int:
         if workflow is not None and workflow.last_add and workflow.last_add.documents:
             print(f"gam-add: {_kept(workflow)}", file=sys.stderr)
         return 1
+    finally:
+        if workflow is not None:  # nothing of the memory stays open (issue 38)
+            workflow.close()
     bar.close()
     return _report_add(report, problems + report.unreadable + _without_text(files, report))
 
@@ -158,9 +164,21 @@ def _report_add(report: BuildReport, problems: list[str]) -> int:
     for warning in report.warnings:
         if warning not in problems:
             print(f"warning: {warning}", file=sys.stderr)
-    if report.documents or not problems:
+    if report.documents or report.remaining:
         print(f"{report.summary()} — {report.usage.summary()}")
+    elif not problems:  # "Added 0 documents" read as a success: say why nothing was added
+        held = sum(ALREADY_HELD in warning for warning in report.warnings)
+        print(f"Nothing added: {_nothing_added(held)}")
     return 1 if problems else 0
+
+
+def _nothing_added(held: int) -> str:
+    """Why an add without problems added nothing: its documents are committed already."""
+    if held == 1:
+        return "the document is already in this memory (saved in its history)"
+    if held:
+        return f"all {held} documents are already in this memory (saved in its history)"
+    return "there was no new text to add"
 
 
 def _add_arguments(argv: Sequence[str] | None) -> argparse.Namespace:

@@ -21,6 +21,7 @@ from gam_desktop.engine.ask.agent import AgentStep
 from gam_desktop.engine.facts.learn import Learned
 from gam_desktop.engine.models import ChatResult
 from gam_desktop.engine.progress import OperationCancelled
+from gam_desktop.engine.textutil import plural
 from gam_desktop.engine.workflow import ChatTurn, Workflow
 
 
@@ -46,6 +47,12 @@ def request_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--json", action="store_true", help="print the ChatResult as JSON")
     parser.add_argument("--trajectory", action="store_true", help="show the path taken")
+    parser.add_argument(
+        "--answering",
+        choices=["cascade", "general"],
+        default="cascade",
+        help="the answering path: the rule cascade, or the general pipeline being measured",
+    )
     return parser
 
 
@@ -56,6 +63,7 @@ def request_main(argv: Sequence[str] | None = None) -> int:
     workflow = _workflow("gam-request", args)
     if workflow is None:
         return 2
+    workflow.answering = args.answering
     try:
         if args.conversation is None:
             result = workflow.request(
@@ -74,6 +82,8 @@ def request_main(argv: Sequence[str] | None = None) -> int:
     except EXPECTED_ERRORS as exc:
         print(f"gam-request: {reason(exc)}", file=sys.stderr)
         return 1
+    finally:
+        workflow.close()  # nothing of the memory stays open (issue 38)
     if args.json:
         extra = {}
         if turn is not None:
@@ -117,33 +127,57 @@ def chat_main(argv: Sequence[str] | None = None) -> int:
     workflow = _workflow("gam-chat", args)
     if workflow is None:
         return 2
-    try:
-        conversation = _continued(workflow, args)
-    except EXPECTED_ERRORS as exc:
-        print(f"gam-chat: {reason(exc)}", file=sys.stderr)
-        return 1
-    print("Ask a question (an empty line or /quit ends the chat).", file=sys.stderr)
-    while True:
+    with workflow:  # nothing of the memory stays open (issue 38)
         try:
-            question = input("you> ").strip()
-        except EOFError:
-            break
-        if not question or question in ("/quit", "/exit"):
-            break
-        try:
-            turn, learned = _turn(workflow, args, question, conversation)
-        except KeyboardInterrupt:
-            print("\ngam-chat: cancelled", file=sys.stderr)
-            continue
+            conversation = _continued(workflow, args)
         except EXPECTED_ERRORS as exc:
             print(f"gam-chat: {reason(exc)}", file=sys.stderr)
-            continue
-        conversation = turn.conversation_id or conversation
+            return 1
+        print("Ask a question (an empty line or /quit ends the chat).", file=sys.stderr)
+        session = _ChatSession(conversation)
+        while True:
+            try:
+                question = input("you> ").strip()
+            except EOFError:
+                break
+            if not question or question in ("/quit", "/exit"):
+                break
+            session.ask(workflow, args, question)
+    session.goodbye()
+    return 0
+
+
+class _ChatSession:
+    """gam-chat's turns: the conversation they continue, and what was really saved (a turn
+    that failed saved nothing, and the goodbye never says otherwise)."""
+
+    def __init__(self, conversation: str | None) -> None:
+        self.conversation = conversation
+        self.saved = 0
+        self.failed = 0
+
+    def ask(self, workflow: Workflow, args: argparse.Namespace, question: str) -> None:
+        try:
+            turn, learned = _turn(workflow, args, question, self.conversation)
+        except KeyboardInterrupt:
+            print("\ngam-chat: cancelled", file=sys.stderr)
+            return
+        except EXPECTED_ERRORS as exc:
+            self.failed += 1
+            print(f"gam-chat: {reason(exc)}; this turn was not saved", file=sys.stderr)
+            return
+        if turn.conversation_id:  # None: saving conversations is off for this memory
+            self.conversation = turn.conversation_id
+            self.saved += 1
         _print_answer(turn.result, trajectory=False)
         _print_learned(learned)
-    if conversation:
-        print(f"Saved as conversation {conversation}.", file=sys.stderr)
-    return 0
+
+    def goodbye(self) -> None:
+        unsaved = f" ({plural(self.failed, 'turn')} could not be saved)" if self.failed else ""
+        if self.saved:
+            print(f"Saved as conversation {self.conversation}.{unsaved}", file=sys.stderr)
+        elif self.failed:
+            print("Nothing was saved.", file=sys.stderr)
 
 
 def _workflow(name: str, args: argparse.Namespace) -> Workflow | None:
@@ -163,10 +197,12 @@ def _continued(workflow: Workflow, args: argparse.Namespace) -> str | None:
     wanted = getattr(args, "conversation", None)
     if wanted in (None, "", "new"):
         return None
-    if wanted == "last":
-        listed = workflow.conversations()
-        return listed[0].id if listed else None
-    return str(wanted)
+    if wanted == "last":  # an unreadable latest one is an error, not a reason to start anew
+        latest = workflow.last_conversation()
+        if latest is None:
+            print("No saved conversation yet: starting a new one.", file=sys.stderr)
+        return latest.id if latest is not None else None
+    return workflow.conversation(str(wanted)).id  # there and readable, before any question
 
 
 def _turn(

@@ -81,6 +81,9 @@ class ProgressBar:
         self.name = name
         self.bar: tqdm | None = None
         self.stage = ""
+        # Into a log (stderr not a terminal) a bar's hundreds of "\r" frames filled it: a
+        # line per stage there instead.
+        self.lines = not (sys.stderr is not None and sys.stderr.isatty())
 
     def __call__(self, event: ProgressEvent) -> None:
         if event.stage in self.SAID:
@@ -91,6 +94,11 @@ class ProgressBar:
                 print(message, file=sys.stderr, flush=True)
             return
         if not self.enabled:
+            return
+        if self.lines:
+            if event.stage != self.stage:
+                self.stage = event.stage
+                print(f"{self.name}: {event.message or event.stage}", file=sys.stderr, flush=True)
             return
         if event.stage != self.stage:
             self.close()
@@ -129,6 +137,11 @@ def whole(low: int, high: int | None = None) -> Callable[[str], int]:
     return parse
 
 
+def parallel(value: str) -> int:
+    """An argparse type: "auto" (0: as many as the server is found to take) or a number."""
+    return 0 if value.strip().lower() == "auto" else whole(1, 64)(value)
+
+
 def seconds(value: str) -> float:
     """An argparse type: a positive, finite number of seconds."""
     try:
@@ -144,8 +157,16 @@ def llm_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--gam-dir", required=True, help="the memory folder")
     parser.add_argument("--model", help="model name (default: $GAM_AGENT_MODEL or $OPENAI_MODEL)")
     parser.add_argument("--base-url", help="OpenAI-compatible endpoint (default: $OPENAI_BASE_URL)")
-    parser.add_argument("--workers", type=whole(1, 64), help="parallel LLM calls (default 8)")
-    parser.add_argument("--timeout", type=seconds, help="seconds per LLM call (default 120)")
+    parser.add_argument(
+        "--workers",
+        type=parallel,
+        help="parallel LLM calls: auto (the default: learned from the server) or a number",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=seconds,
+        help="seconds of silence before an LLM call is given up (default 120)",
+    )
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
 
 
@@ -176,13 +197,15 @@ def recovery_workflow(gam_dir: str) -> Workflow:
     return workflow
 
 
-def recover_hint(gam_dir: str) -> str:
-    """What to do after a crash in the middle of an operation (the journal names it)."""
+def recover_hint(gam_dir: str, then: str = "") -> str:
+    """What to do after a crash in the middle of an operation (the journal names it), and
+    `then` what to do once it is recovered."""
     found = journal.read(MemoryFolder(gam_dir))
-    return (
+    hint = (
         f"a previous {found.operation if found else 'operation'} was interrupted; recover "
         f"first: gam-history --gam-dir {shlex.quote(gam_dir)} recover --restore (or --keep)"
     )
+    return f"{hint}, then {then}" if then else hint
 
 
 def reason(exc: BaseException) -> str:

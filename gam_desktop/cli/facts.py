@@ -34,6 +34,7 @@ def facts_parser() -> argparse.ArgumentParser:
 @entry_point("gam-facts")
 def facts_main(argv: Sequence[str] | None = None) -> int:
     args = facts_parser().parse_args(argv)
+    workflow: Workflow | None = None
     try:
         workflow = Workflow(gam_dir=args.gam_dir, settings=LLMSettings())
         if not workflow.folder.is_memory():
@@ -49,6 +50,9 @@ def facts_main(argv: Sequence[str] | None = None) -> int:
     except EXPECTED_ERRORS as exc:
         print(f"gam-facts: {reason(exc)}", file=sys.stderr)
         return 1
+    finally:
+        if workflow is not None:  # nothing of the memory stays open (issue 38)
+            workflow.close()
     return 0
 
 

@@ -24,6 +24,7 @@ from gam_desktop.engine.history.log import (
 )
 from gam_desktop.engine.history.versioned import InterruptedOperationError
 from gam_desktop.engine.textutil import plural
+from gam_desktop.engine.workflow import Workflow
 
 
 def history_parser() -> argparse.ArgumentParser:
@@ -67,9 +68,11 @@ def _print_operation(history: History, sha: str, diff: str | None) -> None:
 @entry_point("gam-history")
 def history_main(argv: Sequence[str] | None = None) -> int:
     args = history_parser().parse_args(argv)
+    workflow: Workflow | None = None
     try:
         if args.command == "recover":  # also where a first build died: not a memory yet
-            print(recovery_workflow(args.gam_dir).recover(restore=args.restore))
+            workflow = recovery_workflow(args.gam_dir)
+            print(workflow.recover(restore=args.restore))
             return 0
         workflow, history = history_workflow(args.gam_dir)
         if workflow.interrupted() is not None:
@@ -83,6 +86,9 @@ def history_main(argv: Sequence[str] | None = None) -> int:
     except EXPECTED_ERRORS as exc:
         print(f"gam-history: {reason(exc)}", file=sys.stderr)
         return 1
+    finally:
+        if workflow is not None:  # nothing of the memory stays open (issue 38)
+            workflow.close()
     return 0
 
 
@@ -104,6 +110,7 @@ def rollback_parser() -> argparse.ArgumentParser:
 @entry_point("gam-rollback")
 def rollback_main(argv: Sequence[str] | None = None) -> int:
     args = rollback_parser().parse_args(argv)
+    workflow: Workflow | None = None
     try:
         workflow, history = history_workflow(args.gam_dir)
         operation = history.get(args.sha)
@@ -125,4 +132,7 @@ def rollback_main(argv: Sequence[str] | None = None) -> int:
     except EXPECTED_ERRORS as exc:
         print(f"gam-rollback: {reason(exc)}", file=sys.stderr)
         return 1
+    finally:
+        if workflow is not None:  # nothing of the memory stays open (issue 38)
+            workflow.close()
     return 0

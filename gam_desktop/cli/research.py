@@ -91,6 +91,8 @@ def research_main(argv: Sequence[str] | None = None) -> int:
     except EXPECTED_ERRORS as exc:
         print(f"gam-research: {reason(exc)}", file=sys.stderr)
         return 1
+    finally:
+        workflow.close()  # nothing of the memory stays open (issue 38)
     if args.json:
         payload = {
             "question": report.question,

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 
 from gam_desktop.engine.build.builder import BuildOptions, BuildReport, MemoryBuilder
 from gam_desktop.engine.build.chunking import Chunk
@@ -35,6 +36,7 @@ from gam_desktop.engine.llm import UsageMeter
 from gam_desktop.engine.models import MemorizedChunk
 from gam_desktop.engine.progress import CancelToken, OperationCancelled, Stages
 from gam_desktop.engine.store.changes import Changes
+from gam_desktop.engine.store.folder import SOURCES_DIR
 from gam_desktop.engine.store.results import ResultStore
 from gam_desktop.engine.textutil import plural
 
@@ -86,9 +88,13 @@ class Drop:
             self._add_in_steps(builder, steps, chunks, commits, total)
             if not total.remaining:
                 results.finish()
+            else:  # stopped after a step, as the person asked: theirs to add again
+                results.cancelled()
         except OperationCancelled:
             if self.cancel.undo:
                 self._undo(commits, results)
+            else:
+                results.cancelled()  # not offered at the next start as a crash's would be
             raise
         finally:
             total.reused = results.reused
@@ -195,12 +201,32 @@ def _count_by_document(chunks: Sequence[Chunk]) -> dict[str, int]:
     return counts
 
 
+def held_sources(versioned: VersionedFolder) -> set[str]:
+    """The hashes of the documents this memory holds: their source text is on disk and in
+    its last commit. What an operation a crash interrupted wrote is not held until
+    recovery keeps it (it was: "already in this memory; skipped", and the add run again
+    after the crash added nothing). Without a repository (no git, or a memory made
+    without it) the disk is all there is; no repository is made to ask."""
+    folder = versioned.folder
+    on_disk = folder.known_sources()
+    if not on_disk or not (folder.root / ".git").exists():
+        return on_disk
+    repo = versioned.repo
+    if repo is None:  # git is unavailable: history is off
+        return on_disk
+    if repo.head() is None:  # nothing committed yet: a first build that never finished
+        return set()
+    listed = repo.git("ls-tree", "-r", "-z", "--name-only", "HEAD", "--", SOURCES_DIR)
+    committed = {PurePosixPath(p).stem for p in listed.split("\0") if p.endswith(".txt")}
+    return on_disk & committed
+
+
 def _still_new(
     versioned: VersionedFolder, docs: list[SourceDocument], memories: list[MemorizedChunk]
 ) -> tuple[list[SourceDocument], list[MemorizedChunk]]:
     """The documents (and their memories) no one added while this step's memories were made
     (another window or `gam-add` may have, the folder not being held then)."""
-    known = versioned.folder.known_sources()
+    known = held_sources(versioned)
     fresh = [d for d in docs if d.content_hash not in known]
     if len(fresh) == len(docs):
         return docs, memories

@@ -17,10 +17,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+from gam_desktop.engine.answering import pipeline as answering
 from gam_desktop.engine.ask import find
-from gam_desktop.engine.ask.agent import ChatAgent, StepCallback
+from gam_desktop.engine.ask.agent import STEP, AgentStep, ChatAgent, StepCallback
 from gam_desktop.engine.ask.conversation import Conversation, working_memory
 from gam_desktop.engine.ask.find import Found
 from gam_desktop.engine.ask.intent import is_statement
@@ -35,7 +36,7 @@ from gam_desktop.engine.build.resume import PendingAdd
 from gam_desktop.engine.chats import library as chats
 from gam_desktop.engine.chats.library import ConversationInfo
 from gam_desktop.engine.chats.record import ConversationRecord, Turn, new_record, title_from
-from gam_desktop.engine.drop import Drop
+from gam_desktop.engine.drop import Drop, held_sources
 from gam_desktop.engine.errors import GamError
 from gam_desktop.engine.facts.learn import Learned, learn
 from gam_desktop.engine.facts.record import Fact, read_facts
@@ -44,6 +45,8 @@ from gam_desktop.engine.history.journal import Interrupted
 from gam_desktop.engine.history.log import TRAILER_KIND, History, NothingToUndo, restore_summary
 from gam_desktop.engine.history.versioned import RecordedEdits, VersionedFolder
 from gam_desktop.engine.llm import LLMClient, LLMSettings
+from gam_desktop.engine.llm.concurrency import expected as expected_parallel
+from gam_desktop.engine.llm.embeddings import EmbeddingSettings
 from gam_desktop.engine.llm.prices import PriceTable
 from gam_desktop.engine.models import (
     META_FILE,
@@ -77,7 +80,7 @@ from gam_desktop.engine.store.changes import (
     Changes,
 )
 from gam_desktop.engine.store.changeset import ChangeSet
-from gam_desktop.engine.store.folder import MemoryFolder, NotAMemoryError
+from gam_desktop.engine.store.folder import APP_DIR, MemoryFolder, NotAMemoryError
 from gam_desktop.engine.store.location import user_content
 from gam_desktop.engine.store.lock import FolderBusyError, writer_lock
 from gam_desktop.engine.store.markdown import parse_memory
@@ -85,6 +88,11 @@ from gam_desktop.engine.store.watcher import FolderWatcher
 from gam_desktop.engine.textutil import plural
 
 ChangeListener = Callable[[Changes], None]
+# How questions are answered: the cascade of ask/agent.py, or the general pipeline of
+# engine/answering (retrieve, read with quotes, check), which is measured against it.
+Answering = Literal["cascade", "general"]
+ALREADY_HELD = "already in this memory; skipped"  # a document whose source is committed
+STATEMENT = "a statement, not a question"  # the notes of a turn that told, not asked
 # How often the watcher asks git what changed, for edits whose notification was lost: on
 # Windows a buffer overflow drops them silently; elsewhere it is rarer (network folders).
 RESCAN_EVERY = 30.0 if os.name == "nt" else 120.0
@@ -149,12 +157,15 @@ def front_matter_problems(folder: MemoryFolder, paths: list[str]) -> list[str]:
 def foreign_content(root: Path) -> list[str]:
     """The user's things in a folder that is not a memory yet (`store.location.user_content`,
     the one rule for an empty folder): writing a memory there needs their consent. Empty for
-    a memory, a missing or empty folder, and a folder an interrupted first build left (its
-    operation asks for recovery instead)."""
+    a memory, a missing or empty folder, a folder an interrupted first build left (its
+    operation asks for recovery instead) and a memory whose first build was rolled back
+    (the rollback removed .gam_meta.json: its history is left beside the app's own folder,
+    and its next question or add was refused as "not a GAM memory")."""
     folder = MemoryFolder(root)
     if folder.is_memory() or not root.is_dir() or journal.read(folder) is not None:
         return []
-    return user_content(root)
+    content = user_content(root)
+    return [] if content == [".git"] and (root / APP_DIR).is_dir() else content
 
 
 class Workflow:
@@ -180,6 +191,8 @@ class Workflow:
         on_change: ChangeListener = ignore_changes,
         rescan_every: float = RESCAN_EVERY,
         prices: PriceTable | None = None,
+        embeddings: EmbeddingSettings | None = None,
+        answering: Answering = "cascade",
     ) -> None:
         if workflow_type != "text":
             raise ValueError(f"unsupported workflow type {workflow_type!r} (only 'text')")
@@ -194,9 +207,16 @@ class Workflow:
         )
         self.options = options or BuildOptions()
         self.prices = prices  # for the estimate's cost; None: the cost is not named
+        # Search by meaning (issue 35): given, else from the environment at the chat's endpoint
+        self.embeddings = embeddings or EmbeddingSettings.from_env(self.chat_settings)
+        self.answering = answering  # which answering path questions take (being measured)
         # The search tools (corpus, BM25 index) are thread-safe and may be shared by the
         # Workflows of several tasks, so the index stays warm between questions.
         self._tools: MemoryTools | None = tools
+        # Closed by `close` only when made here: tools handed in are shared, and their
+        # owner (the window's session) closes them.
+        self._owns_tools = tools is None
+        self._watchers: list[FolderWatcher] = []  # started by `watch`, stopped by close
         self.progress = progress
         self.on_change = on_change
         self.rescan_every = rescan_every  # seconds between the watcher's checks for lost edits
@@ -250,13 +270,14 @@ class Workflow:
         return docs, unreadable
 
     def _new_only(self, docs: list[SourceDocument]) -> tuple[list[SourceDocument], list[str]]:
-        """The documents with text that this memory does not hold yet; why others are not."""
-        known = self.folder.known_sources()
+        """The documents with text that this memory does not hold yet; why others are not.
+        Held means committed (`drop.held_sources`), never merely on disk."""
+        known = held_sources(self.versioned)
         fresh: list[SourceDocument] = []
         skipped: list[str] = []
         for doc in docs:
             if doc.content_hash in known or doc.content_hash in {d.content_hash for d in fresh}:
-                skipped.append(f"{doc.name}: already in this memory; skipped")
+                skipped.append(f"{doc.name}: {ALREADY_HELD}")
             elif doc.text.strip():
                 fresh.append(doc)
             else:
@@ -287,6 +308,7 @@ class Workflow:
         if not use_chunking:
             self.options.chunk = self.options.chunk.model_copy(update={"max_tokens": 10**9})
         self.check_folder()
+        self._refuse_if_interrupted()
         stages = Stages(self.progress)  # one bar from reading to the last commit
         if estimate is not None and estimate.stamps == file_stamps(files or ()):
             parsed, unreadable = list(estimate.parsed), list(estimate.unreadable)
@@ -317,6 +339,15 @@ class Workflow:
         report.warnings = skipped + [w for d in docs for w in d.warnings] + report.warnings
         return report
 
+    def _refuse_if_interrupted(self) -> None:
+        """An operation a crash left half-done is recovered before anything is judged
+        "already in this memory": judged first, an add run again after the crash skipped
+        every document it had half-written and said it succeeded. Read without the lock
+        (nothing made in a folder that is not a memory yet); an operation running right
+        now is no reason (`VersionedFolder.interrupted`)."""
+        if journal.read(self.folder) is not None:
+            self.versioned.check_recovered()
+
     def estimate(self, files: Sequence[str | Path]) -> Estimate:
         """The size of adding `files` (chunks, LLM calls, tokens, time, cost when the price is
         known), without the LLM; `resume` is the unfinished add of some of them, if any."""
@@ -346,7 +377,8 @@ class Workflow:
         measured = resume.measured_seconds(self.folder, settings.model)
         price = self.prices.price(settings.base_url, settings.model) if self.prices else None
         seconds = measured if measured is not None else SECONDS_PER_CALL
-        return Pace(settings.workers, seconds, measured is not None, settings.model, price)
+        parallel = expected_parallel(settings)  # the person's number, or the learned one
+        return Pace(parallel, seconds, measured is not None, settings.model, price)
 
     def interrupted_add(self) -> PendingAdd | None:
         """The add that began here and did not finish (cancelled, crashed, failed): its
@@ -373,6 +405,13 @@ class Workflow:
                 {"Gam-Operation": INITIALIZE},
             )
         self._changed(transaction.changes(INITIALIZE))
+
+    def _may_hold_memory(self) -> bool:
+        """A memory, or a folder holding nothing of anyone's: one made for a memory and not
+        built yet, or whose first build was rolled back (that removes .gam_meta.json). Its
+        first question was refused as "not a GAM memory" in the folder the app had made."""
+        root = self.folder.root
+        return self.folder.is_memory() or (root.is_dir() and not foreign_content(root))
 
     def plan_reorganization(self, path: str = "") -> ReorganizeOperation:
         """What reorganizing `path` would move, planned by the LLM; changes nothing."""
@@ -485,15 +524,34 @@ class Workflow:
             self.folder.root, handle, rescan=missed, rescan_every=self.rescan_every
         )
         watcher.start()
+        self._watchers.append(watcher)
         # While it runs, it reports every outside edit: searches need no walk of the tree.
         self.search_tools().corpus.watched = lambda: watcher.running
         return watcher
+
+    def close(self) -> None:
+        """Close everything this Workflow opened in the memory: the watchers it started and
+        its own search tools' database (the results cache and the writer lock are closed by
+        the operation that opens them). Windows deletes no open file, so a memory left open
+        cannot be moved or deleted, nor its temporary folder cleaned up. Safe to call twice;
+        a later use opens what it needs again."""
+        watchers, self._watchers = self._watchers, []
+        for watcher in watchers:
+            watcher.stop()
+        if self._owns_tools and self._tools is not None:
+            self._tools.close()
+
+    def __enter__(self) -> Workflow:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
 
     def search_tools(self) -> MemoryTools:
         """The search tools (corpus, BM25 index), made on first use. They are thread-safe:
         the Workflows of several tasks may share them, so the index stays warm."""
         if self._tools is None:
-            self._tools = MemoryTools(self.folder.root)
+            self._tools = MemoryTools(self.folder.root, embeddings=self.embeddings)
         return self._tools
 
     def search(self, query: str, limit: int = 20) -> list[Found]:
@@ -502,6 +560,11 @@ class Workflow:
         title and a snippet with the query's words marked. Reads only; stops (raising
         OperationCancelled) between its steps once this Workflow's token is cancelled."""
         return find.search(self.search_tools(), query, limit, self.cancel)
+
+    def search_notices(self) -> list[str]:
+        """What the user should be told about search and was not yet, each thing once (no
+        embedding model, the embedding endpoint failing: search is BM25 alone meanwhile)."""
+        return self._tools.index.notices() if self._tools is not None else []
 
     def titles(self) -> dict[str, str]:
         """Every Markdown file's title by path, for filtering the tree by name. Reads only;
@@ -532,13 +595,41 @@ class Workflow:
         in the context of `conversation`, which the answer is added to."""
         if not self.folder.is_memory():
             raise NotAMemoryError(f"{self.folder.root} is not a GAM memory (no .gam_meta.json)")
-        agent = ChatAgent(
-            self.search_tools(), LLMClient(self.chat_settings), on_step, self.cancel, not explore
-        )
-        result = agent.request(user_prompt, system_prompt, max_iterations, conversation)
+        if self.answering == "general" and not explore:
+            result = self._answer(user_prompt, conversation, on_step)
+        else:
+            llm = LLMClient(self.chat_settings)
+            agent = ChatAgent(self.search_tools(), llm, on_step, self.cancel, not explore)
+            result = agent.request(user_prompt, system_prompt, max_iterations, conversation)
         if conversation is not None:
             conversation.add(user_prompt, result.answer, self.cancel)
         return result
+
+    def _answer(
+        self,
+        question: str,
+        conversation: Conversation | None,
+        on_step: StepCallback | None,
+    ) -> ChatResult:
+        """The general pipeline (engine.answering): retrieve, read with quotes, check."""
+        tools = self.search_tools()
+        tools.corpus.refresh_if_stale(max_age=0)
+        steps: list[str] = []
+
+        def report(line: str) -> None:
+            steps.append(line)
+            if on_step is not None and line:
+                on_step(AgentStep(len(steps), STEP, {}, line))
+
+        evidence = answering.Evidence(
+            question,
+            tools,
+            LLMClient(self.chat_settings),
+            self.cancel,
+            conversation.context_messages() if conversation is not None else [],
+            on_step=report,
+        )
+        return answering.answer(evidence)
 
     # -- research -----------------------------------------------------------------------
 
@@ -548,7 +639,7 @@ class Workflow:
         """Research `question` across the memory (plan, search, integrate, reflect) into a
         report whose every claim cites a file the run read or matched. Reads only; stops
         between steps once this Workflow's token is cancelled (OperationCancelled)."""
-        if not self.folder.is_memory():
+        if not self._may_hold_memory():
             raise NotAMemoryError(f"{self.folder.root} is not a GAM memory (no .gam_meta.json)")
         if not question.strip():
             raise EmptyQuestion("there is no question to research")
@@ -585,6 +676,8 @@ class Workflow:
         """Answer `question` in a saved conversation (a new one without an id) and commit
         the turn ("Chat: <title>"). With saving switched off for this memory the answer
         is given and nothing is written. Learning from it is `learn_from_turn`'s job."""
+        if not self.folder.is_memory() and self._may_hold_memory():
+            self.initialize()  # its first turn makes an empty folder a memory (issue 39)
         record, path = self._conversation(question, conversation_id)
         conversation = working_memory(record, LLMClient(self.chat_settings))
         if is_statement(question):  # told, not asked: acknowledged, learned afterwards
@@ -594,7 +687,17 @@ class Workflow:
             result = self.request(
                 question, None, max_iterations, conversation, on_step=on_step, explore=explore
             )
-        turn = Turn(utc_now(), question, result.answer, result.sources, result.confidence)
+        told = result.notes == STATEMENT  # no confidence: nothing was looked up
+        turn = Turn(
+            utc_now(),
+            question,
+            result.answer,
+            result.sources,
+            None if told else result.confidence,
+            steps=result.trajectory.splitlines(),  # shown again when it is reopened
+            citations=list(result.citations),
+            statement=told,
+        )
         return self._save_turn(record, path, turn, conversation, result)
 
     def _acknowledge(self, statement: str) -> ChatResult:
@@ -605,9 +708,7 @@ class Workflow:
             if learning
             else "Noted here, but learning facts is off for this memory: it is not kept as a fact."
         )
-        return ChatResult(
-            question=statement, answer=answer, confidence=1.0, notes="a statement, not a question"
-        )
+        return ChatResult(question=statement, answer=answer, confidence=1.0, notes=STATEMENT)
 
     def save_turn(
         self,
@@ -687,7 +788,10 @@ class Workflow:
                     summary, folded = fresh.summary, fresh.summarized
                 record = fresh
             record = chats.with_turn(record, turn, summary, folded)
-            transaction.write(chats.stage_save(record, path), f"Chat: {record.title}", trailers)
+            # The History names each turn by its own question, not the conversation's title
+            # (three turns were "Chat: How much water did…" three times).
+            said = f"Chat: {title_from(turn.question)}"
+            transaction.write(chats.stage_save(record, path), said, trailers)
         self._changed(transaction.changes(CHAT))
         return ChatTurn(result, record.id, path or record.path, len(record.turns))
 
@@ -722,6 +826,17 @@ class Workflow:
 
     def conversations(self) -> list[ConversationInfo]:
         return chats.list_conversations(self.folder.root)
+
+    def conversation(self, conversation_id: str) -> ConversationInfo:
+        """The saved conversation `conversation_id`: ConversationNotFound when there is
+        none, ConversationUnreadable (naming the file and what is wrong) when its file is
+        there but its front matter cannot be read."""
+        return chats.find(self.folder.root, conversation_id)
+
+    def last_conversation(self) -> ConversationInfo | None:
+        """The latest conversation (None when none was saved); ConversationUnreadable when
+        the latest one's file cannot be read, rather than an older one or a new one."""
+        return chats.latest(self.folder.root)
 
     def delete_conversation(self, conversation_id: str) -> Changes:
         """Delete a conversation as a commit (History can bring it back)."""

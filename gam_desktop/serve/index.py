@@ -40,10 +40,15 @@ class FreshIndex:
         self._thread.start()
 
     def stop(self) -> None:
+        """End the thread, then close both indexes' databases (Windows keeps a folder with
+        an open file from being deleted or moved)."""
         self._stop.set()
         self._dirty.set()
         if self._thread.is_alive():
             self._thread.join(60)
+        if not self._thread.is_alive():  # (a refresh that outlived the wait keeps its own)
+            self.current.close()
+            self._standby.close()
 
     def changed(self) -> None:
         self._dirty.set()

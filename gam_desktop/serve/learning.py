@@ -184,10 +184,12 @@ class TurnWriter:
         return done.wait(timeout)
 
     def stop(self, timeout: float | None = None) -> None:
-        """Write what is queued, then end the thread."""
+        """Write what is queued, end the thread, then close what its Workflow opened."""
         if self._thread.is_alive():
             self._queue.put(_STOP)
             self._thread.join(timeout)
+        if not self._thread.is_alive():  # (still writing after `timeout`: it is its own)
+            self.workflow.close()
 
     def _run(self) -> None:
         # Which conversations clients may continue, read back before the first turn is

@@ -189,7 +189,8 @@ def test_every_command_after_an_interrupted_add(llm_server, tmp_path: Path) -> N
         "recover --restore (or --keep)\n"
     )
     add = run_cli(["--gam-dir", str(memory), "--text", "Git merges.", "-q"], llm_server.base_url)
-    assert add.returncode == 1 and add.stderr == f"gam-add: {hint}"
+    again = ", then run the same gam-add again (nothing was added this time)\n"
+    assert add.returncode == 1 and add.stderr == f"gam-add: {hint.rstrip()}{again}"
     question = run_main(
         "request_main", ["--gam-dir", str(memory), "-Q", "Python?", "-q"], llm_server.base_url
     )

@@ -51,3 +51,14 @@ def test_gam_request_errors_are_one_line(
     out = run_request(["--gam-dir", str(folder), "-Q", "What?", "-q"], url)
     assert out.returncode == 1 and out.stderr.count("\n") == 1
     assert ("not a GAM memory" if case == "not_a_memory" else "cannot reach") in out.stderr
+
+
+def test_the_general_pipeline_cites_only_passages_it_read(memory: Path, llm_server) -> None:
+    args = ["--gam-dir", str(memory), "-Q", "How much of its input does BERT mask?", "--json"]
+    out = run_cli([*args, "--answering", "general"], llm_server.base_url, entry="request_main")
+    assert out.returncode == 0, out.stderr
+    result = ChatResult.model_validate(json.loads(out.stdout))
+    assert result.sources == ["nlp/bert_encoder.md"]
+    assert set(result.sources) <= set(result.files_read)
+    assert "15 percent" in result.answer
+    assert f"read {len(result.files_read)} passages: " in result.trajectory

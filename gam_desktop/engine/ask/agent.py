@@ -65,6 +65,7 @@ NOT_ABOUT_IT_CONFIDENCE = 0.2  # sources that never name what the question names
 README_MARKER = "The memory's root README.md (already read for you):"
 FOLLOW_UP = re.compile(r"\b(it|its|they|them|their|that|this|these|those|he|she|his|her)\b", re.I)
 CONVERSATION_ID = re.compile(r"^source_conversation:\s*'?([\w-]+)'?\s*$", re.MULTILINE)
+STEP = "step"  # an AgentStep that is not a tool call
 PASSAGES_MARKER = "Passages found by searching the memory for the question (best first):"
 
 EXPLORE_SYSTEM = """You are a research agent exploring a hierarchical knowledge base stored as \
@@ -106,6 +107,8 @@ class AgentStep:
     error: bool = False
 
     def describe(self) -> str:
+        if self.tool == STEP:  # a step of the answering pipeline says itself what it did
+            return self.summary
         argument = next(iter(self.arguments.values()), "") if self.arguments else ""
         verb = {
             "ls": "listing",

@@ -9,14 +9,17 @@ asking the LLM again.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from gam_desktop.engine.build.planning import plan_taxonomy
 from gam_desktop.engine.errors import GamError
 from gam_desktop.engine.llm import LLM
 from gam_desktop.engine.models import DirectoryNode, MemorizedChunk, ReorganizeOperation
 from gam_desktop.engine.progress import CancelToken
 from gam_desktop.engine.store.changeset import ChangeSet
-from gam_desktop.engine.store.folder import DirView, MemoryFolder
-from gam_desktop.engine.store.markdown import parse_memory
+from gam_desktop.engine.store.folder import PERSONAL_DIRS, DirView, MemoryFolder
+from gam_desktop.engine.store.links import is_private
+from gam_desktop.engine.store.markdown import README, parse_memory
 from gam_desktop.engine.store.naming import fit_stem, unique_name
 from gam_desktop.engine.store.readmes import dir_at, ensure_dir, find_dir, stage_readmes
 
@@ -115,6 +118,7 @@ def stage_reorganization(
     """The moves and README updates that carry out `operation` in the folder as it is now,
     and the folder's view afterwards. A folder changed since the plan was made (a memory
     gone, a name taken) is refused rather than half reorganized."""
+    check_plan(folder.root, operation)
     root = folder.load_view()
     directory = find_dir(root, operation.directory)
     if directory is None:
@@ -141,6 +145,52 @@ def stage_reorganization(
 
 
 _PLAN_AGAIN = "; reorganize the folder again for a new plan"
+
+
+def check_plan(root: Path, operation: ReorganizeOperation) -> None:
+    """Refuse a plan that would write anywhere but the memory's document tree. The LLM's
+    plans name sanitized folders, but `Workflow.reorganize(plan=…)` takes any plan (one
+    kept in a file, a caller's own): a move into `.git/hooks/post-commit` would install a
+    program git runs. Every path is checked before anything is staged, so a refused plan
+    changes nothing."""
+    folders = [operation.directory, *operation.new_directories, *operation.descriptions]
+    for path in folders:
+        if path:  # "": the memory's top folder
+            _check_path(root, path, "folder")
+    for path in [p for move in operation.moved_files for p in move] + operation.kept_files:
+        _check_path(root, path, "memory")
+        if not path.endswith(".md") or _name(path) == README:
+            raise _bad_plan(path, "only memories (Markdown files other than README.md) move")
+    for path in operation.deleted_files:
+        _check_path(root, path, "memory")
+
+
+def _check_path(root: Path, path: str, kind: str) -> None:
+    """`path` is a plain relative path of the document tree, reached through no link."""
+    parts = path.replace("\\", "/").split("/")  # a backslash separates on Windows
+    if not parts[0] or ":" in parts[0]:  # "/etc/x", "C:/x", "\\\\server\\x"
+        raise _bad_plan(path, f"a {kind} of the memory is named by a path relative to it")
+    if any(part in ("", ".", "..") for part in parts):
+        raise _bad_plan(path, "it holds an empty, '.' or '..' part")
+    if any(part.startswith(".") for part in parts):  # .git, .gam, and what the tree hides
+        raise _bad_plan(path, "names starting with '.' (.git, .gam) are not the memory's")
+    if parts[0] in PERSONAL_DIRS:
+        raise _bad_plan(path, f"{parts[0]}/ holds your own notes, not documents' memories")
+    current = root
+    for part in parts:
+        current = current / part
+        if current.is_symlink():
+            where = current.relative_to(root).as_posix()
+            raise _bad_plan(path, f"'{where}' is a link, and nothing is written through links")
+    if is_private(root, root.joinpath(*parts)):  # another name of .git (GIT~1 on Windows)
+        raise _bad_plan(path, "nothing of a plan goes into .git or .gam")
+
+
+def _bad_plan(path: str, why: str) -> ReorganizeError:
+    return ReorganizeError(
+        f"the plan cannot be applied: '{path}' is not a place in the memory's folders ({why}); "
+        "nothing was changed"
+    )
 
 
 def _parent(path: str) -> str:

@@ -130,6 +130,11 @@ class StageResults:
         if self.store is not None:
             finish(self.store)
 
+    def cancelled(self) -> None:
+        """The person stopped the add (`mark_cancelled`)."""
+        if self.store is not None:
+            mark_cancelled(self.store)
+
     def forget_documents(self, docs: Sequence[SourceDocument]) -> None:
         """`docs` are in the memory now: their results, and the descriptions (made for a
         tree that has changed since), are no longer needed."""
@@ -173,6 +178,9 @@ class PendingAdd:
     added: int = 0  # of them, documents in the memory already
     ready: set[str] = field(default_factory=set)  # not in it yet, every memory kept
     pid: int = 0  # the process that ran it last
+    cancelled: bool = False  # the person stopped it (not a crash or a failure)
+    parts: int = 0  # the chunks of the documents not in the memory yet (once they were cut)
+    parts_kept: int = 0  # ...of which this many have their memory kept
 
     @property
     def hashes(self) -> set[str]:
@@ -236,6 +244,16 @@ def finish(store: ResultStore) -> None:
     store.set_state(PENDING, None)
 
 
+def mark_cancelled(store: ResultStore) -> None:
+    """The person stopped the add: it is not offered at the next start as a crash's is
+    (they know; the same files added again still resume it). Running it again clears the
+    mark (`begin` writes a new record)."""
+    record = store.state(PENDING)
+    if isinstance(record, dict):
+        record["cancelled"] = True
+        store.set_state(PENDING, record)
+
+
 def pending(folder: MemoryFolder, model: str) -> PendingAdd | None:
     """The add recorded as unfinished in this memory, with how far it got for `model` (a
     result of another model counts for nothing); None when there is none. Reads only."""
@@ -257,6 +275,7 @@ def pending(folder: MemoryFolder, model: str) -> PendingAdd | None:
         for h, entry in documents.items()
         if h not in known and entry.get("chunks") and kept.get(h, 0) >= int(entry["chunks"])
     }
+    waiting = {h: int(e.get("chunks") or 0) for h, e in documents.items() if h not in known}
     return PendingAdd(
         files=[str(f) for f in record.get("files", [])],
         documents=documents,
@@ -266,6 +285,9 @@ def pending(folder: MemoryFolder, model: str) -> PendingAdd | None:
         added=added,
         ready=ready,
         pid=int(record.get("pid") or 0),
+        cancelled=record.get("cancelled") is True,
+        parts=sum(waiting.values()),
+        parts_kept=sum(min(kept.get(h, 0), n) if n else kept.get(h, 0) for h, n in waiting.items()),
     )
 
 

@@ -39,9 +39,14 @@ from typing import Any
 
 import yaml
 
-from gam_desktop.engine.models import utc_now
+from gam_desktop.engine.models import Citation, utc_now
 from gam_desktop.engine.store.folder import CONVERSATIONS_DIR
-from gam_desktop.engine.store.markdown import parse_count, parse_memory, parse_time
+from gam_desktop.engine.store.markdown import (
+    ParsedMemory,
+    parse_count,
+    parse_memory,
+    parse_time,
+)
 from gam_desktop.engine.store.naming import sanitize_name
 
 TITLE_CHARS = 80
@@ -63,6 +68,11 @@ class Turn:
     # set by gam-serve: the key of the conversation as its client will resend it (this
     # turn included), so a restarted gam-serve still knows which conversation it continues
     history_key: str | None = None
+    # how the answer was found and where its sources' wording is (document, pages): the
+    # window shows them again when the conversation is reopened
+    steps: list[str] = field(default_factory=list)
+    citations: list[Citation] = field(default_factory=list)
+    statement: bool = False  # the person told something, asked nothing: nothing was looked up
 
 
 @dataclass
@@ -129,10 +139,18 @@ def _render_turn(number: int, turn: Turn) -> str:
         meta["id"] = turn.id
     if turn.history_key:
         meta["history"] = turn.history_key
+    if turn.steps:
+        meta["steps"] = turn.steps
+    if turn.citations:
+        meta["citations"] = [c.model_dump(exclude_none=True) for c in turn.citations]
+    if turn.statement:
+        meta["statement"] = True
     question = "\n".join(f"> {line}".rstrip() for line in _escaped(turn.question).splitlines())
+    # a step quoting "-->" must not end the comment: its ">" as JSON's \u003e
+    data = json.dumps(meta, ensure_ascii=False).replace("-->", "--\\u003e")
     lines = [
         f"## Turn {number} · {turn.time:%Y-%m-%d %H:%M} UTC",
-        f"<!-- turn {json.dumps(meta, ensure_ascii=False)} -->",
+        f"<!-- turn {data} -->",
         "",
         question or ">",
         "",
@@ -172,8 +190,14 @@ def parse(text: str) -> ConversationRecord:
 
 def parse_front(text: str) -> dict[str, Any]:
     """Only the front matter (listing 1,000 conversations reads no turns)."""
+    return read_front(text).front
+
+
+def read_front(text: str) -> ParsedMemory:
+    """The front matter alone, with what is wrong with it in words when it cannot be read
+    (`problem`: "line 3 has a ':' where a value was expected …")."""
     end = text.find("\n---", 3)
-    return parse_memory(text[: end + 4] if end > 0 else text).front
+    return parse_memory(text[: end + 4] if end > 0 else text)
 
 
 def _parse_turn(raw_meta: str, raw_text: str) -> Turn:
@@ -190,6 +214,7 @@ def _parse_turn(raw_meta: str, raw_text: str) -> Turn:
     confidence = meta.get("confidence")
     turn_id = meta.get("id")
     key = meta.get("history")
+    steps = meta.get("steps")
     return Turn(
         time=parse_time(meta.get("time")) or utc_now(),
         question=_unescaped(question.strip()),
@@ -198,7 +223,23 @@ def _parse_turn(raw_meta: str, raw_text: str) -> Turn:
         confidence=float(confidence) if isinstance(confidence, int | float) else None,
         id=turn_id if isinstance(turn_id, str) and turn_id else None,
         history_key=key if isinstance(key, str) and key else None,
+        steps=[str(s) for s in steps] if isinstance(steps, list) else [],
+        citations=_citations(meta.get("citations")),
+        statement=meta.get("statement") is True,
     )
+
+
+def _citations(raw: object) -> list[Citation]:
+    """The citations a turn's marker holds; one edited into nonsense is left out."""
+    if not isinstance(raw, list):
+        return []
+    kept = []
+    for item in raw:
+        try:
+            kept.append(Citation.model_validate(item))
+        except ValueError:
+            continue
+    return kept
 
 
 def _split_question(lines: list[str]) -> tuple[list[str], list[str]]:

@@ -191,6 +191,18 @@ class MemoryFolder:
             pass
         return None
 
+    def research_view(self) -> DirView | None:
+        """The saved research reports (research/<date>-<slug>.md), which the document tree
+        leaves out, for the window to list apart; None when there are none."""
+        folder = self.root / RESEARCH_DIR
+        try:
+            if is_real_dir(folder):
+                view = self._scan(folder, RESEARCH_DIR, shallow=True)
+                return view if view.files else None
+        except OSError:
+            pass
+        return None
+
     def _document_folder(self, path: str) -> Path | None:
         parts = path.split("/")
         if parts[0] in PERSONAL_DIRS:
