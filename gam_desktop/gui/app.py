@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 from gam_desktop import __version__, appdirs, keystore
 from gam_desktop.engine.llm import capabilities
 from gam_desktop.engine.llm.tokenizer import resources_dir
-from gam_desktop.gui import theme
+from gam_desktop.gui import display_libraries, theme
 from gam_desktop.gui.accessible import ring_focus
 from gam_desktop.gui.app_lock import Elsewhere, ask_to_raise
 from gam_desktop.gui.main_window import MainWindow
@@ -123,6 +123,12 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="build, ask and roll back a sample memory offscreen; exit 0 if fine",
     )
+    parse.add_argument(
+        "--self-test-log",
+        metavar="FILE",
+        type=Path,
+        help="also write what --self-test says to FILE (a windowed build has no console)",
+    )
     parse.add_argument("--version", action="version", version=__version__)
     return parse
 
@@ -155,15 +161,27 @@ def _warn(title: str, text: str) -> None:
     QMessageBox.warning(None, title, text)
 
 
+def say_missing_display_libraries() -> None:
+    """On Linux, the system packages Qt's X11 plugin lacks, if any, on stderr and in the
+    log (gui/display_libraries.py)."""
+    problem = display_libraries.xcb_problem()
+    if problem is None:
+        return
+    log.error("%s", problem)
+    if sys.stderr is not None:
+        print(problem, file=sys.stderr, flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv if argv is not None else sys.argv[1:])
     set_identity()
     if args.self_test:
         from gam_desktop.gui.selftest import run
 
-        return run()
+        return run(args.self_test_log)
     logs = setup_logging()
     log.info("GAM Desktop %s starting; logs in %s", __version__, logs)
+    say_missing_display_libraries()  # before Qt, which would abort naming none of them
     capabilities.remember_in(appdirs.capabilities_file())  # what each server supports
     app = make_app(sys.argv[:1])
     store = QSettings()

@@ -83,6 +83,7 @@ class AppLock(QObject):
         self.door.close()
         if self.lock is not None:
             self.lock.release()
+            self.lock = None  # released: holding the same memory again takes it again
 
     def _open_door(self, root: Path) -> None:
         self.door.close()

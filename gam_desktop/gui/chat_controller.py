@@ -23,6 +23,8 @@ from gam_desktop.engine.ask.conversation import Conversation
 from gam_desktop.engine.facts.learn import Learned
 from gam_desktop.engine.history.log import TRAILER_KIND, Operation
 from gam_desktop.engine.llm import LLMClient
+from gam_desktop.engine.research.models import ResearchReport
+from gam_desktop.engine.research.report import markdown as report_markdown
 from gam_desktop.engine.store.changes import LEARN, Changes
 from gam_desktop.engine.workflow import ChatTurn, Workflow
 from gam_desktop.gui import error_advice
@@ -114,6 +116,32 @@ class ChatController(QObject):
     def cancel(self) -> None:
         for task in self.session.operations.running("chat"):
             task.cancel.cancel()
+
+    def keep_report(self, report: ResearchReport) -> None:
+        """A research report is a turn of the conversation on screen too (a new one when
+        there is none), saved as an answer given elsewhere: it vanished from the chat at the
+        next start. Nothing is learned from it (the question was a question)."""
+        if self.session.workflow is None:
+            return
+        view, conversation_id = self._view, self.conversation_id
+        answer = report_markdown(report, title=False, level=4)
+        sources = list(report.sources)
+
+        def kept(turn: ChatTurn, _changes: Changes | None) -> None:
+            if view == self._view and turn.conversation_id and self.conversation_id is None:
+                self.conversation_id = turn.conversation_id
+                self.conversation_started.emit(turn.conversation_id)
+
+        self.session.write_quietly(
+            "chat",
+            lambda workflow, _worker: workflow.save_turn(
+                report.question, answer, conversation_id, sources=sources
+            ),
+            kept,
+            lambda exc: self.session.status.emit(
+                f"The report was not kept in the conversation: {error_advice.describe(exc).text}"
+            ),
+        )
 
     # -- learning, after the answer ---------------------------------------------------------
 

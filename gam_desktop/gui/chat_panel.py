@@ -13,8 +13,15 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from math import ceil
 
-from PySide6.QtCore import QSize, Qt, QUrl, Signal
-from PySide6.QtGui import QGuiApplication, QKeyEvent, QTextDocument
+from PySide6.QtCore import QEvent, QSize, Qt, QUrl, Signal
+from PySide6.QtGui import (
+    QGuiApplication,
+    QKeyEvent,
+    QTextCharFormat,
+    QTextCursor,
+    QTextDocument,
+    QTextFormat,
+)
 from PySide6.QtWidgets import (
     QCheckBox,
     QHBoxLayout,
@@ -28,19 +35,22 @@ from PySide6.QtWidgets import (
 )
 
 from gam_desktop.engine.chats.record import ConversationRecord
+from gam_desktop.engine.chats.record import Turn as SavedTurn
 from gam_desktop.engine.models import ChatResult, Citation
 from gam_desktop.engine.research.agent import ResearchStep
 from gam_desktop.engine.research.models import ResearchReport
 from gam_desktop.engine.research.report import markdown as report_markdown
 from gam_desktop.engine.store.changes import Changes
 from gam_desktop.engine.textutil import plural
-from gam_desktop.gui import local_time
+from gam_desktop.engine.workflow import STATEMENT
+from gam_desktop.gui import local_time, theme, words
 from gam_desktop.gui.learned import LearnedItem, LearnedNote
 
 NEW_HINT = (
     "Ask a question about your memory. The conversation is saved in this memory and listed "
     "on the left; what you tell it about yourself is learned as facts."
 )
+PLACEHOLDER = "Ask a question… (Enter sends, Shift+Enter for a new line)"
 UNSAVED_HINT = (
     "Ask a question about your memory. Saving conversations is off for this memory: this "
     "one is kept only until you start another or close the app."
@@ -93,8 +103,40 @@ class Turn:
 def markdown_html(text: str) -> str:
     document = QTextDocument()
     document.setMarkdown(text)
+    _tame_headings(document)
     body = document.toHtml()
     return body.split("<body", 1)[-1].split(">", 1)[-1].rsplit("</body>", 1)[0]
+
+
+def _tame_headings(document: QTextDocument) -> None:
+    """Headings inside an answer a little larger than its text, in bold: Qt draws a
+    Markdown "#" at twice the text's size, a whole screen in the chat's narrow column."""
+    block = document.begin()
+    while block.isValid():
+        level = block.blockFormat().headingLevel()
+        if level:
+            cursor = QTextCursor(document)
+            cursor.setPosition(block.position())
+            end = block.position() + block.length() - 1
+            cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+            size = QTextCharFormat()
+            size.setProperty(QTextFormat.Property.FontSizeAdjustment, 1 if level <= 2 else 0)
+            cursor.mergeCharFormat(size)
+        block = block.next()
+
+
+def _turn_result(turn: SavedTurn) -> ChatResult:
+    """A saved turn as the answer it was: its sources with their documents and pages, and
+    the steps that found it (kept in the record since issue 39; older records have none)."""
+    return ChatResult(
+        question=turn.question,
+        answer=turn.answer,
+        sources=turn.sources,
+        citations=turn.citations,
+        confidence=turn.confidence or 0.0,
+        trajectory="\n".join(turn.steps),
+        notes=STATEMENT if turn.statement else None,
+    )
 
 
 class ChatPanel(QWidget):
@@ -113,6 +155,8 @@ class ChatPanel(QWidget):
         self.turns: list[Turn] = []
         self.conversation_id: str | None = None  # the saved conversation shown, if any
         self._hint = NEW_HINT  # shown while the conversation is empty
+        self.not_ready: str | None = None  # why nothing can be asked yet (no memory, no LLM)
+        self._busy = False
         # A cited path -> where its file is now, and whether it is still there.
         self._where: dict[str, tuple[str, bool]] = {}
         self.heading = QLabel()
@@ -131,7 +175,7 @@ class ChatPanel(QWidget):
         self.live = QLabel()
         self.live.setObjectName("liveStep")
         self.input = QuestionBox()
-        self.input.setPlaceholderText("Ask a question… (Enter sends, Shift+Enter for a new line)")
+        self.input.setPlaceholderText(PLACEHOLDER)
         self.input.setAccessibleName("Question")
         self.input.setAccessibleDescription("Enter sends it, Shift+Enter starts a new line")
         self.input.setTabChangesFocus(True)  # Tab goes on to the buttons, as in a form
@@ -145,7 +189,9 @@ class ChatPanel(QWidget):
         self.stop.setAccessibleName("Stop answering")
         self.stop.clicked.connect(self.cancel_requested)
         self.stop.hide()
-        self.copy = QPushButton("Copy answer")
+        self.copy = QPushButton("Copy")  # short: the chat fits a window 800 px wide
+        self.copy.setAccessibleName("Copy answer")
+        self.copy.setToolTip("Copy the last answer to the clipboard")
         self.copy.setAccessibleDescription("Copy the last answer to the clipboard")
         self.copy.clicked.connect(self.copy_answer)
         self.research = QCheckBox("Research")
@@ -172,17 +218,44 @@ class ChatPanel(QWidget):
 
     # -- driven by the main window ------------------------------------------------------
 
+    def links_last(self) -> None:
+        """The question box before the answers' links in the window's Tab order: Tab
+        stopped on every source of every answer before it reached the question. The links
+        stay reachable, after Ask. (Called once the panel is in its window: alone, the
+        transcript already follows Ask, the chain being a ring.)"""
+        QWidget.setTabOrder(self.send, self.transcript)
+
     def set_busy(self, busy: bool) -> None:
-        self.send.setEnabled(not busy)
+        self._busy = busy
         self.stop.setVisible(busy)
         self.live.setVisible(busy)
         if not busy:
             self.live.clear()
+        self._enable()
+
+    def set_ready(self, not_ready: str | None) -> None:
+        """Whether a question can be asked: `not_ready` says why not (no memory open, no LLM
+        set up), in the conversation and the question box, until there is one. Ask, Copy
+        and the question box were there to use before either existed."""
+        if not_ready == self.not_ready:
+            return
+        self.not_ready = not_ready
+        self.input.setPlaceholderText(not_ready or PLACEHOLDER)
+        self._enable()
+        self._render()
+
+    def _enable(self) -> None:
+        ready = self.not_ready is None
+        self.input.setEnabled(ready)
+        self.research.setEnabled(ready)
+        self.send.setEnabled(ready and not self._busy)
+        answered = any(t.result is not None or t.report is not None for t in self.turns)
+        self.copy.setEnabled(answered)
 
     def add_step(self, text: str) -> None:
         if self.turns:
             self.turns[-1].steps.append(text)
-        self.live.setText(f"… {text}")
+        self.live.setText(f"… {words.live_step(text)}")
 
     def show_research_step(self, step: ResearchStep) -> None:
         """A research step: the plan so far (ticked as answered) and what it is doing."""
@@ -241,12 +314,7 @@ class ChatPanel(QWidget):
         self.turns = [
             Turn(
                 t.question,
-                ChatResult(
-                    question=t.question,
-                    answer=t.answer,
-                    sources=t.sources,
-                    confidence=t.confidence or 0.0,
-                ),
+                _turn_result(t),
                 number=number,
                 when=t.time,
                 restored=True,
@@ -316,6 +384,13 @@ class ChatPanel(QWidget):
             s for r in results for s in r.sources
         }
 
+    def changeEvent(self, event: QEvent) -> None:
+        """Light or dark chosen: the transcript is drawn again, its links and the Learned
+        box in the new colours (Qt fixes a link's colour when the HTML is set)."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            self._render()
+
     def copy_answer(self) -> None:
         answers = [t.result.answer for t in self.turns if t.result] + [
             report_markdown(t.report) for t in self.turns[-1:] if t.report
@@ -348,6 +423,8 @@ class ChatPanel(QWidget):
             report = self.turns[int(url.path())].report
             if report is not None:
                 self.save_requested.emit(report)
+        elif not url.scheme() and url.path():  # a saved report's citation, read back
+            self.source_clicked.emit(url.path())
         elif url.scheme() == "undo":
             index, item = (int(part) for part in url.path().split("/"))
             note = self.turns[index].note
@@ -357,7 +434,8 @@ class ChatPanel(QWidget):
     def _render(self) -> None:
         parts = [self._turn_html(i, turn) for i, turn in enumerate(self.turns)]
         if not parts:  # an empty conversation: what to do, and what becomes of it
-            parts = [f'<p style="color:#8a8f98">{html.escape(self._hint)}</p>']
+            hint = self.not_ready or self._hint
+            parts = [f'<p style="color:#8a8f98">{html.escape(hint)}</p>']
         self.transcript.setHtml("".join(parts))
         bar = self.transcript.verticalScrollBar()
         bar.setValue(bar.maximum())
@@ -371,7 +449,7 @@ class ChatPanel(QWidget):
         out = [f'<p style="margin-top:14px"><b>You:</b> {html.escape(turn.question)}{when}</p>']
         if turn.error:
             said = html.escape(turn.error).replace("\n", "<br>")  # what happened, then advice
-            out.append(f'<p style="color:#b3261e">{said}</p>')
+            out.append(f'<p style="color:{theme.current()["diff_del"]}">{said}</p>')
         if turn.research:
             out.append(self._research_html(index, turn))
             return "".join(out)
@@ -381,21 +459,31 @@ class ChatPanel(QWidget):
         out.append(markdown_html(result.answer))
         out.append(self._about_html(index, turn, result))
         if turn.show_steps:
-            rows = "<br>".join(html.escape(s) for s in result.trajectory.splitlines())
-            out.append(f'<p style="font-family:monospace;color:#8a8f98">{rows}</p>')
+            rows = "<br>".join(html.escape(s) for s in words.steps(result.trajectory))
+            out.append(f'<p style="color:#8a8f98">{rows}</p>')
         out.append(self._learned_html(index, turn))
         return "".join(out)
 
     def _about_html(self, index: int, turn: Turn, result: ChatResult) -> str:
-        """Sources, confidence and the steps' link."""
+        """Sources, confidence and the steps' link; nothing for a statement (told, not
+        asked: "Sources: none · Confidence 100%" said nothing true)."""
+        steps = words.steps(result.trajectory)
+        if result.notes == STATEMENT or (turn.restored and not result.sources and not steps):
+            return ""  # (a record from before statements were marked: nothing was looked up)
         links = ", ".join(self._source_link(c) for c in result.citations) or ", ".join(
             self._path_link(s) for s in result.sources
         )
         about = [f"Sources: {links or 'none'}"]
         confidence = round(result.confidence * 100)
-        colour = "#1b7f3a" if confidence >= 60 else "#a86400" if confidence >= 30 else "#b3261e"
+        colours = theme.current()  # readable on dark too (the light theme's green was not)
+        colour = (
+            colours["diff_add"]
+            if confidence >= 60
+            else colours["warning_text"]
+            if confidence >= 30
+            else colours["diff_del"]
+        )
         facts = [f'<span style="color:{colour}">Confidence {confidence}%</span>']
-        steps = result.trajectory.splitlines()
         if steps:
             label = "Hide" if turn.show_steps else "Show"
             facts.append(f'<a href="steps:{index}">{label} the {plural(len(steps), "step")}</a>')
@@ -437,8 +525,9 @@ class ChatPanel(QWidget):
         if not note.items:
             return f"<p {grey}>Nothing learned: {html.escape(note.problem or '')}</p>"
         rows = [self._learned_item(index, i, note, item) for i, item in enumerate(note.items)]
+        colours = theme.current()  # the box follows light and dark (it stayed near-white)
         return (
-            '<p style="color:#374151;background-color:#eef4ee">'
+            f'<p style="color:{colours["note_text"]};background-color:{colours["note_bg"]}">'
             f"<b>Learned</b> from what you said:<br>{'<br>'.join(rows)}</p>"
         )
 

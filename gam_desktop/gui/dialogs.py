@@ -27,12 +27,15 @@ log = logging.getLogger(__name__)
 WELCOME_TITLE = "Welcome to GAM Desktop"
 WELCOME_TEXT = (
     "GAM Desktop turns a folder into a memory organized by an LLM.\n\n"
-    "1. Create a memory (File ▸ New memory) or open one (File ▸ Open memory).\n"
-    f"2. Drag documents ({READABLE}) onto this window. With no memory open yet, "
+    "1. Set up your LLM first: Edit ▸ Settings… (OpenAI with a key, or a server on this "
+    "computer: Ollama, LM Studio or llama.cpp, no key needed). Nothing is built or answered "
+    "without it.\n"
+    "2. Create a memory (File ▸ New memory) or open one (File ▸ Open memory).\n"
+    f"3. Drag documents ({READABLE}) onto this window. With no memory open yet, "
     "GAM Desktop offers to create one for them.\n"
-    "3. Ask questions in the Chat tab: conversations are saved in the memory, and what "
+    "4. Ask questions in the Chat tab: conversations are saved in the memory, and what "
     "you tell it about yourself is learned (the Facts tab). Every change is in the "
-    "History tab and can be rolled back.\n\nSet your LLM endpoint and key in Edit ▸ Settings."
+    "History tab and can be rolled back.\n\nPress F1 for the user guide."
 )
 
 
@@ -55,9 +58,20 @@ class MessageBoxes:
     def __init__(self, parent: QWidget) -> None:
         self.parent = parent
 
-    def confirm(self, title: str, text: str, default_no: bool = False) -> bool:
-        """A Yes/No question (Escape is No); Yes is the default unless `default_no`."""
-        return ask(self.parent, title, text, YES_NO, default=not default_no, escape=False) is True
+    def confirm(
+        self,
+        title: str,
+        text: str,
+        default_no: bool = False,
+        buttons: tuple[str, str] | None = None,
+    ) -> bool:
+        """A Yes/No question (Escape is No); Yes is the default unless `default_no`. With
+        `buttons`, the two buttons say what they do (Yes's words, then No's)."""
+        choices: Mapping[bool, Button] = YES_NO
+        if buttons is not None:
+            role = QMessageBox.ButtonRole
+            choices = {True: (buttons[0], role.AcceptRole), False: (buttons[1], role.RejectRole)}
+        return ask(self.parent, title, text, choices, default=not default_no, escape=False) is True
 
     def tell(self, title: str, text: str) -> None:
         QMessageBox.information(self.parent, title, text)

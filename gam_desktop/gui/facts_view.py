@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
+    QApplication,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -74,6 +75,8 @@ class FactsView(QWidget):
         self.empty.setObjectName("emptyHint")
         self.empty.setWordWrap(True)
         self.empty.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        # the keyboard can rest here (read by screen readers) when the last fact is forgotten
+        self.empty.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByKeyboard)
         self.show_button = QPushButton("Show")
         self.show_button.setAccessibleName("Show the fact")
         self.show_button.setToolTip("Show the fact's file in the preview")
@@ -105,6 +108,10 @@ class FactsView(QWidget):
 
     def show_facts(self, rows: list[FactRow]) -> None:
         chosen = self.selected()
+        current = self.list.currentItem()
+        at = self.list.indexOfTopLevelItem(current) if current is not None else -1
+        focus = QApplication.focusWidget()
+        keyboard = focus if focus is not None and self.isAncestorOf(focus) else None
         self.rows = list(rows)
         self.list.clear()
         for row in rows:
@@ -127,7 +134,21 @@ class FactsView(QWidget):
             else ""
         )
         self.caption.setVisible(bool(rows))
+        following = self.list.topLevelItem(min(at, len(rows) - 1)) if at >= 0 else None
+        if self.list.currentItem() is None and following is not None:  # it was forgotten:
+            self.list.setCurrentItem(following)  # the fact after it
         self._enable()
+        if keyboard is not None:
+            self._keep_keyboard(keyboard)
+
+    def _keep_keyboard(self, widget: QWidget) -> None:
+        """The keyboard stays in the Facts: on the button it was on while it is enabled (a
+        Forget selects the next fact), else on the list, else on what says there are none.
+        It went to the Find box when the list was read again."""
+        for target in (widget, self.list, self.empty):
+            if target.isEnabled() and target.isVisibleTo(self):
+                target.setFocus(Qt.FocusReason.OtherFocusReason)
+                return
 
     def set_learning(self, on: bool) -> None:
         self.notice.setVisible(not on)

@@ -240,7 +240,13 @@ class FindPanel(QWidget):
         self.timer.stop()
         self._cancel_search()  # a search under way is no longer wanted
         self.found = []
-        self.hits.clear()
+        # Quietly: the list, emptied, makes other hits current on its way, and each would
+        # open in the preview (Escape showed an unrelated memory, issue 39).
+        self._quiet = True
+        try:
+            self.hits.clear()
+        finally:
+            self._quiet = False
         self._show_results(False)
 
     def search(self) -> None:

@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 from gam_desktop.engine.history.gitrepo import MemoryRepo
 from gam_desktop.engine.history.log import FileChange, History, Operation
 from gam_desktop.engine.store.changes import Changes
-from gam_desktop.gui import local_time, theme
+from gam_desktop.gui import local_time, theme, words
 from gam_desktop.gui.workers import TaskRunner
 
 PAGE = 50
@@ -124,6 +124,7 @@ class HistoryPanel(QWidget):
         # sideways in the narrow column the panel usually has.
         self.diff.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
         self._shown_patch: str | None = None  # drawn again in the new colours on a theme change
+        self._refocus: QWidget | None = None  # the button the keyboard was on before a reload
         self.rollback = QPushButton("Roll back…")
         self.rollback.setAccessibleDescription("Undo this operation (itself recorded, undoable)")
         self.rollback.clicked.connect(lambda: self._request(self.rollback_requested))
@@ -187,6 +188,7 @@ class HistoryPanel(QWidget):
         self.tasks.wait_all()
 
     def refresh(self) -> None:
+        self._keep_keyboard()
         self._stale = False
         self._generation += 1
         self.operations = []
@@ -229,6 +231,22 @@ class HistoryPanel(QWidget):
         if self.list.currentItem() is None and first is not None:
             self.list.setCurrentItem(first)
 
+    def _keep_keyboard(self) -> None:
+        """A reload disables the buttons until an operation is selected again: the keyboard
+        on one of them went to the next control that could take it (the Find box, after a
+        rollback). It waits in the list meanwhile and goes back once the button is enabled."""
+        focus = self.focusWidget()
+        if focus in (self.rollback, self.restore, self.more) and focus.hasFocus():
+            self._refocus = focus
+            self.list.setFocus(Qt.FocusReason.OtherFocusReason)
+
+    def _give_keyboard_back(self) -> None:
+        button, self._refocus = self._refocus, None
+        if button is None or not (button.isEnabled() and button.isVisible()):
+            return
+        if self.list.hasFocus():  # (still in the panel: the person stayed)
+            button.setFocus(Qt.FocusReason.OtherFocusReason)
+
     def _failed(self, error: Exception) -> None:
         self.more.setEnabled(True)
         self.notice.setText(f"The history could not be read: {error}")
@@ -259,6 +277,7 @@ class HistoryPanel(QWidget):
         self.rollback.setText(
             "Undo this rollback…" if operation.kind == "rollback" else "Roll back…"
         )
+        self._give_keyboard_back()
         sha, source = operation.sha, self.source
         self.tasks.start(
             "history-changes",
@@ -317,7 +336,8 @@ class HistoryPanel(QWidget):
 
     def _show_patch(self, patch: str) -> None:
         self._shown_patch = patch
-        self.diff.setHtml(diff_html(patch, theme.current()))
+        path = self._current_file() or ""
+        self.diff.setHtml(diff_html(patch, theme.current(), markdown=path.endswith(".md")))
 
     def changeEvent(self, event: QEvent) -> None:
         """Light or dark chosen: the diff's colours follow."""
@@ -331,24 +351,26 @@ class HistoryPanel(QWidget):
             signal.emit(operation)
 
 
-def diff_html(patch: str, colours: dict[str, str]) -> str:
-    """A patch as HTML in the theme's `colours`: each line a block that wraps (added and
-    removed lines on a tinted background, so a wrapped line reads as one), at most 4,000
-    lines."""
+def diff_html(patch: str, colours: dict[str, str], markdown: bool = True) -> str:
+    """A patch as a person reads it (`words.readable_diff`: the lines added and removed,
+    no git headers, a note's front matter named, not shown) in the theme's `colours`: each
+    line a block that wraps (added and removed lines on a tinted background and marked +
+    and −, so a wrapped line reads as one, and not by colour alone), at most 4,000 lines."""
     kinds = {
-        "+": (colours["diff_add"], colours["diff_add_bg"]),
-        "-": (colours["diff_del"], colours["diff_del_bg"]),
-        "@": (colours["diff_hunk"], ""),
+        words.ADDED: ("+ ", colours["diff_add"], colours["diff_add_bg"]),
+        words.REMOVED: ("− ", colours["diff_del"], colours["diff_del_bg"]),
+        words.KEPT: ("  ", colours["text"], ""),
+        words.GAP: ("", colours["diff_hunk"], ""),
+        words.NOTE: ("", colours["muted"], ""),
     }
     blocks = []
-    for line in patch.splitlines()[:4000]:
-        if line.startswith(("diff ", "index ", "+++", "---", "rename ", "similarity ")):
-            colour, background = colours["muted"], ""
-        else:
-            colour, background = kinds.get(line[:1], (colours["text"], ""))
+    for kind, text in words.readable_diff(patch, markdown)[:4000]:
+        sign, colour, background = kinds[kind]
         fill = f"background-color:{background};" if background else ""
-        blocks.append(
-            f'<p style="margin:0;color:{colour};{fill}">{html.escape(line) or "&nbsp;"}</p>'
-        )
+        line = html.escape(sign + text) if text.strip() or sign.strip() else "&nbsp;"
+        style = "font-style:italic;" if kind == words.NOTE else ""
+        blocks.append(f'<p style="margin:0;color:{colour};{fill}{style}">{line}</p>')
+    if not blocks:
+        blocks.append(f'<p style="color:{colours["muted"]}">No change to its text.</p>')
     body = "".join(blocks)
-    return f'<div style="font-family:monospace;white-space:pre-wrap">{body}</div>'
+    return f'<div style="white-space:pre-wrap">{body}</div>'

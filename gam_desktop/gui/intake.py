@@ -44,6 +44,15 @@ STOP_ROLES = {
 }
 
 
+def kept_parts(pending: PendingAdd) -> str:
+    """What an unfinished add kept, counted in parts of documents (the LLM calls paid for):
+    "0 of 1 documents already summarized" was said of a document 20 of whose 120 parts were
+    kept. Documents when it stopped before they were cut into parts."""
+    if not pending.parts:
+        return pending.summary()
+    return f"{pending.parts_kept} of {plural(pending.parts, 'part')} already summarized"
+
+
 def collect_files(paths: list[Path]) -> tuple[list[Path], list[Path]]:
     """Supported files (folders searched recursively) and the unsupported ones."""
     supported: list[Path] = []
@@ -179,8 +188,9 @@ class DocumentIntake(QObject):
         files = [Path(f) for f in pending.files if Path(f).is_file()]
         if not self.prompter.confirm(
             "An add did not finish",
-            f"Adding {plural(pending.total, 'document')} to this memory did not finish.\n\n"
-            f"Resume the interrupted add ({pending.summary()})? Choose No to forget it.",
+            f"Adding {plural(pending.total, 'document')} to this memory did not finish (the "
+            f"app or the computer stopped).\n\n{kept_parts(pending)}; continue? Choose No "
+            "to forget it.",
         ):
             self.session.forget_interrupted_add(pending)
             return
@@ -204,10 +214,11 @@ class DocumentIntake(QObject):
             self.prompter.tell("Nothing to add", "None of the files had new text to add." + detail)
             return self._next_in_queue()
         title, text = "Add these documents?", f"{estimate.summary()}.{detail}"
+        add = f"Add {plural(estimate.documents, 'document')}"  # not Yes and No
         if estimate.resume is not None:
-            title = "Resume the interrupted add?"
-            text = f"Resume the interrupted add ({estimate.resume.summary()})?\n\n{text}"
-        if not self.prompter.confirm(title, text):
+            title, add = "Resume the interrupted add?", "Resume"
+            text = f"Resume the interrupted add ({kept_parts(estimate.resume)})?\n\n{text}"
+        if not self.prompter.confirm(title, text, buttons=(add, "Cancel")):
             return self._next_in_queue()
         self._build(files, estimate)
 

@@ -39,6 +39,7 @@ from gam_desktop.engine.chats.library import ConversationInfo
 from gam_desktop.engine.history.log import Operation
 from gam_desktop.engine.models import ReorganizeOperation
 from gam_desktop.engine.store.folder import MemoryFolder
+from gam_desktop.engine.store.markdown import README
 from gam_desktop.engine.textutil import plural
 from gam_desktop.engine.workflow import Workflow
 from gam_desktop.gui import dialogs
@@ -46,7 +47,7 @@ from gam_desktop.gui.chat_controller import ChatController
 from gam_desktop.gui.chat_panel import ChatPanel
 from gam_desktop.gui.closing import CloseGuard
 from gam_desktop.gui.conversation_list import ConversationList
-from gam_desktop.gui.conversations import ConversationsController
+from gam_desktop.gui.conversations import ConversationsController, memory_key
 from gam_desktop.gui.dialogs import MessageBoxes
 from gam_desktop.gui.facts_view import FactsView
 from gam_desktop.gui.find_panel import FindPanel
@@ -65,6 +66,9 @@ from gam_desktop.gui.tree_panel import MemoryTree, reveal
 from gam_desktop.gui.workers import TaskRunner
 
 PROGRESS_STEPS = 1000  # the status bar's progress: tenths of a percent
+PREVIEW_KEY = "preview"  # the file shown last in a memory (QSettings, per memory)
+NO_MEMORY = "Create a memory (File ▸ New memory…) or open one (File ▸ Open memory…), then ask."
+TREE_MIN_CHARS = 26  # the memory tree is never narrower than this many characters
 
 
 class MainWindow(QMainWindow):
@@ -115,6 +119,8 @@ class MainWindow(QMainWindow):
         self.session.status.connect(self.status_label.setText)
         self.intake.status.connect(self.status_label.setText)
         self.operations.progressed.connect(self._show_progress)
+        self.session.opened.connect(lambda _root, _folder: self._say_if_ready())
+        self._say_if_ready()
         self._restore_layout()
 
     # -- the open memory ------------------------------------------------------------------
@@ -140,7 +146,7 @@ class MainWindow(QMainWindow):
         self.tree.edit_requested.connect(self.edit_file)
         # "Show in folder" (tests replace it: Explorer and Finder are started directly)
         self.show_in_folder: Callable[[Path], object] = lambda file: reveal(
-            file, self.open_external
+            file, lambda url: self.open_outside(url, "the folder")
         )
         self.tree.reveal_requested.connect(
             lambda path: (
@@ -148,10 +154,14 @@ class MainWindow(QMainWindow):
             )
         )
         self.find_panel = FindPanel(self.tree, self.session)  # the find box over the tree
+        # A usable tree at the window's smallest (800 px wide): it shrank to 60 px, names cut
+        # to their first letters over a horizontal scroll bar.
+        self.find_panel.setMinimumWidth(self.fontMetrics().averageCharWidth() * TREE_MIN_CHARS)
         self.find_panel.opened.connect(self.open_file)
         self.preview = PreviewPane()
         self.preview.edit_requested.connect(self.edit_file)
         self.preview.shown.connect(self.find_panel.follow)  # the tree highlights what it shows
+        self.preview.shown.connect(self._remember_shown)  # shown again at the next start
         self.chat = ChatPanel()
         self.chat.source_clicked.connect(self.open_file)
         self.conversation_list = ConversationList()
@@ -176,6 +186,7 @@ class MainWindow(QMainWindow):
             self.split.addWidget(widget)
         self.split.setSizes([230, 350, 700])
         self.setCentralWidget(self.split)
+        self.chat.links_last()
         self.drop_hint = QLabel(self)  # its words: DocumentIntake.drop_hint, when shown
         self.drop_hint.setObjectName("dropHint")
         self.drop_hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -217,6 +228,7 @@ class MainWindow(QMainWindow):
         chat.save_requested.connect(research.save)
         research.step.connect(lambda step: chat.show_research_step(step))
         research.reported.connect(lambda report: chat.show_report(report))
+        research.reported.connect(questions.keep_report)  # in the conversation, for later
         research.failed.connect(lambda text: chat.show_error(text))
         research.saved.connect(self._research_saved)
         listing.cleared.connect(lambda _saving: research.show())  # a report in flight: dropped
@@ -324,8 +336,25 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(f"{root.name} — GAM Desktop")
         self.tree.show_folder(folder)
         self.preview.show_memory(folder, empty=self.tree.memory_count() == 0)
+        self._show_where_it_was(root, folder)
         source, message = self.session.history_source(), self.session.history_message()
         self.history.set_history(source, message, when_shown=True)
+
+    def _show_where_it_was(self, root: Path, folder: MemoryFolder) -> None:
+        """A memory opened with nothing in the preview (after a restart it was blank): the
+        file shown when it was last open, else its overview."""
+        if self.preview.path is not None or self.preview.empty:
+            return
+        last = str(self.store.value(f"{memory_key(root)}/{PREVIEW_KEY}") or "")
+        for path in (last, README):
+            if path and folder.readable(root / path):
+                self.open_file(path)
+                return
+
+    def _remember_shown(self, path: str | None, _original: bool) -> None:
+        workflow = self.workflow
+        if path is not None and workflow is not None and self.preview.folder_shown is None:
+            self.store.setValue(f"{memory_key(workflow.folder.root)}/{PREVIEW_KEY}", path)
 
     # -- adding documents -----------------------------------------------------------------
 
@@ -384,7 +413,23 @@ class MainWindow(QMainWindow):
         """Show a file and open it in the person's editor: the watcher records the edit."""
         if self.workflow is not None:
             self.open_file(path)
-            self.open_external(QUrl.fromLocalFile(str(self.workflow.folder.root / path)))
+            file = QUrl.fromLocalFile(str(self.workflow.folder.root / path))
+            self.open_outside(file, "this file in an editor")
+
+    def open_outside(self, url: QUrl, what: str) -> bool:
+        """Open `url` with the application the system has for it; when it has none
+        (`QDesktopServices.openUrl` returns False), say so and where the file is: the
+        button did nothing, without a word."""
+        if self.open_external(url) is not False:
+            return True
+        where = url.toLocalFile() or url.toString()
+        self.tell(
+            f"Could not open {what}",
+            f"The system has no application set to open it:\n\n{where}\n\nOpen it from your "
+            "file manager, or set a default application for this kind of file in your "
+            "system's settings.",
+        )
+        return False
 
     # -- conversations ----------------------------------------------------------------------
 
@@ -422,6 +467,7 @@ class MainWindow(QMainWindow):
         dialog = SettingsDialog(self.session.prefs, self.session.api_key, self)
         if dialog.exec():
             self.session.set_preferences(dialog.result_preferences(), dialog.result_key())
+            self._say_if_ready()
             if dialog.keychain_message:
                 self.tell("The key was not saved", dialog.keychain_message)
             if self.workflow is not None:
@@ -438,6 +484,15 @@ class MainWindow(QMainWindow):
     def set_api_key(self, key: str | None) -> None:
         """The key arrived from the keychain (read off the GUI thread at start-up)."""
         self.session.set_api_key(key)
+        self._say_if_ready()
+
+    def _say_if_ready(self) -> None:
+        """The chat asks nothing before there is an LLM and a memory: it says which to
+        set up first (the LLM: without it no memory can be built either)."""
+        missing = self.session.prefs.llm_missing(self.session.api_key)
+        if missing is None and self.workflow is None:
+            missing = NO_MEMORY
+        self.chat.set_ready(missing)
 
     # -- the status bar -------------------------------------------------------------------
 

@@ -9,26 +9,17 @@ theme (`view/theme`, applied through `theme`) and which panels are shown (`view/
 
 from __future__ import annotations
 
-import platform
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6 import __version__ as pyside_version
 from PySide6.QtCore import QObject, Qt, QUrl
 from PySide6.QtGui import QAction, QActionGroup, QGuiApplication, QKeySequence
-from PySide6.QtWidgets import (
-    QDialog,
-    QDialogButtonBox,
-    QMenu,
-    QTextBrowser,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QDialog, QMenu, QWidget
 
-from gam_desktop import __version__
 from gam_desktop.engine.llm.tokenizer import resources_dir
 from gam_desktop.gui import theme
+from gam_desktop.gui.about import about_text
 from gam_desktop.gui.settings import save
 from gam_desktop.gui.tree_panel import IS_DIR_ROLE, PATH_ROLE
 
@@ -342,7 +333,7 @@ class Menus(QObject):
     def _help(self) -> None:
         menu = self.help_menu
         self.docs = self._action(
-            menu, "&Documentation", self.show_documentation, StandardKey.HelpContents
+            menu, "&User Guide", self.show_documentation, StandardKey.HelpContents
         )
         self.log_folder = self._action(menu, "Open &log folder", self.open_log_folder)
         menu.addSeparator()
@@ -355,44 +346,29 @@ class Menus(QObject):
 
         folder = log_folder()
         folder.mkdir(parents=True, exist_ok=True)
-        self.window.open_external(QUrl.fromLocalFile(str(folder)))
+        self.window.open_outside(QUrl.fromLocalFile(str(folder)), "the log folder")
 
     def show_documentation(self) -> None:
-        """The README, shown in a window of its own (links open in the browser)."""
-        readme = readme_path()
-        if not readme.is_file():
+        """The user guide (gui/user_guide.py), in a window of its own, searchable; it was
+        the developer's README."""
+        from gam_desktop.gui.user_guide import UserGuide, guide_path
+
+        guide = guide_path()
+        if not guide.is_file():
             self.window.tell(
-                "The documentation is not installed",
-                f"The README was not found at {readme}. It comes with GAM Desktop's source.",
+                "The user guide is not installed",
+                f"The user guide was not found at {guide}. It comes with GAM Desktop.",
             )
             return
         if self.documentation is None:
-            dialog = QDialog(self.window)
-            dialog.setWindowTitle("GAM Desktop Help")
-            dialog.resize(820, 700)
-            browser = QTextBrowser(dialog)
-            browser.setObjectName("documentation")
-            browser.setAccessibleName("GAM Desktop documentation")
-            browser.setOpenExternalLinks(True)
-            browser.setMarkdown(readme.read_text(encoding="utf-8"))
-            close = QDialogButtonBox(QDialogButtonBox.StandardButton.Close, dialog)
-            close.rejected.connect(dialog.close)
-            layout = QVBoxLayout(dialog)
-            layout.addWidget(browser)
-            layout.addWidget(close)
-            self.documentation = dialog
+            self.documentation = UserGuide(guide, self.window)
         self.documentation.show()
         self.documentation.raise_()
         self.documentation.activateWindow()
 
     def show_about(self) -> None:
+        """The version, the git in use and where the logs are (gui/about.py)."""
         from gam_desktop.gui.app import log_folder
 
-        self.window.tell(
-            "About GAM Desktop",
-            f"GAM Desktop {__version__}\n\n"
-            "A local-first memory of your documents, organized by an LLM: plain Markdown "
-            "files in a folder of yours, every change recorded in git and undoable.\n\n"
-            f"Python {platform.python_version()}, Qt {pyside_version} (PySide6)\n"
-            f"Logs: {log_folder()}",
-        )
+        git_setting = self.window.session.prefs.git_path or None
+        self.window.tell("About GAM Desktop", about_text(git_setting, log_folder()))

@@ -13,8 +13,10 @@ opened in the person's own editor (the watcher records what they change)."""
 from __future__ import annotations
 
 import html
+import re
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QTextCharFormat
 from PySide6.QtWidgets import (
     QFormLayout,
     QFrame,
@@ -43,6 +45,8 @@ _FIELDS = (
     ("created", "Created"),
     ("updated", "Updated"),
 )
+_INNER_TABS = re.compile(r"(?<=\S)[ \t]*\t[ \t]*(?=\S)")  # a tab between words
+ORIGINAL_LABEL, MEMORY_LABEL = "Original text", "Memory text"  # the toggle's two sides
 EMPTY_TITLE = "This memory is empty"
 EMPTY_TEXT = (
     f"Drag documents ({READABLE}), or folders of them, onto this window, or use File ▸ "
@@ -80,11 +84,14 @@ class PreviewPane(QWidget):
         self.body = QTextBrowser()
         self.body.setAccessibleName("Preview")
         self.body.setOpenExternalLinks(True)
-        self.original = QPushButton("Show the original text")
+        # Short labels (what they do in their tooltips): with long ones the preview could not
+        # be narrower than 340 px, and the window not narrower than 849.
+        self.original = QPushButton(ORIGINAL_LABEL)
         self.original.setCheckable(True)
         self.original.setAccessibleDescription("The memory, or the original text it was made from")
         self.original.toggled.connect(self._original_toggled)
-        self.editor = QPushButton("Edit in your editor…")
+        self.editor = QPushButton("Edit…")
+        self.editor.setAccessibleName("Edit in your editor…")
         self.editor.setToolTip("Open this file in your own editor; the change is recorded")
         self.editor.clicked.connect(lambda: self.path and self.edit_requested.emit(self.path))
         buttons = QHBoxLayout()
@@ -97,6 +104,11 @@ class PreviewPane(QWidget):
             layout.addWidget(widget)
         layout.addLayout(buttons)
         self.clear()
+
+    @property
+    def empty(self) -> bool:
+        """Whether it shows the empty memory's advice (how to start)."""
+        return self._empty
 
     def clear(self) -> None:
         self.path, self._front, self._empty, self._gone = None, {}, False, None
@@ -195,7 +207,7 @@ class PreviewPane(QWidget):
         self.problem.setVisible(bool(parsed.problem) and text.startswith("---"))
         self.problem.setText(
             f"⚠ The front matter of this file is broken: {parsed.problem}. "
-            "It is shown and searched as it is; fix it in your editor (Edit in your editor "
+            "It is shown and searched as it is; fix it in your editor (Edit… "
             "below, or right-click it in the tree ▸ Open in editor)."
         )
         self.original.setChecked(False)
@@ -252,13 +264,25 @@ class PreviewPane(QWidget):
             self.shown.emit(self.path, self.original.isChecked())  # the other text of it
 
     def _render_body(self) -> None:
+        # Plain text takes the format where the cursor was: after a report, the original
+        # text came out in its heading's huge bold font (when the cursor sat in the heading).
+        self.body.setCurrentCharFormat(QTextCharFormat())
         if self.original.isChecked() and self.folder is not None:
             original = self.folder.original_text(self._front) or ""
-            self.body.setPlainText(original)
-            self.original.setText("Show the memory")
+            self.body.setPlainText(readable_original(original))
+            self.original.setText(MEMORY_LABEL)
+            self.original.setToolTip("Show the memory again")
         else:
             self.body.setMarkdown(self._body)
-            self.original.setText("Show the original text")
+            self.original.setText(ORIGINAL_LABEL)
+            self.original.setToolTip("Show the original text this memory was written from")
+
+
+def readable_original(text: str) -> str:
+    """A document's original text as a person reads it: a PDF's text separates its words
+    with tabs, drawn as columns (unreadable); between words a tab is a space. Tabs that
+    indent a line (code, a list) are kept."""
+    return _INNER_TABS.sub(" ", text)
 
 
 def _is_empty(folder: MemoryFolder) -> bool:

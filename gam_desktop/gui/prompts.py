@@ -9,8 +9,15 @@ from typing import Protocol
 
 class Prompter(Protocol):
     # default_no: Enter (or a hurried click on the highlighted button) answers No, for
-    # questions whose Yes commits files the person already has.
-    def confirm(self, title: str, text: str, default_no: bool = False) -> bool: ...
+    # questions whose Yes commits files the person already has. buttons: the Yes and No
+    # buttons' words when they say more ("Add 4 documents", "Cancel").
+    def confirm(
+        self,
+        title: str,
+        text: str,
+        default_no: bool = False,
+        buttons: tuple[str, str] | None = None,
+    ) -> bool: ...
 
     def tell(self, title: str, text: str) -> None: ...
 

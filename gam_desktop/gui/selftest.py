@@ -1,19 +1,51 @@
 """`gam-desktop --self-test`: the whole app exercised offscreen against the scripted local
-endpoint — open a memory, add the sample documents and one document of every other format
-(Word, PowerPoint, EPUB, HTML, e-mail: the packaged app carries each converter), ask a
-question, roll the build back.
-Exits 0 when every step did what it should (the packaged app runs this after a build)."""
+endpoint — open a memory, add the sample documents, a PDF and one document of every other
+format (Word, PowerPoint, EPUB, HTML, e-mail: the packaged app carries each converter), ask
+a question, serve the memory to other apps, roll the build back, then set, read and delete
+a throwaway entry in the OS keychain.
+Exits 0 when every step did what it should (the packaged app runs this after a build).
+
+It never raises: a windowed build turns an unhandled exception into a modal dialog, which
+an unattended release job waits on for ever. Every failure, its own cleanup's too (on
+Windows a file the app left open cannot be deleted), is reported and makes the exit status
+1. A windowed build on Windows has no stdout: `log_file` keeps what it says (the release
+workflow uploads it as the build's log)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import tempfile
+import threading
 import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 
 WAIT_SECONDS = 120
+KEYCHAIN_SECONDS = 30  # a locked keychain may wait on a password prompt: never for ever
+
+
+class Report:
+    """What the self-test says: on stdout and stderr when the process has them (None in a
+    windowed build on Windows), and into `log_file` when one is given."""
+
+    def __init__(self, log_file: Path | None = None) -> None:
+        self.log_file = log_file
+        if log_file is not None:
+            with contextlib.suppress(OSError):
+                log_file.parent.mkdir(parents=True, exist_ok=True)
+                log_file.write_text("", encoding="utf-8")
+
+    def say(self, line: str, error: bool = False) -> None:
+        stream = sys.stderr if error else sys.stdout
+        if stream is not None:
+            with contextlib.suppress(OSError, ValueError):
+                print(line, file=stream, flush=True)
+        if self.log_file is not None:
+            with contextlib.suppress(OSError), self.log_file.open("a", encoding="utf-8") as log:
+                log.write(line + "\n")
 
 
 def _wait(app, condition: Callable[[], bool], what: str) -> None:
@@ -25,24 +57,52 @@ def _wait(app, condition: Callable[[], bool], what: str) -> None:
         time.sleep(0.01)
 
 
-def run() -> int:
+def run(log_file: Path | None = None) -> int:
+    report = Report(log_file)
+    started = time.monotonic()
+    problems: list[str] = []
+    try:
+        _run(report, problems)
+    except BaseException as exc:  # the self-test reports, it does not crash (see above)
+        problems.append(f"{type(exc).__name__}: {exc}")
+    elapsed = time.monotonic() - started
+    if problems:
+        report.say("self-test FAILED:\n" + "\n".join(f"  {p}" for p in problems), error=True)
+        return 1
+    report.say(f"self-test passed in {elapsed:.1f} s")
+    return 0
+
+
+def _run(report: Report, problems: list[str]) -> None:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from PySide6.QtCore import QSettings
     from PySide6.QtWidgets import QApplication
 
-    from gam_desktop.engine.llm.tokenizer import resources_dir
     from gam_desktop.gui.app import make_app
+
+    owns_app = QApplication.instance() is None
+    app = make_app(sys.argv[:1])
+    folder = Path(tempfile.mkdtemp(prefix="gam-selftest-"))
+    try:
+        _in_a_window(app, folder, report, problems)
+    finally:
+        problems += clean_up(folder)
+        if owns_app:
+            app.shutdown()  # see gui/app.py main(): no Qt objects left for finalization
+    report.say(f"self-test: keychain: {keychain_check(problems)}")
+
+
+def _in_a_window(app, folder: Path, report: Report, problems: list[str]) -> None:
+    """The window's part, closed (and with it the memory) before its folder is deleted."""
+    from PySide6.QtCore import QSettings
+
+    from gam_desktop.engine.llm.tokenizer import resources_dir
     from gam_desktop.gui.closing import CloseChoice
     from gam_desktop.gui.main_window import MainWindow
     from gam_desktop.gui.settings import Preferences
     from gam_desktop.selfcheck.scripted_llm import RunningServer
 
-    started = time.monotonic()
-    problems: list[str] = []
-    owns_app = QApplication.instance() is None
-    app = make_app(sys.argv[:1])
-    with tempfile.TemporaryDirectory(prefix="gam-selftest-") as tmp, RunningServer() as server:
-        store = QSettings(str(Path(tmp) / "settings.ini"), QSettings.Format.IniFormat)
+    with RunningServer() as server:
+        store = QSettings(str(folder / "settings.ini"), QSettings.Format.IniFormat)
         prefs = Preferences(
             provider="Custom",
             base_url=server.base_url,
@@ -58,28 +118,83 @@ def run() -> int:
         window.closing.ask = lambda *_question: CloseChoice.CANCEL  # a failed step: stop
         window.show()
         try:
-            steps(app, window, Path(tmp) / "memory", resources_dir() / "samples")
+            steps(app, window, folder / "memory", resources_dir() / "samples", report)
         except Exception as exc:  # the self-test reports, it does not crash
             problems.append(f"{type(exc).__name__}: {exc}")
         finally:
-            window.close()
+            window.close()  # closes the memory: its search index, watcher and lock
+            if window.isVisible():  # refused: a failed step left a build running
+                window.tasks.cancel_all()
+                window.tasks.wait_all()
+                window.session.close()
             del window
-    if owns_app:
-        app.shutdown()  # see gui/app.py main(): no Qt objects left for finalization
-    elapsed = time.monotonic() - started
-    if problems:
-        print("self-test FAILED:\n" + "\n".join(f"  {p}" for p in problems), file=sys.stderr)
-        return 1
-    print(f"self-test passed in {elapsed:.1f} s")
-    return 0
 
 
-def steps(app, window, memory: Path, samples: Path) -> None:
-    from gam_desktop.selfcheck.formats import one_of_each
+def clean_up(folder: Path) -> list[str]:
+    """Delete the self-test's folder; what could not be deleted, as problems (never raised).
+    On Windows an open file cannot be deleted: a file left here is one the app left open."""
+    from gam_desktop.engine.store.portable import remove_tree
+
+    try:
+        remove_tree(folder)
+    except OSError as exc:
+        return [f"cleanup: {exc.strerror or exc} (a file the app did not close?)"]
+    return []
+
+
+def keychain_check(problems: list[str]) -> str:
+    """Set, read and delete a throwaway entry in the OS keychain (a name of its own, never
+    the person's key), on a thread of its own with a time limit. A packaged app on Windows
+    or macOS must reach its keychain (keyring picks its backend at run time: a missing one
+    is a packaging bug); from source, or on Linux without a Secret Service running, there
+    may be none, which is said and skipped."""
+    outcome: list[tuple[str, str | None]] = []
+    thread = threading.Thread(
+        target=lambda: outcome.append(_keychain_round_trip()),
+        name="gam-selftest-keychain",
+        daemon=True,
+    )
+    thread.start()
+    thread.join(KEYCHAIN_SECONDS)
+    said, problem = outcome[0] if outcome else ("", f"no answer in {KEYCHAIN_SECONDS} s")
+    if problem is None:
+        return said
+    required = getattr(sys, "frozen", False) and sys.platform in ("win32", "darwin")
+    if required:
+        problems.append(f"keychain: {problem}")
+        return "FAILED"
+    return f"skipped ({problem})"
+
+
+def _keychain_round_trip() -> tuple[str, str | None]:
+    from gam_desktop import keystore
+
+    try:
+        if not keystore.available():
+            return "", f"no keychain ({keystore.backend_name()})"
+        endpoint, secret = f"gam-self-test-{uuid.uuid4().hex}", uuid.uuid4().hex
+        keystore.set_key(endpoint, secret)
+        try:
+            read = keystore.get_key(endpoint)
+        finally:
+            keystore.delete_key(endpoint)
+        if read != secret:
+            return "", "the entry read back is not the one set"
+        if keystore.get_key(endpoint) is not None:
+            return "", "the entry is still there after it was deleted"
+        return f"set, read and deleted an entry ({keystore.backend_name()})", None
+    except Exception as exc:  # a locked or refusing keychain: reported by the caller
+        return "", f"{type(exc).__name__}: {exc}"
+
+
+def steps(app, window, memory: Path, samples: Path, report: Report) -> None:
+    from gam_desktop.selfcheck.formats import SECTIONS, make_pdf, one_of_each
 
     if not window.open_memory(memory):
         raise RuntimeError("the memory could not be opened")
+    report.say(f"self-test: git: {_git_in_use(window)}")
     formats = one_of_each(memory.parent / "formats")
+    formats[".pdf"] = make_pdf(memory.parent / "formats" / "borealis_memo.pdf", SECTIONS)
     window.add_paths([*sorted(samples.iterdir()), *formats.values()])
     _wait(app, lambda: not window.tasks.running() and window.tree.memory_count() > 0, "the build")
     built = window.tree.memory_count()
@@ -105,10 +220,24 @@ def steps(app, window, memory: Path, samples: Path) -> None:
     _wait(
         app, lambda: not window.tasks.running() and window.tree.memory_count() == 0, "the rollback"
     )
-    print(
+    report.say(
         f"self-test: built {built} memories, answered with {result.sources}, served it to "
         "other apps, rolled back"
     )
+
+
+def _git_in_use(window) -> str:
+    """The git the memory's history runs; a packaged app carrying one must use it (an app
+    started from Finder finds only /usr/bin/git, which needs the Command Line Tools)."""
+    from gam_desktop.engine.history.gitrepo import bundled_git
+
+    repo = window.session.workflow.versioned.repo
+    if repo is None:
+        raise RuntimeError(f"no history: {window.session.history_message()}")
+    bundled = bundled_git()
+    if bundled is not None and os.path.realpath(repo.executable) != os.path.realpath(bundled):
+        raise RuntimeError(f"the bundled git ({bundled}) was not used, but {repo.executable}")
+    return repo.executable + (" (bundled with the app)" if bundled else "")
 
 
 def _serve_for_other_apps(app, window, memory: Path) -> None:

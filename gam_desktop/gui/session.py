@@ -107,6 +107,8 @@ class MemorySession(QObject):
             self.prompter.show_error(exc)
             return False
         self.stop_watching()
+        if self.workflow is not None:  # the memory open before: its search index is closed
+            self.workflow.close()
         workflow = self.workflow = Workflow(
             gam_dir=root,
             settings=self.prefs.llm("builder", self.api_key),
@@ -134,8 +136,12 @@ class MemorySession(QObject):
             self.watcher = None
 
     def close(self) -> None:
-        """The window closes: stop watching and let another window open the memory."""
+        """The window closes (its tasks have finished): stop watching, close the files the
+        memory holds open (Windows could not delete or move the folder otherwise) and let
+        another window open the memory."""
         self.stop_watching()
+        if self.workflow is not None:
+            self.workflow.close()
         self.app_lock.release()
 
     def _check_interrupted(self, workflow: Workflow) -> None:
@@ -165,8 +171,8 @@ class MemorySession(QObject):
         if workflow is not self.workflow:  # another memory opened meanwhile
             return
         pending = workflow.interrupted_add()
-        if pending is None:
-            return
+        if pending is None or pending.cancelled:  # stopped on purpose: not asked about
+            return  # (its files added again resume it, what it summarized not paid twice)
         if pending.added >= pending.total or not [f for f in pending.files if Path(f).is_file()]:
             workflow.forget_interrupted_add()
             return

@@ -25,6 +25,10 @@ PRESETS = {  # name -> (base URL, default model, needs a key)
     "Custom": ("http://127.0.0.1:8080/v1", "local-model", False),
 }
 MAX_RECENT = 8
+SET_UP_LLM = (
+    "Set up your LLM first: Edit ▸ Settings… (an OpenAI key, or a server on this computer: "
+    "Ollama, LM Studio or llama.cpp). Then ask."
+)
 
 
 @dataclass
@@ -37,7 +41,7 @@ class Preferences:
     chat_temperature: float = 0.7
     min_tokens: int = 100
     max_tokens: int = 1000
-    workers: int = 8
+    workers: int = 0  # parallel LLM calls; 0: automatic (learned from the server)
     reorganize_threshold: int = 10
     step_documents: int = 25  # a big drop is committed in steps of this many documents
     timeout: float = 120.0
@@ -55,6 +59,14 @@ class Preferences:
             workers=self.workers,
             timeout=self.timeout,
         )
+
+    def llm_missing(self, api_key: str | None) -> str | None:
+        """Why no question can be sent to the LLM yet (no endpoint or model, or OpenAI
+        without a key), or None: the window says so instead of failing at the first one."""
+        needs_key = PRESETS.get(self.provider, ("", "", False))[2]
+        if not self.base_url.strip() or not self.chat_model.strip() or (needs_key and not api_key):
+            return SET_UP_LLM
+        return None
 
     def build_options(self) -> BuildOptions:
         return BuildOptions(

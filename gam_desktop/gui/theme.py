@@ -48,7 +48,8 @@ LIGHT = {
     "frame": "#eef1f6",
     "warning_text": "#8a4b00",
     "warning_bg": "#fff4e0",
-    "drop_bg": "rgba(47, 111, 222, 0.12)",
+    # opaque: the words over the panes below them could not be read
+    "drop_bg": "#eef3fd",
     "drop_text": "#1d4fa8",
     "status": "#eceff3",
     "disabled": "#999999",
@@ -58,6 +59,9 @@ LIGHT = {
     "diff_del": "#b3261e",
     "diff_del_bg": "#fdecea",
     "diff_hunk": "#6b4fbb",
+    # the chat's "Learned from what you said" box
+    "note_text": "#374151",
+    "note_bg": "#eef4ee",
 }
 DARK = {
     "window": "#1e2024",
@@ -78,7 +82,7 @@ DARK = {
     "frame": "#2f3238",
     "warning_text": "#ffb74d",
     "warning_bg": "#3a2e1a",
-    "drop_bg": "rgba(76, 141, 255, 0.16)",
+    "drop_bg": "#263042",
     "drop_text": "#8ab4ff",
     "status": "#25272b",
     "disabled": "#6b6f76",
@@ -87,6 +91,8 @@ DARK = {
     "diff_del": "#f28b82",
     "diff_del_bg": "#3b2323",
     "diff_hunk": "#b39ddb",
+    "note_text": "#d7e4d9",
+    "note_bg": "#243328",
 }
 
 

@@ -26,7 +26,7 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QStyle, QTreeWidget, QTreeWidgetItem
 
 from gam_desktop.engine.store.changes import Changes
-from gam_desktop.engine.store.folder import DirView, MemoryFolder
+from gam_desktop.engine.store.folder import RESEARCH_DIR, DirView, MemoryFolder
 from gam_desktop.engine.store.markdown import README
 from gam_desktop.gui.overview import is_overview, overview_name
 
@@ -34,6 +34,7 @@ PATH_ROLE = Qt.ItemDataRole.UserRole
 IS_DIR_ROLE = Qt.ItemDataRole.UserRole + 1
 _PLACEHOLDER = "…"
 MAX_MATCHES = 500  # the filter lists this many matches at most (type more to narrow)
+RESEARCH_LABEL = "Research reports"
 
 
 class MemoryTree(QTreeWidget):
@@ -63,6 +64,7 @@ class MemoryTree(QTreeWidget):
         self.itemActivated.connect(self._clicked)
         self.folder: MemoryFolder | None = None
         self.view: DirView | None = None
+        self.research: DirView | None = None  # the saved research reports, listed apart
         self.shown: str | None = None  # the file on show (the preview's), highlighted here
         self._item_path: str | None = None  # the highlighted item's own path (a folder's)
         self._words: list[str] = []  # the filter: every word in an item's title or path
@@ -72,6 +74,7 @@ class MemoryTree(QTreeWidget):
         self.match_count = 0  # how many items the filter matched (more than listed: capped)
         self.capped = False  # the filter matched more than MAX_MATCHES: the first are listed
         self._expanded_before: list[str] = []  # folders open before the filter narrowed it
+        self._gone_open: list[str] = []  # folders open when a change removed them (a rollback)
         self._keep: str | None = None  # opened while filtered (a hit): listed though hidden
         self._quiet = False  # selecting for the preview, or rebuilding: not the person
         style = self.style()
@@ -86,6 +89,7 @@ class MemoryTree(QTreeWidget):
         if folder is None or self.folder is None or folder.root != self.folder.root:
             self.shown = self._item_path = None
             self._words, self._titles, self._expanded_before = [], {}, []
+            self._gone_open = []
         self.folder = folder
         self.refresh(reload=True)
 
@@ -99,6 +103,9 @@ class MemoryTree(QTreeWidget):
         """Make the items again: from the folder read again with `reload` (or when it was
         not read yet), else from the view already read (the filter changed)."""
         expanded = self._expanded_paths() if expanded is None else expanded
+        # A folder a rollback removed opens again when the rollback is undone: it came back
+        # collapsed, whatever the person had opened in it.
+        expanded = expanded + [path for path in self._gone_open if path not in expanded]
         self._quiet = True
         self.match_count, self.capped = 0, False
         try:
@@ -110,6 +117,7 @@ class MemoryTree(QTreeWidget):
             if reload or self.view is None:
                 # Folders are read when opened; the filter reads the whole tree (once).
                 self.view, self._listing = self.folder.shallow_view(), None
+                self.research = self.folder.research_view()
             everything = self._whole_view() if self._words else None
             if everything is not None:
                 shown, whole = self._matching(everything)
@@ -120,6 +128,7 @@ class MemoryTree(QTreeWidget):
                 item = self.item_at(path)
                 if item is not None and item.data(0, IS_DIR_ROLE):
                     item.setExpanded(True)
+            self._gone_open = [path for path in expanded if path not in self._items]
             self._highlight()
         finally:
             self._quiet = False
@@ -300,6 +309,8 @@ class MemoryTree(QTreeWidget):
             self._file_item(parent, README, overview_name(README))
         for sub in node.subdirs.values():
             self._dir_item(parent, sub, lazy=True)
+        if top and self.research is not None:  # (the document tree leaves research/ out)
+            self._research_item(parent, self.research)
         if node.files:
             fronts = self._shown().read_fronts(node)
             for name in node.files:
@@ -353,6 +364,13 @@ class MemoryTree(QTreeWidget):
             QTreeWidgetItem(item, [_PLACEHOLDER])
         return item
 
+    def _research_item(self, parent: QTreeWidgetItem, research: DirView) -> None:
+        """The saved research reports, after the documents' folders: only Find reached
+        them (issue 39)."""
+        item = self._dir_item(parent, research, lazy=True)
+        item.setText(0, f"{RESEARCH_LABEL}  ({len(research.files)})")
+        item.setToolTip(0, f"Research reports saved from the chat ({RESEARCH_DIR}/)")
+
     def _file_item(self, parent: QTreeWidgetItem, path: str, label: str) -> QTreeWidgetItem:
         item = self._items[path] = QTreeWidgetItem(parent, [label])
         item.setIcon(0, self._file_icon)
@@ -379,6 +397,8 @@ class MemoryTree(QTreeWidget):
 
     def _node(self, path: str) -> DirView | None:
         """The view of the folder `path`, its contents read now if they were not yet."""
+        if path == RESEARCH_DIR:
+            return self.research
         node = self.view
         for part in path.split("/") if path else []:
             child = node.subdirs.get(part) if node else None
@@ -426,7 +446,7 @@ class MemoryTree(QTreeWidget):
         reveal = QAction("Show in &folder", menu)
         reveal.triggered.connect(lambda: self.reveal_requested.emit(path))
         menu.addAction(reveal)
-        if is_dir:
+        if is_dir and path != RESEARCH_DIR:  # reports are not the taxonomy's to move
             menu.addSeparator()
             reorganize = QAction("&Reorganize this folder…", menu)
             reorganize.triggered.connect(lambda: self.reorganize_requested.emit(path))
@@ -455,7 +475,7 @@ def _target(item: QTreeWidgetItem) -> str | None:
     """The file an item shows in the preview: a memory, a README, a folder's README (the
     preview shows the folder itself when it has none)."""
     path = item.data(0, PATH_ROLE)
-    if path is None:
+    if path is None or path == RESEARCH_DIR:  # the reports' folder: no overview to show
         return None
     return f"{path}/{README}" if item.data(0, IS_DIR_ROLE) else path
 

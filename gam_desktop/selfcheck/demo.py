@@ -3,8 +3,10 @@
     python -m gam_desktop.selfcheck.demo [--gam-dir DIR] [--base-url URL --model NAME]
 
 Without --base-url it starts the scripted local endpoint (no network, no key),
-builds a memory from two sample documents, adds a third incrementally, and prints
-the resulting tree and root README.
+builds a memory from two sample documents, adds a third incrementally, prints the
+resulting tree and root README, then asks the memory one question and prints the answer
+with the files it comes from. Progress goes to stderr: a line updated in place on a
+terminal, one line per stage in a log.
 """
 
 from __future__ import annotations
@@ -14,11 +16,13 @@ import sys
 import tempfile
 from contextlib import ExitStack
 from pathlib import Path
+from typing import TextIO
 
 from gam_desktop.engine.build.builder import BuildOptions
 from gam_desktop.engine.llm import LLMSettings
 from gam_desktop.engine.llm.tokenizer import resources_dir
 from gam_desktop.engine.models import ChunkConfig
+from gam_desktop.engine.progress import ProgressEvent
 from gam_desktop.engine.workflow import Workflow
 from gam_desktop.selfcheck.scripted_llm import RunningServer
 
@@ -29,6 +33,46 @@ def print_tree(root: Path) -> None:
         if rel.parts[0].startswith("."):
             continue
         print(f"  {'    ' * (len(rel.parts) - 1)}{path.name}{'/' if path.is_dir() else ''}")
+
+
+QUESTION = "When was BERT released, and by whom?"
+
+
+class StageLines:
+    """Progress on stderr. In a terminal, one line rewritten as the work goes; in a log (not
+    a terminal) one line per stage: a bar's hundreds of "\\r" frames filled the log."""
+
+    def __init__(self, stream: TextIO = sys.stderr) -> None:
+        self.stream = stream
+        self.live = stream.isatty()
+        self.stage = ""
+
+    def __call__(self, event: ProgressEvent) -> None:
+        said = event.message or event.stage.capitalize()
+        if self.live:
+            self.stream.write(f"\r\x1b[2K  {said[:100]}")
+            self.stream.flush()
+        elif event.stage != self.stage:
+            print(f"  {said}", file=self.stream, flush=True)
+        self.stage = event.stage
+
+    def done(self) -> None:
+        if self.live and self.stage:
+            self.stream.write("\r\x1b[2K")
+            self.stream.flush()
+        self.stage = ""
+
+
+def ask(workflow: Workflow, question: str) -> None:
+    """One question, its answer and the files it comes from (with their documents)."""
+    result = workflow.request(question)
+    print(f"\nQ: {question}\nA: {result.answer.strip()}")
+    cited = result.citations or []
+    for citation in cited:
+        print(f"   from {citation.describe()}")
+    for source in result.sources[len(cited) :]:
+        print(f"   from {source}")
+    print(f"   (confidence {round(result.confidence * 100)}%)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -47,14 +91,19 @@ def main(argv: list[str] | None = None) -> int:
         root = root / "memory" if not args.gam_dir else root
         settings = LLMSettings.from_env("builder", base_url=base_url, model=args.model)
         options = BuildOptions(chunk=ChunkConfig(min_tokens=40, max_tokens=200))
-        workflow = Workflow(gam_dir=root, settings=settings, options=options)
+        progress = StageLines()
+        workflow = Workflow(gam_dir=root, settings=settings, options=options, progress=progress)
         first = workflow.add(files=[samples / "neural_networks.md", samples / "transformers.md"])
+        progress.done()
         print(f"1. {first.summary()} — {first.usage.summary()}")
         second = workflow.add(files=[samples / "python_concurrency.txt"])
+        progress.done()
         print(f"2. {second.summary()} — {second.usage.summary()}")
         print(f"\nThe memory folder {root}:")
         print_tree(root)
         print("\nREADME.md:\n" + (root / "README.md").read_text(encoding="utf-8"))
+        ask(workflow, QUESTION)
+        workflow.close()
     return 0
 
 

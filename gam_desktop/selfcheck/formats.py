@@ -148,6 +148,43 @@ def make_eml(
     return path
 
 
+def make_pdf(path: Path, pages: Sections) -> Path:
+    """A PDF written by hand (the packaged app carries pypdf to read PDFs, no library to
+    write them): one page per section, its heading and its paragraph in Helvetica."""
+    objects = [
+        "<< /Type /Catalog /Pages 2 0 R >>",
+        "",
+        "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    kids = []
+    for heading, paragraph in pages:
+        text = f"BT /F1 16 Tf 72 720 Td ({_pdf_text(heading)}) Tj /F1 11 Tf 0 -28 Td "
+        text += f"({_pdf_text(paragraph)}) Tj ET"
+        objects.append(f"<< /Length {len(text)} >>\nstream\n{text}\nendstream")
+        objects.append(
+            "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+            f"/Resources << /Font << /F1 3 0 R >> >> /Contents {len(objects)} 0 R >>"
+        )
+        kids.append(f"{len(objects)} 0 R")
+    objects[1] = f"<< /Type /Pages /Kids [{' '.join(kids)}] /Count {len(kids)} >>"
+    data, offsets = b"%PDF-1.4\n", []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(data))
+        data += f"{number} 0 obj\n{body}\nendobj\n".encode("latin-1")
+    table = "".join(f"{offset:010d} 00000 n \n" for offset in offsets)
+    data += (
+        f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n{table}trailer\n"
+        f"<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{len(data)}\n%%EOF\n"
+    ).encode("latin-1")
+    path.write_bytes(data)
+    return path
+
+
+def _pdf_text(text: str) -> str:
+    """`text` inside a PDF string's parentheses (Latin-1, its delimiters escaped)."""
+    return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+
+
 SECTIONS = [
     ("Quarterly revenue", "Borealis revenue grew 12 percent in the third quarter."),
     ("Hiring plan", "Borealis hires 4 engineers in Oslo during 2025."),

@@ -20,6 +20,8 @@ UninstallDisplayIcon={app}\gam-desktop.exe
 Compression=lzma2
 SolidCompression=yes
 ArchitecturesInstallIn64BitMode=x64compatible
+; Windows 10 1809 or newer: what Qt 6 (PySide6) runs on; older ones are refused with a message
+MinVersion=10.0.17763
 WizardStyle=modern
 
 [Tasks]

@@ -36,14 +36,16 @@ class Recorder:
         self.close_asked: list[tuple[str, str, str]] = []  # (task, title, text)
         self.close_answers: list[dict[CloseChoice, str]] = []  # per question: its buttons
         self.plans: list = []  # reorganization plans shown (applied when `answer`)
+        self.buttons: list[tuple[str, str] | None] = []  # per question: its buttons' words
 
     def review_plan(self, plan) -> bool:
         self.plans.append(plan)
         return self.answer
 
-    def confirm(self, title: str, text: str, default_no: bool = False) -> bool:
+    def confirm(self, title: str, text: str, default_no: bool = False, buttons=None) -> bool:
         self.asked.append((title, text))
         self.defaults_no.append(default_no)
+        self.buttons.append(buttons)
         return self.answer
 
     def ask_text(self, title: str, label: str, text: str) -> str | None:

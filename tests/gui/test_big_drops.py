@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from gam_desktop.engine.build.resume import PENDING
 from gam_desktop.engine.store.folder import MemoryFolder
+from gam_desktop.engine.store.results import ResultStore
 from gam_desktop.gui.closing import question
 from gam_desktop.gui.intake import StopChoice
 from gam_desktop.gui.main_window import PROGRESS_STEPS
@@ -29,6 +31,18 @@ def stepped(prefs):
 
 def known(memory: Path) -> int:
     return len(MemoryFolder(memory).known_sources())
+
+
+def crashed_add(make_workflow, llm_server, files, memory: Path) -> int:
+    """An add that stopped without being cancelled (the app or the computer stopped): its
+    record is left as the run wrote it, without the mark a cancel adds."""
+    paid = cancelled_add(make_workflow, llm_server, files, memory)
+    store = ResultStore.of(MemoryFolder(memory))
+    record = store.state(PENDING)
+    del record["cancelled"]
+    store.set_state(PENDING, record)
+    store.close()
+    return paid
 
 
 def stop_with(window, choice: StopChoice, asked: list) -> None:
@@ -121,20 +135,20 @@ def test_a_drop_in_steps_has_one_bar_that_never_goes_back(
     assert all(steps.values())
     assert 0 < max(steps[1]) <= min(steps[2]) and max(steps[2]) <= min(steps[3])
     assert max(steps[1]) < PROGRESS_STEPS / 2
-    assert any(t.startswith("Step 2 of 3: Summarizing 4 of 10 chunks") for t, _v, _m in build)
+    assert any(t.startswith("Step 2 of 3: Summarizing 4 of 10 parts") for t, _v, _m in build)
 
 
 def test_an_unfinished_add_is_offered_when_the_memory_opens(
     qtbot, make_window, make_workflow, stepped, recorder, llm_server, tmp_path, memory_dir
 ) -> None:
     files = document_files(tmp_path / "docs", 12)
-    cancelled_add(make_workflow, llm_server, files, memory_dir)
+    crashed_add(make_workflow, llm_server, files, memory_dir)
     window = make_window(stepped)
     assert window.open_memory(memory_dir)
     title, text = recorder.asked[-1]
     summarized = memorize_calls(llm_server)
     assert title == "An add did not finish"
-    assert f"Resume the interrupted add ({summarized} of 12 documents already summarized)" in text
+    assert f"{summarized} of 12 parts already summarized; continue?" in text
     wait(qtbot, lambda: idle(window) and known(memory_dir) == 12)
     assert memorize_calls(llm_server) == 12  # what it had summarized is not paid again
     assert window.tree.memory_count() == 12
@@ -144,7 +158,7 @@ def test_an_unfinished_add_is_offered_when_the_memory_opens(
 def test_an_unfinished_add_declined_is_not_offered_again(
     qtbot, make_window, make_workflow, stepped, recorder, llm_server, tmp_path, memory_dir
 ) -> None:
-    cancelled_add(make_workflow, llm_server, document_files(tmp_path / "docs", 12), memory_dir)
+    crashed_add(make_workflow, llm_server, document_files(tmp_path / "docs", 12), memory_dir)
     recorder.answer = False
     window = make_window(stepped)
     assert window.open_memory(memory_dir)
@@ -165,7 +179,7 @@ def test_dropping_the_files_of_an_unfinished_add_offers_to_resume_it(
     wait(qtbot, lambda: idle(window) and known(memory_dir) == 12)
     _title, text = next(q for q in recorder.asked if q[0] == "Resume the interrupted add?")
     assert text.startswith(
-        f"Resume the interrupted add ({summarized} of 12 documents already summarized)?"
+        f"Resume the interrupted add ({summarized} of 12 parts already summarized)?"
     )
     assert memorize_calls(llm_server) == 12
 

@@ -23,7 +23,7 @@ from gam_desktop.gui.find_panel import PATH_ROLE as HIT_PATH
 from gam_desktop.gui.tree_panel import MAX_MATCHES, PATH_ROLE, reveal
 from tests.gui.test_main_window import SAMPLES, built, idle, wait
 
-NOTE = "neural_part_1/island_notes.md"  # a memory whose title is not its name
+NOTE = "neural/island_notes.md"  # a memory whose title is not its name
 
 
 def with_a_note(qtbot, window, memory: Path) -> None:
@@ -62,18 +62,18 @@ def test_the_filter_shows_matching_titles_and_paths_with_their_folders(
 ) -> None:
     with_a_note(qtbot, window, tmp_path / "memory")
     type_in_box(qtbot, window, "quokka")  # the title only: the file is island_notes.md
-    wait(qtbot, lambda: shown_in_tree(window) == ["neural_part_1", NOTE])
-    folder = window.tree.item_at("neural_part_1")
-    assert folder.isExpanded() and folder.text(0) == "neural_part_1  (1 of 6)"
+    wait(qtbot, lambda: shown_in_tree(window) == ["neural", NOTE])
+    folder = window.tree.item_at("neural")
+    assert folder.isExpanded() and folder.text(0) == "neural  (1 of 6)"
     assert window.tree.item_at(NOTE).text(0) == "Quokka habitats"
-    type_in_box(qtbot, window, "part_2 BERT")  # the path, in any case, words in any order
+    type_in_box(qtbot, window, "BERT transformers_")  # the path, in any case, in any order
     wait(
         qtbot,
-        lambda: shown_in_tree(window) == ["neural_part_2", "neural_part_2/transformers_bert.md"],
+        lambda: shown_in_tree(window) == ["transformers", "transformers/transformers_bert.md"],
     )
-    type_in_box(qtbot, window, "neural part 1")  # a folder's name: the folder, whole
-    wait(qtbot, lambda: shown_in_tree(window)[:1] == ["neural_part_1"])
-    window.tree.item_at("neural_part_1").setExpanded(True)
+    type_in_box(qtbot, window, "Neural")  # a folder's name: the folder, whole
+    wait(qtbot, lambda: shown_in_tree(window)[:1] == ["neural"])
+    window.tree.item_at("neural").setExpanded(True)
     assert NOTE in shown_in_tree(window) and len(shown_in_tree(window)) == 8  # + overview
     type_in_box(qtbot, window, "wombat")
     wait(qtbot, lambda: shown_in_tree(window) == [])
@@ -83,19 +83,19 @@ def test_the_filter_shows_matching_titles_and_paths_with_their_folders(
 def test_clearing_the_filter_gives_the_tree_back_as_it_was(qtbot, window, tmp_path) -> None:
     memory = tmp_path / "memory"
     with_a_note(qtbot, window, memory)
-    window.tree.item_at("neural_part_2").setExpanded(True)
-    window.open_file("neural_part_2/transformers_gpt.md")
+    window.tree.item_at("transformers").setExpanded(True)
+    window.open_file("transformers/transformers_gpt.md")
     before = shown_in_tree(window)
     type_in_box(qtbot, window, "quokka")
-    wait(qtbot, lambda: shown_in_tree(window) == ["neural_part_1", NOTE])
+    wait(qtbot, lambda: shown_in_tree(window) == ["neural", NOTE])
     assert window.tree.currentItem() is None  # the memory on show does not match
     qtbot.keyClick(window.find_panel.box, Qt.Key.Key_Escape)
     assert window.find_panel.box.text() == ""
     assert shown_in_tree(window) == before
-    assert not window.tree.item_at("neural_part_1").isExpanded()
-    assert window.tree.currentItem().data(0, PATH_ROLE) == "neural_part_2/transformers_gpt.md"
+    assert not window.tree.item_at("neural").isExpanded()
+    assert window.tree.currentItem().data(0, PATH_ROLE) == "transformers/transformers_gpt.md"
     assert not window.find_panel.results.isVisible()
-    assert window.preview.path == "neural_part_2/transformers_gpt.md"  # never left it
+    assert window.preview.path == "transformers/transformers_gpt.md"  # never left it
 
 
 def test_a_search_hit_opens_in_the_preview_and_is_highlighted_in_the_tree(
@@ -107,7 +107,7 @@ def test_a_search_hit_opens_in_the_preview_and_is_highlighted_in_the_tree(
     panel = window.find_panel
     assert panel.results.isVisible() and panel.hits_title.text().startswith("In the text: ")
     best = panel.found[0]
-    assert best.path == "neural_part_2/transformers_bert.md"
+    assert best.path == "transformers/transformers_bert.md"
     assert [best.snippet[a:b] for a, b in best.marks] == ["released", "2018"]
     assert "<b>2018</b>" in panel.hits.item(0).data(Qt.ItemDataRole.UserRole + 2)
     assert shown_in_tree(window) == []  # no title says so: the tree is empty...
@@ -139,12 +139,12 @@ def test_the_search_follows_the_memory(qtbot, window, tmp_path) -> None:
     built(qtbot, window, memory, SAMPLES)
     type_in_box(qtbot, window, "wombats")
     wait(qtbot, lambda: window.find_panel.hits_title.text().startswith("Nothing in the text"))
-    (memory / "neural_part_1" / "wombats.md").write_text(
+    (memory / "neural" / "wombats.md").write_text(
         render_memory({"title": "Burrows"}, "Wombats dig burrows and leave cubic droppings.")
     )
-    wait(qtbot, lambda: hits(window) == ["neural_part_1/wombats.md"])
+    wait(qtbot, lambda: hits(window) == ["neural/wombats.md"])
     assert window.find_panel.found[0].title == "Burrows"
-    assert shown_in_tree(window) == ["neural_part_1", "neural_part_1/wombats.md"]  # its name
+    assert shown_in_tree(window) == ["neural", "neural/wombats.md"]  # its name
 
 
 def test_enter_opens_the_first_match_and_down_goes_to_the_tree(qtbot, window, tmp_path) -> None:
@@ -155,7 +155,7 @@ def test_enter_opens_the_first_match_and_down_goes_to_the_tree(qtbot, window, tm
     assert window.preview.path == NOTE
     assert window.tree.currentItem().data(0, PATH_ROLE) == NOTE
     type_in_box(qtbot, window, "convolutional")
-    wait(qtbot, lambda: "neural_part_1/neural_convolutional_networks.md" in shown_in_tree(window))
+    wait(qtbot, lambda: "neural/neural_convolutional_networks.md" in shown_in_tree(window))
     window.activateWindow()
     window.find_panel.box.setFocus()
     qtbot.keyClick(window.find_panel.box, Qt.Key.Key_Down)
@@ -194,7 +194,7 @@ def test_the_tree_context_menu_opens_an_item_in_the_editor_and_its_folder(
     built(qtbot, window, memory, SAMPLES)
     revealed: list[Path] = []
     window.show_in_folder = revealed.append
-    path = "neural_part_2/transformers_bert.md"
+    path = "transformers/transformers_bert.md"
     menu = window.tree.menu_for(window.tree.item_at(path))
     actions = {action.text().replace("&", ""): action for action in menu.actions() if action.text()}
     assert list(actions) == ["Open in editor", "Show in folder"]
@@ -203,12 +203,12 @@ def test_the_tree_context_menu_opens_an_item_in_the_editor_and_its_folder(
     assert window.preview.path == path
     actions["Show in folder"].trigger()
     assert revealed == [memory.resolve() / path]
-    folder = window.tree.menu_for(window.tree.item_at("neural_part_2"))
+    folder = window.tree.menu_for(window.tree.item_at("transformers"))
     actions = {a.text().replace("&", ""): a for a in folder.actions() if a.text()}
     assert list(actions) == ["Open overview in editor", "Show in folder", "Reorganize this folder…"]
     actions["Open overview in editor"].trigger()
     assert recorder.opened[-1] == QUrl.fromLocalFile(
-        str(memory.resolve() / "neural_part_2/README.md")
+        str(memory.resolve() / "transformers/README.md")
     )
 
 
@@ -227,12 +227,12 @@ def test_the_workflow_finds_by_text_and_by_title(make_workflow) -> None:
     workflow = make_workflow(max_tokens=200)
     workflow.add(SAMPLES)
     found = workflow.search("When was BERT released?")
-    assert found[0].path == "neural_part_2/transformers_bert.md"
+    assert found[0].path == "transformers/transformers_bert.md"
     assert len({hit.path for hit in found}) == len(found)  # one per file
     assert not found[0].snippet.startswith("[")  # the wording, not the index's header
     titles = workflow.titles()
-    assert titles["neural_part_2/transformers_bert.md"] == "transformers_bert"
-    assert titles["neural_part_2/README.md"] == "Neural part 2"
+    assert titles["transformers/transformers_bert.md"] == "transformers_bert"
+    assert titles["transformers/README.md"] == "Transformers"
     assert workflow.search("   ") == []
 
 
@@ -427,17 +427,17 @@ def test_an_overview_is_named_alike_in_the_tree_the_preview_and_the_hits(
     qtbot, window, tmp_path
 ) -> None:
     with_a_note(qtbot, window, tmp_path / "memory")
-    readme = "neural_part_2/README.md"
-    window.tree.item_at("neural_part_2").setExpanded(True)
-    assert window.tree.item_at(readme).text(0) == "Overview of neural_part_2"
+    readme = "transformers/README.md"
+    window.tree.item_at("transformers").setExpanded(True)
+    assert window.tree.item_at(readme).text(0) == "Overview of transformers"
     assert window.tree.item_at("README.md").text(0) == "Overview of this memory"
     window.open_file(readme)
-    assert window.preview.title.text() == "Overview of neural_part_2"
+    assert window.preview.title.text() == "Overview of transformers"
     window.open_file("README.md")
     assert window.preview.title.text() == "Overview of this memory"
     type_in_box(qtbot, window, "transformers")
     wait(qtbot, lambda: readme in hits(window))
     row = hits(window).index(readme)
-    assert window.find_panel.hits.item(row).text().startswith("Overview of neural_part_2: ")
+    assert window.find_panel.hits.item(row).text().startswith("Overview of transformers: ")
     hit = window.find_panel.found[row]
-    assert "<b>Overview of neural_part_2</b>" in find_panel.hit_html(hit)
+    assert "<b>Overview of transformers</b>" in find_panel.hit_html(hit)

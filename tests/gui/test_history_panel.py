@@ -52,7 +52,7 @@ def test_pages_changes_and_diffs_load_off_the_gui_thread(
     assert [op.summary for op in panel.operations] == ["Note 4", "Note 3"]
     assert not panel.more.isHidden()
     assert panel.files.topLevelItem(0).text(1) == "note4.md"
-    assert "+note 4" in panel.diff.toPlainText()
+    assert "+ note 4" in panel.diff.toPlainText()  # (words.readable_diff)
     panel.more.click()
     loaded(qtbot, panel, 4)
     panel.more.click()
@@ -63,7 +63,7 @@ def test_pages_changes_and_diffs_load_off_the_gui_thread(
     names = [panel.files.topLevelItem(i).text(1) for i in range(2)]
     assert names == ["note0.md", ".gam_meta.json"]  # the app's own files last
     panel.files.setCurrentItem(panel.files.topLevelItem(1))
-    qtbot.waitUntil(lambda: '+{"total_chunks": 1}' in panel.diff.toPlainText(), timeout=WAIT)
+    qtbot.waitUntil(lambda: '+ {"total_chunks": 1}' in panel.diff.toPlainText(), timeout=WAIT)
     assert git_threads and threading.main_thread() not in git_threads
 
 
@@ -99,13 +99,36 @@ def test_a_diff_wraps_in_a_narrow_column(qtbot, panel, tmp_path: Path) -> None:
     panel.resize(360, 700)
     panel.show()
     panel.set_history(HistorySource(tmp_path), None)
-    qtbot.waitUntil(lambda: f"+{paragraph}" in panel.diff.toPlainText(), timeout=WAIT)
+    qtbot.waitUntil(lambda: f"+ {paragraph}" in panel.diff.toPlainText(), timeout=WAIT)
     assert panel.diff.viewport().width() < 360
     assert panel.diff.horizontalScrollBar().maximum() == 0  # nothing to scroll sideways to
-    assert f"+{path}" in panel.diff.toPlainText()  # wrapped, not cut
+    assert f"+ {path}" in panel.diff.toPlainText()  # wrapped, not cut
     light = panel.diff.toHtml()
     theme.choose(QApplication.instance(), theme.DARK_CHOICE)
     try:
         assert panel.diff.toHtml() != light and theme.DARK["diff_add"] in panel.diff.toHtml()
     finally:
         theme.choose(QApplication.instance(), theme.SYSTEM)
+
+
+def test_a_notes_change_reads_as_its_text(qtbot, panel, tmp_path: Path) -> None:
+    """Issue 39, item 14: the lines of the note added and removed, not git's patch with its
+    headers and the front matter's bookkeeping."""
+    repo = MemoryRepo.open(tmp_path, None)
+    front = "---\ntitle: Water\nupdated: '2025-01-01'\nhash: abc\n---\n\n"
+    note = tmp_path / "water.md"
+    note.write_text(front + "Drink two litres a day.\nMore in summer.\n")
+    repo.commit_all("Water", {TRAILER_KIND: "add"})
+    note.write_text(
+        front.replace("2025-01-01", "2025-02-01").replace("abc", "def")
+        + "Drink three litres a day.\nMore in summer.\n"
+    )
+    repo.commit_all("Edited", {TRAILER_KIND: "manual-edit"})
+    panel.set_history(HistorySource(tmp_path), None)
+    qtbot.waitUntil(lambda: "three litres" in panel.diff.toPlainText(), timeout=WAIT)
+    shown = panel.diff.toPlainText().splitlines()
+    assert shown[0] == "Changed its text and details: updated, hash"
+    assert "− Drink two litres a day." in shown and "+ Drink three litres a day." in shown
+    text = "\n".join(shown)
+    for raw in ("diff --git", "@@", "index ", "+++", "---", "title:", "updated:"):
+        assert raw not in text

@@ -138,7 +138,8 @@ def test_chat_round_trip_with_clickable_sources(qtbot, window, tmp_path) -> None
     assert QGuiApplication.clipboard().text() == result.answer
 
 
-def test_shift_enter_breaks_the_line(qtbot, window) -> None:
+def test_shift_enter_breaks_the_line(qtbot, window, tmp_path) -> None:
+    assert window.open_memory(tmp_path / "memory")  # the question box waits for a memory
     qtbot.keyClicks(window.chat.input, "first")
     qtbot.keyClick(window.chat.input, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
     qtbot.keyClicks(window.chat.input, "second")
@@ -201,7 +202,7 @@ def test_reorganize_shows_the_plan_then_history_shows_moves(
     window.history.files.setCurrentItem(
         window.history.files.topLevelItem([kind for kind, _ in rows].index("moved"))
     )
-    wait(qtbot, lambda: "rename from all/" in window.history.diff.toPlainText())
+    wait(qtbot, lambda: "Moved from all/" in window.history.diff.toPlainText())  # (words.py)
 
 
 def test_a_cancelled_build_leaves_the_folder_unchanged(qtbot, window, llm_server, tmp_path) -> None:

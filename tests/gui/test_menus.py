@@ -64,7 +64,7 @@ def test_every_menu_is_there_with_its_actions(window) -> None:
         "Save conversations in this memory",
         "Learn facts from what I say",
     ]  # no second "Settings…": Edit has it (on macOS both became Preferences…)
-    assert labels(menus.help_menu) == ["Documentation", "Open log folder", "About GAM Desktop"]
+    assert labels(menus.help_menu) == ["User Guide", "Open log folder", "About GAM Desktop"]
     assert window.save_switch is menus.save_switch and window.learn_switch is menus.learn_switch
 
 
@@ -267,7 +267,8 @@ def test_help_opens_the_logs_the_documentation_and_about(window, recorder) -> No
     assert dialog is not None and dialog.isVisible()
     browser = dialog.findChild(QTextBrowser)
     text = browser.toPlainText()
-    assert text.startswith("GAM Desktop") and "Where things live" in text  # rendered Markdown
+    # the user guide (issue 39), rendered: not the developer's README
+    assert text.startswith("GAM Desktop user guide") and "Where your files live" in text
     dialog.close()
     menus.docs.trigger()
     assert window.findChildren(QDialog) == [dialog] and dialog.isVisible()  # one, reused

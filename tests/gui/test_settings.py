@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from dataclasses import replace
 
 import keyring
 import pytest
 from keyring.backends import fail
 
 from gam_desktop import keystore
-from gam_desktop.engine.llm import LLMSettings
+from gam_desktop.engine.llm import LLMClient, LLMSettings
 from gam_desktop.engine.llm.probe import detect_local, probe
 from gam_desktop.gui.settings_dialog import SettingsDialog
+from gam_desktop.selfcheck.scripted_slots import Slots
 
 WAIT = 30_000
 
@@ -270,3 +272,18 @@ def test_only_the_latest_model_list_counts(qtbot, window, prefs) -> None:
     dialog._models_answered((first, ["from-the-old-address"]))  # it arrives late
     assert dialog.server_models == ["scripted"]
     qtbot.waitUntil(lambda: "offers 1 model" in dialog.models_status.text(), timeout=WAIT)
+
+
+def test_parallel_calls_are_automatic_with_the_learned_number_or_set_by_hand(
+    qtbot, window, prefs, llm_server
+) -> None:
+    llm_server.state.slots = Slots(3)  # llama-server with -np 3
+    prefs = replace(prefs, workers=0)
+    assert LLMClient(prefs.llm("builder", None)).limiter.slots == 3  # asked of /props
+    dialog = SettingsDialog(prefs, None, window)
+    qtbot.addWidget(dialog)
+    assert dialog.workers.text() == "automatic (now 4)"  # three slots, one call waiting
+    dialog.workers.setValue(2)
+    assert dialog.result_preferences().llm("builder", None).workers == 2  # by hand
+    dialog.workers.setValue(0)
+    assert dialog.result_preferences().workers == 0

@@ -1,0 +1,52 @@
+"""Research reports after the session (issue 39, item 9): saved reports were not in the tree
+(research/ is left out of the document tree) and vanished from the chat at the next start;
+only Find reached them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QUrl
+
+from gam_desktop.engine.store.folder import RESEARCH_DIR
+from gam_desktop.gui.tree_panel import RESEARCH_LABEL
+from tests.engine.test_answers import built_policies
+from tests.gui.test_main_window import idle, wait
+from tests.gui.test_research import COMPARE, research
+
+pytestmark = pytest.mark.timeout(180)
+
+
+@pytest.fixture
+def memory(make_workflow, tmp_path: Path) -> Path:
+    return built_policies(make_workflow, tmp_path).folder.root
+
+
+def test_a_saved_report_is_in_the_tree_and_in_the_chat_after_a_restart(
+    qtbot, make_window, prefs, memory
+) -> None:
+    window = make_window(prefs, "settings.ini")
+    assert window.open_memory(memory)
+    wait(qtbot, lambda: idle(window))
+    research(window, COMPARE)
+    wait(qtbot, lambda: window.chat.turns[-1].report is not None or window.chat.turns[-1].error)
+    turn = window.chat.turns[-1]
+    assert turn.error is None, turn.error
+    window.chat.transcript.anchorClicked.emit(QUrl("save:0"))
+    wait(qtbot, lambda: turn.saved is not None and idle(window))
+    reports = window.tree.item_at(RESEARCH_DIR)
+    assert reports is not None and reports.text(0) == f"{RESEARCH_LABEL}  (1)"
+    assert window.tree.item_at(turn.saved) is not None  # listed, and highlighted when shown
+    assert window.tree.currentItem() is window.tree.item_at(turn.saved)
+    wait(qtbot, lambda: len(window.conversations.conversations) == 1)
+    window.close()
+    again = make_window(prefs, "settings.ini")  # the next start
+    assert again.open_memory(memory)
+    wait(qtbot, lambda: [t.question for t in again.chat.turns] == [COMPARE])
+    text = again.chat.transcript.toPlainText()
+    assert "30 minutes" in text  # the report, read back from the conversation
+    cited = again.chat.turns[0].result.sources[0]
+    again.chat.transcript.anchorClicked.emit(QUrl(cited))  # its citations still open
+    wait(qtbot, lambda: again.preview.path == cited)
+    assert again.tree.item_at(RESEARCH_DIR) is not None

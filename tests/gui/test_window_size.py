@@ -1,0 +1,50 @@
+"""The window at 800 × 600 (issue 39, item 8): its smallest width was 849 px (the preview's
+two long button labels beside the chat), and at its smallest the tree shrank to about 60 px,
+names cut over a horizontal scroll bar."""
+
+from __future__ import annotations
+
+import pytest
+
+from gam_desktop.gui.main_window import TREE_MIN_CHARS
+from tests.gui.test_main_window import SAMPLES, built, idle, wait
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def test_the_window_fits_800_pixels_with_a_usable_tree(qtbot, window, tmp_path) -> None:
+    built(qtbot, window, tmp_path / "memory", SAMPLES)
+    window.chat.input.setPlainText("What is BERT?")
+    window.chat.send.click()
+    wait(qtbot, lambda: window.chat.turns[-1].result is not None and idle(window))
+    window.open_file(window.chat.turns[-1].result.sources[0])  # fields and both buttons
+    assert window.preview.editor.isVisible() and window.preview.original.isVisible()
+    for page in (window.chat_split, window.facts, window.history):
+        window.tabs.setCurrentWidget(page)
+        assert window.minimumSizeHint().width() <= 800, page
+    window.resize(800, 600)
+    wait(qtbot, lambda: window.width() == 800)
+    tree = window.find_panel.width()
+    assert tree >= window.fontMetrics().averageCharWidth() * TREE_MIN_CHARS  # was 60-80 px
+    window.resize(window.minimumSizeHint())
+    wait(qtbot, lambda: window.width() == window.minimumSizeHint().width())
+    assert window.find_panel.width() >= window.fontMetrics().averageCharWidth() * TREE_MIN_CHARS
+    assert not window.tree.horizontalScrollBar().isVisible()
+
+
+def test_the_drop_hint_hides_what_is_under_it(qtbot, window, tmp_path) -> None:
+    """Seen in a screenshot: the hint's words over the panes' own text could not be read
+    (its background was 12% opaque). Drawn over the window, its middle is its own colour."""
+    from PySide6.QtGui import QColor
+
+    from gam_desktop.gui import theme
+
+    built(qtbot, window, tmp_path / "memory", SAMPLES)
+    window.drop_hint.setText(window.intake.drop_hint())
+    window.drop_hint.show()
+    window.drop_hint.raise_()
+    image = window.grab().toImage()
+    hint = window.drop_hint.geometry()
+    spot = image.pixelColor(hint.left() + hint.width() // 3, hint.top() + 40)
+    wanted = QColor(theme.current()["drop_bg"])
+    assert abs(spot.red() - wanted.red()) + abs(spot.green() - wanted.green()) < 12, spot.name()
