@@ -1,7 +1,8 @@
 """Settings, in two tabs. Basic: the provider preset, the server's address, the API key
 (kept in the keychain) and the models, chosen from the list the server gives (or typed);
 Test connection and Detect local servers. Advanced: temperatures, chunk sizes, parallel
-calls, the reorganization threshold, the time limit per call, the git executable."""
+calls (automatic, or a number), the reorganization threshold, the silence limit per call,
+the git executable."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from gam_desktop import keystore
-from gam_desktop.engine.llm import LLMAuthError, LLMError, LLMSettings, NoModels
+from gam_desktop.engine.llm import LLMAuthError, LLMError, LLMSettings, NoModels, concurrency
 from gam_desktop.engine.llm.probe import detect_local, list_models, probe
 from gam_desktop.engine.textutil import plural
 from gam_desktop.gui import error_advice
@@ -83,6 +84,19 @@ def _align(labels: list[QWidget]) -> None:
     width = max(label.sizeHint().width() for label in labels)
     for label in labels:
         label.setMinimumWidth(width)
+
+
+def _parallel_calls(prefs: Preferences) -> QSpinBox:
+    """Parallel calls: 0 shows as "automatic (now 3)", the limit learned for the server (the
+    number left out until one is known); any other number fixes it."""
+    box = _spin(0, 64, prefs.workers)
+    now = concurrency.current(prefs.base_url, prefs.builder_model)
+    box.setSpecialValueText(f"automatic (now {now})" if now else "automatic")
+    box.setToolTip(
+        "How many LLM calls run at once. Automatic: as many as the server is found to take "
+        "(llama.cpp: its slots, and one call waiting its turn); a number sets it by hand."
+    )
+    return box
 
 
 def _ask_for_models(settings: LLMSettings) -> list[str] | LLMError:
@@ -198,9 +212,13 @@ class SettingsDialog(QDialog):
             "A big drop is saved in steps of this many documents: each step can be asked, "
             "and a cancel keeps the finished ones."
         )
-        self.workers = _spin(1, 32, prefs.workers)
+        self.workers = _parallel_calls(prefs)
         self.timeout = _real(1, 3600, prefs.timeout, step=10, decimals=0)
         self.timeout.setSuffix(" s")
+        self.timeout.setToolTip(
+            "A call is given up when the server sends nothing for this long (the wait for "
+            "the calls queued ahead of it is allowed for)."
+        )
         self.git_path = QLineEdit(prefs.git_path)
         self.git_path.setPlaceholderText("found on PATH when empty")
         groups: list[tuple[str, list[tuple[str, QWidget]]]] = [
@@ -219,7 +237,7 @@ class SettingsDialog(QDialog):
             ),
             (
                 "The server",
-                [("Parallel LLM calls", self.workers), ("Time limit per call", self.timeout)],
+                [("Parallel calls", self.workers), ("Silence limit per call", self.timeout)],
             ),
             ("History", [("git executable", self.git_path)]),
         ]

@@ -5,8 +5,9 @@ the task from the system prompt and the material from the user message, and
 replies deterministically (memories that keep the chunk's facts, taxonomies
 grouped by topic, placements by word overlap). Faults can be switched on for the
 next N requests: malformed JSON, wrong shape, an invalid taxonomy, 429 with
-Retry-After, 500, a slow reply; and the server can refuse `json_schema`,
-`json_object` or `tools` like servers that lack them.
+Retry-After, 500, a slow reply, a stream that stalls; and the server can refuse
+`json_schema`, `json_object`, `tools`, `stream` or `stream_options` like servers that lack
+them. With slots (scripted_slots.py) it works on N requests at a time, as llama-server does.
 
 It is no model: it exists so that the app can be exercised end to end with no
 network and no GPU. Standalone: python -m tests.llm_server --port 8089 --latency-ms 500
@@ -28,7 +29,14 @@ from typing import Any
 
 from gam_desktop.engine.llm.tokenizer import count_tokens
 from gam_desktop.engine.textutil import keywords
-from gam_desktop.selfcheck import scripted_agent, scripted_facts, scripted_research
+from gam_desktop.selfcheck import (
+    scripted_agent,
+    scripted_facts,
+    scripted_reading,
+    scripted_research,
+)
+from gam_desktop.selfcheck.scripted_embeddings import FakeEmbeddings
+from gam_desktop.selfcheck.scripted_slots import Slots, write_stream
 
 SENTENCE = re.compile(r"(?<=[.!?。！？])\s*")
 TASKS = {
@@ -39,6 +47,7 @@ TASKS = {
     "You are a README writer": "describe",
     "You are a conversation summarizer": "summarize",
     "You answer questions from passages": "ground",
+    "You answer a question using only the numbered passages": "read",
     "You extract facts about the user": "extract_facts",
     "You keep a personal memory of facts": "reconcile_facts",
     "You are the research planner": "research_plan",
@@ -50,7 +59,8 @@ TASKS = {
 
 @dataclass
 class Fault:
-    # malformed_json, garbage, wrong_shape, 401, 429, 500, slow; for organize:
+    # malformed_json, garbage, wrong_shape, 401, 429, 500, slow, stall (a stream that
+    # stops after its first word until the client hangs up); for organize:
     # invalid_taxonomy, singleton_taxonomy, one_folder_taxonomy, generic_names
     kind: str
     times: int = 1
@@ -75,7 +85,8 @@ def _http_failure(fault: Fault | None) -> tuple[int, str, dict[str, str]] | None
 @dataclass
 class ServerState:
     latency_s: float = 0.0
-    reject: set[str] = field(default_factory=set)  # "json_schema", "json_object", "tools"
+    # "json_schema", "json_object", "tools", "stream", "stream_options"
+    reject: set[str] = field(default_factory=set)
     models: list[str] = field(default_factory=lambda: ["scripted"])  # what GET /models lists
     faults: list[Fault] = field(default_factory=list)
     requests: list[dict[str, Any]] = field(default_factory=list)
@@ -86,6 +97,7 @@ class ServerState:
     # run, not a sleep): {"memorize": 2} answers two memorize calls, holds the rest.
     hold_after: dict[str, int] = field(default_factory=dict)
     released: threading.Event = field(default_factory=threading.Event)
+    slots: Slots = field(default_factory=Slots)  # requests worked on at once, and counts
 
     def take_fault(self, task: str, named_only: bool = False) -> Fault | None:
         """The next fault for `task`: one naming it, or (unless `named_only`) one for any."""
@@ -129,7 +141,9 @@ def memorize(user: str) -> dict[str, Any]:
     heading = next((ln.lstrip("#").strip() for ln in text.splitlines() if ln.startswith("#")), "")
     body = "\n".join(ln for ln in text.splitlines() if not ln.startswith("#"))
     title_words = keywords(heading, 4) if heading else keywords(body, 3)
-    parts = sentences(body) or [text[:200]]
+    # a sentence ends before a space: "15.9" and "v2.1" stay whole, as a model reads them
+    parts = [s for s in re.split(r"(?<=[.!?])\s+|(?<=[。！？])", " ".join(body.split())) if s]
+    parts = parts or [text[:200]]
     kept = parts[:3] + [s for s in parts[3:] if any(ch.isdigit() for ch in s)][:3]
     return {
         "title": "_".join(title_words) or "note",
@@ -213,13 +227,14 @@ def organize(user: str) -> dict[str, Any]:
         else:  # the leftovers, named by what most of them share, as a model would
             name = group_name([it for it in items if it["index"] in merged], set(groups))
             groups[name] = merged
+    by_index = {item["index"]: item for item in items}
     if len(groups) == 1 and len(next(iter(groups.values()))) > 7:  # split, don't nest
         ((topic, indices),) = groups.items()
-        groups = {
-            f"{topic}_part_{n + 1}": indices[i : i + 5]
-            for n, i in enumerate(range(0, len(indices), 5))
-        }
-    by_index = {item["index"]: item for item in items}
+        groups = {}
+        for n, i in enumerate(range(0, len(indices), 5)):
+            groups[part_name(topic, n, indices[i : i + 5], by_index, set(groups))] = indices[
+                i : i + 5
+            ]
     children: list[dict[str, Any]] = []
     for topic, indices in groups.items():
         node: dict[str, Any] = {
@@ -229,20 +244,40 @@ def organize(user: str) -> dict[str, Any]:
         }
         if len(indices) > 7:
             parts = [indices[i : i + 5] for i in range(0, len(indices), 5)]
-            node["children"] = [
-                {
-                    "name": f"{topic}_part_{n + 1}",
-                    "chunk_indices": p,
-                    "description": summary(by_index, p),
-                    "children": [],
-                }
-                for n, p in enumerate(parts)
-            ]
+            taken: set[str] = {topic}
+            node["children"] = []
+            for n, p in enumerate(parts):
+                name = part_name(topic, n, p, by_index, taken)
+                taken.add(name)
+                node["children"].append(
+                    {
+                        "name": name,
+                        "chunk_indices": p,
+                        "description": summary(by_index, p),
+                        "children": [],
+                    }
+                )
         else:
             node["chunk_indices"], node["children"] = indices, []
         children.append(node)
     folders = ", ".join(node["name"].replace("_", " ") for node in children)
     return {"description": f"This memory holds {folders}.", "folders": flatten(children, "")}
+
+
+def part_name(
+    topic: str,
+    n: int,
+    indices: list[int],
+    by_index: dict[int, dict[str, Any]],
+    taken: set[str],
+) -> str:
+    """A part of a group too big for one folder, named for what is in it, as a model names
+    a folder (the demo showed neural_part_1/ and neural_part_2/ for neural networks and
+    transformers); numbered only when that word is taken."""
+    members = [by_index[i] for i in indices if i in by_index]
+    counts = Counter(w for m in members for w in set(m["title"].split("_")) if len(w) > 2)
+    name = min(counts, key=lambda w: (-counts[w], w)) if counts else ""
+    return name if name and name not in taken else f"{topic}_part_{n + 1}"
 
 
 def group_name(members: list[dict[str, Any]], taken: set[str]) -> str:
@@ -257,8 +292,16 @@ def group_name(members: list[dict[str, Any]], taken: set[str]) -> str:
 def summary(by_index: dict[int, dict[str, Any]], indices: list[int]) -> str:
     """A folder description as a model writes one: what its chunks are about."""
     titles = [by_index[i]["title"].replace("_", " ") for i in indices if i in by_index]
-    shown = "; ".join(titles[:4]) + (f" and {len(titles) - 4} more" if len(titles) > 4 else "")
-    return f"{len(titles)} chunks: {shown}."
+    return f"Notes on {listed(titles)}."
+
+
+def listed(names: list[str], most: int = 4) -> str:
+    """ "a, b, c and 2 more": what a folder holds, as a sentence says it."""
+    if len(names) <= 1:
+        return "".join(names)
+    if len(names) <= most:
+        return ", ".join(names[:-1]) + f" and {names[-1]}"
+    return ", ".join(names[:most]) + f" and {len(names) - most} more"
 
 
 def one_folder_taxonomy(user: str) -> dict[str, Any]:
@@ -338,13 +381,15 @@ def describe(user: str) -> dict[str, Any]:
     for block in user.split("## ")[1:]:
         path, _, body = block.partition("\n")
         names = re.findall(r"^- \*\*([^*]+)\*\*", body, re.MULTILINE)
-        label = path.strip("/").rsplit("/", 1)[-1] or "memory"
+        label = path.strip("/").rsplit("/", 1)[-1]
+        held = listed([n.strip("/").replace("_", " ") for n in names])
         out.append(
             {
                 "path": path.strip(),
-                "title": label.replace("_", " ").title(),
-                "description": f"This section covers {label.replace('_', ' ')}: "
-                f"{', '.join(n.strip('/') for n in names[:6])}.",
+                "title": label.replace("_", " ").title() or "Memory",
+                # what it holds, said as a model says it ("This section covers memory:
+                # neural_part_1, …" said nothing)
+                "description": f"Notes on {held}." if label else f"This memory holds {held}.",
             }
         )
     return {"directories": out}
@@ -361,6 +406,7 @@ ANSWERS = {
     "research_plan": scripted_research.plan,
     "research_integrate": scripted_research.integrate,
     "research_reflect": scripted_research.reflect,
+    "read": scripted_reading.read,
 }
 
 # (task, fault kind) -> the answer of a model making that mistake
@@ -447,10 +493,17 @@ class Handler(BaseHTTPRequestHandler):
     # Called once, just before a completion's reply is written: from then on the client may
     # send its next request, so the request no longer counts as in flight.
     replying: Callable[[], None] = staticmethod(lambda: None)
+    # How the request being answered wants its reply: streamed, with the usage at the end;
+    # and whether a "stall" fault cuts the stream off.
+    streamed: tuple[bool, bool] = (False, False)
+    stall: bool = False
 
     def _send(self, status: int, body: dict[str, Any], headers: dict[str, str] | None = None):
         data = json.dumps(body).encode()
         self.replying()
+        if status == 200 and self.streamed[0] and "choices" in body:
+            write_stream(self, body, self.streamed[1], self.stall)
+            return
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
@@ -491,6 +544,10 @@ class Handler(BaseHTTPRequestHandler):
         )
 
     def do_GET(self) -> None:
+        props = self.server.state.slots.props()
+        if props is not None and self.path.rstrip("/").endswith("/props"):  # llama-server's
+            self._send(200, props)
+            return
         if not self.path.rstrip("/").endswith("/models"):
             self._error(404, "not found")
             return
@@ -505,6 +562,9 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
         request = json.loads(self.rfile.read(length) or b"{}")
+        if self.path.rstrip("/").endswith("/embeddings"):  # the fake embedding model
+            self.server.embeddings.answer(self, request)
+            return
         if not self.path.rstrip("/").endswith("/chat/completions"):
             self._error(404, f"no route {self.path}")
             return
@@ -517,6 +577,7 @@ class LLMHTTPServer(ThreadingHTTPServer):
     def __init__(self, port: int = 0, state: ServerState | None = None) -> None:
         super().__init__(("127.0.0.1", port), Handler)
         self.state = state or ServerState()
+        self.embeddings = FakeEmbeddings()  # what /v1/embeddings answers and saw
 
     @property
     def base_url(self) -> str:
@@ -537,9 +598,15 @@ class LLMHTTPServer(ThreadingHTTPServer):
                 with state.lock:
                     state.in_flight -= 1
 
-        handler.replying = replied  # type: ignore[method-assign]
-        try:
-            self._complete(handler, request)
+        def before_reply() -> None:
+            state.slots.before_reply(handler)  # a client gone gets no reply
+            replied()
+
+        handler.replying = before_reply  # type: ignore[method-assign]
+        options = request.get("stream_options") or {}
+        handler.streamed = (bool(request.get("stream")), bool(options.get("include_usage")))
+        try:  # waits for a slot, and counts how the call ended
+            state.slots.serve(handler, lambda: self._complete(handler, request))
         finally:
             replied()
 
@@ -549,6 +616,10 @@ class LLMHTTPServer(ThreadingHTTPServer):
             return 400, f"response_format type '{fmt}' is not supported"
         if request.get("tools") and "tools" in self.state.reject:
             return 400, "tools are not supported by this server"
+        if request.get("stream") and "stream" in self.state.reject:
+            return 400, "streaming is not supported by this server"
+        if request.get("stream_options") and "stream_options" in self.state.reject:
+            return 400, "Unrecognized request argument supplied: stream_options"
         return None
 
     def _complete(self, handler: Handler, request: dict[str, Any]) -> None:
@@ -563,15 +634,16 @@ class LLMHTTPServer(ThreadingHTTPServer):
                 "tools": bool(request.get("tools")),
                 "max_tokens": request.get("max_tokens"),
                 "messages": messages,
+                "stream": handler.streamed,  # (streamed, with the usage asked for)
             }
         )
         refusal = self._refusal(request, fmt)
         if refusal is not None:
             handler._error(*refusal)
             return
-        if state.latency_s:
-            time.sleep(state.latency_s)
+        state.slots.work(handler, state.latency_s)  # in its slot; ClientGone on a hang-up
         fault = state.take_fault(task)
+        handler.stall = bool(fault and fault.kind == "stall")
         failure = _http_failure(fault)
         if failure is not None:
             handler._error(*failure)
@@ -663,9 +735,9 @@ class LLMHTTPServer(ThreadingHTTPServer):
         self._reply(handler, request, message)
 
     def _reply(self, handler: Handler, request: dict[str, Any], message: dict[str, Any]) -> None:
-        if request.get("stream"):
+        if request.get("stream") and not (message.get("tool_calls") or handler.streamed[1]):
             handler._stream(request.get("model", "scripted"), message.get("content") or "")
-            return
+            return  # (else `_send` streams the whole completion, tool calls and usage too)
         messages = request.get("messages") or []
         prompt_tokens = sum(count_tokens(str(m.get("content") or "")) for m in messages)
         completion = count_tokens(json.dumps(message))
@@ -695,8 +767,9 @@ class LLMHTTPServer(ThreadingHTTPServer):
 class RunningServer:
     """The server on a background thread; use as a context manager."""
 
-    def __init__(self, latency_ms: float = 0, port: int = 0) -> None:
-        self.httpd = LLMHTTPServer(port, ServerState(latency_s=latency_ms / 1000))
+    def __init__(self, latency_ms: float = 0, port: int = 0, slots: int = 0) -> None:
+        state = ServerState(latency_s=latency_ms / 1000, slots=Slots(slots))
+        self.httpd = LLMHTTPServer(port, state)
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
     @property
@@ -706,6 +779,10 @@ class RunningServer:
     @property
     def base_url(self) -> str:
         return self.httpd.base_url
+
+    @property
+    def embeddings(self) -> FakeEmbeddings:
+        return self.httpd.embeddings
 
     def __enter__(self) -> RunningServer:
         self.thread.start()
@@ -723,10 +800,14 @@ def main() -> None:
     parser.add_argument(
         "--reject", nargs="*", default=[], help="features to refuse: json_schema json_object tools"
     )
-    args = parser.parse_args()
-    httpd = LLMHTTPServer(
-        args.port, ServerState(latency_s=args.latency_ms / 1000, reject=set(args.reject))
+    parser.add_argument(
+        "--slots", type=int, default=0, help="requests worked on at once, the rest queued"
     )
+    args = parser.parse_args()
+    state = ServerState(
+        latency_s=args.latency_ms / 1000, reject=set(args.reject), slots=Slots(args.slots)
+    )
+    httpd = LLMHTTPServer(args.port, state)
     print(f"scripted LLM server on {httpd.base_url} (model: any name)", flush=True)
     with contextlib.suppress(KeyboardInterrupt):
         httpd.serve_forever()

@@ -96,7 +96,8 @@ def test_500_every_time_fails_after_the_retries(settings, llm_server) -> None:
 
 def test_timeout_is_retried(settings, llm_server) -> None:
     llm_server.state.faults.append(Fault("slow", seconds=2.0))
-    client = LLMClient(settings.model_copy(update={"timeout": 0.5}))
+    # One call at a time: none can be queued ahead of it, so 0.5 s of silence is the limit.
+    client = LLMClient(settings.model_copy(update={"timeout": 0.5, "workers": 1}))
     assert "GIL" in memorize(client).memory
     assert len(llm_server.state.requests) == 2
 

@@ -30,7 +30,7 @@ from gam_desktop.engine.build.stages import (
     later_stages,
     summarizing,
 )
-from gam_desktop.engine.llm import LLM, UsageMeter
+from gam_desktop.engine.llm import LLM, UsageMeter, concurrency
 from gam_desktop.engine.models import ChunkConfig, MemorizedChunk, ReorganizeOperation
 from gam_desktop.engine.progress import CancelToken, ProgressCallback, Stages, no_progress
 from gam_desktop.engine.store.changeset import ChangeSet
@@ -154,7 +154,8 @@ class MemoryBuilder:
 
     def memorize_weight(self, chunks: int) -> float:
         """About how long summarizing `chunks` takes, in the unit of `stages.later_stages`."""
-        return max(1.0, chunks / max(1, self.llm.settings.workers))  # `workers` at a time
+        parallel = concurrency.expected(self.llm.settings)  # the calls in flight at a time
+        return max(1.0, chunks / max(1, parallel))
 
     def memorize(
         self, chunks: Sequence[Chunk], docs: Sequence[SourceDocument], later: dict[str, float]

@@ -10,6 +10,10 @@ What is remembered is learned again when a call suggests the server changed (ano
 build behind the same URL, another model behind the same name): a feature remembered as
 working is rejected, the model is not found, or a structured reply in a fallback mode
 stays invalid after its re-ask. Entries older than `MAX_AGE_DAYS` are learned again too.
+
+The number of calls the server takes at once (llm/concurrency.py learns it) is kept here
+too, so the next run starts from it rather than from a guess; the live limiter of this
+process hangs on the same entry, so forgetting a server forgets both.
 """
 
 from __future__ import annotations
@@ -35,6 +39,9 @@ class Capabilities:
     supported: dict[str, bool] = field(default_factory=dict)  # mode or "tools" -> known?
     remembered: set[str] = field(default_factory=set)  # known from an earlier run only
     learned: float = field(default_factory=time.time)  # when it was last learned
+    parallel: int | None = None  # calls in flight the server was last found to take
+    parallel_learned: float = 0.0  # when that was learned
+    limiter: Any = field(default=None, repr=False, compare=False)  # concurrency.Limiter
 
     def usable(self, feature: str) -> bool:
         return self.supported.get(feature, True)
@@ -78,6 +85,16 @@ def mark(base_url: str, model: str, feature: str, supported: bool) -> None:
         _save(_key(base_url, model))
 
 
+def remember_parallel(base_url: str, model: str, limit: int) -> None:
+    """Keep `limit`, the calls in flight this server was found to take, for the next run."""
+    caps = capabilities_for(base_url, model)
+    with _lock:
+        changed = caps.parallel != limit
+        caps.parallel, caps.parallel_learned = limit, time.time()
+    if changed:
+        _save(_key(base_url, model))
+
+
 def degraded(base_url: str, model: str) -> bool:
     """Whether structured output is taken down the ladder on an earlier run's word only."""
     caps = capabilities_for(base_url, model)
@@ -93,7 +110,7 @@ def forget(base_url: str, model: str) -> None:
     key = _key(base_url, model)
     with _lock:
         dropped = _registry.pop(key, None)
-    if dropped is not None and dropped.supported:
+    if dropped is not None and (dropped.supported or dropped.parallel):
         log.info("probing %s %s again", base_url, model)
         _save(key)
 
@@ -136,7 +153,19 @@ def _loaded(entry: Any, oldest: float) -> tuple[tuple[str, str], Capabilities] |
         return None
     known = {str(k): v for k, v in supported.items() if isinstance(v, bool)}
     key = _key(str(entry.get("base_url", "")), str(entry.get("model", "")))
-    return key, Capabilities(known, set(known), float(learned))
+    caps = Capabilities(known, set(known), float(learned))
+    caps.parallel, caps.parallel_learned = _loaded_parallel(entry.get("parallel"), oldest)
+    return key, caps
+
+
+def _loaded_parallel(value: Any, oldest: float) -> tuple[int | None, float]:
+    """The remembered number of parallel calls, unless missing, malformed or too old."""
+    if not isinstance(value, dict):
+        return None, 0.0
+    limit, learned = value.get("limit"), value.get("learned")
+    if type(limit) is not int or limit < 1 or not isinstance(learned, int | float):
+        return None, 0.0
+    return (limit, float(learned)) if learned >= oldest else (None, 0.0)
 
 
 def _save(key: tuple[str, str]) -> None:
@@ -145,24 +174,34 @@ def _save(key: tuple[str, str]) -> None:
     with _lock:
         path = _memory
         caps = _registry.get(key)
-        mine = dict(caps.supported) if caps is not None else {}
-        learned = caps.learned if caps is not None else 0.0
+        mine = _entry(key, caps) if caps is not None else None
     if path is None:
         return
     with _saving:
-        _merge_into(path, key, mine, learned)
+        _merge_into(path, key, mine)
 
 
-def _merge_into(path: Path, key: tuple[str, str], mine: dict[str, bool], learned: float) -> None:
+def _entry(key: tuple[str, str], caps: Capabilities) -> dict[str, Any] | None:
+    """What the file keeps of one server (None: nothing worth keeping)."""
+    if not caps.supported and caps.parallel is None:
+        return None
+    url, model = key
+    entry: dict[str, Any] = {"base_url": url, "model": model}
+    entry.update(supported=dict(caps.supported), learned=caps.learned)
+    if caps.parallel is not None:
+        entry["parallel"] = {"limit": caps.parallel, "learned": caps.parallel_learned}
+    return entry
+
+
+def _merge_into(path: Path, key: tuple[str, str], mine: dict[str, Any] | None) -> None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         servers = [e for e in data.get("servers", []) if isinstance(e, dict)]
     except (OSError, ValueError, AttributeError):
         servers = []
     servers = [e for e in servers if _key(str(e.get("base_url")), str(e.get("model"))) != key]
-    if mine:
-        url, model = key
-        servers.append({"base_url": url, "model": model, "supported": mine, "learned": learned})
+    if mine is not None:
+        servers.append(mine)
     try:
         _write(path, json.dumps({"servers": servers}, indent=1))
     except OSError as exc:

@@ -9,6 +9,12 @@ the server is not there at all (LLMUnreachable).
 
 Structured output walks down json_schema -> json_object -> schema in the prompt,
 remembering per server what was rejected.
+
+Every call is streamed (llm/streaming.py) and given up on only when the server falls
+silent, never for its total time: a call waiting in the server's queue is not abandoned
+while the server will still do it. A server that rejects `stream_options` or `stream` is
+asked without them (and remembered so). The calls in flight at once are as many as the
+server's limiter allows (llm/concurrency.py: learned, or the person's `workers`).
 """
 
 from __future__ import annotations
@@ -21,20 +27,23 @@ import logging
 import random
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
-from gam_desktop.engine.llm import capabilities
+from gam_desktop.engine.llm import capabilities, concurrency
 from gam_desktop.engine.llm.errors import (
     LLMAuthError,
     LLMCallFailed,
     LLMUnreachable,
     StructuredOutputError,
 )
+from gam_desktop.engine.llm.limit import MAX_LIMIT
 from gam_desktop.engine.llm.protocol import Messages
+from gam_desktop.engine.llm.redact import Redactor, redact_reply
 from gam_desktop.engine.llm.settings import LLMSettings
+from gam_desktop.engine.llm.streaming import BrokenReply, Silent, read_stream
 from gam_desktop.engine.llm.structured import ParseProblem, parse_model, schema_instruction
 from gam_desktop.engine.llm.tokenizer import count_tokens
 from gam_desktop.engine.llm.usage import UsageMeter
@@ -72,6 +81,8 @@ def _retryable() -> tuple[type[Exception], ...]:
         # The SDK json.loads a 200 body whose type is JSON and lets the error through bare.
         json.JSONDecodeError,
         _NotAReply,
+        Silent,  # a stream given up on for its silence (closed: the server stopped)
+        BrokenReply,
     )
 
 
@@ -98,6 +109,11 @@ class LLMClient:
     def caps(self) -> capabilities.Capabilities:
         return capabilities.capabilities_for(self.settings.base_url, self.settings.model)
 
+    @property
+    def limiter(self) -> concurrency.Limiter:
+        """The calls in flight to this server and model, shared by the whole process."""
+        return concurrency.limiter_for(self.settings)
+
     # -- raw calls -------------------------------------------------------------------
 
     def complete(
@@ -116,7 +132,9 @@ class LLMClient:
         for attempt in range(self.settings.max_retries + 1):
             cancel.raise_if_cancelled()
             try:
-                response = _checked(self._openai.chat.completions.create(**kwargs))
+                response = self._call(kwargs, cancel)
+                # a server echoing the key must not get it into an answer or a file
+                redact_reply(response, Redactor.for_settings(self.settings))
             except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
                 raise LLMAuthError(
                     f"{self.settings.base_url} refused the API key (HTTP {exc.status_code})"
@@ -133,6 +151,79 @@ class LLMClient:
                 self._record_usage(stage, messages, response)
                 return response
         raise AssertionError("unreachable")  # _wait_before_retry raises on the last attempt
+
+    def _call(self, kwargs: dict[str, Any], cancel: CancelToken) -> Any:
+        """One request, holding a place among the calls in flight; what it took (or that it
+        was refused with a 429, or timed out) teaches the limiter."""
+        openai = sdk()
+        limiter = self.limiter
+        permit = limiter.acquire(self.settings.workers, cancel)
+        limit = limiter.first_token_limit(permit, self.settings.timeout)
+        try:
+            response, first_token = self._ask(kwargs, limit, permit.sent)
+        except openai.RateLimitError as exc:
+            limiter.backed_off(permit, _requests_per_minute(exc))
+            raise
+        except Silent:
+            limiter.backed_off(permit)
+            raise
+        except BaseException:
+            limiter.failed(permit)
+            raise
+        limiter.done(permit, first_token)
+        return response
+
+    def _ask(self, kwargs: dict[str, Any], limit: float, sent: float) -> tuple[Any, float | None]:
+        """The reply, streamed where the server accepts it; a server that rejects
+        `stream_options` (or `stream`) is asked again without, and remembered so."""
+        openai = sdk()
+        while True:
+            stream = self.caps.usable("stream")
+            usage = stream and self.caps.usable("stream_usage")
+            try:
+                return self._send(kwargs, stream, usage, limit, sent)
+            except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
+                if not stream or "stream" not in str(exc).lower():
+                    raise  # about something else (response_format, tools): the caller's
+                refused = "stream_usage" if usage else "stream"
+                log.info("the server rejected %s; asking without it", refused)
+                capabilities.mark(self.settings.base_url, self.settings.model, refused, False)
+
+    def _send(
+        self,
+        kwargs: dict[str, Any],
+        stream: bool,
+        usage: bool,
+        limit: float,
+        sent: float,
+    ) -> tuple[Any, float | None]:
+        openai = sdk()
+        extra: dict[str, Any] = {"stream": True} if stream else {}
+        if usage:
+            extra["stream_options"] = {"include_usage": True}
+        try:
+            # The read timeout covers the wait for the first byte (the whole reply when it
+            # is not streamed): `limit` has room for the calls queued ahead of this one.
+            reply = self._openai.chat.completions.create(**kwargs, **extra, timeout=limit)
+        except openai.APITimeoutError as exc:
+            raise Silent(f"no reply within {round(limit, 1):g} s") from exc
+        if not stream:
+            return _checked(reply), None
+        try:
+            completion, first_token = read_stream(
+                reply,
+                completion_type=openai.types.chat.ChatCompletion,
+                sent=sent,
+                first_token_limit=limit,
+                silence=self.settings.timeout,
+            )
+        except openai.APITimeoutError as exc:  # the read timeout, before the watchdog's
+            raise Silent(f"no token within {round(limit, 1):g} s") from exc
+        except importlib.import_module("httpx2").TransportError as exc:
+            # A whole body read in place of a stream (the server ignored `stream`) fails
+            # with httpx's own errors: the same transient faults as any reply's.
+            raise _as_sdk_error(exc, reply.response.request, limit) from exc
+        return _checked(completion), first_token
 
     def _wait_before_retry(self, exc: Exception, attempt: int, cancel: CancelToken) -> None:
         error = self._give_up(exc, attempt)
@@ -293,34 +384,56 @@ class LLMClient:
         cancel: CancelToken | None = None,
         on_done: Callable[[int], None] | None = None,
     ) -> list[R]:
-        """fn over items on `workers` threads, in order; stops early on error or cancel."""
+        """fn over items, as many at a time as the server's limiter allows (it changes as
+        the limit is learned), in order; stops early on error or cancel."""
         items = list(items)
         if not items:
             return []
         cancel = cancel or CancelToken()
         results: list[Any] = [None] * len(items)
-        workers = min(self.settings.workers, len(items))
-        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gam-llm")
+        pool = ThreadPoolExecutor(
+            max_workers=min(len(items), MAX_LIMIT), thread_name_prefix="gam-llm"
+        )
         finished_cleanly = False
         try:
-            futures = {pool.submit(fn, item): i for i, item in enumerate(items)}
-            pending, finished = set(futures), 0
-            while pending:
-                done, pending = wait(pending, timeout=0.2, return_when=FIRST_EXCEPTION)
-                for future in done:
-                    if future.exception() is not None:
-                        raise future.exception()  # type: ignore[misc]
-                    results[futures[future]] = future.result()
-                    finished += 1
-                    if on_done:
-                        on_done(finished)
-                cancel.raise_if_cancelled()
+            self._run_all(pool, fn, items, results, cancel, on_done)
             finished_cleanly = True
         finally:
-            # On cancel or error, do not wait for calls already in flight (up to the
-            # timeout each): they finish in the background and their results are dropped.
+            # On cancel or error, do not wait for calls already in flight: they finish in the
+            # background (what a memorize call returns is kept: build/resume.py).
             pool.shutdown(wait=finished_cleanly, cancel_futures=True)
         return results
+
+    def _run_all(
+        self,
+        pool: ThreadPoolExecutor,
+        fn: Callable[[Any], Any],
+        items: list[Any],
+        results: list[Any],
+        cancel: CancelToken,
+        on_done: Callable[[int], None] | None,
+    ) -> None:
+        limiter, fixed = self.limiter, self.settings.workers
+        running: dict[Future[Any], int] = {}
+        waiting = iter(range(len(items)))
+        finished = 0
+        while True:
+            # Started only as places free up: items beyond the limit would only wait in
+            # threads of their own for a permit.
+            while len(running) < limiter.allowed(fixed):
+                index = next(waiting, None)
+                if index is None:
+                    break
+                running[pool.submit(fn, items[index])] = index
+            if not running:
+                return
+            done, _ = wait(running, timeout=0.2, return_when=FIRST_COMPLETED)
+            for future in done:
+                results[running.pop(future)] = future.result()  # raises the item's error
+                finished += 1
+                if on_done:
+                    on_done(finished)
+            cancel.raise_if_cancelled()
 
 
 def _checked(response: Any) -> Any:
@@ -366,6 +479,24 @@ def _retry_after(exc: Exception) -> float | None:
     except (TypeError, ValueError):
         return None  # unreadable: fall back to our own backoff
     return max(0.0, min(120.0, parsed.timestamp() - time.time()))
+
+
+def _as_sdk_error(exc: Exception, request: Any, limit: float) -> Exception:
+    if type(exc).__name__.endswith("Timeout"):
+        return Silent(f"no reply within {round(limit, 1):g} s")
+    error: Exception = sdk().APIConnectionError(request=request)
+    return error
+
+
+def _requests_per_minute(exc: Exception) -> float | None:
+    """The rate limit a 429 names (OpenAI's `x-ratelimit-limit-requests`), if any."""
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None) or {}
+    try:
+        value = float(headers.get("x-ratelimit-limit-requests") or "")
+    except ValueError:
+        return None
+    return value if value > 0 else None
 
 
 def _causes(exc: BaseException) -> list[BaseException]:
@@ -414,7 +545,7 @@ def _describe(exc: Exception, timeout: float | None = None) -> str:
     openai = sdk()
     if isinstance(exc, json.JSONDecodeError):
         return f"the reply was not JSON ({exc.msg}: line {exc.lineno} column {exc.colno})"
-    if isinstance(exc, _NotAReply):
+    if isinstance(exc, _NotAReply | Silent | BrokenReply):
         return str(exc)
     if isinstance(exc, openai.APITimeoutError):
         return f"no reply within {timeout:g} s" if timeout else "no reply before the timeout"

@@ -10,7 +10,7 @@ import os
 from collections.abc import Mapping
 from typing import Literal
 
-from pydantic import BaseModel, Field, SecretStr
+from pydantic import BaseModel, Field, SecretStr, field_validator
 
 Role = Literal["builder", "chat"]
 
@@ -28,11 +28,19 @@ class LLMSettings(BaseModel):
     model: str = DEFAULT_MODEL
     temperature: float = Field(default=0.3, ge=0.0, le=2.0)
     max_tokens: int = Field(default=4096, ge=16)
+    # Seconds of silence before a call is given up: no first token (plus the time the calls
+    # queued ahead of it take), or no next token. Never the call's total time.
     timeout: float = Field(default=120.0, gt=0)
     max_retries: int = Field(default=5, ge=0)
     backoff_base: float = Field(default=1.0, ge=0)  # seconds; doubled per retry
     backoff_max: float = Field(default=30.0, ge=0)
-    workers: int = Field(default=8, ge=1, le=64)
+    workers: int = Field(default=0, ge=0, le=64)  # calls at once; 0 ("auto"): learned
+
+    @field_validator("workers", mode="before")
+    @classmethod
+    def _automatic(cls, value: object) -> object:
+        """The word "auto" (the environment, a flag) is 0: the server's limit, learned."""
+        return 0 if isinstance(value, str) and value.strip().lower() == "auto" else value
 
     @classmethod
     def from_env(
@@ -49,7 +57,7 @@ class LLMSettings(BaseModel):
         if env.get("OPENAI_API_KEY"):
             values["api_key"] = SecretStr(env["OPENAI_API_KEY"])
         if env.get("GAM_LLM_WORKERS"):
-            values["workers"] = int(env["GAM_LLM_WORKERS"])
+            values["workers"] = env["GAM_LLM_WORKERS"]  # a number, or "auto"
         values.update({k: v for k, v in overrides.items() if v is not None})
         if isinstance(values.get("api_key"), str):
             values["api_key"] = SecretStr(str(values["api_key"]))

@@ -1,0 +1,243 @@
+"""A streamed reply, read with a limit on silence rather than on the whole call.
+
+A call that waits in the server's queue and then writes slowly is still being worked on;
+giving up on it after a fixed total (and asking again) pays the server for it twice. So
+replies are streamed and a call is given up only when the server falls silent: no first
+token within the limit the limiter gives (it grows with the calls queued ahead), or no
+token for `silence` seconds after that. A call given up on is closed at once (the socket
+shut down under the reading thread), so the server stops working on it. A cancel does not
+close the calls in flight: their replies are kept when they arrive (build/resume.py), so
+the same add run again pays for none of them.
+
+The deltas are put back together into the chat completion a non-streamed call returns:
+its content, its tool calls (their arguments arrive in pieces, by index), the finish
+reason and the usage that `stream_options={"include_usage": True}` adds as a last chunk.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class Silent(Exception):
+    """The server sent nothing for too long: no first token, or no next one."""
+
+
+class BrokenReply(Exception):
+    """The reply was no chat completion: an error event mid-stream, or a body that is not
+    one (a server that ignored `stream` and answered with something else)."""
+
+
+@dataclass(eq=False)
+class Watch:
+    """A stream being read: closed by the watchdog at `deadline`."""
+
+    close: Callable[[], None]
+    deadline: float
+    closed: bool = False  # by the watchdog, for its silence
+    silent: str = "no reply in time"  # what silence at `deadline` means, in words
+
+
+class Watchdog:
+    """One thread that closes the streams gone silent. Readers move their deadline as
+    tokens arrive; the thread wakes at the earliest deadline."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        self._watches: set[Watch] = set()
+        self._wake = threading.Condition()
+        self._thread: threading.Thread | None = None
+
+    def watch(self, close: Callable[[], None], deadline: float) -> Watch:
+        watch = Watch(close, deadline)
+        with self._wake:
+            self._watches.add(watch)
+            if self._thread is None:
+                # Not "gam-llm…": that names the pools' threads, which end with their work.
+                self._thread = threading.Thread(target=self._run, name="stream-watchdog")
+                self._thread.daemon = True
+                self._thread.start()
+            self._wake.notify()
+        return watch
+
+    def move(self, watch: Watch, deadline: float) -> None:
+        """A token came: `watch` is due at `deadline` now (earlier, after the first)."""
+        with self._wake:
+            earlier = deadline < watch.deadline
+            watch.deadline = deadline
+            if earlier:
+                self._wake.notify()
+
+    def forget(self, watch: Watch) -> None:
+        with self._wake:
+            self._watches.discard(watch)
+
+    def _run(self) -> None:
+        while True:
+            for watch in self._due():
+                with contextlib.suppress(OSError):
+                    watch.close()
+
+    def _due(self) -> list[Watch]:
+        """The watches to close now, after waiting until the earliest deadline."""
+        with self._wake:
+            while True:
+                now = self._clock()
+                due = [w for w in self._watches if w.deadline <= now]
+                if due:
+                    for watch in due:
+                        watch.closed = True
+                        self._watches.discard(watch)
+                    return due
+                earliest = min((w.deadline for w in self._watches), default=None)
+                # `watch` and `move` notify when something is due sooner.
+                self._wake.wait(None if earliest is None else earliest - now)
+
+
+WATCHDOG = Watchdog()
+
+
+@dataclass
+class Accumulator:
+    """A chat completion put back together from its chunks."""
+
+    fields: dict[str, Any] = field(default_factory=dict)  # id, created, model
+    content: list[str] = field(default_factory=list)
+    calls: dict[int, dict[str, Any]] = field(default_factory=dict)
+    finish_reason: str | None = None
+    usage: Any = None
+
+    def add(self, chunk: Any) -> bool:
+        """Take one chunk; True when it carried a token (text, reasoning, a tool call)."""
+        for name in ("id", "created", "model"):
+            if getattr(chunk, name, None) is not None:
+                self.fields.setdefault(name, getattr(chunk, name))
+        if getattr(chunk, "usage", None) is not None:
+            self.usage = chunk.usage
+        token = False
+        for choice in getattr(chunk, "choices", None) or []:
+            if getattr(choice, "index", 0):
+                continue  # only the first choice is asked for
+            self.finish_reason = getattr(choice, "finish_reason", None) or self.finish_reason
+            delta = getattr(choice, "delta", None)
+            token = self._delta(delta) or token
+        return token
+
+    def _delta(self, delta: Any) -> bool:
+        if delta is None:
+            return False
+        text = getattr(delta, "content", None)
+        if text:
+            self.content.append(text)
+        for call in getattr(delta, "tool_calls", None) or []:
+            self._tool_call(call)
+        # A reasoning model thinks aloud before it answers: that is work, not silence.
+        thinking = getattr(delta, "reasoning_content", None) or getattr(delta, "reasoning", None)
+        refusal = getattr(delta, "refusal", None)
+        return bool(text or getattr(delta, "tool_calls", None) or thinking or refusal)
+
+    def _tool_call(self, call: Any) -> None:
+        index = getattr(call, "index", None) or 0
+        entry = self.calls.setdefault(
+            index, {"id": "", "type": "function", "function": {"name": "", "arguments": ""}}
+        )
+        entry["id"] = getattr(call, "id", None) or entry["id"]
+        function = getattr(call, "function", None)
+        if function is not None:
+            entry["function"]["name"] += getattr(function, "name", None) or ""
+            entry["function"]["arguments"] += getattr(function, "arguments", None) or ""
+
+    def completion(self, completion_type: Any) -> Any:
+        """The chat completion (an instance of the SDK's `completion_type`)."""
+        message: dict[str, Any] = {"role": "assistant", "content": "".join(self.content)}
+        if self.calls:
+            message["tool_calls"] = [self.calls[i] for i in sorted(self.calls)]
+        choices = []
+        if self.content or self.calls or self.finish_reason:
+            choices = [{"index": 0, "message": message, "finish_reason": self.finish_reason}]
+        body = {"id": "", "created": 0, "model": "", **self.fields, "choices": choices}
+        body["object"] = "chat.completion"
+        if self.usage is not None:
+            body["usage"] = self.usage
+        return completion_type.construct(**body)
+
+
+def read_stream(
+    stream: Any,
+    *,
+    completion_type: Any,
+    sent: float,
+    first_token_limit: float,
+    silence: float,
+    clock: Callable[[], float] = time.monotonic,
+    watchdog: Watchdog = WATCHDOG,
+) -> tuple[Any, float | None]:
+    """The completion of a streamed reply, and when its first token came (None: none came).
+
+    Silent when no token comes within `first_token_limit` seconds of `sent` (a reading of
+    `clock`) or none for `silence` seconds after one, the stream closed first so that the
+    server stops."""
+    response = stream.response
+    if "event-stream" not in response.headers.get("content-type", ""):
+        return plain_reply(response, completion_type), None
+    watch = watchdog.watch(_closer(response), sent + first_token_limit)
+    watch.silent = f"no first token within {round(first_token_limit, 1):g} s"
+    accumulator, first = Accumulator(), None
+    try:
+        for chunk in _chunks(stream, watch):
+            if accumulator.add(chunk):
+                first = clock() if first is None else first
+                watch.silent = f"no token for {silence:g} s"
+                watchdog.move(watch, clock() + silence)
+    finally:
+        watchdog.forget(watch)
+        stream.close()
+    if accumulator.finish_reason is None:  # every server ends a reply with one
+        if watch.closed:  # by the shutdown
+            raise Silent(watch.silent)
+        raise BrokenReply("the reply was cut short (the stream ended before the reply did)")
+    return accumulator.completion(completion_type), first
+
+
+def _chunks(stream: Iterable[Any], watch: Watch) -> Iterable[Any]:
+    """The stream's chunks; a stream the watchdog closed ends in Silent."""
+    try:
+        yield from stream
+    except Exception as exc:
+        if watch.closed:
+            raise Silent(watch.silent) from exc
+        if type(exc).__name__ == "APIError":  # an error event in the stream itself
+            raise BrokenReply(f"the server broke off its reply: {exc}") from exc
+        raise
+
+
+def plain_reply(response: Any, completion_type: Any) -> Any:
+    """A streamed call answered with a whole body (the server ignored `stream`)."""
+    text = response.read().decode("utf-8", "replace")
+    try:
+        data = json.loads(text)
+    except ValueError:
+        raise BrokenReply(f"the reply was not JSON: {' '.join(text.split())[:60]!r}") from None
+    if not isinstance(data, dict) or not data.get("choices"):
+        raise BrokenReply("the reply was JSON but no chat completion (it held no choices)")
+    return completion_type.construct(**data)
+
+
+def _closer(response: Any) -> Callable[[], None]:
+    """How to stop a reply being read on another thread: shut its socket down (closing the
+    response there is not thread-safe, and a close alone does not wake a blocked read)."""
+    network = (getattr(response, "extensions", None) or {}).get("network_stream")
+    sock = network.get_extra_info("socket") if network is not None else None
+
+    def close() -> None:
+        if isinstance(sock, socket.socket):
+            sock.shutdown(socket.SHUT_RDWR)
+
+    return close
