@@ -57,6 +57,17 @@ class Citation(BaseModel):
     span: list[int] | None = None  # character offsets into that document's text
     pages: list[int] | None = None  # first and last page, for PDFs
 
+    @classmethod
+    def from_front(cls, path: str, front: dict[str, Any]) -> Citation:
+        """The citation of `path` from its front matter (what is malformed left out)."""
+        span, pages, source = front.get("span"), front.get("pages"), front.get("source")
+        return cls(
+            path=path,
+            source=str(source) if source else None,
+            span=span if isinstance(span, list) and len(span) == 2 else None,
+            pages=pages if isinstance(pages, list) and pages else None,
+        )
+
     def where(self) -> str | None:
         """ "report.pdf, p. 3-4": the document and pages (None without a source)."""
         if not self.source:

@@ -33,7 +33,7 @@ def test_gam_add_builds_and_reports(llm_server, tmp_path: Path) -> None:
     assert "Built 1 document (6 memories)" in out.stdout and "LLM calls" in out.stdout
     meta = json.loads((memory / ".gam_meta.json").read_text())
     assert meta["total_chunks"] == 6 and meta["source_files"] == [doc.name]
-    assert "memorize" in out.stderr  # the progress bar names the stages
+    assert "Summarizing 6 chunks" in out.stderr  # the progress names the stages, a line each
 
 
 def test_gam_add_text_and_quiet(llm_server, tmp_path: Path) -> None:

@@ -56,6 +56,8 @@ def test_save_commits_the_report(memory: Path, llm_server) -> None:
 
 
 def test_not_a_memory_is_one_line(tmp_path: Path, llm_server) -> None:
+    # someone's folder of other files (an empty one may become a memory: issue 39)
+    (tmp_path / "taxes-2024.txt").write_text("not a memory")
     out = research(["--gam-dir", str(tmp_path), "why?"], llm_server.base_url)
     assert out.returncode == 1 and "not a GAM memory" in out.stderr
     assert "Traceback" not in out.stderr

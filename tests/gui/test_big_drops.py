@@ -232,7 +232,7 @@ def test_screenshots_of_a_drop_in_steps(
         estimate.model = "gpt-4o-mini"
         estimate.resume = PendingAdd([], {str(i): {} for i in range(500)}, "m", "", 312)
         recorded: list[tuple[str, str]] = []
-        window.confirm = lambda title, text, default_no=False: bool(recorded.append((title, text)))
+        window.confirm = lambda title, text, **_how: bool(recorded.append((title, text)))
         window.intake._confirm_build([], estimate)
         box, _ = dialogs.question_box(window, recorded[0][0], recorded[0][1], dialogs.YES_NO, True)
         qtbot.addWidget(box)

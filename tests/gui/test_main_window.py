@@ -131,7 +131,7 @@ def test_chat_round_trip_with_clickable_sources(qtbot, window, tmp_path) -> None
     assert "Confidence 60%" in window.chat.transcript.toPlainText()  # from the best passages
     window.chat.transcript.anchorClicked.emit(QUrl(f"source:{result.sources[0]}"))
     assert window.preview.path == result.sources[0]
-    assert "2018" in window.preview.body.toPlainText()
+    assert "15 percent" in window.preview.body.toPlainText()  # the BERT note itself
     window.chat.copy_answer()
     from PySide6.QtGui import QGuiApplication
 

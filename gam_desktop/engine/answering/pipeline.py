@@ -167,11 +167,4 @@ def _finish(
 
 def _citation(tools: MemoryTools, path: str) -> Citation:
     own = tools.corpus.snapshot().get(path)
-    front = parse_memory(own.text).front if own is not None else {}
-    span, pages, source = front.get("span"), front.get("pages"), front.get("source")
-    return Citation(
-        path=path,
-        source=str(source) if source else None,
-        span=span if isinstance(span, list) and len(span) == 2 else None,
-        pages=pages if isinstance(pages, list) and pages else None,
-    )
+    return Citation.from_front(path, parse_memory(own.text).front if own is not None else {})

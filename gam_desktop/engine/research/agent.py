@@ -229,14 +229,7 @@ class ResearchAgent:
             text = (self.tools.sandbox.root / path).read_text(encoding="utf-8", errors="replace")
         except OSError:
             return Citation(path=path)
-        front = parse_memory(text).front
-        span, pages, source = front.get("span"), front.get("pages"), front.get("source")
-        return Citation(
-            path=path,
-            source=str(source) if source else None,
-            span=span if isinstance(span, list) and len(span) == 2 else None,
-            pages=pages if isinstance(pages, list) and pages else None,
-        )
+        return Citation.from_front(path, parse_memory(text).front)
 
 
 @dataclass
