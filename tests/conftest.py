@@ -29,7 +29,7 @@ if sys.platform != "linux":
     os.environ["PYTHON_KEYRING_BACKEND"] = "keyring.backends.null.Keyring"
 
 from gam_desktop.engine.build.builder import BuildOptions  # noqa: E402
-from gam_desktop.engine.llm import LLMSettings, capabilities  # noqa: E402
+from gam_desktop.engine.llm import LLMSettings, capabilities, embeddings  # noqa: E402
 from gam_desktop.engine.models import ChunkConfig  # noqa: E402
 from gam_desktop.engine.workflow import Workflow  # noqa: E402
 from gam_desktop.selfcheck.scripted_llm import RunningServer  # noqa: E402
@@ -48,9 +48,11 @@ def _fresh_capabilities(
         monkeypatch.setenv(variable, str(own))
     capabilities.forget_all()
     capabilities.remember_in(None)
+    embeddings.forget_found()  # which embedding model a server (a reused port) lists
     yield
     capabilities.forget_all()
     capabilities.remember_in(None)
+    embeddings.forget_found()
 
 
 @pytest.fixture
