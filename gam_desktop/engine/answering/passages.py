@@ -35,7 +35,7 @@ class Passage:
     number: int
     memory: str  # the memory file it comes from: what a citation names
     document: str  # its source document as a reader names it ("" for a README)
-    label: str  # what the model is told it is ("Postgresql 15.4 release notes — Fixes")
+    label: str  # what the model is told it is ("Widget 2.1 manual — Setup")
     text: str
 
     def render(self) -> str:

@@ -1,7 +1,7 @@
 """Families of documents: look-alikes and parts of one subject, found by name and content.
 
-People name related files alike: `acme-oncall.md` and `borealis-oncall.md`,
-`release-3.0.md` and `release-3.1.md`, `sqlite-limits.md` and `sqlite-pragmas.md`. A
+People name related files alike: `north-pricing.md` and `south-pricing.md`,
+`guide-2.0.md` and `guide-2.1.md`, `widget-setup.md` and `widget-repair.md`. A
 word shared by several file names (numbers aside: they are what differs) proposes a
 family; it is kept when its members' contents are more alike among themselves than with
 the other documents, so two unrelated files that both say "notes" or "draft" are not

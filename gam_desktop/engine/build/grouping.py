@@ -4,7 +4,7 @@ The deterministic taxonomy for when the model gives no usable plan, or twice one
 organizes nothing. Documents are the units (a document's memories stay together unless
 there are more of them than a folder should hold). First the families: documents whose
 file names share a word and whose contents hang together (build/families.py:
-`acme-oncall.md` and `borealis-oncall.md`) get one folder, named by what their names
+`north-pricing.md` and `south-pricing.md`) get one folder, named by what their names
 share, with a folder per document inside when they are more than a folder holds. The
 other units are compared by TF-IDF cosine over their memories' titles, tldrs, texts and
 source names, merged by average linkage, and the merge tree is cut where similarity drops
@@ -189,7 +189,7 @@ def _label(memory: MemorizedChunk) -> str:
 
 
 def _reading_order(memory: MemorizedChunk) -> dict[str, int]:
-    """Where words first occur, the document's name first: "oncall_policy", not
+    """Where words first occur, the document's name first: "pricing_sheet", not
     "policy_oncall"."""
     text = f"{_stem(str(memory.metadata.get('source') or ''))} {memory_text(memory)}"
     words = [t.lower() for t in _tokens(text)]
@@ -200,8 +200,8 @@ def folder_name(
     cluster: Sequence[Unit], terms: Sequence[str], corpus: Corpus, known: Collection[str] = ()
 ) -> str:
     """A whole document's folder carries the document's name (the file the person
-    added), less what the folder above says of its family (`known`: "brindlewave", not
-    "brindlewave_oncall_policy" under "oncall_policy"); other folders their distinctive
+    added), less what the folder above says of its family (`known`: "north", not
+    "north_pricing_sheet" under "pricing_sheet"); other folders their distinctive
     terms, else the title of their first memory (pieces of one long text read in order),
     else their most frequent word: never a name that says nothing ("notes")."""
     if len(cluster) == 1 and cluster[0].source:
@@ -221,9 +221,9 @@ def folder_name(
 
 
 def _own_name(source: str, known: Collection[str]) -> str:
-    """A document's name less the family words of the folder above: "brindlewave" of
-    "brindlewave-oncall-policy" under "oncall_policy"; a version left alone keeps the word
-    before it ("postgresql_15_10", not "15_10"); nothing of its own, its whole name."""
+    """A document's name less the family words of the folder above: "north" of
+    "north-pricing-sheet" under "pricing_sheet"; a version left alone keeps the word
+    before it ("guide_2_10", not "2_10"); nothing of its own, its whole name."""
     parts = name_parts(source)
     own = [p for p in parts if p not in known and p not in GENERIC_WORDS]
     if not known:
@@ -312,7 +312,7 @@ def document_families(
 def _family_folder(
     family: Family, units: Sequence[Unit], corpus: Corpus, depth: int, known: Collection[str]
 ) -> DirectoryNode:
-    """A family's folder, named by the words its documents' names share ("oncall_policy"):
+    """A family's folder, named by the words its documents' names share ("pricing_sheet"):
     one folder for all, or, when they are more than a folder holds, a folder per
     document (or group of documents) inside it."""
     cluster = [u for u in units if u.document in family.documents]

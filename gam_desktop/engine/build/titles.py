@@ -177,7 +177,7 @@ def _words(text: str) -> list[str]:
 
 
 class _Taken:
-    """The words a title already has: "3.0" is in "lumenvault_3_0_notes"."""
+    """The words a title already has: "3.0" is in "widget_3_0_notes"."""
 
     def __init__(self, title: str) -> None:
         self.parts = set(title.split("_"))

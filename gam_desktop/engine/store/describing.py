@@ -79,8 +79,8 @@ def describe_contents(
 ) -> str:
     """One or two sentences on what a folder holds, in words, from its memories' titles
     (spelled as their tldrs, `texts`, spell them), their documents (`sources`, when
-    known) and its subfolders' names: "Notes on Brindlewave Logistics: call policy,
-    rotation, paging windows and escalation." The words the titles share say what the
+    known) and its subfolders' names: "Notes on North Pricing: prices,
+    discounts and delivery." The words the titles share say what the
     folder is about; what is left of each title says what each note adds. Never a count
     ("4 memories on a, b and c")."""
     parts = []
@@ -109,8 +109,8 @@ def _shared(names: Sequence[list[str]]) -> list[str]:
 
 
 def spelled(words: Sequence[str], texts: Sequence[str]) -> str:
-    """`words` as the texts write them ("lumenvault 3 0" -> "Lumenvault 3.0", "seabird
-    survey skerrow" -> "Seabird Survey of the Skerrow"), else word by word ("Haskell
+    """`words` as the texts write them ("widget 3 0" -> "Widget 3.0", "river
+    survey tay" -> "River Survey of the Tay"), else word by word ("Haskell
     notes"), else as they are."""
     if not words:
         return ""
@@ -153,8 +153,8 @@ def _notes_sentence(
 
 
 def _after(named: set[str], words: list[str]) -> list[str]:
-    """`words` without the leading ones its document's name says ("2 0 license" of
-    "apache-2.0-excerpt" -> "license"), and without numbers standing alone."""
+    """`words` without the leading ones its document's name says ("2 0 manual" of
+    "widget-2.0-manual" -> "manual"), and without numbers standing alone."""
     while words and (words[0] in named or words[0].isdigit()):
         words = words[1:]
     return [] if all(w.isdigit() for w in words) else words
