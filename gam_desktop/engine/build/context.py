@@ -32,9 +32,9 @@ MIN_SENTENCE_WORDS = 4
 # Title words that say what kind of document it is, not whose: never the subject.
 GENERIC = frozenset(
     {"policy", "policies", "notes", "note", "release", "releases", "report", "reports",
-     "field", "guide", "manual", "procedure", "procedures", "handbook", "overview", "call",
-     "introduction", "chapter", "section", "document", "standard", "operating", "kitchen",
-     "rules", "summary", "the", "version", "readme", "on", "oncall", "changelog", "log"}
+     "guide", "manual", "procedure", "procedures", "handbook", "overview", "call",
+     "introduction", "chapter", "section", "document", "standard", "operating",
+     "rules", "summary", "the", "version", "readme", "on", "changelog", "log"}
 )  # fmt: skip
 
 
