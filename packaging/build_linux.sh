@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 PY=${PYTHON:-.venv/bin/python}
 [ -x "$PY" ] || { python3 -m venv .venv; PY=.venv/bin/python; }
 "$PY" -m pip install -q -e '.[package]'
-VERSION=$("$PY" -c 'from importlib.metadata import version; print(version("gam-desktop"))')
+VERSION=$(PYTHON="$PY" bash packaging/release_version.sh) # checked against a release's tag
 started=$(date +%s)
 "$PY" -m PyInstaller --noconfirm --clean --log-level WARN --distpath dist --workpath build/pyinstaller \
   packaging/gam-desktop.spec

@@ -22,6 +22,7 @@ import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import NamedTuple
 
 WAIT_SECONDS = 120
 KEYCHAIN_SECONDS = 30  # a locked keychain may wait on a password prompt: never for ever
@@ -142,36 +143,66 @@ def clean_up(folder: Path) -> list[str]:
     return []
 
 
-def keychain_check(problems: list[str]) -> str:
+# Windows' ERROR_NO_SUCH_LOGON_SESSION ("A specified logon session does not exist"): the
+# process runs in a session that has no credential store, as a service account (a CI
+# runner) may. A person's own session has one; and the backend was found and called, which
+# is what a packaging mistake would break.
+NO_LOGON_SESSION = 1312
+
+
+class KeychainOutcome(NamedTuple):
+    said: str
+    problem: str | None = None
+    no_store_here: bool = False  # the session has no keychain: not the app's fault
+
+
+def keychain_check(
+    problems: list[str], round_trip: Callable[[], KeychainOutcome] | None = None
+) -> str:
     """Set, read and delete a throwaway entry in the OS keychain (a name of its own, never
     the person's key), on a thread of its own with a time limit. A packaged app on Windows
     or macOS must reach its keychain (keyring picks its backend at run time: a missing one
-    is a packaging bug); from source, or on Linux without a Secret Service running, there
-    may be none, which is said and skipped."""
-    outcome: list[tuple[str, str | None]] = []
+    is a packaging bug), unless the session it runs in has none (NO_LOGON_SESSION); from
+    source, or on Linux without a Secret Service running, there may be none, which is said
+    and skipped."""
+    outcome: list[KeychainOutcome] = []
     thread = threading.Thread(
-        target=lambda: outcome.append(_keychain_round_trip()),
+        target=lambda: outcome.append((round_trip or _keychain_round_trip)()),
         name="gam-selftest-keychain",
         daemon=True,
     )
     thread.start()
     thread.join(KEYCHAIN_SECONDS)
-    said, problem = outcome[0] if outcome else ("", f"no answer in {KEYCHAIN_SECONDS} s")
+    said, problem, no_store_here = (
+        outcome[0] if outcome else KeychainOutcome("", f"no answer in {KEYCHAIN_SECONDS} s")
+    )
     if problem is None:
         return said
     required = getattr(sys, "frozen", False) and sys.platform in ("win32", "darwin")
-    if required:
+    if required and not no_store_here:
         problems.append(f"keychain: {problem}")
         return "FAILED"
     return f"skipped ({problem})"
 
 
-def _keychain_round_trip() -> tuple[str, str | None]:
+def _no_logon_session(exc: BaseException) -> bool:
+    """Whether `exc`, or an error it was raised from, is Windows' NO_LOGON_SESSION."""
+    seen: BaseException | None = exc
+    for _ in range(10):
+        if seen is None:
+            return False
+        if getattr(seen, "winerror", None) == NO_LOGON_SESSION:
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _keychain_round_trip() -> KeychainOutcome:
     from gam_desktop import keystore
 
     try:
         if not keystore.available():
-            return "", f"no keychain ({keystore.backend_name()})"
+            return KeychainOutcome("", f"no keychain ({keystore.backend_name()})")
         endpoint, secret = f"gam-self-test-{uuid.uuid4().hex}", uuid.uuid4().hex
         keystore.set_key(endpoint, secret)
         try:
@@ -179,12 +210,16 @@ def _keychain_round_trip() -> tuple[str, str | None]:
         finally:
             keystore.delete_key(endpoint)
         if read != secret:
-            return "", "the entry read back is not the one set"
+            return KeychainOutcome("", "the entry read back is not the one set")
         if keystore.get_key(endpoint) is not None:
-            return "", "the entry is still there after it was deleted"
-        return f"set, read and deleted an entry ({keystore.backend_name()})", None
+            return KeychainOutcome("", "the entry is still there after it was deleted")
+        return KeychainOutcome(f"set, read and deleted an entry ({keystore.backend_name()})")
     except Exception as exc:  # a locked or refusing keychain: reported by the caller
-        return "", f"{type(exc).__name__}: {exc}"
+        said = f"{type(exc).__name__}: {exc}"
+        if _no_logon_session(exc):
+            said = f"this session has no credential store, {keystore.backend_name()}: {said}"
+            return KeychainOutcome("", said, no_store_here=True)
+        return KeychainOutcome("", said)
 
 
 def steps(app, window, memory: Path, samples: Path, report: Report) -> None:

@@ -19,6 +19,8 @@ SetupIconFile=..\..\resources\icons\gam-desktop.ico
 UninstallDisplayIcon={app}\gam-desktop.exe
 Compression=lzma2
 SolidCompression=yes
+; 64-bit Windows only (x64, or Arm64 running x64 programs): refused elsewhere with a message
+ArchitecturesAllowed=x64compatible
 ArchitecturesInstallIn64BitMode=x64compatible
 ; Windows 10 1809 or newer: what Qt 6 (PySide6) runs on; older ones are refused with a message
 MinVersion=10.0.17763

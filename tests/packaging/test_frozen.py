@@ -7,6 +7,7 @@ Slow (about a minute to build): excluded from the default run; `.ci/run` runs it
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import tarfile
@@ -25,18 +26,34 @@ pytestmark = [
 ]
 
 
+def run_in_own_group(command: list[str], timeout: float, **kwargs) -> tuple[int, str, str]:
+    """`command` in a process group of its own: when it runs out of time the whole group is
+    ended (subprocess.run's timeout kills only the script, and PyInstaller, its child, went
+    on building in the background)."""
+    process = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        **kwargs,
+    )
+    try:
+        out, err = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        out, err = process.communicate()
+        pytest.fail(f"{command} ran out of its {timeout} s:\n{out[-2000:]}{err[-2000:]}")
+    return process.returncode, out, err
+
+
 @pytest.fixture(scope="module")
 def bundle() -> Path:
     env = {**os.environ, "PYTHON": sys.executable}
-    out = subprocess.run(
-        ["bash", "packaging/build_linux.sh"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=840,
+    code, out, err = run_in_own_group(
+        ["bash", "packaging/build_linux.sh"], timeout=840, cwd=ROOT, env=env
     )
-    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    assert code == 0, out[-3000:] + err[-3000:]
     return ROOT / "dist" / "gam-desktop"
 
 
