@@ -1,6 +1,6 @@
 """The scripted server's reader for the general answering pipeline (engine/answering): it
-quotes the passage sentence sharing the most words with the question, and answers with
-that sentence; with no sentence sharing a word, it says the passages do not state it."""
+answers with the passage sentence sharing the most words with the question, naming that
+passage; with no sentence sharing a word, it says the passages do not state it."""
 
 from __future__ import annotations
 
@@ -23,6 +23,6 @@ def read(user: str) -> dict[str, Any]:
             if shared and (best is None or shared > best[0]):
                 best = (shared, int(match.group(1)), sentence.strip())
     if best is None:
-        return {"answer": "", "quotes": [], "found": False}
+        return {"answer": "", "passages": [], "found": False}
     _, number, sentence = best
-    return {"answer": sentence, "quotes": [{"passage": number, "text": sentence}], "found": True}
+    return {"answer": sentence, "passages": [number], "found": True}

@@ -21,13 +21,16 @@ sys.path.insert(0, str(ROOT))
 
 from gam_desktop.engine.answering.checks import CHECKS, Check, Draft  # noqa: E402
 from gam_desktop.engine.answering.lexicon import NOT_CLEARLY, NOT_IN_MEMORY  # noqa: E402
-from gam_desktop.engine.answering.passages import Passage  # noqa: E402
+from gam_desktop.engine.answering.passages import Passage, rare_names  # noqa: E402
 from gam_desktop.engine.answering.pipeline import FROM_QUOTE, NOT_FOUND, check_draft  # noqa: E402
+from gam_desktop.engine.ask.tools import MemoryTools  # noqa: E402
 from tests.benchmarks.eval_answers import score  # noqa: E402
 from tests.benchmarks.eval_corpora import sets  # noqa: E402
 
 
-def drafts(recorded: list[dict[str, Any]], question: str) -> list[Draft]:
+def drafts(
+    recorded: list[dict[str, Any]], question: str, named: frozenset[str] = frozenset()
+) -> list[Draft]:
     """The drafts of one question, in the order the answerers made them."""
     made = []
     for entry in recorded:
@@ -36,8 +39,9 @@ def drafts(recorded: list[dict[str, Any]], question: str) -> list[Draft]:
         passages = [Passage(**p) for p in entry["passages"]]
         reading = entry["reading"]
         answer = reading["answer"] if reading.get("found", True) else ""
-        quotes = [(q["passage"], q["text"]) for q in reading.get("quotes", [])]
-        made.append(Draft(question, answer, quotes, passages))
+        quotes = [(q["passage"], q["text"]) for q in reading.get("quotes", [])]  # older runs
+        cited = tuple(reading.get("passages", []))
+        made.append(Draft(question, answer, quotes, passages, cited=cited, named=named))
     return made
 
 
@@ -70,14 +74,15 @@ def main(paths: list[str]) -> int:
             outcomes = next(
                 (o for n, o in report["outcomes"].items() if n.startswith("project-general")), []
             )
+            tools = MemoryTools(Path(report["memory"])) if Path(report["memory"]).is_dir() else None
             cells = []
             for checks in variants.values():
                 right = 0
                 for out in outcomes:
                     q = questions[out["id"]]
-                    text, confidence = replay(
-                        drafts(recorded.get(q["question"], []), q["question"]), checks
-                    )
+                    named = frozenset(rare_names(tools, q["question"])) if tools else frozenset()
+                    made = drafts(recorded.get(q["question"], []), q["question"], named)
+                    text, confidence = replay(made, checks)
                     right += bool(score(q, text, confidence)["correct"])
                 cells.append(f"{right}/{len(outcomes)}")
             print(f"{report['set']:<10} " + "".join(f"{c:>30}" for c in cells))

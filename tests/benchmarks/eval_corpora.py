@@ -236,6 +236,8 @@ def run_set(name: str, args: argparse.Namespace, proxy: CountingProxy) -> dict[s
     if "project" in args.systems:
         if not args.skip_build:
             report["build"] = _build(name, docs, memory, server, args, proxy)
+        if args.build_only:
+            return report
         systems += _project_systems(memory, server, args, report)
     systems += _baselines(docs, server, args)
     outcomes = run_systems(systems, questions, proxy, interleave=True)
@@ -268,10 +270,11 @@ def _build(
     used = proxy.snapshot() - before
     print(
         f"\n[{name}] built in {built['seconds']:.0f} s, {used.calls} calls,"
-        f" {used.tokens} tokens, exit {built['exit_code']}",
+        f" {used.tokens} tokens ({used.failed} failed, {used.abandoned} abandoned),"
+        f" exit {built['exit_code']}; {built['stdout'].splitlines()[-1:] or ''}",
         flush=True,
     )
-    return {**built, "calls": used.calls, "tokens": used.tokens}
+    return {**built, "calls": used.calls, "tokens": used.tokens, "abandoned": used.abandoned}
 
 
 def _project_systems(
@@ -329,6 +332,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--scripted", action="store_true", help="the in-process scripted server")
     parser.add_argument("--memories", type=Path, help="one memory folder per set under it")
     parser.add_argument("--skip-build", action="store_true")
+    parser.add_argument("--build-only", action="store_true", help="build the memories, ask nothing")
     parser.add_argument("--sets", help="comma-separated (default: all)")
     parser.add_argument("--systems", default="project,bm25,hybrid")
     parser.add_argument("--half", choices=["dev", "test", "all"], default="test")
@@ -364,7 +368,8 @@ def main(argv: list[str] | None = None) -> int:
         proxy = stack.enter_context(CountingProxy(upstream))
         print(f"engine {engine_state()}; model {args.model}; half {args.half}", flush=True)
         reports = [run_set(name, args, proxy) for name in wanted]
-    print_overview(reports)
+    if not args.build_only:
+        print_overview(reports)
     if args.json_out:
         args.json_out.write_text(json.dumps(reports, indent=1, default=str), encoding="utf-8")
     return 0

@@ -4,6 +4,7 @@ the `Reading` it is asked for; the memory is real files searched by the real ind
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from gam_desktop.engine.answering.checks import Draft
 from gam_desktop.engine.answering.lexicon import NOT_IN_MEMORY
 from gam_desktop.engine.answering.passages import Passage, best_window
 from gam_desktop.engine.answering.pipeline import Evidence, Grounded, answer
-from gam_desktop.engine.answering.reading import Quote, Reading
+from gam_desktop.engine.answering.reading import Reading
 from gam_desktop.engine.ask.tools import MemoryTools
 from gam_desktop.engine.progress import CancelToken
 from tests.fakes import FakeLLM
@@ -72,6 +73,15 @@ def test_a_quote_with_the_wrong_number_is_found_in_its_passage() -> None:
     assert [s.passage.memory for s in finding.repaired.support] == ["b.md"]
 
 
+def test_the_sentence_stating_the_answer_is_looked_for_first_in_the_passages_cited() -> None:
+    other = "An older encoder masks 15 percent of the input tokens too."
+    shown = [passage(1, other), passage(2, BERT, "b.md")]
+    draft = Draft("How much is masked?", "15 percent of the input tokens", [], shown, cited=(2,))
+    finding = checks.QuotesInSources().check(draft)
+    assert finding is not None and finding.repaired is not None
+    assert [s.passage.memory for s in finding.repaired.support] == ["b.md"]
+
+
 def test_a_quote_the_passages_never_say_rejects_the_answer() -> None:
     draft = Draft("How much is masked?", "40 percent", [(1, "It masks 40 percent.")], [])
     draft = Draft(draft.question, draft.answer, draft.quotes, [passage(1, BERT)])
@@ -114,7 +124,7 @@ def test_an_answer_its_quote_states_passes() -> None:
 def test_an_answer_cites_what_it_quotes_and_lists_every_passage_read(
     tools: MemoryTools,
 ) -> None:
-    reply = Reading(answer="15 percent of the input tokens.", quotes=[Quote(passage=1, text=BERT)])
+    reply = Reading(answer="15 percent of the input tokens.", passages=[1])
     result = answer(evidence(tools, "How many input tokens does BERT mask?", reply))
     assert result.sources == ["nlp/bert_encoder.md"]
     assert set(result.sources) <= set(result.files_read)
@@ -124,7 +134,7 @@ def test_an_answer_cites_what_it_quotes_and_lists_every_passage_read(
 
 
 def test_nothing_stated_is_not_in_the_memory(tools: MemoryTools) -> None:
-    nothing = Reading(answer="", quotes=[], found=False)
+    nothing = Reading(answer="", passages=[], found=False)
     result = answer(evidence(tools, "When was BERT's encoder retired?", nothing, nothing))
     assert result.answer == NOT_IN_MEMORY
     assert result.sources == [] and result.confidence < 0.3
@@ -135,8 +145,8 @@ def test_the_next_passages_are_read_when_the_best_do_not_state_it(tools: MemoryT
     question = "What do hooks return in networks of transformer attention models?"
     third = passages.retrieve(tools, question)[2]
     sentence = passages.units_of(third.text)[0]
-    nothing = Reading(answer="", quotes=[], found=False)
-    found = Reading(answer=sentence, quotes=[Quote(passage=1, text=sentence)])
+    nothing = Reading(answer="", passages=[], found=False)
+    found = Reading(answer=sentence, passages=[1])
     result = answer(evidence(tools, question, nothing, found), [Grounded(2), Grounded(4, 2)])
     assert result.sources == [third.memory], result.trajectory
     assert len(result.files_read) > 2  # both reads are listed
@@ -156,6 +166,21 @@ def test_a_file_holding_the_identifier_asked_comes_first(tmp_path: Path) -> None
             f"---\ntitle: Release {version}\n---\nRelease {version} of the BERT encoder keeps "
             f"checkpoints for {days} days. BERT encoder checkpoints are kept, BERT encoder."
         )
+    found = passages.retrieve(MemoryTools(root), "How long are checkpoints kept in 3.1?")
+    assert found[0].memory == "nlp/release_3_1.md"
+
+
+def test_a_file_named_for_the_identifier_asked_comes_before_one_mentioning_it(
+    tmp_path: Path,
+) -> None:
+    root = write_memory(tmp_path / "memory")
+    notes = {  # the later release mentions the earlier one more often than its own notes do
+        "3.1": "Checkpoints are kept for 30 days.",
+        "3.2": "Unlike 3.1, checkpoints are kept for 45 days; upgrading from 3.1 keeps 3.1's.",
+    }
+    for version, said in notes.items():
+        note = root / "nlp" / f"release_{version.replace('.', '_')}.md"
+        note.write_text(f"---\ntitle: Release {version}\n---\n{said} BERT encoder checkpoints.")
     found = passages.retrieve(MemoryTools(root), "How long are checkpoints kept in 3.1?")
     assert found[0].memory == "nlp/release_3_1.md"
 
@@ -219,3 +244,39 @@ def test_an_answer_of_two_documents_is_supported_by_a_sentence_of_each() -> None
     assert finding is not None and finding.repaired is not None
     assert not finding.repaired.from_quote
     assert [s.passage.memory for s in finding.repaired.support] == ["a.md", "b.md"]
+
+
+def test_names_are_the_words_written_with_a_capital_where_no_sentence_starts() -> None:
+    asked = passages.names("How long does Osprine's rotation last? Does SQLite say, or do I?")
+    assert asked == {"osprine", "sqlite"}  # "How", "Does" start sentences; "I" says nothing
+
+
+def test_a_name_only_some_files_hold_tells_documents_apart(tmp_path: Path) -> None:
+    root = tmp_path / "memory"
+    root.mkdir()
+    for company in ("Osprine", "Tallowmere", "Brindle"):
+        note = root / f"{company.lower()}.md"
+        note.write_text(f"---\ntitle: {company} policy\n---\nAt {company}, Acme rotations last.")
+    question = "How long is a rotation at Osprine under the Acme policy?"
+    assert passages.rare_names(MemoryTools(root), question) == {"osprine"}  # all say Acme
+
+
+def test_an_answer_resting_on_a_look_alike_named_otherwise_is_rejected() -> None:
+    look_alike = Passage(1, "t.md", "Tallowmere policy", "Tallowmere policy", "A week.")
+    support = [checks.Support(look_alike, "A week.")]
+    draft = Draft("How long at Osprine?", "A week", [], [look_alike], support)
+    named = replace(draft, named=frozenset({"osprine"}))
+    assert checks.AboutWhatIsAsked().check(draft) is None
+    finding = checks.AboutWhatIsAsked().check(named)
+    assert finding is not None and finding.repaired is None
+
+
+def test_an_answer_that_is_only_a_value_is_stated_by_the_sentence_giving_it() -> None:
+    shown = [
+        passage(1, "A page is acknowledged within 5 minutes at the other site.", "a.md"),
+        passage(2, "The primary acknowledges a page within 10 minutes.", "b.md"),
+    ]
+    draft = Draft("Within how many minutes is a page acknowledged?", "10 minutes", [], shown)
+    finding = checks.QuotesInSources().check(draft)
+    assert finding is not None and finding.repaired is not None
+    assert [s.passage.memory for s in finding.repaired.support] == ["b.md"]

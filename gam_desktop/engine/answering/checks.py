@@ -40,6 +40,8 @@ class Draft:
     quotes: list[tuple[int, str]]  # (passage number, sentence) as the model gave them
     passages: list[Passage]
     support: list[Support] = field(default_factory=list)  # the quotes found in the sources
+    cited: tuple[int, ...] = ()  # the passages the model says state the answer
+    named: frozenset[str] = frozenset()  # the question's names that tell documents apart
     from_quote: bool = False  # the answer is the sentence that states it
 
 
@@ -87,7 +89,7 @@ class Abstained:
     def check(self, draft: Draft) -> Finding | None:
         if not draft.answer.strip():
             return Finding(self.name, "no passage states it")
-        if NOT_STATED.search(draft.answer) and not draft.quotes:
+        if NOT_STATED.search(draft.answer) and not draft.quotes and not draft.cited:
             return Finding(self.name, "the model says the passages do not state it")
         return None
 
@@ -130,17 +132,26 @@ def locate(quote: str, number: int, passages: list[Passage]) -> Support | None:
 
 def stating_sentence(draft: Draft) -> Support | None:
     """The sentence of the passages holding all the answer's numbers and the most of its own
-    words (at least half of them)."""
+    words (at least half of them), then the most of the question's words (an answer that is
+    only a value, "10 minutes", is stated by the sentence giving that value of what was
+    asked); of the passages the model cited first, when one of them has such a sentence."""
     own = own_words(draft.answer, draft.question)
     wanted = numbers(draft.answer) - numbers(draft.question)
+    asked = set(words(draft.question)) - FUNCTION_WORDS
 
     def held(support: Support) -> float | None:
         said = support.said
-        count = len(own & set(words(said)))
+        held_words = set(words(said))
+        count = len(own & held_words)
         enough = count >= ANSWER_OVERLAP * len(own)
-        return float(count) if enough and wanted <= numbers(said) else None
+        if not enough or not wanted <= numbers(said):
+            return None
+        return count + len(asked & held_words) / (len(asked) + 1)  # the question's: second
 
-    return _best_sentence(draft.passages, held) if own else None
+    if not own and not wanted:
+        return None
+    cited = [p for p in draft.passages if p.number in draft.cited]
+    return (_best_sentence(cited, held) if cited else None) or _best_sentence(draft.passages, held)
 
 
 def _best_sentence(
@@ -228,12 +239,13 @@ def cover(draft: Draft, most: int = 3) -> list[Support]:
 
 class AboutWhatIsAsked:
     """The sentences an answer rests on come from passages that name the identifiers the
-    question gives ("15.4", "gpl-3"): a look-alike's sentence answers another question."""
+    question gives ("15.4", "gpl-3") and the names that tell documents apart (`Draft.named`):
+    a look-alike's sentence answers another question."""
 
     name = "about what is asked"
 
     def check(self, draft: Draft) -> Finding | None:
-        asked = identifiers(draft.question)
+        asked = identifiers(draft.question) | draft.named
         if not asked or not draft.support:
             return None
         sources = " ".join(f"{s.passage.label}\n{s.passage.text}" for s in draft.support)

@@ -22,7 +22,7 @@ FUNCTION_WORDS = frozenset(
     but if then than that this these those it its they them their there here which who whom
     whose what when where why how do does did done has have had having will would shall
     should can could may might must not no yes so such also only just about into over under
-    per each every any all some more most less least very answer question passage passages
+    per each every any all some more most less least very answer question passage passages i
     document documents according says said state states stated""".split()
 )
 

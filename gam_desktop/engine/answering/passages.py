@@ -14,19 +14,23 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from gam_desktop.engine.answering.lexicon import FUNCTION_WORDS
 from gam_desktop.engine.ask.corpus import ORIGINAL, CorpusFile, memory_of
 from gam_desktop.engine.ask.evidence import source_name
 from gam_desktop.engine.ask.search import query_terms, tokenize
 from gam_desktop.engine.ask.tools import MemoryTools
 from gam_desktop.engine.store.markdown import README, parse_memory
 
-PASSAGES = 6  # windows shown to the model
+PASSAGES = 5  # windows shown to the model (as many as a one-call retrieval shows)
 PER_DOCUMENT = 2  # windows of one document at most, while others have hits
-WINDOW_WORDS = 150  # words of one window
+WINDOW_WORDS = 100  # words of a window: a fact with its context, short for a small model
 CANDIDATES = 30  # files read from the search before choosing
 _UNIT = re.compile(r"\n\s*\n|\n(?=\s*(?:[#>|*-]|\d+[.)]))|(?<=[.!?])\s+(?=[\"“(\[A-Z0-9])")
 _HEADING = re.compile(r"^\s*#{1,6}\s+\S")
 _IDENTIFIER = re.compile(r"\w*\d\w*(?:[._-]\w+)+|\w+(?:[._-]\w+)*[._-]\d\w*|\w*[a-z]\d\w*", re.I)
+_CAPITALIZED = re.compile(r"(?<![\w'’.-])([A-Z][\w'’-]*)")
+_SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n)\W*$")
+RARE_SHARE = 0.5  # a name in fewer than this share of the files tells documents apart
 _LABEL = re.compile(r"^\[([^\]\n]{1,300})\]\n")  # an original's "[document — title]" line
 
 
@@ -54,13 +58,18 @@ def retrieve(tools: MemoryTools, question: str, limit: int = PASSAGES) -> list[P
     chosen: list[Passage] = []
     per_document: Counter[str] = Counter()
     # A file holding the question's identifiers as written ("15.4", "utf-8", "GPL-3") comes
-    # first: the search splits them into digits that every look-alike holds. A README lists
-    # what its folder holds: it matches a question's words without stating facts, so it only
-    # fills places no memory took.
+    # first, one whose name holds them before one that only mentions them (a document is
+    # about what its name says; look-alikes mention each other): the search splits them into
+    # digits that every look-alike holds. A README lists what its folder holds: it matches
+    # a question's words without stating facts, so it only fills places no memory took.
     asked = identifiers(question)
     ordered = sorted(
         texts.items(),
-        key=lambda item: (-_held(asked, " ".join(item[1])), item[0].endswith(README)),
+        key=lambda item: (
+            -_held(asked, item[1][0]),
+            -_held(asked, item[1][1]),
+            item[0].endswith(README),
+        ),
     )
     for memory, (label, text) in ordered:
         document = source_name(files, memory)
@@ -78,6 +87,33 @@ def identifiers(text: str) -> set[str]:
     """The words of `text` written with digits or joined by dots, dashes or underscores
     ("15.4", "3.0", "gpl-3", "sqlite3_open"), lowercased."""
     return {m.lower() for m in _IDENTIFIER.findall(text)}
+
+
+def names(question: str) -> set[str]:
+    """The words `question` writes with a capital where a sentence does not start, and words
+    written with a capital inside ("SQLite", "GPL") anywhere, lowercased, possessives off:
+    in English, the names of things."""
+    found = set()
+    for match in _CAPITALIZED.finditer(question):
+        word = re.sub(r"['’]s?$", "", match.group(1))
+        inner_capital = any(c.isupper() for c in word[1:])
+        starts = _SENTENCE_START.search(question[: match.start()]) is not None
+        if (inner_capital or not starts) and word.lower() not in FUNCTION_WORDS:
+            found.add(word.lower())
+    return found
+
+
+def rare_names(tools: MemoryTools, question: str, share: float = RARE_SHARE) -> set[str]:
+    """The names of `question` that fewer than `share` of the memory's files hold: they
+    tell one document from its look-alikes ("Osprine" among companies), where a name every
+    file holds ("SQLite" in SQLite's manual) tells nothing. A name no file holds is rare."""
+    total = len(tools.corpus.snapshot())
+    rare = set()
+    for name in names(question):
+        terms = tokenize(name)
+        if terms and len(tools.index.containing(terms)) < share * total:
+            rare.add(name)
+    return rare
 
 
 def _held(asked: set[str], text: str) -> int:

@@ -11,7 +11,7 @@ from typing import Protocol
 
 from gam_desktop.engine.answering.checks import CHECKS, Check, Draft, Support
 from gam_desktop.engine.answering.lexicon import NOT_CLEARLY, NOT_IN_MEMORY
-from gam_desktop.engine.answering.passages import PASSAGES, Passage, retrieve
+from gam_desktop.engine.answering.passages import PASSAGES, Passage, rare_names, retrieve
 from gam_desktop.engine.answering.reading import read
 from gam_desktop.engine.ask.tools import MemoryTools
 from gam_desktop.engine.llm import LLM
@@ -55,7 +55,8 @@ class Answerer(Protocol):
 
 
 class Grounded:
-    """The question's best passages, read in one call that quotes its support."""
+    """The question's best passages, read in one call that names the passages it answers
+    from."""
 
     name = "grounded"
 
@@ -73,8 +74,9 @@ class Grounded:
             evidence.step("the model gave no usable reply")
             return None
         answer = reading.answer if reading.found else ""
-        quotes = [(q.passage, q.text) for q in reading.quotes]
-        return Draft(evidence.question, answer, quotes, passages)
+        cited = tuple(n for n in reading.passages if 1 <= n <= len(passages))
+        named = frozenset(rare_names(evidence.tools, evidence.question))
+        return Draft(evidence.question, answer, [], passages, cited=cited, named=named)
 
 
 def _renumbered(passages: list[Passage]) -> list[Passage]:
