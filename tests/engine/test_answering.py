@@ -280,3 +280,20 @@ def test_an_answer_that_is_only_a_value_is_stated_by_the_sentence_giving_it() ->
     finding = checks.QuotesInSources().check(draft)
     assert finding is not None and finding.repaired is not None
     assert [s.passage.memory for s in finding.repaired.support] == ["b.md"]
+
+
+def test_the_question_s_words_in_another_form_are_not_the_answer_s_own() -> None:
+    shown = [passage(1, "Engineers receive $120 for each weekend day on call.")]
+    question = "How much does the company pay for each weekend day on call?"
+    draft = Draft(question, "The company pays $120 for each weekend day.", [], shown)
+    finding = checks.QuotesInSources().check(draft)
+    assert finding is not None and finding.repaired is not None  # "pays" is the question's
+
+
+def test_a_name_written_in_a_label_s_file_name_is_named_by_it() -> None:
+    label = "Acme policy — acme_osprine_escalation"
+    shown = Passage(1, "e.md", "Acme policy", label, "A page escalates after 10 minutes.")
+    support = [checks.Support(shown, shown.text)]
+    draft = Draft("At Osprine, when?", "10 minutes", [], [shown], support)
+    draft = replace(draft, named=frozenset({"osprine"}))
+    assert checks.AboutWhatIsAsked().check(draft) is None

@@ -14,6 +14,7 @@ from typing import Protocol
 
 from gam_desktop.engine.answering.lexicon import FUNCTION_WORDS, MONTHS, NOT_STATED
 from gam_desktop.engine.answering.passages import Passage, holds, identifiers, units_of
+from gam_desktop.engine.ask.search import tokenize
 
 QUOTE_OVERLAP = 0.75  # share of a quote's words a source sentence must hold to be it
 ANSWER_OVERLAP = 0.5  # share of an answer's own words its quotes must hold
@@ -74,11 +75,20 @@ def _value(number: str) -> str:
 
 
 def own_words(text: str, question: str) -> set[str]:
-    """The words of `text` that carry content and that the question did not already say
-    (numbers, and a month's name, are checked as numbers)."""
-    asked = set(words(question))
+    """The words of `text` that carry content and that the question did not already say, in
+    any form ("pays" of "pay"; numbers, and a month's name, are checked as numbers)."""
+    asked = set(words(question)) | set(tokenize(question))
     skip = FUNCTION_WORDS | MONTHS.keys()
-    return {w for w in words(text) if w not in skip and w not in asked and not w.isdigit()}
+    return {
+        w
+        for w in words(text)
+        if w not in skip and not w.isdigit() and w not in asked and _stem(w) not in asked
+    }
+
+
+def _stem(word: str) -> str:
+    stems = tokenize(word)
+    return stems[0] if len(stems) == 1 else word
 
 
 class Abstained:
@@ -248,7 +258,10 @@ class AboutWhatIsAsked:
         asked = identifiers(draft.question) | draft.named
         if not asked or not draft.support:
             return None
-        sources = " ".join(f"{s.passage.label}\n{s.passage.text}" for s in draft.support)
+        # a label's file name parts are words too ("acme_payments_escalation")
+        sources = " ".join(
+            f"{s.passage.label.replace('_', ' ')}\n{s.passage.text}" for s in draft.support
+        )
         missing = sorted(a for a in asked if not holds(sources, a))
         if not missing:
             return None
