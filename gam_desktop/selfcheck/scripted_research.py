@@ -3,13 +3,13 @@
 Deliberately naive where a small model is: the planner plans only the question's first
 clause ("…; and at Borealis?" is left to the reviewer to notice), one sub-question per name
 it compares; the integrator takes the sentence of each excerpt about the sub-question's name
-that shares most words with it; the reviewer asks again for a name of the question that no
-sub-question asked about. The "made_up_source" fault adds a claim citing a file that does
-not exist, as a model inventing a citation would; the "other_figure" fault answers with the
-first figure of the excerpt, whatever it is the figure of, as the 1.5B model answered a
-backup interval with the file size limit above it; the "other_name" fault gives each claim
-to another name of the question than the one its excerpt is about; the "repeated" fault
-gives each claim three times, as the 1.5B model repeated one in a reply.
+that shares most words with it, and quotes it; the reviewer asks again for a name of the
+question that no sub-question asked about. The "made_up_source" fault adds a claim citing a
+file that does not exist, as a model inventing a citation would; the "other_figure" fault
+answers with the first figure of the excerpt, whatever it is the figure of, as the 1.5B
+model answered a backup interval with the file size limit above it; the "other_name" fault
+gives each claim to another name of the question than the one its excerpt is about; the
+"repeated" fault gives each claim three times, as the 1.5B model repeated one in a reply.
 """
 
 from __future__ import annotations
@@ -23,7 +23,9 @@ from gam_desktop.engine.textutil import keywords
 NAME = re.compile(r"\b[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*|\b\d+\.\d+\b")
 NOT_NAMES = {"what", "which", "how", "compare", "who", "when", "where", "is", "are", "does",
              "do", "list", "and", "the", "at", "for", "of", "in", "i"}  # fmt: skip
-EXCERPT = re.compile(r"^\[(E\d+)\] \(from ([^)]*)\) (.*)$", re.MULTILINE)
+EXCERPT = re.compile(  # "[E3] (from <label>)", then its text up to the next excerpt
+    r"^\[(E\d+)\] \(from ([^\n]*)\)\n(.*?)(?=\n\n\[E\d+\] \(from |\Z)", re.M | re.S
+)
 
 
 def names(text: str) -> list[str]:
@@ -71,10 +73,11 @@ def integrate_made_up(user: str) -> dict[str, Any]:
 
 def integrate_other_figure(user: str) -> dict[str, Any]:
     for excerpt_id, _document, text in EXCERPT.findall(user):
-        figure = re.search(r"(?<![\w.])\d{2,}(?![\w.])(?:\s*[A-Za-z]+)?", text)
-        if figure is not None:
-            claim = f"The answer to the sub-question is {figure.group()}."
-            return {"claims": [{"text": claim, "sources": [excerpt_id]}]}
+        for line in text.splitlines():
+            figure = re.search(r"(?<![\w.])\d{2,}(?![\w.])(?:\s*[A-Za-z]+)?", line)
+            if figure is not None:
+                claim = f"The {topic(_field(user, 'SUB-QUESTION'))} is {figure.group()}."
+                return {"claims": [{"text": claim, "sources": [excerpt_id], "quotes": [line]}]}
     return {"claims": []}
 
 
@@ -105,15 +108,18 @@ def integrate(user: str, made_up: bool = False) -> dict[str, Any]:
         name = next((n for n in wanted if n.lower() in about or n.split()[0].lower() in about), "")
         if wanted and not name:
             continue
-        text = re.sub(r"#+ [^.]*?(?= [A-Z][a-z]* [a-z])", "", text)  # headings the window kept
-        sentences = [s.strip(" …") for s in re.split(r"(?<=[.!?])\s+", text) if s.strip()]
+        sentences = [
+            s.strip()
+            for s in re.split(r"(?<=[.!?])\s+|\n+", text)
+            if s.strip() and not s.lstrip().startswith("#")  # not the heading the window kept
+        ]
         # the sentence sharing most words with the sub-question; one with a figure on a tie
         scored = [(len(terms & set(tokenize(s))), bool(re.search(r"\d", s)), s) for s in sentences]
         best = max(scored, default=(0, False, ""))
         if best[0] == 0:
             continue
         claim = f"{name}: {best[2]}" if name else best[2]
-        found.append((best[:2], {"text": claim, "sources": [excerpt_id]}))
+        found.append((best[:2], {"text": claim, "sources": [excerpt_id], "quotes": [best[2]]}))
     found.sort(key=lambda pair: pair[0], reverse=True)  # the two best, best first
     claims = [claim for _, claim in found[:2]]
     if made_up:

@@ -136,16 +136,6 @@ def test_the_chat_answers_from_each_named_document_without_a_call(built, llm_ser
     assert "read the value of each of the 2 documents named" in result.trajectory
 
 
-def test_research_reports_each_named_value_as_one_section(built, llm_server) -> None:
-    before = len(llm_server.state.requests)
-    report = built.research("Compare after how many minutes a page escalates at Heron and Wren.")
-    assert len(llm_server.state.requests) == before and report.llm_calls == 0
-    claims = [claim.text for section in report.sections for claim in section.claims]
-    assert len(claims) == 2 and "30 minutes" in claims[0] and "10 minutes" in claims[1]
-    cited = {s.document for sec in report.sections for c in sec.claims for s in c.sources}
-    assert cited == {"heron-oncall-policy.md", "wren-oncall-policy.md"}
-
-
 def test_values_of_different_kinds_settle_nothing(
     make_workflow, tmp_path: Path, memory_dir: Path
 ) -> None:

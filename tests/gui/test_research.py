@@ -105,26 +105,23 @@ def test_screenshot_of_a_report_in_dark_mode(qtbot, window, memory, tmp_path) ->
         shoot(window, "research-3-dark.png", tmp_path)
 
 
-def test_a_comparison_the_documents_settle_shows_each_value_with_no_model_call(
-    qtbot, window, make_workflow, tmp_path, llm_server
+def test_a_claim_its_sources_do_not_say_is_shown_left_out_with_why(
+    qtbot, window, memory, tmp_path, llm_server
 ) -> None:
-    """The kitchens' own fridge temperatures, compared: the one section, ticked, each value
-    quoted and cited, and no call to the model."""
-    from tests.documents import built_documents
-    from tests.engine.test_compare import DOCUMENTS
+    """A claim citing a file the run never read, whose words no excerpt says: not among the
+    sections, but under "Claims left out" with the reason, beside the claims that hold."""
+    from gam_desktop.selfcheck.scripted_llm import Fault
 
-    kitchens = {name: text for name, text in DOCUMENTS.items() if "kitchen" in name}
-    root = built_documents(make_workflow, tmp_path, kitchens).folder.root
-    assert window.open_memory(root)
+    assert window.open_memory(memory)
     wait(qtbot, lambda: idle(window))
-    before = len(llm_server.state.tasks())
-    research(window, "Which kitchen keeps its fridges coldest, and at what temperature?")
+    llm_server.state.faults.append(Fault("made_up_source", times=5, task="research_integrate"))
+    research(window, COMPARE)
     wait(qtbot, lambda: window.chat.turns[-1].report is not None or window.chat.turns[-1].error)
     turn = window.chat.turns[-1]
     assert turn.error is None, turn.error
-    assert llm_server.state.tasks()[before:] == []
-    assert [done for _, done in turn.plan] == [True]
     text = window.chat.transcript.toPlainText()
-    assert "Saltcellar kitchen procedures: 3 °C, the coldest" in text
-    assert "Juniper kitchen procedures: 4 °C" in text and "0 LLM calls" in text
-    shoot(window, "research-3-settled.png", tmp_path)
+    left_out = text.split("Claims left out", 1)
+    assert len(left_out) == 2 and "30 minutes" in left_out[0]
+    assert "last reviewed in spring" not in left_out[0]
+    assert "last reviewed in spring" in left_out[1] and "not an excerpt of this run" in left_out[1]
+    shoot(window, "research-3-left-out.png", tmp_path)

@@ -1,7 +1,7 @@
 """ResearchAgent: plan → search → integrate → reflect, until the reflection says enough.
 
 Each phase is a typed step (`research.steps`); the loop keeps the running notes, the
-budget and the bookkeeping (which files were read or matched, for the citation check),
+budget and the bookkeeping (the files read, every claim checked by `research.claims`),
 reports every step live to `on_step`, and stops between steps when the cancel token is
 set (OperationCancelled: nothing was written) or a limit is reached (a partial report
 naming the limit).
@@ -12,15 +12,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from gam_desktop.engine.ask.agent import README_LIMIT
 from gam_desktop.engine.ask.tools import MemoryTools
 from gam_desktop.engine.llm import LLM
 from gam_desktop.engine.models import Citation
 from gam_desktop.engine.progress import CancelToken
-from gam_desktop.engine.research import documents, steps
 from gam_desktop.engine.research import report as reports
+from gam_desktop.engine.research import steps
 from gam_desktop.engine.research.budget import Budget, Limits
-from gam_desktop.engine.research.family import checked_against_family
+from gam_desktop.engine.research.claims import check_claims
 from gam_desktop.engine.research.models import (
     Claim,
     ClaimReply,
@@ -30,7 +29,6 @@ from gam_desktop.engine.research.models import (
     SectionNotes,
     SubQuestion,
 )
-from gam_desktop.engine.research.settled import settled
 from gam_desktop.engine.store.markdown import parse_memory
 from gam_desktop.engine.textutil import plural
 
@@ -87,18 +85,9 @@ class ResearchAgent:
         self.cancel.raise_if_cancelled()
         if self._stopped(run, budget):
             return
-        compared = settled(self.tools, run.question)
-        if compared is not None:  # each document's own value, compared: no plan to make
-            run.add_sections([SubQuestion(question=compared.question)])
-            run.notes.sections[-1] = compared
-            cited = [s.path for claim in compared.claims for s in claim.sources]
-            run.saw([], cited)
-            self._emit(run, "compare", "compared each document's own value", cited)
-            return
         readme = self.tools.run("cat", {"file": "README.md"})
-        run.saw(readme.read, [])
-        subs, note = steps.plan(self.llm, run.question, readme.text[:README_LIMIT], self.cancel)
-        subs = documents.by_document(self.tools, run.question, subs)
+        run.saw(readme.read)
+        subs, note = steps.plan(self.llm, run.question, readme.text, self.cancel)
         run.remark(note)
         run.add_sections(subs)
         self._emit(run, "plan", f"plan: {plural(len(subs), 'sub-question')}")
@@ -132,7 +121,8 @@ class ResearchAgent:
             if section.searched:
                 continue
             self.cancel.raise_if_cancelled()
-            found = steps.search(self.tools, run.question, i, run.subs[i], run.ids, run.saw)
+            found = steps.search(self.tools, run.question, i, run.subs[i], run.ids)
+            run.saw([e.path for e in found.excerpts])  # every passage shown is a file read
             section.searched = True
             run.found[i] = found
             if found.missing_names:
@@ -170,34 +160,23 @@ class ResearchAgent:
             return i, claims, note
 
         results = self.llm.parallel_map(one, chosen, cancel=self.cancel)
-        root = self.tools.sandbox.root
         for i, claims, note in results:
             run.remark(note)
             found = run.found.pop(i)
             section = run.notes.sections[i]
             section.integrated = True
-            checked, dropped = steps.check_claims(
-                claims,
-                f"{run.question} {section.question}",
-                {e.id: e for e in found.excerpts},
-                lambda path: (root / path).is_file(),
-                run.read | run.matched,
-                section.question,
+            checked, dropped = check_claims(
+                claims, run.question, section.question, found.excerpts, run.ids.by_id
             )
-            documents = {e.document for e in run.ids.by_id.values() if e.document}
-            checked, elsewhere = checked_against_family(checked, documents, run.question)
-            dropped += elsewhere
-            if claims and not checked:  # it tried, and every claim failed: the excerpts say
-                instead = steps.stated_instead(f"{section.question} {run.question}", found.excerpts)
-                checked, _held = checked_against_family(instead, documents, run.question)
-            section.claims = _merged(section.claims, steps.attributed(checked, documents))
-            section.left_out += len(dropped)
+            section.claims = _merged(section.claims, checked)
+            left = len(claims) - len(checked)
+            section.left_out += left
             run.notes.dropped += dropped
             self._emit(
                 run,
                 "integrate",
                 f"“{section.question}”: {plural(len(section.claims), 'claim')}"
-                + (f", {plural(len(dropped), 'citation')} dropped" if dropped else ""),
+                + (f", {plural(left, 'claim')} left out" if left else ""),
             )
         return bool(run.limits_hit)
 
@@ -241,14 +220,12 @@ class _Run:
     missing: dict[int, str] = field(default_factory=dict)  # why a sub-question has no evidence
     ids: steps.ExcerptIds = field(default_factory=steps.ExcerptIds)
     read: set[str] = field(default_factory=set)
-    matched: set[str] = field(default_factory=set)
     limits_hit: list[str] = field(default_factory=list)
     remarks: list[str] = field(default_factory=list)
     iteration: int = 0
 
-    def saw(self, read: list[str], matched: list[str]) -> None:
+    def saw(self, read: list[str]) -> None:
         self.read.update(read)
-        self.matched.update(matched)
 
     def add_sections(self, subs: list[SubQuestion]) -> None:
         self.subs += subs
@@ -267,7 +244,9 @@ def _merged(old: list[Claim], new: list[Claim]) -> list[Claim]:
         key = claim.text.casefold().rstrip(" .")
         if key in merged:
             sources = {s.id: s for s in [*merged[key].sources, *claim.sources]}
-            merged[key] = merged[key].model_copy(update={"sources": list(sources.values())})
+            quotes = {(q.source, q.sentence): q for q in [*merged[key].quotes, *claim.quotes]}
+            update = {"sources": list(sources.values()), "quotes": list(quotes.values())}
+            merged[key] = merged[key].model_copy(update=update)
         else:
             merged[key] = claim
     return list(merged.values())

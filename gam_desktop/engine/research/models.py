@@ -1,33 +1,30 @@
 """The typed steps of a research run: what each phase hands the next.
 
 The model writes only the small objects (`PlanReply`, `IntegrateReply`, `ReflectReply`),
-validated with pydantic; everything it cites is mapped back to files and line spans by
-the engine, so a claim's source is never the model's word alone.
+validated with pydantic; every claim it writes is checked against the excerpts it was shown
+(`research.claims`) and keeps the sentences that support it, as the sources write them.
 """
 
 from __future__ import annotations
 
 from pydantic import BaseModel, Field, field_validator
-from pydantic.json_schema import SkipJsonSchema
 
 from gam_desktop.engine.models import Citation
+
+
+def _listed(value: object) -> object:
+    """A small model writes one string where a list belongs."""
+    return [value] if isinstance(value, str) else value
+
 
 # -- what the model writes -----------------------------------------------------------
 
 
 class SubQuestion(BaseModel):
     question: str = Field(min_length=3)
-    keywords: list[str] = Field(default_factory=list)  # exact terms to grep for
-    folders: list[str] = Field(default_factory=list)  # where to look ("" or "/" is everywhere)
-    # Set by the engine, never asked of the planner: only this source document's memories
-    # are searched (research/documents.py).
-    document: SkipJsonSchema[str] = ""
+    keywords: list[str] = Field(default_factory=list)  # exact terms to search for
 
-    @field_validator("keywords", "folders", mode="before")
-    @classmethod
-    def _listed(cls, value: object) -> object:
-        """A small model writes one string where a list belongs."""
-        return [value] if isinstance(value, str) else value
+    _keywords = field_validator("keywords", mode="before")(_listed)
 
 
 class PlanReply(BaseModel):
@@ -36,12 +33,10 @@ class PlanReply(BaseModel):
 
 class ClaimReply(BaseModel):
     text: str = Field(min_length=3)
-    sources: list[str] = Field(default_factory=list)  # "E3", or a memory path
+    sources: list[str] = Field(default_factory=list)  # excerpt ids: "E3"
+    quotes: list[str] = Field(default_factory=list)  # its sentences, copied word for word
 
-    @field_validator("sources", mode="before")
-    @classmethod
-    def _listed(cls, value: object) -> object:
-        return [value] if isinstance(value, str) else value
+    _lists = field_validator("sources", "quotes", mode="before")(_listed)
 
 
 class IntegrateReply(BaseModel):
@@ -57,25 +52,33 @@ class ReflectReply(BaseModel):
 
 
 class Excerpt(BaseModel):
-    """A piece of evidence the search step found: a memory file and its line span."""
+    """A passage the search step found: a window of a memory's original wording."""
 
     id: str  # "E3": what the model cites
     path: str  # the memory file (relative to the memory root)
-    lines: tuple[int, int]  # first and last line of the file it comes from
+    lines: tuple[int, int]  # first and last line of the memory file it answers from
     text: str  # what the model is shown
-    read: bool = False  # the whole file was read (cat), not only matched
-    document: str | None = None  # the source document it was written from (front matter)
+    label: str = ""  # what the model is told it is: "<document> — <title>"
+    document: str = ""  # its source document as a reader names it ("" for a README)
+
+
+class Quote(BaseModel):
+    """A sentence a claim rests on, as its excerpt writes it."""
+
+    source: str  # the excerpt's id
+    sentence: str
+
+
+class Claim(BaseModel):
+    text: str
+    sources: list[Excerpt]  # the excerpts its sentences come from
+    quotes: list[Quote] = Field(default_factory=list)
 
 
 class SearchResult(BaseModel):
     sub_question: int  # its index in the plan
     excerpts: list[Excerpt] = Field(default_factory=list)
-    missing_names: list[str] = Field(default_factory=list)  # named, and nowhere in the memory
-
-
-class Claim(BaseModel):
-    text: str
-    sources: list[Excerpt]  # checked: every one exists and was read or matched in the run
+    missing_names: list[str] = Field(default_factory=list)  # asked, and nowhere in the memory
 
 
 class SectionNotes(BaseModel):
@@ -90,7 +93,7 @@ class SectionNotes(BaseModel):
 
 class Notes(BaseModel):
     sections: list[SectionNotes] = Field(default_factory=list)
-    dropped: list[str] = Field(default_factory=list)  # claims whose citations failed the check
+    dropped: list[str] = Field(default_factory=list)  # claims that failed their check, and why
 
     def answered(self) -> list[bool]:
         return [bool(s.claims) for s in self.sections]
@@ -113,7 +116,7 @@ class ResearchReport(BaseModel):
     sections: list[ReportSection] = Field(default_factory=list)
     not_said: list[str] = Field(default_factory=list)  # sub-questions with no evidence
     limits_hit: list[str] = Field(default_factory=list)  # "the token limit (4,000): …"
-    dropped: list[str] = Field(default_factory=list)  # claims whose citation failed
+    dropped: list[str] = Field(default_factory=list)  # claims that failed their check
     notes: list[str] = Field(default_factory=list)  # fallbacks taken (plan failed, …)
     sources: list[str] = Field(default_factory=list)  # memory paths cited, in order
     citations: list[Citation] = Field(default_factory=list)

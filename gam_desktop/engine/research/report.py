@@ -1,7 +1,8 @@
 """The research report: sections of checked claims, what the memory does not say, limits.
 
-Built from the notes without another LLM call: every sentence in it is a claim whose
-citations passed `steps.check_claims`, so the report cannot cite what the run never saw.
+Built from the notes without another LLM call: every sentence in it is a claim that passed
+`claims.check_claims`, shown with the sentences of its sources it rests on, so the report
+states nothing its sources do not and cites nothing the run never read.
 """
 
 from __future__ import annotations
@@ -18,8 +19,7 @@ NOT_SAID = "What the memory does not say"
 def confidence(claims: list[Claim], partial: bool) -> float:
     """More distinct files agreeing, more confidence; a run stopped by a limit, less."""
     files = {s.path for c in claims for s in c.sources}
-    read = all(s.read for c in claims for s in c.sources)
-    score = min(0.9, 0.45 + 0.15 * len(files) + (0.1 if read else 0.0))
+    score = min(0.9, 0.55 + 0.15 * len(files))
     return round(score * (0.75 if partial else 1.0), 2)
 
 
@@ -88,11 +88,13 @@ def markdown(
             cited = "; ".join(
                 _cite(s.path, s.lines, where.get(s.path), link_prefix) for s in claim.sources
             )
-            out.append(f"- {claim.text} ({cited})")
+            shown = [" ".join(q.sentence.split()) for q in claim.quotes]  # on the item's line
+            quoted = "".join(f" “{s}”" for s in dict.fromkeys(shown) if s not in claim.text)
+            out.append(f"- {claim.text}{quoted} ({cited})")
     if report.not_said:
         out += ["", f"{heading} {NOT_SAID}", ""] + [f"- {line}" for line in report.not_said]
     if report.dropped:
-        out += ["", f"{heading} Claims left out", "", "Their citations failed the check:", ""]
+        out += ["", f"{heading} Claims left out", "", "Their sources do not say them:", ""]
         out += [f"- {line}" for line in report.dropped]
     if report.sources:
         out += ["", f"{heading} Sources", ""]
