@@ -44,3 +44,9 @@ def capabilities_file() -> Path:
 def prices_file() -> Path:
     """The price table the estimate uses for known providers (engine/llm/prices.py)."""
     return config_dir() / "prices.json"
+
+
+def embeddings_file() -> Path:
+    """Search by meaning as chosen in Settings (engine/llm/embeddings.py `EmbeddingChoice`):
+    the app writes it, gam-serve and gam-mcp read it too (they cannot read Qt's settings)."""
+    return config_dir() / "embeddings.json"

@@ -75,14 +75,21 @@ def say_shown(app: QApplication) -> None:
     app.quit()
 
 
-def start_in_background(window: MainWindow, endpoint: str) -> None:
+def start_in_background(window: MainWindow, endpoint: str, embedding_endpoint: str = "") -> None:
     """Read the key from the keychain (a daemon thread, never a QThread: a locked keyring
-    can hang) and warm up the LLM SDK and the tokenizer."""
+    can hang), and the embedding endpoint's when it has one of its own; warm up the LLM
+    SDK and the tokenizer."""
     call_in_daemon(
         lambda: keystore.get_key(endpoint),
         window.set_api_key,
         lambda error: log.warning("keychain: %s", error),
     )
+    if embedding_endpoint:
+        call_in_daemon(
+            lambda: keystore.get_key(embedding_endpoint),
+            window.set_embedding_key,
+            lambda error: log.warning("keychain: %s", error),
+        )
     window.tasks.start("warm-up", lambda w, c: warm_up())
 
 
@@ -198,7 +205,13 @@ def main(argv: list[str] | None = None) -> int:
     window.show()
     # The keychain and the warm-up start once the window is up: their imports on other
     # threads would take the GIL from the GUI thread while it opens the memory.
-    QTimer.singleShot(0, window, functools.partial(start_in_background, window, prefs.base_url))
+    QTimer.singleShot(
+        0,
+        window,
+        functools.partial(
+            start_in_background, window, prefs.base_url, prefs.own_embedding_endpoint()
+        ),
+    )
     if os.environ.get("GAM_EXIT_WHEN_SHOWN"):  # for start-up measurements: bench_cold_start
         if folder:
             window.open_memory(Path(folder))

@@ -103,6 +103,9 @@ class MainWindow(QMainWindow):
             lambda text: self.status_label.setText(text),
             self,
             on_change=self.session.memory_changed.emit,  # History shows what apps taught
+            embeddings=lambda: self.session.prefs.embedding_settings(
+                self.session.api_key, self.session.embedding_key
+            ),
         )
         self.session.opened.connect(lambda root, _folder: self.sharing.follow(root))
         self.setWindowTitle("GAM Desktop")
@@ -464,9 +467,12 @@ class MainWindow(QMainWindow):
     def open_settings(self) -> None:
         from gam_desktop.gui.settings_dialog import SettingsDialog
 
-        dialog = SettingsDialog(self.session.prefs, self.session.api_key, self)
+        session = self.session
+        dialog = SettingsDialog(session.prefs, session.api_key, self, session.embedding_key)
         if dialog.exec():
-            self.session.set_preferences(dialog.result_preferences(), dialog.result_key())
+            session.set_preferences(
+                dialog.result_preferences(), dialog.result_key(), dialog.result_embedding_key()
+            )
             self._say_if_ready()
             if dialog.keychain_message:
                 self.tell("The key was not saved", dialog.keychain_message)
@@ -485,6 +491,10 @@ class MainWindow(QMainWindow):
         """The key arrived from the keychain (read off the GUI thread at start-up)."""
         self.session.set_api_key(key)
         self._say_if_ready()
+
+    def set_embedding_key(self, key: str | None) -> None:
+        """The embedding endpoint's own key arrived from the keychain (at start-up)."""
+        self.session.set_embedding_key(key)
 
     def _say_if_ready(self) -> None:
         """The chat asks nothing before there is an LLM and a memory: it says which to

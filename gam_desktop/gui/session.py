@@ -63,6 +63,7 @@ class MemorySession(QObject):
         self.prefs = prefs
         self.store = store
         self.api_key = api_key
+        self.embedding_key: str | None = None  # an embedding endpoint's own (the keychain's)
         self.operations = operations
         self.prompter = prompter
         self.workflow: Workflow | None = None
@@ -116,6 +117,7 @@ class MemorySession(QObject):
             options=self.prefs.build_options(),
             git_path=self.prefs.git_path or None,
             prices=PriceTable.load(appdirs.prices_file()),
+            embeddings=self.prefs.embedding_settings(self.api_key, self.embedding_key),
         )
         # Open (or create) the repository now, before any worker thread can: two threads
         # running `git init` / opening a half-made .git at once was a real race.
@@ -201,6 +203,7 @@ class MemorySession(QObject):
             git_path=self.prefs.git_path or None,
             tools=workflow.search_tools(),
             prices=workflow.prices,
+            embeddings=workflow.embeddings,
         )
 
     def read(
@@ -334,11 +337,28 @@ class MemorySession(QObject):
             if self.workflow is not None:
                 self.workflow.settings = self.prefs.llm("builder", key)
                 self.workflow.chat_settings = self.prefs.llm("chat", key)
+                self._embeddings_changed()
 
-    def set_preferences(self, prefs: Preferences, api_key: str | None) -> None:
+    def set_embedding_key(self, key: str | None) -> None:
+        """The embedding endpoint's own key arrived from the keychain (at start-up)."""
+        if key and key != self.embedding_key:
+            self.embedding_key = key
+            self._embeddings_changed()
+
+    def _embeddings_changed(self) -> None:
+        """The open memory's search asks for embeddings with the keys known now (they arrive
+        from the keychain after the memory opened)."""
+        if self.workflow is not None:
+            embeddings = self.prefs.embedding_settings(self.api_key, self.embedding_key)
+            self.workflow.embeddings = embeddings
+            self.workflow.search_tools().use_embeddings(embeddings)
+
+    def set_preferences(
+        self, prefs: Preferences, api_key: str | None, embedding_key: str | None = None
+    ) -> None:
         """Settings were saved: kept for the next memory opened (the window re-opens this
         one)."""
-        self.prefs, self.api_key = prefs, api_key
+        self.prefs, self.api_key, self.embedding_key = prefs, api_key, embedding_key
         save(self.store, prefs)
 
     # -- edits made outside the app -------------------------------------------------------

@@ -1,22 +1,37 @@
 """The app's settings: what the user chose in the Settings dialog, kept with QSettings.
 
 Only preferences live here (endpoint, models, temperatures, chunking, workers,
-layout, recent folders). The API key is never written here: it lives in the OS
+layout, recent folders). The API keys are never written here: they live in the OS
 keychain (gam_desktop.keystore), or in memory for this session when there is none.
+
+Search by meaning (the embedding model: automatic, on or off, an endpoint, a model) is kept
+in a JSON file of its own (`appdirs.embeddings_file`), which gam-serve and gam-mcp read too.
+The stored preferences carry a version (`VERSION`); `load` brings older ones up to date.
 """
 
 from __future__ import annotations
 
+import logging
 import time
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from pydantic import SecretStr
 from PySide6.QtCore import QLockFile, QSettings
 
+from gam_desktop import appdirs
 from gam_desktop.engine.build.builder import BuildOptions
 from gam_desktop.engine.llm import LLMSettings
+from gam_desktop.engine.llm.embeddings import (
+    EmbeddingChoice,
+    EmbeddingSettings,
+    Enabled,
+    same_server,
+)
 from gam_desktop.engine.models import ChunkConfig
+
+log = logging.getLogger(__name__)
 
 PRESETS = {  # name -> (base URL, default model, needs a key)
     "OpenAI": ("https://api.openai.com/v1", "gpt-4o-mini", True),
@@ -25,6 +40,12 @@ PRESETS = {  # name -> (base URL, default model, needs a key)
     "Custom": ("http://127.0.0.1:8080/v1", "local-model", False),
 }
 MAX_RECENT = 8
+# The stored preferences' version. 1 (none stored): `workers` defaulted to 8, saved as 8
+# whether or not the person chose it; 2: 0, automatic (adaptive concurrency, issue 36).
+VERSION = 2
+OLD_DEFAULT_WORKERS = 8
+# Kept in appdirs.embeddings_file(), not in QSettings: the command-line servers read them.
+EMBEDDING_FIELDS = ("embeddings", "embedding_base_url", "embedding_model")
 SET_UP_LLM = (
     "Set up your LLM first: Edit ▸ Settings… (an OpenAI key, or a server on this computer: "
     "Ollama, LM Studio or llama.cpp). Then ask."
@@ -47,6 +68,9 @@ class Preferences:
     timeout: float = 120.0
     git_path: str = ""
     recent_folders: list[str] = field(default_factory=list)
+    embeddings: Enabled = "auto"  # search by meaning: auto (when a model is found), on, off
+    embedding_base_url: str = ""  # "": the chat's server
+    embedding_model: str = ""  # "": the embedding model the server lists, if any
 
     def llm(self, role: str, api_key: str | None) -> LLMSettings:
         model = self.builder_model if role == "builder" else self.chat_model
@@ -59,6 +83,32 @@ class Preferences:
             workers=self.workers,
             timeout=self.timeout,
         )
+
+    def embedding_choice(self) -> EmbeddingChoice:
+        return EmbeddingChoice(
+            enabled=self.embeddings,
+            base_url=self.embedding_base_url.strip(),
+            model=self.embedding_model.strip(),
+        )
+
+    def embedding_settings(
+        self,
+        api_key: str | None,
+        embedding_key: str | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> EmbeddingSettings:
+        """Search by meaning as chosen, the environment's GAM_EMBEDDING* variables on top.
+        `embedding_key`: the key kept for the embedding endpoint, when it is not the chat's
+        server (the chat's key `api_key` is used on the chat's server only)."""
+        return EmbeddingSettings.from_env(
+            self.llm("chat", api_key), env, choice=self.embedding_choice(), stored_key=embedding_key
+        )
+
+    def own_embedding_endpoint(self) -> str:
+        """The embedding endpoint when it is another server than the chat's (it has a key of
+        its own, kept in the keychain under its address), else ""."""
+        url = self.embedding_base_url.strip()
+        return url if url and not same_server(url, self.base_url) else ""
 
     def llm_missing(self, api_key: str | None) -> str | None:
         """Why no question can be sent to the LLM yet (no endpoint or model, or OpenAI
@@ -80,9 +130,13 @@ class Preferences:
         del self.recent_folders[MAX_RECENT:]
 
 
-def load(store: QSettings) -> Preferences:
+def load(store: QSettings, shared: Path | None = None) -> Preferences:
+    """The preferences kept in `store` (brought up to date when an older version stored
+    them) and the search settings kept in `shared` (appdirs.embeddings_file() by default)."""
     prefs = Preferences()
     for name, default in asdict(prefs).items():
+        if name in EMBEDDING_FIELDS:
+            continue
         value = store.value(f"prefs/{name}", default)
         if isinstance(default, list):
             value = [
@@ -95,7 +149,28 @@ def load(store: QSettings) -> Preferences:
         elif isinstance(default, float):
             value = float(_number(value))
         setattr(prefs, name, value)
+    _migrate(store, prefs)
+    choice = EmbeddingChoice.read(shared or appdirs.embeddings_file())
+    prefs.embeddings = choice.enabled
+    prefs.embedding_base_url, prefs.embedding_model = choice.base_url, choice.model
     return prefs
+
+
+def stored_version(store: QSettings) -> int:
+    """The version of the preferences in `store`: 1 when they were stored before versions
+    were (any `prefs/` key but no `prefs/version`), the current one when none are."""
+    stored = store.value("prefs/version")
+    if stored is not None:
+        return int(_number(stored))
+    return 1 if any(k.startswith("prefs/") for k in store.allKeys()) else VERSION
+
+
+def _migrate(store: QSettings, prefs: Preferences) -> None:
+    """Older preferences, brought up to date (they are stored so at the next `save`).
+    Version 1 saved every default: a `workers` of 8 was the default, not a choice, and is
+    now automatic (0); another number was chosen, and stays."""
+    if stored_version(store) < 2 and prefs.workers == OLD_DEFAULT_WORKERS:
+        prefs.workers = 0
 
 
 def _number(value: object) -> str | int | float:
@@ -106,10 +181,16 @@ def _number(value: object) -> str | int | float:
     raise TypeError(f"a setting that should be a number is {type(value).__name__}")
 
 
-def save(store: QSettings, prefs: Preferences) -> None:
+def save(store: QSettings, prefs: Preferences, shared: Path | None = None) -> None:
     for name, value in asdict(prefs).items():
-        store.setValue(f"prefs/{name}", value)
+        if name not in EMBEDDING_FIELDS:
+            store.setValue(f"prefs/{name}", value)
+    store.setValue("prefs/version", VERSION)
     store.sync()
+    try:
+        prefs.embedding_choice().write(shared or appdirs.embeddings_file())
+    except OSError as exc:  # (as QSettings, which says nothing): the app goes on with them
+        log.warning("the search settings could not be saved: %s", exc)
 
 
 def clear_broken_lock(store: QSettings, checks: int = 4) -> bool:

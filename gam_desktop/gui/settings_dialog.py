@@ -1,14 +1,18 @@
-"""Settings, in two tabs. Basic: the provider preset, the server's address, the API key
+"""Settings, in three tabs. Basic: the provider preset, the server's address, the API key
 (kept in the keychain) and the models, chosen from the list the server gives (or typed);
-Test connection and Detect local servers. Advanced: temperatures, chunk sizes, parallel
-calls (automatic, or a number), the reorganization threshold, the silence limit per call,
-the git executable."""
+Test connection and Detect local servers, their findings under their buttons. Advanced:
+temperatures, chunk sizes, parallel calls (automatic, or a number), the reorganization
+threshold, the silence limit per call, the git executable. Search: search by meaning
+(automatic, on, off), its endpoint (the chat's server when empty; a key of its own, kept in
+the keychain, for another server) and its model (found on the server when empty: the one
+found is shown)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
+from pydantic import SecretStr
 from PySide6.QtCore import Qt, QTimer, Slot
 from PySide6.QtWidgets import (
     QComboBox,
@@ -30,6 +34,8 @@ from PySide6.QtWidgets import (
 
 from gam_desktop import keystore
 from gam_desktop.engine.llm import LLMAuthError, LLMError, LLMSettings, NoModels, concurrency
+from gam_desktop.engine.llm import embeddings as embedding_models
+from gam_desktop.engine.llm.embeddings import Enabled, is_local, pick_model, same_server
 from gam_desktop.engine.llm.probe import detect_local, list_models, probe
 from gam_desktop.engine.textutil import plural
 from gam_desktop.gui import error_advice
@@ -38,6 +44,11 @@ from gam_desktop.gui.workers import TaskRunner, call_in_daemon
 
 KEYCHAIN_TIMEOUT = 10.0  # seconds
 MODEL_LIST_DELAY_MS = 600  # an address being typed is asked for its models once typing pauses
+EMBEDDINGS: dict[Enabled, str] = {  # search by meaning: the choices, as said
+    "auto": "Automatic",
+    "on": "On",
+    "off": "Off",
+}
 
 
 def _spin(low: int, high: int, value: int) -> QSpinBox:
@@ -108,42 +119,59 @@ def _ask_for_models(settings: LLMSettings) -> list[str] | LLMError:
 
 
 class SettingsDialog(QDialog):
-    def __init__(self, prefs: Preferences, api_key: str | None, parent: QWidget | None = None):
+    def __init__(
+        self,
+        prefs: Preferences,
+        api_key: str | None,
+        parent: QWidget | None = None,
+        embedding_key: str | None = None,
+    ):
         super().__init__(parent)
         self.setWindowTitle("Settings")
         self.prefs = prefs
         self.key_for_session: str | None = api_key
         self.keychain_message = ""  # why the key was kept for this session only
         self.server_models: list[str] = []  # what the server listed last
+        self._listed = False  # the models shown are the server's answer (not a problem said)
         self._models_asked = 0  # only the answer to the latest question counts
+        self.embedding_models: list[str] | None = None  # what the embedding endpoint listed
+        self.embedding_found: str | None = None  # the embedding model found there, if any
+        self._embeddings_asked = 0
         self.tasks = TaskRunner(self)
         # Timers are children: they die with the dialog, and never call a deleted one.
         self._keychain_timer = self._timer(self._keychain_timed_out, KEYCHAIN_TIMEOUT * 1000)
         self._model_timer = self._timer(self.refresh_models, MODEL_LIST_DELAY_MS)
+        self._embedding_timer = self._timer(self.refresh_embeddings, MODEL_LIST_DELAY_MS)
         self.tabs = QTabWidget()
         self.tabs.setAccessibleName("Settings pages")
-        # Two short tabs: no scroll buttons (the bold selected tab made room for them).
+        # Short tabs: no scroll buttons (the bold selected tab made room for them).
         self.tabs.setUsesScrollButtons(False)
         self.tabs.tabBar().setElideMode(Qt.TextElideMode.ElideNone)
         self.tabs.addTab(self._basic(prefs, api_key), "&Basic")
         self.tabs.addTab(self._advanced(prefs), "&Advanced")
-        self.report = QLabel()
-        self.report.setWordWrap(True)
-        self.report.setObjectName("probeReport")
+        self.tabs.addTab(self._search(prefs, embedding_key), "S&earch")
+        self.saving = QLabel()  # the keychain being written (it may ask for a password)
+        self.saving.setObjectName("modelStatus")
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
         )
         buttons.accepted.connect(self.save)
         buttons.rejected.connect(self.reject)
+        bottom = QHBoxLayout()
+        bottom.addWidget(self.saving, 1)
+        bottom.addWidget(buttons)
         layout = QVBoxLayout(self)
         layout.addWidget(self.tabs)
-        layout.addWidget(self.report)
-        layout.addWidget(buttons)
+        layout.addLayout(bottom)
         self.resize(600, 0)
         self.base_url.textChanged.connect(lambda _text: self._model_timer.start())
+        self.base_url.textChanged.connect(lambda _text: self._embedding_endpoint_edited())
         self.api_key.editingFinished.connect(self._key_edited)
+        for box in (self.builder_model, self.chat_model):
+            box.currentTextChanged.connect(lambda _text: self._say_models())
         self._asked_key = self.api_key.text().strip()
         self.refresh_models()
+        self.refresh_embeddings()
 
     def _timer(self, slot: Callable[[], None], milliseconds: float) -> QTimer:
         timer = QTimer(self)
@@ -185,7 +213,7 @@ class SettingsDialog(QDialog):
             ]
         )
         form.addRow("", listing)
-        test = QPushButton("&Test connection")
+        test = self.test_button = QPushButton("&Test connection")
         test.clicked.connect(self.test_connection)
         detect = QPushButton("&Detect local servers")
         detect.clicked.connect(self.detect)
@@ -193,10 +221,18 @@ class SettingsDialog(QDialog):
         probes.addWidget(test)
         probes.addWidget(detect)
         probes.addStretch(1)
+        # What Test connection and Detect local servers found: under their buttons.
+        self.report = QLabel()
+        self.report.setWordWrap(True)
+        self.report.setObjectName("probeReport")
+        self.report.setAccessibleName("Connection test result")
+        self.report.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.report.hide()  # until a test says something
         page = QWidget()
         layout = QVBoxLayout(page)
         layout.addLayout(form)
         layout.addLayout(probes)
+        layout.addWidget(self.report)
         layout.addStretch(1)
         return page
 
@@ -262,6 +298,62 @@ class SettingsDialog(QDialog):
             number.setMinimumWidth(width)
         return page
 
+    def _search(self, prefs: Preferences, embedding_key: str | None) -> QWidget:
+        """Search by meaning: whether, where (the chat's server unless another is named, with
+        a key of its own then) and with which model (found on the server unless named)."""
+        self.embeddings = QComboBox()
+        for value, text in EMBEDDINGS.items():
+            self.embeddings.addItem(text, value)
+        self.embeddings.setCurrentIndex(max(0, self.embeddings.findData(prefs.embeddings)))
+        self.embeddings.setToolTip(
+            "Automatic: search by meaning when the server offers an embedding model (or one "
+            "is named here). On: always, saying so when it cannot. Off: by words alone."
+        )
+        self.embedding_url = QLineEdit(prefs.embedding_base_url)
+        self.embedding_url.setPlaceholderText("the chat's server when empty")
+        self.embedding_key = QLineEdit(embedding_key or "")
+        self.embedding_key.setEchoMode(QLineEdit.EchoMode.Password)
+        self.embedding_model = _model_box(prefs.embedding_model)
+        self.embedding_status = QLabel()
+        self.embedding_status.setObjectName("modelStatus")
+        self.embedding_status.setWordWrap(True)
+        self.embedding_status.setAccessibleName("Embedding model found")
+        about = QLabel(
+            "Search finds notes by their words and, with an embedding model, by their meaning "
+            "too: a question that shares no word with a note still finds it. The app, "
+            "gam-serve and gam-mcp use these settings (GAM_EMBEDDING* variables override "
+            "them)."
+        )
+        about.setWordWrap(True)
+        about.setObjectName("modelStatus")
+        form = _form(
+            [
+                ("Search by &meaning", self.embeddings),
+                ("End&point", self.embedding_url),
+                ("API ke&y", self.embedding_key),
+                ("M&odel", self.embedding_model),
+            ]
+        )
+        form.addRow("", self.embedding_status)
+        # Said apart from the Basic page's fields of the same labels (screen readers).
+        self.embeddings.setAccessibleName("Search by meaning")
+        self.embedding_url.setAccessibleName("Embedding endpoint")
+        self.embedding_key.setAccessibleName("Embedding endpoint's API key")
+        self.embedding_model.setAccessibleName("Embedding model")
+        group = QGroupBox("Embeddings")
+        group.setLayout(form)
+        page = QWidget()
+        layout = QVBoxLayout(page)
+        layout.addWidget(about)
+        layout.addWidget(group)
+        layout.addStretch(1)
+        self.embeddings.currentIndexChanged.connect(lambda _index: self.refresh_embeddings())
+        self.embedding_url.textChanged.connect(lambda _text: self._embedding_endpoint_edited())
+        self.embedding_key.editingFinished.connect(self._embedding_timer.start)
+        self.embedding_model.currentTextChanged.connect(lambda _text: self._say_embeddings())
+        self._embedding_fields()
+        return page
+
     def _preset(self, name: str) -> None:
         url, model, _needs_key = PRESETS[name]
         self.base_url.setText(url)
@@ -279,6 +371,7 @@ class SettingsDialog(QDialog):
         self._model_timer.stop()
         self._models_asked += 1
         asked, settings = self._models_asked, self._connection()
+        self._listed = False
         self.models_status.setText("Asking the server for its models…")
         self._mark_problem(False)
         call_in_daemon(
@@ -290,6 +383,8 @@ class SettingsDialog(QDialog):
         if key != self._asked_key:  # a refused key is asked again once it changes
             self._asked_key = key
             self.refresh_models()
+            if not self._embedding_where()[1]:  # the embeddings are on the chat's server
+                self.refresh_embeddings()
 
     @Slot(object)
     def _models_answered(self, answer: tuple[int, list[str] | LLMError]) -> None:
@@ -308,13 +403,26 @@ class SettingsDialog(QDialog):
         self._mark_problem(True)
 
     def _offer(self, models: list[str]) -> None:
-        """The server's models in both lists; a chosen name stays, listed or not."""
-        self.server_models = models
+        """The server's models in both lists. A chosen name stays, listed or not, unless the
+        server offers exactly one model: then that one is chosen (a llama.cpp or LM Studio
+        server serves the model it loaded, whatever name is asked)."""
+        self.server_models, self._listed = models, False  # (no word while the lists fill)
         for box in (self.builder_model, self.chat_model):
             chosen = box.currentText().strip()
+            if len(models) == 1 and chosen not in models:
+                chosen = models[0]
             box.clear()
             box.addItems(models)
             box.setCurrentText(chosen or models[0])
+        self._listed = True
+        self._say_models()
+
+    def _say_models(self) -> None:
+        """How many models the server offers, and which chosen ones it does not list: said
+        again whenever a model is chosen or typed."""
+        if not self._listed:
+            return  # no list yet, or a problem is said instead
+        models = self.server_models
         text = f"The server offers {plural(len(models), 'model')}."
         unlisted = sorted(
             {b.currentText().strip() for b in (self.builder_model, self.chat_model)} - set(models)
@@ -337,11 +445,134 @@ class SettingsDialog(QDialog):
             return f"{error}: load a model in the server, or type its name."
         return f"{error}."
 
-    def _mark_problem(self, problem: bool) -> None:
+    def _mark_problem(self, problem: bool, label: QLabel | None = None) -> None:
         """The stylesheet colours a problem (`QLabel#modelStatus[problem="true"]`)."""
-        self.models_status.setProperty("problem", problem)
-        self.models_status.style().unpolish(self.models_status)
-        self.models_status.style().polish(self.models_status)
+        label = label or self.models_status
+        label.setProperty("problem", problem)
+        label.style().unpolish(label)
+        label.style().polish(label)
+
+    # -- search by meaning ----------------------------------------------------------------
+
+    def _embedding_where(self) -> tuple[str, bool]:
+        """The embedding endpoint, and whether it is a server of its own (not the chat's)."""
+        chat = self.base_url.text().strip()
+        own = self.embedding_url.text().strip()
+        return (own, True) if own and not same_server(own, chat) else (own or chat, False)
+
+    def _embedding_fields(self) -> None:
+        """The endpoint, key and model matter unless search by meaning is off; the key only
+        for a server of its own (on the chat's server, the chat's key is used)."""
+        on = self.embeddings.currentData() != "off"
+        _url, own = self._embedding_where()
+        for field in (self.embedding_url, self.embedding_model):
+            field.setEnabled(on)
+        self.embedding_key.setEnabled(on and own)
+        self.embedding_key.setPlaceholderText(
+            "stored in the system keychain, never in a file"
+            if own
+            else "the chat's key, on the chat's server"
+        )
+
+    def _embedding_endpoint_edited(self) -> None:
+        self._embedding_fields()
+        self._embedding_timer.start()  # asked once the typing pauses
+
+    def _embedding_connection(self) -> LLMSettings:
+        url, own = self._embedding_where()
+        key = (self.embedding_key if own else self.api_key).text().strip()
+        return LLMSettings(base_url=url, api_key=SecretStr(key) if key else None, timeout=5)
+
+    def refresh_embeddings(self) -> None:
+        """Ask the embedding endpoint for its models, off the GUI thread, to show the one
+        search by meaning would use. A remote server without a key is not asked (it would
+        refuse; search does not ask it either)."""
+        self._embedding_timer.stop()
+        self._embedding_fields()
+        self._embeddings_asked += 1
+        self.embedding_models = self.embedding_found = None
+        self._show_found()
+        if self.embeddings.currentData() == "off":
+            self._say_embeddings()
+            return
+        settings = self._embedding_connection()
+        url = settings.base_url.rstrip("/")
+        if not self.embedding_url.text().strip() and not self.base_url.text().strip():
+            self._say_embeddings("Enter the chat's server on the Basic page, or an endpoint.")
+            return
+        if not is_local(url) and settings.api_key is None:
+            self._say_embeddings(f"Enter the key for {url} to look for its embedding model.")
+            return
+        self._say_embeddings(f"Asking {url} for its embedding models…", problem=False)
+        asked = self._embeddings_asked
+        call_in_daemon(
+            lambda: (asked, _ask_for_models(settings)),
+            self._embeddings_answered,
+            self._embeddings_failed,
+        )
+
+    @Slot(object)
+    def _embeddings_answered(self, answer: tuple[int, list[str] | LLMError]) -> None:
+        asked, models = answer
+        if asked != self._embeddings_asked:
+            return  # an older question: the endpoint, the key or the choice changed since
+        if isinstance(models, LLMError):
+            self._say_embeddings(f"{models}.")
+            return
+        self.embedding_models = models
+        self.embedding_found = pick_model(models)
+        chosen = self.embedding_model.currentText()
+        self.embedding_model.blockSignals(True)
+        self.embedding_model.clear()
+        self.embedding_model.addItems(["", *models])  # "": found automatically
+        self.embedding_model.setCurrentText(chosen)
+        self.embedding_model.blockSignals(False)
+        self._show_found()
+        self._say_embeddings()
+
+    @Slot(object)
+    def _embeddings_failed(self, error: object) -> None:
+        self._say_embeddings(f"The models could not be listed: {error}")
+
+    def _show_found(self) -> None:
+        """The model field, left empty, shows the model that would be used."""
+        found, line = self.embedding_found, self.embedding_model.lineEdit()
+        if line is not None:  # (an editable box has one)
+            line.setPlaceholderText(
+                f"automatic: {found}" if found else "found on the server when empty"
+            )
+
+    def _say_embeddings(self, problem_text: str = "", problem: bool = True) -> None:
+        """What search by meaning will use: the model named or found, or why none."""
+        status = self.embedding_status
+        if problem_text:
+            status.setText(problem_text)
+            self._mark_problem(problem, status)
+            return
+        if self.embeddings.currentData() == "off":
+            status.setText("Off: search finds notes by their words alone.")
+            self._mark_problem(False, status)
+            return
+        models = self.embedding_models
+        if models is None:
+            return  # still asking
+        url = self._embedding_connection().base_url.rstrip("/")
+        chosen = self.embedding_model.currentText().strip()
+        if chosen:
+            text = f"Search by meaning uses {chosen}."
+            if chosen not in models:
+                text += f" {url} does not list it: it is asked for by name."
+            status.setText(text)
+            self._mark_problem(chosen not in models, status)
+        elif self.embedding_found:
+            status.setText(f"Found {self.embedding_found} at {url}: search by meaning uses it.")
+            self._mark_problem(False, status)
+        else:
+            status.setText(
+                f"{url} lists no embedding model: search finds notes by their words alone. "
+                "Name a model, or an endpoint that has one."
+            )
+            self._mark_problem(self.embeddings.currentData() == "on", status)
 
     # -- the result -----------------------------------------------------------------------
 
@@ -361,29 +592,42 @@ class SettingsDialog(QDialog):
             step_documents=self.step_documents.value(),
             timeout=self.timeout.value(),
             git_path=self.git_path.text().strip(),
+            embeddings=self.embeddings.currentData(),
+            embedding_base_url=self.embedding_url.text().strip(),
+            embedding_model=self.embedding_model.currentText().strip(),
         )
 
     def result_key(self) -> str | None:
         return self.key_for_session
 
+    def result_embedding_key(self) -> str | None:
+        """The embedding endpoint's own key (None when it is the chat's server)."""
+        _url, own = self._embedding_where()
+        return (self.embedding_key.text().strip() or None) if own else None
+
     # -- probes ---------------------------------------------------------------------------
+
+    def _tell(self, text: str) -> None:
+        """What a probe found, under its buttons."""
+        self.report.setText(text)
+        self.report.setVisible(bool(text))
 
     def test_connection(self) -> None:
         settings = self._connection()
-        self.report.setText("Testing…")
+        self._tell("Testing…")
         self.tasks.start(
             "probe",
             lambda w, c: probe(settings),
-            on_success=lambda report: self.report.setText(report.summary()),
-            on_failure=lambda exc: self.report.setText(f"Test failed: {exc}"),
+            on_success=lambda report: self._tell(report.summary()),
+            on_failure=lambda exc: self._tell(f"Test failed: {exc}"),
         )
 
     def detect(self) -> None:
-        self.report.setText("Looking for Ollama and LM Studio on this computer…")
+        self._tell("Looking for Ollama and LM Studio on this computer…")
 
         def found(servers) -> None:
             if not servers:
-                self.report.setText(
+                self._tell(
                     "No local server answered on the default ports (Ollama 11434, LM Studio 1234)."
                 )
                 return
@@ -395,20 +639,30 @@ class SettingsDialog(QDialog):
                 self.chat_model.setCurrentText(models[0])
                 self._offer(models)
             found = (f"{n} at {u} ({plural(len(m), 'model')})" for n, u, m in servers)
-            self.report.setText("Found " + "; ".join(found))
+            self._tell("Found " + "; ".join(found))
 
         self.tasks.start("detect", lambda w, c: detect_local(), on_success=found)
 
     # -- saving ---------------------------------------------------------------------------
 
     def save(self) -> None:
-        """Store the key in the keychain off the GUI thread, then close. The timer and the
-        answer's slots belong to this dialog: once it is deleted, neither calls it."""
+        """Store the key (and the embedding endpoint's own, if it has one) in the keychain
+        off the GUI thread, then close. The timer and the answer's slots belong to this
+        dialog: once it is deleted, neither calls it."""
         key = self.api_key.text().strip()
         endpoint = self.base_url.text().strip()
+        own_url, own = self._embedding_where()
+        own_key = self.embedding_key.text().strip()
         self.key_for_session = key or None
-        self.report.setText("Saving…")
-        call_in_daemon(lambda: keystore.set_key(endpoint, key), self._stored, self._not_stored)
+        self.saving.setText("Saving…")
+        embedding_models.forget_found()  # what a server lists is asked again, as it may change
+
+        def store() -> None:
+            keystore.set_key(endpoint, key)
+            if own:
+                keystore.set_key(own_url, own_key)
+
+        call_in_daemon(store, self._stored, self._not_stored)
         # A locked keychain may wait for a password prompt indefinitely: do not wait with it.
         self._keychain_timer.start(int(KEYCHAIN_TIMEOUT * 1000))  # (tests shorten it)
 

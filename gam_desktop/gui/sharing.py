@@ -39,6 +39,7 @@ from PySide6.QtWidgets import (
 )
 
 from gam_desktop.engine.llm import LLMSettings
+from gam_desktop.engine.llm.embeddings import EmbeddingSettings
 from gam_desktop.engine.textutil import plural
 from gam_desktop.gui.workers import call_in_daemon
 from gam_desktop.serve.auth import DEFAULT_PORT, Token, resolve_token
@@ -65,15 +66,27 @@ class EndpointService(QObject):
     def running(self) -> bool:
         return self._server is not None
 
-    def start(self, root: Path, settings: LLMSettings, token: str, port: int) -> None:
-        """Serve `root` on 127.0.0.1:`port` (stopping what was served before)."""
+    def start(
+        self,
+        root: Path,
+        settings: LLMSettings,
+        token: str,
+        port: int,
+        embeddings: EmbeddingSettings | None = None,
+    ) -> None:
+        """Serve `root` on 127.0.0.1:`port` (stopping what was served before); search by
+        meaning with `embeddings` (the window's), else by words alone."""
         import uvicorn  # here: 0.2 s the window's start-up need not pay
 
         from gam_desktop.serve.app import ServeConfig, create_app
 
         self.stop()
         config = ServeConfig(
-            gam_dir=root, settings=settings, token=token, on_change=self.changed.emit
+            gam_dir=root,
+            settings=settings,
+            token=token,
+            on_change=self.changed.emit,
+            embeddings=embeddings,
         )
         app, endpoint = create_app(config, on_served=lambda _q: self.served.emit(endpoint.served))
         server = uvicorn.Server(
@@ -280,9 +293,11 @@ class Sharing(QObject):
         show_status: Callable[[str], None],
         parent: QObject | None = None,
         on_change: Callable[[object], None] | None = None,
+        embeddings: Callable[[], EmbeddingSettings] | None = None,
     ) -> None:
         super().__init__(parent)
         self.store, self.settings, self.show_status = store, settings, show_status
+        self.embeddings = embeddings  # search by meaning as the window has it
         self.root: Path | None = None
         self.service = EndpointService(self)
         self.service.served.connect(self._served)
@@ -314,7 +329,10 @@ class Sharing(QObject):
     @Slot(object)
     def _start_with(self, token: Token) -> None:
         if self.root is not None and is_enabled(self.store):
-            self.service.start(self.root, self.settings(), token.value, port_of(self.store))
+            embeddings = self.embeddings() if self.embeddings is not None else None
+            self.service.start(
+                self.root, self.settings(), token.value, port_of(self.store), embeddings
+            )
 
     @Slot(object)
     def _token_failed(self, error: object) -> None:

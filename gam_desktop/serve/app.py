@@ -27,6 +27,7 @@ from starlette.routing import Route
 
 from gam_desktop.engine.history import journal
 from gam_desktop.engine.llm import LLMSettings
+from gam_desktop.engine.llm.embeddings import EmbeddingSettings
 from gam_desktop.engine.progress import ProgressEvent
 from gam_desktop.engine.store.changes import Changes
 from gam_desktop.engine.store.folder import MemoryFolder
@@ -61,6 +62,8 @@ class ServeConfig:
     lock_timeout: float = 3600.0  # a turn waits this long for another writer to finish
     # hears what each saved turn and lesson changed, on the writer's thread (the app's views)
     on_change: Callable[[Changes], None] | None = None
+    # search by meaning (the app's Settings, or the environment); None: BM25 alone
+    embeddings: EmbeddingSettings | None = None
 
 
 class MemoryEndpoint:
@@ -68,13 +71,14 @@ class MemoryEndpoint:
 
     def __init__(self, config: ServeConfig, on_served: Callable[[str], None] | None = None):
         self.config = config
-        self.index = FreshIndex(config.gam_dir)
+        self.index = FreshIndex(config.gam_dir, embeddings=config.embeddings)
         model_map = {"gam": config.settings.model, **config.model_map}
         # no reply passes on the upstream key or this server's own token
         self.upstream = Upstream(config.settings, model_map, secrets=(config.token,))
         workflow = Workflow(  # the writer's own: saving and learning need no search tools
             gam_dir=config.gam_dir,
             settings=config.settings,
+            embeddings=config.embeddings,
             lock_timeout=config.lock_timeout,
             progress=self._progress,
             on_change=self._changed,

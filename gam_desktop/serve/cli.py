@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import uvicorn
 from pydantic import SecretStr
 
-from gam_desktop import keystore
+from gam_desktop import appdirs, keystore
 from gam_desktop.cli.common import entry_point, reason, recover_hint, settings_for, whole
 from gam_desktop.engine.llm import LLMSettings
+from gam_desktop.engine.llm.embeddings import EmbeddingChoice, EmbeddingSettings, same_server
 from gam_desktop.engine.store.folder import MemoryFolder
 from gam_desktop.engine.workflow import Workflow
 from gam_desktop.serve.app import ServeConfig, create_app
@@ -100,6 +102,7 @@ def _config(args: argparse.Namespace, root: Path, prog: str) -> ServeConfig:
     return ServeConfig(
         gam_dir=root,
         settings=settings,
+        embeddings=embedding_settings(settings),
         token=token.value,
         model_map=dict(_pair(item) for item in args.model_map),
         max_body=args.max_body,
@@ -119,6 +122,25 @@ def upstream_settings(settings: LLMSettings) -> LLMSettings:
     except keystore.KeychainUnavailable:
         kept = None
     return settings.model_copy(update={"api_key": SecretStr(kept)}) if kept else settings
+
+
+def embedding_settings(
+    chat: LLMSettings, env: Mapping[str, str] | None = None, choice: Path | None = None
+) -> EmbeddingSettings:
+    """Search by meaning as the app does it: what its Settings chose (`choice`, by default
+    appdirs.embeddings_file()), the environment's GAM_EMBEDDING* variables on top. An
+    embedding endpoint that is not the chat's server has its key from the environment,
+    else from the keychain (where the app keeps it under that endpoint)."""
+    env = os.environ if env is None else env
+    chosen = EmbeddingChoice.read(choice or appdirs.embeddings_file())
+    own = chosen.base_url.strip()
+    kept = None
+    if own and not same_server(own, chat.base_url) and not env.get("GAM_EMBEDDING_API_KEY"):
+        try:
+            kept = keystore.get_key(own)
+        except keystore.KeychainUnavailable:
+            kept = None
+    return EmbeddingSettings.from_env(chat, env, choice=chosen, stored_key=kept)
 
 
 def _llm_args(args: argparse.Namespace) -> argparse.Namespace:

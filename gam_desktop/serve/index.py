@@ -15,6 +15,7 @@ import threading
 from pathlib import Path
 
 from gam_desktop.engine.ask.tools import MemoryTools
+from gam_desktop.engine.llm.embeddings import EmbeddingSettings
 
 log = logging.getLogger(__name__)
 
@@ -22,11 +23,19 @@ log = logging.getLogger(__name__)
 class FreshIndex:
     """Two sets of search tools over one folder: `current` for reading, the other being
     refreshed. `changed()` asks for a refresh soon; without one, the folder is checked
-    every `idle` seconds. Rebuilds are at least `gap` seconds apart."""
+    every `idle` seconds. Rebuilds are at least `gap` seconds apart. With `embeddings` (not
+    off), search is by meaning too, as in the app; without, BM25 alone."""
 
-    def __init__(self, root: Path, *, gap: float = 2.0, idle: float = 15.0) -> None:
-        self.current = MemoryTools(root)
-        self._standby = MemoryTools(root)
+    def __init__(
+        self,
+        root: Path,
+        *,
+        gap: float = 2.0,
+        idle: float = 15.0,
+        embeddings: EmbeddingSettings | None = None,
+    ) -> None:
+        self.current = MemoryTools(root, embeddings=embeddings)
+        self._standby = MemoryTools(root, embeddings=embeddings)
         self.gap, self.idle = gap, idle
         self.swaps = 0
         self._dirty = threading.Event()

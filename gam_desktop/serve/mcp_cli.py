@@ -22,7 +22,7 @@ from gam_desktop.serve.auth import (
     is_loopback,
     resolve_token,
 )
-from gam_desktop.serve.cli import tell_token, upstream_settings
+from gam_desktop.serve.cli import embedding_settings, tell_token, upstream_settings
 from gam_desktop.serve.mcp_server import MemoryServer
 
 MCP_PORT = DEFAULT_PORT + 1
@@ -72,10 +72,11 @@ def mcp_main(argv: Sequence[str] | None = None, prog: str = "gam-mcp") -> int:
             model=args.model, base_url=args.base_url, workers=None, timeout=args.timeout
         )
         settings = upstream_settings(settings_for("chat", llm))
+        embeddings = embedding_settings(settings)
     except ValueError as exc:
         print(f"{prog}: invalid setting: {reason(exc)}", file=sys.stderr)
         return 2
-    server = MemoryServer(root, settings, allow_remember=args.allow_remember)
+    server = MemoryServer(root, settings, allow_remember=args.allow_remember, embeddings=embeddings)
     if not args.http:  # stdout is the protocol's: everything else goes to stderr
         anyio.run(server.mcp.run_stdio_async)
         return 0

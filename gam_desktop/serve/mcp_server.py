@@ -19,6 +19,7 @@ from mcp.types import ToolAnnotations
 from gam_desktop.engine.ask.tools import MemoryTools, ToolResult
 from gam_desktop.engine.errors import GamError
 from gam_desktop.engine.llm import LLMError, LLMSettings
+from gam_desktop.engine.llm.embeddings import EmbeddingSettings
 from gam_desktop.engine.llm.redact import Redactor
 from gam_desktop.engine.workflow import Workflow
 
@@ -35,10 +36,18 @@ class MemoryServer:
     """The MCP server of one memory. Reads share one set of search tools (thread-safe);
     each `ask` and `remember` gets a Workflow of its own (the SDK runs tools on threads)."""
 
-    def __init__(self, root: Path, settings: LLMSettings, *, allow_remember: bool = False) -> None:
+    def __init__(
+        self,
+        root: Path,
+        settings: LLMSettings,
+        *,
+        allow_remember: bool = False,
+        embeddings: EmbeddingSettings | None = None,  # search by meaning; None: BM25 alone
+    ) -> None:
         self.root = Path(root)
         self.settings = settings
-        self.tools = MemoryTools(self.root)
+        self.embeddings = embeddings
+        self.tools = MemoryTools(self.root, embeddings=embeddings)
         # what no answer may carry: the LLM's key (and the HTTP token: `keep_secret`)
         self.redactor = Redactor.for_settings(settings)
         self.mcp = MCPServer("gam-memory", instructions=INSTRUCTIONS)
@@ -66,13 +75,16 @@ class MemoryServer:
         self.redactor = Redactor([*self.redactor.secrets, secret])
 
     def _workflow(self) -> Workflow:
-        return Workflow(gam_dir=self.root, settings=self.settings, tools=self.tools)
+        return Workflow(
+            gam_dir=self.root, settings=self.settings, tools=self.tools, embeddings=self.embeddings
+        )
 
     # -- tools (their docstrings are what the client's model reads) --------------------
 
     def search(self, query: str, limit: int = 10) -> str:
         """Search the memory (BM25 over notes, their original wording, READMEs, saved
-        conversations and facts). Returns the best files, each with its path and a snippet."""
+        conversations and facts, and by meaning where an embedding model is set up). Returns
+        the best files, each with its path and a snippet."""
         found = self._workflow().search(query, max(1, min(limit, 50)))
         if not found:
             return f"No results for '{query}'."

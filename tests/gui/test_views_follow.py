@@ -106,8 +106,8 @@ def test_saving_settings_keeps_the_preview_and_the_tree(
 
         keychain_message = ""
 
-        def __init__(self, prefs, api_key, _parent) -> None:
-            self.prefs, self.api_key = prefs, api_key
+        def __init__(self, prefs, api_key, _parent, embedding_key=None) -> None:
+            self.prefs, self.api_key, self.embedding_key = prefs, api_key, embedding_key
 
         def exec(self) -> bool:
             return True
@@ -117,6 +117,9 @@ def test_saving_settings_keeps_the_preview_and_the_tree(
 
         def result_key(self):
             return self.api_key
+
+        def result_embedding_key(self):
+            return self.embedding_key
 
     monkeypatch.setattr(settings_dialog, "SettingsDialog", SavedAsIs)
     memory = tmp_path / "memory"

@@ -141,6 +141,14 @@ class MemoryTools:
             self._index = SearchIndex(self.corpus, embedder)
         return self._index
 
+    def use_embeddings(self, embeddings: EmbeddingSettings | None) -> None:
+        """Other embedding settings from now on (a key that arrived from the keychain after
+        the tools were made). Whether search is by meaning at all stays as it was made."""
+        self.embeddings = embeddings
+        semantic = self._index.semantic if self._index is not None else None
+        if semantic is not None and embeddings is not None:
+            semantic.embedder.use(embeddings)
+
     def close(self) -> None:
         """Close the files the tools hold open in the memory (the search index's database)."""
         if self._index is not None:

@@ -97,12 +97,7 @@ class LLMClient:
     @property
     def _openai(self) -> Any:
         if self._client is None:
-            self._client = sdk().OpenAI(
-                base_url=self.settings.base_url,
-                api_key=self.settings.key_value(),
-                timeout=self.settings.timeout,
-                max_retries=0,
-            )
+            self._client = self.settings.openai_client(max_retries=0)  # retries are ours
         return self._client
 
     @property

@@ -7,8 +7,10 @@ BM25; this module only says which model to use and asks for vectors.
 - The settings (`EmbeddingSettings`): an endpoint and model of their own, the key defaulting
   to the chat role's when the endpoint is the chat's (never sent to another host), and
   whether to use embeddings at all: auto (when a model is named or the server lists one),
-  on, off. From the environment: GAM_EMBEDDINGS, GAM_EMBEDDING_BASE_URL,
-  GAM_EMBEDDING_MODEL, GAM_EMBEDDING_API_KEY.
+  on, off. What a person chose in Settings (`EmbeddingChoice`, kept in a small JSON file
+  that the app, gam-serve and gam-mcp all read; its key, when the endpoint is not the
+  chat's, in the keychain), with the environment on top: GAM_EMBEDDINGS,
+  GAM_EMBEDDING_BASE_URL, GAM_EMBEDDING_MODEL, GAM_EMBEDDING_API_KEY.
 - The model found: with none named, the server's model list is read once per process
   (cached like `capabilities`) for a name that says it embeds ("embed", e5, bge, gte...).
 - Prefixes: e5 wants "query: " / "passage: " before its texts, nomic "search_query: " /
@@ -22,6 +24,7 @@ BM25; this module only says which model to use and asks for vectors.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import re
@@ -29,16 +32,17 @@ import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from pathlib import Path
+from typing import Any, Literal, get_args
 from urllib.parse import urlparse
 
 import numpy as np
 import numpy.typing as npt
-from pydantic import BaseModel, Field, SecretStr
+from pydantic import BaseModel, Field, SecretStr, ValidationError
 
 from gam_desktop.engine.llm.client import sdk
 from gam_desktop.engine.llm.errors import LLMError
-from gam_desktop.engine.llm.settings import DEFAULT_BASE_URL, LLMSettings
+from gam_desktop.engine.llm.settings import Endpoint, LLMSettings, env_key
 
 log = logging.getLogger(__name__)
 
@@ -68,11 +72,48 @@ class EmbeddingError(LLMError):
     advice = "Check the embedding endpoint and model in Settings; search uses BM25 meanwhile."
 
 
-class EmbeddingSettings(BaseModel):
+class EmbeddingChoice(BaseModel):
+    """What a person chose in Settings ▸ Search (no key: keys live in the keychain), kept in
+    a JSON file the app writes and gam-serve and gam-mcp read (the path is the caller's:
+    gam_desktop.appdirs.embeddings_file)."""
+
     enabled: Enabled = "auto"
-    base_url: str = DEFAULT_BASE_URL
+    base_url: str = ""  # "": the chat's server
     model: str = ""  # "": the first embedding model the server lists, if any
-    api_key: SecretStr | None = None
+
+    @classmethod
+    def read(cls, path: Path) -> EmbeddingChoice:
+        """The choice kept in `path`; the defaults when there is none or it cannot be read
+        (a damaged file is said in the log, never fatal: search goes on)."""
+        try:
+            return cls.model_validate_json(path.read_bytes())
+        except FileNotFoundError:
+            return cls()
+        except (OSError, ValidationError, ValueError) as exc:
+            log.warning("the search settings in %s cannot be read (%s): defaults used", path, exc)
+            return cls()
+
+    def write(self, path: Path) -> None:
+        """Keep the choice in `path` (a temporary file replaced at once: a reader never
+        sees half of it); nothing is written when it holds this already."""
+        text = json.dumps(self.model_dump(), indent=2) + "\n"
+        try:
+            if path.read_text(encoding="utf-8") == text:
+                return
+        except (OSError, UnicodeDecodeError):
+            pass
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        try:
+            partial.write_text(text, encoding="utf-8")
+            os.replace(partial, path)
+        finally:
+            partial.unlink(missing_ok=True)
+
+
+class EmbeddingSettings(Endpoint):
+    enabled: Enabled = "auto"
+    model: str = ""  # "": the first embedding model the server lists, if any
     timeout: float = Field(default=60.0, gt=0)  # a batch on a CPU server takes seconds
     max_retries: int = Field(default=1, ge=0)
     batch_size: int = Field(default=32, ge=1, le=2048)
@@ -82,31 +123,36 @@ class EmbeddingSettings(BaseModel):
         cls,
         chat: LLMSettings | None = None,
         env: Mapping[str, str] | None = None,
+        *,
+        choice: EmbeddingChoice | None = None,
+        stored_key: str | None = None,
         **overrides: object,
     ) -> EmbeddingSettings:
-        """Settings from the environment, else the chat role's endpoint (and its key, only
-        for that endpoint); keyword overrides win."""
+        """Settings from the environment, else the person's `choice` (Settings), else the
+        chat role's endpoint; keyword overrides win. The key: GAM_EMBEDDING_API_KEY, else
+        `stored_key` (the keychain's for the choice's endpoint) on that endpoint, else the
+        chat's on the chat's server; never one key sent to another server."""
         env = os.environ if env is None else env
         chat = chat or LLMSettings.from_env("chat", env)
-        base_url = env.get("GAM_EMBEDDING_BASE_URL") or chat.base_url
+        choice = choice or EmbeddingChoice()
+        chosen_url = choice.base_url.strip()
+        base_url = env.get("GAM_EMBEDDING_BASE_URL") or chosen_url or chat.base_url
+        said = env.get("GAM_EMBEDDINGS", "").strip()
         values: dict[str, object] = {
-            "enabled": _enabled(env.get("GAM_EMBEDDINGS", "")),
+            "enabled": _enabled(said) if said else choice.enabled,
             "base_url": base_url,
-            "model": env.get("GAM_EMBEDDING_MODEL") or "",
+            "model": env.get("GAM_EMBEDDING_MODEL") or choice.model.strip(),
+            "api_key": env_key(env, "GAM_EMBEDDING_API_KEY"),
         }
-        if env.get("GAM_EMBEDDING_API_KEY"):
-            values["api_key"] = SecretStr(env["GAM_EMBEDDING_API_KEY"])
-        elif _same_server(base_url, chat.base_url):
-            values["api_key"] = chat.api_key
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        if isinstance(values.get("api_key"), str):
-            values["api_key"] = SecretStr(str(values["api_key"]))
-        return cls.model_validate(values)
+        if values["api_key"] is None:
+            if stored_key and chosen_url and same_server(base_url, chosen_url):
+                values["api_key"] = SecretStr(stored_key)
+            elif same_server(base_url, chat.base_url):
+                values["api_key"] = chat.api_key
+        return cls.settled(values, overrides)
 
-    def key_value(self) -> str:
-        if self.api_key is not None and self.api_key.get_secret_value():
-            return self.api_key.get_secret_value()
-        return "not-needed"  # local servers accept any non-empty key
+
+ENABLED: tuple[Enabled, ...] = get_args(Enabled)
 
 
 def _enabled(value: str) -> Enabled:
@@ -120,9 +166,18 @@ def _enabled(value: str) -> Enabled:
     return "auto"
 
 
-def _same_server(one: str, other: str) -> bool:
-    a, b = urlparse(one), urlparse(other)
-    return (a.scheme, a.hostname, a.port) == (b.scheme, b.hostname, b.port)
+def same_server(one: str, other: str) -> bool:
+    """Whether two addresses are one server (scheme, host and port): a key goes to its own."""
+    return _server(one) == _server(other)
+
+
+def _server(url: str) -> tuple[str, str | None, int | str | None]:
+    parts = urlparse(url.strip())
+    try:
+        port: int | str | None = parts.port
+    except ValueError:  # a port being typed ("127.0.0.1:80x")
+        port = parts.netloc
+    return parts.scheme.lower(), parts.hostname, port
 
 
 def is_local(base_url: str) -> bool:
@@ -140,7 +195,7 @@ class _Look:
     at: float
 
 
-_found: dict[str, _Look] = {}
+_found: dict[tuple[str, bool], _Look] = {}  # (base URL, asked with a key) -> what it listed
 _styles: dict[tuple[str, str], str] = {}  # (base URL, model) -> "none" | "text" | "server"
 _cache_lock = threading.Lock()
 
@@ -161,11 +216,13 @@ def pick_model(models: Sequence[str]) -> str | None:
 
 
 def find_model(settings: EmbeddingSettings) -> str | None:
-    """The embedding model `settings.base_url` lists (cached per process). A remote server
-    without a key is not asked: it would refuse, and tests and offline use reach nothing."""
+    """The embedding model `settings.base_url` lists (cached per process, apart with and
+    without a key: a key that arrives later is asked with). A remote server without a key
+    is not asked: it would refuse, and tests and offline use reach nothing."""
     url = settings.base_url.rstrip("/")
+    cache = (url, settings.api_key is not None)
     with _cache_lock:
-        look = _found.get(url)
+        look = _found.get(cache)
     if look is not None and (look.answered or time.monotonic() - look.at < RETRY_LOOK_AFTER):
         return look.model
     if not is_local(url) and settings.api_key is None:
@@ -173,7 +230,7 @@ def find_model(settings: EmbeddingSettings) -> str | None:
     else:
         look = _listed(settings)
     with _cache_lock:
-        _found[url] = look
+        _found[cache] = look
     return look.model
 
 
@@ -214,6 +271,13 @@ class Embedder:
     @property
     def where(self) -> str:
         return self.settings.base_url.rstrip("/")
+
+    def use(self, settings: EmbeddingSettings) -> None:
+        """Other settings from now on (a key that arrived from the keychain after the search
+        was made): the model, the prefix style and the client are settled again."""
+        if settings != self.settings:
+            self.settings = settings
+            self._client = self._model = self._style = None
 
     def model(self) -> str | None:
         """The model to use: the one named, else the one the server lists, else None."""
@@ -275,12 +339,7 @@ class Embedder:
     @property
     def _openai(self) -> Any:
         if self._client is None:
-            self._client = sdk().OpenAI(
-                base_url=self.settings.base_url,
-                api_key=self.settings.key_value(),
-                timeout=self.settings.timeout,
-                max_retries=self.settings.max_retries,
-            )
+            self._client = self.settings.openai_client(self.settings.max_retries)
         return self._client
 
     def _call(self, model: str, texts: list[str], extra: dict[str, str] | None) -> Matrix:

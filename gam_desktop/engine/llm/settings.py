@@ -2,13 +2,18 @@
 
 The environment variables are OPENAI_*/GAM_* as the README lists them. The API key is a
 SecretStr so that it never shows up in a repr, a log line or an error message.
+
+`Endpoint` is what every call to an OpenAI-compatible server needs (its address, the key,
+the time limit, retries) and how settings are put together from the environment: the chat
+and builder roles (`LLMSettings`) and the embedding model (`embeddings.EmbeddingSettings`)
+share it.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Literal
+from typing import Any, Literal, Self
 
 from pydantic import BaseModel, Field, SecretStr, field_validator
 
@@ -16,22 +21,61 @@ Role = Literal["builder", "chat"]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_MODEL = "gpt-4o-mini"
+NO_KEY = "not-needed"  # local servers (Ollama, llama.cpp) accept any non-empty key
 _ROLE_ENV = {
     "builder": ("GAM_AGENT_MODEL", "GAM_AGENT_TEMPERATURE", 0.3),
     "chat": ("CHAT_AGENT_MODEL", "CHAT_AGENT_TEMPERATURE", 0.7),
 }
 
 
-class LLMSettings(BaseModel):
+class Endpoint(BaseModel):
+    """An OpenAI-compatible endpoint: where, with which key, how long and how often to try."""
+
     base_url: str = DEFAULT_BASE_URL
     api_key: SecretStr | None = None
+    timeout: float = Field(default=120.0, gt=0)  # seconds
+    max_retries: int = Field(default=5, ge=0)
+
+    @classmethod
+    def settled(cls, values: dict[str, object], overrides: Mapping[str, object]) -> Self:
+        """`values` (read from the environment or stored settings) with the keyword
+        `overrides` that are not None on top, a key given as text kept secret."""
+        values = {**values, **{k: v for k, v in overrides.items() if v is not None}}
+        if isinstance(values.get("api_key"), str):
+            values["api_key"] = SecretStr(str(values["api_key"]))
+        return cls.model_validate(values)
+
+    def key_value(self) -> str:
+        """The key to send. Local servers (Ollama, llama.cpp) accept any non-empty key."""
+        if self.api_key is not None and self.api_key.get_secret_value():
+            return self.api_key.get_secret_value()
+        return NO_KEY
+
+    def openai_client(self, max_retries: int) -> Any:
+        """The openai SDK's client for this endpoint (`max_retries`: the SDK's own, 0 where
+        the caller retries itself)."""
+        from gam_desktop.engine.llm.client import sdk  # (the client imports these settings)
+
+        return sdk().OpenAI(
+            base_url=self.base_url,
+            api_key=self.key_value(),
+            timeout=self.timeout,
+            max_retries=max_retries,
+        )
+
+
+def env_key(env: Mapping[str, str], variable: str) -> SecretStr | None:
+    """The key in the environment variable `variable`, if it is set and not empty."""
+    return SecretStr(env[variable]) if env.get(variable) else None
+
+
+class LLMSettings(Endpoint):
     model: str = DEFAULT_MODEL
     temperature: float = Field(default=0.3, ge=0.0, le=2.0)
     max_tokens: int = Field(default=4096, ge=16)
     # Seconds of silence before a call is given up: no first token (plus the time the calls
     # queued ahead of it take), or no next token. Never the call's total time.
     timeout: float = Field(default=120.0, gt=0)
-    max_retries: int = Field(default=5, ge=0)
     backoff_base: float = Field(default=1.0, ge=0)  # seconds; doubled per retry
     backoff_max: float = Field(default=30.0, ge=0)
     workers: int = Field(default=0, ge=0, le=64)  # calls at once; 0 ("auto"): learned
@@ -53,18 +97,8 @@ class LLMSettings(BaseModel):
             "base_url": env.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL,
             "model": env.get(model_var) or env.get("OPENAI_MODEL") or DEFAULT_MODEL,
             "temperature": float(env.get(temp_var) or default_temp),
+            "api_key": env_key(env, "OPENAI_API_KEY"),
         }
-        if env.get("OPENAI_API_KEY"):
-            values["api_key"] = SecretStr(env["OPENAI_API_KEY"])
         if env.get("GAM_LLM_WORKERS"):
             values["workers"] = env["GAM_LLM_WORKERS"]  # a number, or "auto"
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        if isinstance(values.get("api_key"), str):
-            values["api_key"] = SecretStr(str(values["api_key"]))
-        return cls.model_validate(values)
-
-    def key_value(self) -> str:
-        """The key to send. Local servers (Ollama, llama.cpp) accept any non-empty key."""
-        if self.api_key is not None and self.api_key.get_secret_value():
-            return self.api_key.get_secret_value()
-        return "not-needed"
+        return cls.settled(values, overrides)
