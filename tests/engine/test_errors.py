@@ -18,13 +18,15 @@ from gam_desktop.engine.workflow import Workflow
 from tests.documents import topic_document
 
 # Control flow or messages to the model, never shown to a person as a failure.
-# Silent and BrokenReply are a stream given up on: retried, then an LLMCallFailed.
+# Silent (NoFirstToken: before the reply began) and BrokenReply are a stream given up on:
+# retried, then an LLMCallFailed.
 NOT_FOR_PEOPLE = {
     "OperationCancelled",
     "ToolError",
     "ParseProblem",
     "_NotAReply",
     "Silent",
+    "NoFirstToken",
     "BrokenReply",
 }
 

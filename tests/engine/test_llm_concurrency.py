@@ -119,6 +119,61 @@ def test_the_first_token_may_wait_for_the_calls_queued_ahead() -> None:
     assert limiter.first_token_limit(permits[2], 10.0) == pytest.approx(10.0 + 3.0)
 
 
+def test_each_step_of_patience_doubles_the_first_token_limit_up_to_a_cap() -> None:
+    limiter = Limiter(3, clock=Clock())
+    limits = []
+    for steps in range(7):
+        permit = limiter.acquire(fixed=1, patience=steps)
+        limits.append(limiter.first_token_limit(permit, 10.0))
+        limiter.failed(permit)
+    assert limits == [10.0, 20.0, 40.0, 80.0, 80.0, 80.0, 80.0]  # 8 times at most
+    permit = limiter.acquire(fixed=1, patience=10**6)
+    assert limiter.first_token_limit(permit, 10.0) == 80.0
+    assert limiter.first_token_limit(permit, 600.0) == 1800.0  # half an hour at most
+    assert limiter.first_token_limit(permit, 3600.0) == 3600.0  # never shorter than asked
+    patient = limiter.acquire(patience=1)  # two of ours may be queued ahead of it
+    assert limiter.first_token_limit(patient, 10.0) == 2 * (10.0 + 2 * 10.0)
+
+
+def test_no_first_token_makes_the_next_calls_patient_until_first_tokens_are_prompt() -> None:
+    """Our limiter cannot see another program's calls at the server: a call that got no
+    first token says the next ones may wait as long (TCP keeps a backed-off timeout for the
+    next segments); a step is given back for each call sent since the last change whose
+    first token came within what our own calls explain."""
+    clock = Clock()
+    limiter = Limiter(1, clock=clock)
+    silent = limiter.acquire()
+    limiter.unanswered(silent)  # 10 s without a first token
+    assert limiter.patience == 1
+    retry = limiter.acquire(patience=silent.patience + 1)
+    assert limiter.first_token_limit(retry, 10.0) == 20.0
+    clock.now = 1.0
+    limiter.unanswered(retry)  # 20 s without one either
+    assert limiter.patience == 2
+    later = limiter.acquire()  # another call: as patient as the last attempt
+    assert limiter.first_token_limit(later, 10.0) == 40.0
+    clock.now = 30.0
+    limiter.done(later, first_token=25.0, silence=10.0)  # waited 25 s: still needed
+    assert limiter.patience == 2
+    for n in range(2):
+        clock.now += 1.0
+        prompt = limiter.acquire()
+        clock.now += 3.0
+        limiter.done(prompt, first_token=clock.now - 1.0, silence=10.0)  # 2 s: prompt
+        assert limiter.patience == 1 - n
+    assert limiter.first_token_limit(limiter.acquire(fixed=1), 10.0) == 10.0
+
+
+def test_patience_is_given_back_only_by_calls_sent_since_it_grew() -> None:
+    clock = Clock()
+    limiter = Limiter(4, clock=clock)
+    early, silent = limiter.acquire(), limiter.acquire()
+    clock.now = 10.0
+    limiter.unanswered(silent)
+    limiter.done(early, first_token=1.0, silence=10.0)  # sent before: it says nothing
+    assert limiter.patience == 1
+
+
 def test_a_full_limiter_holds_a_call_and_a_cancel_ends_the_wait() -> None:
     limiter = Limiter(1)
     held = limiter.acquire()

@@ -16,7 +16,13 @@ import pytest
 from openai.types.chat import ChatCompletion
 
 from gam_desktop.engine.llm import LLMClient, LLMSettings
-from gam_desktop.engine.llm.streaming import BrokenReply, Silent, Watchdog, read_stream
+from gam_desktop.engine.llm.streaming import (
+    BrokenReply,
+    NoFirstToken,
+    Silent,
+    Watchdog,
+    read_stream,
+)
 from gam_desktop.engine.llm.tokenizer import count_tokens
 from gam_desktop.engine.llm.tools import Tool, chat_with_tools
 from gam_desktop.selfcheck.scripted_llm import Fault, RunningServer
@@ -27,25 +33,54 @@ from tests.engine.test_llm_client import memorize
 @pytest.fixture
 def one_slot() -> Iterator[RunningServer]:
     count_tokens("warm up")  # the server's first usage count loads the tokenizer
-    with RunningServer(latency_ms=400, slots=1) as server:
+    with RunningServer(latency_ms=1000, slots=1) as server:
         yield server
 
 
 def test_a_one_slot_server_queueing_past_the_silence_limit_loses_no_call(
     one_slot: RunningServer, make_workflow, tmp_path
 ) -> None:
-    """Eight calls at once at a server that works on one, 0.4 s each: a call with two or
-    more ahead of it waits longer than the 1 s silence limit for its first token, and is
-    still not given up on."""
+    """Eight calls at once at a server that works on one, 1 s each: a call with three or
+    more ahead of it waits longer than the 2.5 s silence limit for its first token, and is
+    still not given up on. (Seconds, not tenths: a loaded machine stalls a reply mid-stream
+    for longer than a second.)"""
     settings = LLMSettings(
-        base_url=one_slot.base_url, model="scripted", api_key="k", timeout=1.0, workers=8
+        base_url=one_slot.base_url, model="scripted", api_key="k", timeout=2.5, workers=8
     )
     report = make_workflow(settings=settings).add(files=document_files(tmp_path / "docs", 8))
     slots = one_slot.state.slots
     assert slots.abandoned == 0 and slots.received == slots.completed
     assert one_slot.state.tasks().count("memorize") == report.chunks  # none asked twice
     assert report.fallbacks == 0 and report.chunks >= 8  # every summary kept
-    assert one_slot.state.max_in_flight >= 3  # a first token 1.2 s away at least
+    assert one_slot.state.max_in_flight >= 4  # a first token 3 s away at least
+
+
+@pytest.mark.timeout(90)
+def test_a_call_without_a_first_token_is_asked_again_with_more_patience() -> None:
+    """A server busy with work our limiter cannot see (another program's calls ahead of
+    ours in its queue): each first token comes 4.5 s after the request, the limit is 3 s.
+    With the same limit every attempt would fail the same way; the second waits 6 s and
+    gets its reply, and the server received as many requests as attempts were made. The
+    next call is as patient from its first attempt."""
+    count_tokens("warm up")  # the server's first usage count loads the tokenizer
+    with RunningServer(latency_ms=4500) as server:
+        settings = LLMSettings(
+            base_url=server.base_url,
+            model="scripted",
+            api_key="k",
+            timeout=3.0,
+            max_retries=2,
+            backoff_base=0.01,
+            workers=1,  # none of ours ahead of it: the first limit is the 3 s alone
+        )
+        client = LLMClient(settings)
+        assert "GIL" in memorize(client).memory
+        slots = server.state.slots
+        assert slots.wait_until(lambda s: s.received == s.completed + s.abandoned)
+        assert (slots.received, slots.abandoned, slots.completed) == (2, 1, 1)
+        assert "GIL" in memorize(client).memory  # the next call: one request
+        assert slots.wait_until(lambda s: s.received == s.completed + s.abandoned)
+        assert (slots.received, slots.abandoned, slots.completed) == (3, 1, 2)
 
 
 def test_a_stream_that_falls_silent_is_closed_and_asked_again(settings, llm_server) -> None:
@@ -82,7 +117,7 @@ def test_silence_after_the_first_token_is_timed_from_that_token() -> None:
     response = SimpleNamespace(
         headers={"content-type": "text/event-stream"}, extensions={"network_stream": network}
     )
-    with pytest.raises(Silent, match=r"no token for 0\.05 s"):
+    with pytest.raises(Silent, match=r"no token for 0\.05 s") as silent:
         read_stream(
             FakeStream(chunks(), response),
             completion_type=ChatCompletion,
@@ -91,7 +126,45 @@ def test_silence_after_the_first_token_is_timed_from_that_token() -> None:
             silence=0.05,
             watchdog=Watchdog(clock),
         )
+    assert not isinstance(silent.value, NoFirstToken)  # the reply had begun: no more patience
     assert theirs.recv(1) == b""  # the other end saw the hang-up
+    ours.close()
+    theirs.close()
+
+
+class ReadTimeout(Exception):
+    """httpx's read timeout, as the SDK's stream lets it through (matched by its name)."""
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("ended_by", ["watchdog", "read timeout"])
+def test_silence_before_the_first_token_is_told_apart(ended_by: str) -> None:
+    """No first token: the watchdog shuts the socket down at the first token's limit, or
+    the read times out first (its timeout is the same limit): either is NoFirstToken, the
+    silence that asks for more patience on the next attempt."""
+    ours, theirs = socket.socketpair()
+
+    def chunks() -> Iterator[Any]:
+        if ended_by == "read timeout":
+            raise ReadTimeout("timed out")
+        ours.recv(1)  # blocks until the watchdog shuts the socket down
+        raise ConnectionError("closed")
+        yield  # (a generator)
+
+    network = SimpleNamespace(get_extra_info=lambda _name: ours)
+    response = SimpleNamespace(
+        headers={"content-type": "text/event-stream"}, extensions={"network_stream": network}
+    )
+    limit = 0.2 if ended_by == "watchdog" else 60
+    with pytest.raises(NoFirstToken, match=f"no first token within {limit:g} s"):
+        read_stream(
+            FakeStream(chunks(), response),
+            completion_type=ChatCompletion,
+            sent=time.monotonic(),
+            first_token_limit=limit,
+            silence=3600,
+            watchdog=Watchdog(),
+        )
     ours.close()
     theirs.close()
 

@@ -14,7 +14,11 @@ Every call is streamed (llm/streaming.py) and given up on only when the server f
 silent, never for its total time: a call waiting in the server's queue is not abandoned
 while the server will still do it. A server that rejects `stream_options` or `stream` is
 asked without them (and remembered so). The calls in flight at once are as many as the
-server's limiter allows (llm/concurrency.py: learned, or the person's `workers`).
+server's limiter allows (llm/concurrency.py: learned, or the person's `workers`). An
+attempt that got no first token in time is asked again with twice the patience, and so are
+the calls that follow (at most 8 times the first limit, given back as first tokens come in
+time again): a server busy with another program's calls keeps a call waiting for longer
+than any limit we could learn from our own calls.
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ from gam_desktop.engine.llm.limit import MAX_LIMIT
 from gam_desktop.engine.llm.protocol import Messages
 from gam_desktop.engine.llm.redact import Redactor, redact_reply
 from gam_desktop.engine.llm.settings import LLMSettings
-from gam_desktop.engine.llm.streaming import BrokenReply, Silent, read_stream
+from gam_desktop.engine.llm.streaming import BrokenReply, NoFirstToken, Silent, read_stream
 from gam_desktop.engine.llm.structured import ParseProblem, parse_model, schema_instruction
 from gam_desktop.engine.llm.tokenizer import count_tokens
 from gam_desktop.engine.llm.usage import UsageMeter
@@ -124,10 +128,11 @@ class LLMClient:
             **extra,
             "max_tokens": min(self.settings.max_tokens, extra.get("max_tokens") or 10**9),
         }
+        patience = 0  # an attempt after one that got no first token waits longer
         for attempt in range(self.settings.max_retries + 1):
             cancel.raise_if_cancelled()
             try:
-                response = self._call(kwargs, cancel)
+                response = self._call(kwargs, cancel, patience)
                 # a server echoing the key must not get it into an answer or a file
                 redact_reply(response, Redactor.for_settings(self.settings))
             except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
@@ -141,23 +146,31 @@ class LLMClient:
                     f"{self.settings.base_url} has no model '{self.settings.model}' (HTTP 404)"
                 ) from exc
             except _retryable() as exc:
+                if isinstance(exc, NoFirstToken):
+                    patience = exc.patience + 1
                 self._wait_before_retry(exc, attempt, cancel)
             else:
                 self._record_usage(stage, messages, response)
                 return response
         raise AssertionError("unreachable")  # _wait_before_retry raises on the last attempt
 
-    def _call(self, kwargs: dict[str, Any], cancel: CancelToken) -> Any:
+    def _call(self, kwargs: dict[str, Any], cancel: CancelToken, patience: int = 0) -> Any:
         """One request, holding a place among the calls in flight; what it took (or that it
-        was refused with a 429, or timed out) teaches the limiter."""
+        was refused with a 429, or timed out) teaches the limiter. `patience`: the steps of
+        patience for its first token at least (one more than an earlier attempt's that got
+        none)."""
         openai = sdk()
         limiter = self.limiter
-        permit = limiter.acquire(self.settings.workers, cancel)
+        permit = limiter.acquire(self.settings.workers, cancel, patience)
         limit = limiter.first_token_limit(permit, self.settings.timeout)
         try:
             response, first_token = self._ask(kwargs, limit, permit.sent)
         except openai.RateLimitError as exc:
             limiter.backed_off(permit, _requests_per_minute(exc))
+            raise
+        except NoFirstToken as exc:
+            exc.patience = permit.patience
+            limiter.unanswered(permit)  # more patience for the calls that follow, too
             raise
         except Silent:
             limiter.backed_off(permit)
@@ -165,7 +178,7 @@ class LLMClient:
         except BaseException:
             limiter.failed(permit)
             raise
-        limiter.done(permit, first_token)
+        limiter.done(permit, first_token, self.settings.timeout)
         return response
 
     def _ask(self, kwargs: dict[str, Any], limit: float, sent: float) -> tuple[Any, float | None]:
@@ -200,11 +213,12 @@ class LLMClient:
             # The read timeout covers the wait for the first byte (the whole reply when it
             # is not streamed): `limit` has room for the calls queued ahead of this one.
             reply = self._openai.chat.completions.create(**kwargs, **extra, timeout=limit)
-        except openai.APITimeoutError as exc:
-            raise Silent(f"no reply within {round(limit, 1):g} s") from exc
+        except openai.APITimeoutError as exc:  # not even the reply's headers in time
+            raise NoFirstToken(f"no reply within {round(limit, 1):g} s") from exc
         if not stream:
             return _checked(reply), None
         try:
+            # (a read that times out ends in Silent there: before the first token or after)
             completion, first_token = read_stream(
                 reply,
                 completion_type=openai.types.chat.ChatCompletion,
@@ -212,8 +226,6 @@ class LLMClient:
                 first_token_limit=limit,
                 silence=self.settings.timeout,
             )
-        except openai.APITimeoutError as exc:  # the read timeout, before the watchdog's
-            raise Silent(f"no token within {round(limit, 1):g} s") from exc
         except importlib.import_module("httpx2").TransportError as exc:
             # A whole body read in place of a stream (the server ignored `stream`) fails
             # with httpx's own errors: the same transient faults as any reply's.
@@ -228,7 +240,8 @@ class LLMClient:
         if delay is None:
             delay = min(self.settings.backoff_max, self.settings.backoff_base * 2**attempt)
             delay *= 0.5 + random.random() / 2  # jitter spreads parallel workers apart
-        log.info("LLM call failed (%s); retrying in %.2fs", _describe(exc), delay)
+        patience = " with more patience" if isinstance(exc, NoFirstToken) else ""
+        log.info("LLM call failed (%s); retrying in %.2fs%s", _describe(exc), delay, patience)
         cancel.sleep(delay)
 
     def _give_up(self, exc: Exception, attempt: int) -> Exception | None:
@@ -477,8 +490,8 @@ def _retry_after(exc: Exception) -> float | None:
 
 
 def _as_sdk_error(exc: Exception, request: Any, limit: float) -> Exception:
-    if type(exc).__name__.endswith("Timeout"):
-        return Silent(f"no reply within {round(limit, 1):g} s")
+    if type(exc).__name__.endswith("Timeout"):  # a whole reply read, which did not come
+        return NoFirstToken(f"no reply within {round(limit, 1):g} s")
     error: Exception = sdk().APIConnectionError(request=request)
     return error
 

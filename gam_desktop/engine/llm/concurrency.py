@@ -11,7 +11,26 @@ network, more for a known provider. A 429 that names the provider's rate limit c
 (Little's law: requests per minute x seconds per call).
 
 The limiter also says how long a call may wait for its first token: the silence limit,
-plus a call's work for each of our calls that may be queued ahead of it at the server.
+plus a call's work for each of our calls that may be queued ahead of it at the server,
+times its patience. Our limiter cannot see the calls of another program at the same server
+(an evaluation, a chat window): a call queued behind them waits longer than anything our
+own calls explain, and asking it again with the same limit only fails the same way, each
+time from the back of the server's queue. So a call that got no first token doubles the
+patience of its next attempt, and of the calls that follow it (up to 8 times the limit, and
+no more than 30 minutes unless the limit itself was longer); patience is given back a
+step for each call, sent since it last changed, whose first token came within the limit it
+would have had without it. TCP keeps a backed-off retransmission timeout for the next
+segments in the same way, until a fresh measurement says the path is fast again (Karn's
+algorithm).
+
+llama.cpp's `GET /slots` is not asked whether a silent call only waits behind another
+client's work: it lists the slots busy, not whose calls they hold (the OpenAI API gives our
+call no task id to find there), so our own long prompt being read, another client's call
+and a slot that is stuck look alike; it is off on servers started with `--no-slots`, absent
+behind proxies and on the other local servers, and its fields changed between versions.
+And a call still queued has no reply headers yet, so its wait is bounded by the HTTP read
+timeout fixed when it was sent: extending it on `/slots`' word would need a transport of our
+own. Growing patience needs neither, and costs only time when a server has truly hung.
 """
 
 from __future__ import annotations
@@ -19,6 +38,7 @@ from __future__ import annotations
 import ipaddress
 import json
 import logging
+import math
 import threading
 import time
 import urllib.error
@@ -50,6 +70,9 @@ PROVIDERS = (
 PROPS_TIMEOUT = 2.0  # seconds; /props is answered at once by the servers that have it
 WORK_MARGIN = 1.5  # a queued call's wait is counted as this many of the longest recent calls
 WAIT_TICK = 0.2  # seconds between looks at the cancel token while waiting for a permit
+PATIENCE_GROWTH = 2  # no first token: the calls that follow wait this many times longer
+PATIENCE_STEPS = 3  # ... at most this many times over (8 times the limit)
+PATIENCE_CAP_S = 1800.0  # ... and no longer than this, unless the limit was longer
 # Calls left waiting at a server that said how many it works on: its slot starts on the
 # next call the moment a reply ends, instead of idling while the reply reaches us and the
 # next request reaches it (on a busy machine a third of the time: tests/benchmarks/
@@ -66,6 +89,7 @@ class Permit:
     in_flight: int  # our calls in flight then, this one included
     full: bool  # as many in flight then as the learned limit allows
     allowed: int  # how many were allowed in flight then
+    patience: int = 0  # doublings of its first-token limit (`patient`)
 
 
 class Limiter:
@@ -86,6 +110,8 @@ class Limiter:
         self._in_flight = 0
         self._changed = threading.Condition()
         self.probed = False  # /props asked (only for the automatic limit)
+        self.patience = 0  # doublings of the first-token limit the next calls start from
+        self._patience_changed = -math.inf  # when it last changed (the clock's reading)
 
     @property
     def limit(self) -> int:
@@ -100,8 +126,12 @@ class Limiter:
         """How many calls may be in flight: `fixed` when the person set it, else the limit."""
         return fixed if fixed > 0 else self._limit.limit
 
-    def acquire(self, fixed: int = 0, cancel: CancelToken | None = None) -> Permit:
-        """Wait for a place among the calls in flight (OperationCancelled on a cancel)."""
+    def acquire(
+        self, fixed: int = 0, cancel: CancelToken | None = None, patience: int = 0
+    ) -> Permit:
+        """Wait for a place among the calls in flight (OperationCancelled on a cancel).
+        `patience`: the steps of patience the call needs at least (an attempt after one
+        that got no first token needs one more than that one had)."""
         with self._changed:
             while self._in_flight >= self.allowed(fixed):
                 if cancel is not None:
@@ -109,25 +139,51 @@ class Limiter:
                 self._changed.wait(WAIT_TICK)  # a cancel does not notify this condition
             self._in_flight += 1
             full = self._in_flight >= self._limit.limit
-            return Permit(self._clock(), self._in_flight, full, self.allowed(fixed))
+            patience = min(max(patience, self.patience), PATIENCE_STEPS)
+            return Permit(self._clock(), self._in_flight, full, self.allowed(fixed), patience)
 
     def first_token_limit(self, permit: Permit, silence: float) -> float:
-        """Seconds the call of `permit` may wait for its first token: `silence`, plus a
-        call's work for each of our calls that may be queued ahead of it: any other call
-        allowed in flight with it (calls sent together reach the server in any order),
-        beyond the server's slots (all of them when the slots are not known)."""
+        """Seconds the call of `permit` may wait for its first token: the limit our own
+        calls explain (`explained`), doubled for each step of the permit's patience."""
+        return patient(self.explained(permit, silence), permit.patience)
+
+    def explained(self, permit: Permit, silence: float) -> float:
+        """What our own calls explain of a first token's wait: `silence`, plus a call's
+        work for each of our calls that may be queued ahead of it: any other call allowed
+        in flight with it (calls sent together reach the server in any order), beyond the
+        server's slots (all of them when the slots are not known)."""
         ahead = max(0, permit.allowed - (self.slots or 1))
         work = self._limit.work_time()
         return silence + ahead * (work * WORK_MARGIN if work is not None else silence)
 
-    def done(self, permit: Permit, first_token: float | None) -> None:
+    def done(self, permit: Permit, first_token: float | None, silence: float | None = None) -> None:
         """The call of `permit` got its reply; `first_token` is when its first token came
-        (None: the reply was not streamed, so only its end is known)."""
+        (None: the reply was not streamed, so only its end is known). With `silence` (the
+        silence limit it had), a call that waited no longer than our own calls explain
+        gives back a step of patience."""
         now = self._clock()
         wait = (first_token if first_token is not None else now) - permit.sent
         total = now - permit.sent
         sample = Sample(permit.sent, permit.in_flight, max(0.0, wait), total, permit.full)
-        self._release(lambda: self._limit.observe(sample, now))
+        calm = silence is not None and wait <= self.explained(permit, silence)
+
+        def learn() -> bool:
+            if calm and self.patience > 0 and permit.sent >= self._patience_changed:
+                self._set_patience(self.patience - 1, now)
+            return self._limit.observe(sample, now)
+
+        self._release(learn)
+
+    def unanswered(self, permit: Permit) -> None:
+        """The call of `permit` got no first token in time: a timeout (the limit backs
+        off), and this call's next attempt and the calls that follow wait twice as long."""
+        now = self._clock()
+
+        def learn() -> bool:
+            self._set_patience(max(self.patience, min(permit.patience + 1, PATIENCE_STEPS)), now)
+            return self._limit.back_off(permit.sent, now)
+
+        self._release(learn)
 
     def backed_off(self, permit: Permit, rpm: float | None = None) -> None:
         """The call of `permit` got a 429 (`rpm`: the rate limit it named) or timed out."""
@@ -157,6 +213,12 @@ class Limiter:
         if self._on_change is not None:
             self._on_change(limit)
 
+    def _set_patience(self, patience: int, now: float) -> None:
+        if patience != self.patience:
+            self.patience, self._patience_changed = patience, now
+            times = PATIENCE_GROWTH**patience
+            log.info("waiting up to %dx as long for first tokens from the LLM server", times)
+
     def _release(self, learn: Callable[[], bool]) -> None:
         with self._changed:
             self._in_flight -= 1
@@ -167,6 +229,15 @@ class Limiter:
             log.info("parallel calls to the LLM server: now %d", limit)
             if self._on_change is not None:
                 self._on_change(limit)
+
+
+def patient(limit: float, patience: int) -> float:
+    """The first-token `limit` doubled for each step of `patience`, `PATIENCE_STEPS` times
+    at most, and no longer than `PATIENCE_CAP_S` (never shorter than `limit`, though)."""
+    if patience <= 0:
+        return limit
+    grown: float = limit * PATIENCE_GROWTH ** min(patience, PATIENCE_STEPS)
+    return max(limit, min(grown, PATIENCE_CAP_S))
 
 
 def _pinned(slots: int) -> AdaptiveLimit:

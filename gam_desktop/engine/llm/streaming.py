@@ -5,9 +5,11 @@ giving up on it after a fixed total (and asking again) pays the server for it tw
 replies are streamed and a call is given up only when the server falls silent: no first
 token within the limit the limiter gives (it grows with the calls queued ahead), or no
 token for `silence` seconds after that. A call given up on is closed at once (the socket
-shut down under the reading thread), so the server stops working on it. A cancel does not
-close the calls in flight: their replies are kept when they arrive (build/resume.py), so
-the same add run again pays for none of them.
+shut down under the reading thread), so the server stops working on it. The two silences
+are told apart (`NoFirstToken`): a reply that never began may only have waited behind
+someone else's work, and the client asks again with more patience (llm/concurrency.py).
+A cancel does not close the calls in flight: their replies are kept when they arrive
+(build/resume.py), so the same add run again pays for none of them.
 
 The deltas are put back together into the chat completion a non-streamed call returns:
 its content, its tool calls (their arguments arrive in pieces, by index), the finish
@@ -30,6 +32,13 @@ class Silent(Exception):
     """The server sent nothing for too long: no first token, or no next one."""
 
 
+class NoFirstToken(Silent):
+    """The reply never began: no first token (no reply at all, when not streamed) within
+    the limit. A server busy with calls we cannot see (another program's) says so too."""
+
+    patience = 0  # the attempt's steps of patience (llm/concurrency.py), set by the client
+
+
 class BrokenReply(Exception):
     """The reply was no chat completion: an error event mid-stream, or a body that is not
     one (a server that ignored `stream` and answered with something else)."""
@@ -43,6 +52,11 @@ class Watch:
     deadline: float
     closed: bool = False  # by the watchdog, for its silence
     silent: str = "no reply in time"  # what silence at `deadline` means, in words
+    began: bool = False  # a token came: silence now is silence mid-reply
+
+    def silence(self) -> Silent:
+        """The error of this stream's silence: before its first token, or after."""
+        return Silent(self.silent) if self.began else NoFirstToken(self.silent)
 
 
 class Watchdog:
@@ -194,28 +208,43 @@ def read_stream(
         for chunk in _chunks(stream, watch):
             if accumulator.add(chunk):
                 first = clock() if first is None else first
-                watch.silent = f"no token for {silence:g} s"
+                watch.began, watch.silent = True, f"no token for {silence:g} s"
                 watchdog.move(watch, clock() + silence)
     finally:
         watchdog.forget(watch)
         stream.close()
     if accumulator.finish_reason is None:  # every server ends a reply with one
         if watch.closed:  # by the shutdown
-            raise Silent(watch.silent)
+            raise watch.silence()
         raise BrokenReply("the reply was cut short (the stream ended before the reply did)")
     return accumulator.completion(completion_type), first
 
 
 def _chunks(stream: Iterable[Any], watch: Watch) -> Iterable[Any]:
-    """The stream's chunks; a stream the watchdog closed ends in Silent."""
+    """The stream's chunks; a stream the watchdog closed, or whose read timed out (the
+    read timeout is the first token's limit), ends in Silent."""
     try:
         yield from stream
     except Exception as exc:
-        if watch.closed:
-            raise Silent(watch.silent) from exc
+        if watch.closed or timed_out(exc):
+            raise watch.silence() from exc
         if type(exc).__name__ == "APIError":  # an error event in the stream itself
             raise BrokenReply(f"the server broke off its reply: {exc}") from exc
         raise
+
+
+def timed_out(exc: BaseException) -> bool:
+    """Whether `exc` is, or wraps, a read that timed out (httpx's ReadTimeout, the SDK's
+    APITimeoutError, a socket's TimeoutError): matched by name, as the SDK may run on httpx
+    or httpx2."""
+    current: BaseException | None = exc
+    seen: list[BaseException] = []
+    while current is not None and current not in seen:
+        if isinstance(current, TimeoutError) or "Timeout" in type(current).__name__:
+            return True
+        seen.append(current)
+        current = current.__cause__ or current.__context__
+    return False
 
 
 def plain_reply(response: Any, completion_type: Any) -> Any:
