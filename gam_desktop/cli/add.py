@@ -1,9 +1,11 @@
-"""`gam-add`: build or grow a memory from documents."""
+"""`gam-add`: build or grow a memory from documents; `gam-add --summarize-again`: give the
+memories written without the LLM (its calls kept failing) real summaries."""
 
 from __future__ import annotations
 
 import argparse
 import logging
+import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -20,9 +22,11 @@ from gam_desktop.cli.common import (
 )
 from gam_desktop.engine.build.builder import BuildOptions, BuildReport
 from gam_desktop.engine.build.documents import READABLE, files_in
+from gam_desktop.engine.build.summarize_again import notes_in
 from gam_desktop.engine.history.versioned import InterruptedOperationError
 from gam_desktop.engine.models import ChunkConfig
 from gam_desktop.engine.progress import OperationCancelled
+from gam_desktop.engine.store.changes import Changes
 from gam_desktop.engine.textutil import plural
 from gam_desktop.engine.workflow import ALREADY_HELD, Workflow
 
@@ -51,6 +55,12 @@ def add_parser() -> argparse.ArgumentParser:
         type=whole(0),
         default=25,
         help="commit a big add in steps of this many documents (0: in one step)",
+    )
+    parser.add_argument(
+        "--summarize-again",
+        action="store_true",
+        help="summarize again, with the LLM, the memories written without it when its calls "
+        "kept failing (fallback: true), each in its place; no --files or --text",
     )
     return parser
 
@@ -89,6 +99,10 @@ def _without_text(files: Sequence[Path], report: BuildReport) -> list[str]:
 def add_main(argv: Sequence[str] | None = None) -> int:
     args = _add_arguments(argv)
     logging.basicConfig(level=logging.ERROR, format="%(levelname)s %(name)s: %(message)s")
+    return _summarize_again(args) if args.summarize_again else _add(args)
+
+
+def _add(args: argparse.Namespace) -> int:
     text = args.text if args.text and args.text.strip() else None
     if not args.files and not text:
         print("gam-add: nothing to add (give --files or --text)", file=sys.stderr)
@@ -117,6 +131,7 @@ def add_main(argv: Sequence[str] | None = None) -> int:
     try:
         workflow = Workflow(gam_dir=args.gam_dir, settings=settings, options=options, progress=bar)
         report = workflow.add(files=files, text=text, use_chunking=not args.no_chunking)
+        fallbacks = workflow.fallback_memories()  # this add's and any earlier add's
     except (KeyboardInterrupt, OperationCancelled):
         bar.close()
         print(f"gam-add: cancelled; {_kept(workflow)}", file=sys.stderr)
@@ -138,7 +153,8 @@ def add_main(argv: Sequence[str] | None = None) -> int:
         if workflow is not None:  # nothing of the memory stays open (issue 38)
             workflow.close()
     bar.close()
-    return _report_add(report, problems + report.unreadable + _without_text(files, report))
+    problems += report.unreadable + _without_text(files, report)
+    return _report_add(report, problems, fallbacks, args.gam_dir)
 
 
 def _kept(workflow: Workflow | None) -> str:
@@ -157,8 +173,12 @@ def _kept(workflow: Workflow | None) -> str:
     )
 
 
-def _report_add(report: BuildReport, problems: list[str]) -> int:
-    """What an add did, its problems (exit 1) and warnings."""
+def _report_add(
+    report: BuildReport, problems: list[str], fallbacks: list[str], gam_dir: str
+) -> int:
+    """What an add did, its problems (exit 1) and warnings; last, the memories written
+    without the LLM (`fallbacks`, exit 1 when this add wrote some: not every memory asked
+    for was made) and how to summarize them again."""
     for problem in problems:
         print(f"error: {problem}", file=sys.stderr)
     for warning in report.warnings:
@@ -169,7 +189,83 @@ def _report_add(report: BuildReport, problems: list[str]) -> int:
     elif not problems:  # "Added 0 documents" read as a success: say why nothing was added
         held = sum(ALREADY_HELD in warning for warning in report.warnings)
         print(f"Nothing added: {_nothing_added(held)}")
-    return 1 if problems else 0
+    if fallbacks:
+        _say_fallbacks(fallbacks, gam_dir, made_now=report.fallbacks > 0)
+    return 1 if problems or report.fallbacks else 0
+
+
+def _say_fallbacks(fallbacks: list[str], gam_dir: str, made_now: bool) -> None:
+    """The memories written without the LLM (this add's, and earlier ones still so), and
+    how to summarize them again: an error when this add wrote some (exit 1: not every
+    memory it made is what was asked for), else a warning."""
+    count = len(fallbacks)
+    again = f"gam-add --gam-dir {shlex.quote(gam_dir)} --summarize-again"
+    print(
+        f"{'error' if made_now else 'warning'}: {plural(count, 'memory')} in this memory "
+        f"{'is' if count == 1 else 'are'} written without the LLM (its calls kept failing; "
+        f"marked fallback: true); once the LLM works, summarize them again: {again}",
+        file=sys.stderr,
+    )
+
+
+def _summarize_again(args: argparse.Namespace) -> int:
+    """gam-add --summarize-again: the memories written without the LLM summarized again,
+    one commit; exit 1 while some are still written without it (named), 130 on a cancel."""
+    try:
+        settings = settings_for("builder", args)
+    except ValueError as exc:
+        print(f"gam-add: invalid setting: {reason(exc)}", file=sys.stderr)
+        return 2
+    bar = ProgressBar(enabled=not args.quiet)
+    workflow: Workflow | None = None
+    try:
+        workflow = Workflow(gam_dir=args.gam_dir, settings=settings, progress=bar)
+        changes = workflow.summarize_again()
+        left = workflow.fallback_memories()
+    except (KeyboardInterrupt, OperationCancelled):
+        bar.close()
+        print(
+            "gam-add: cancelled; the memory was not changed (the summaries made so far are "
+            "kept: running the same command again reuses them)",
+            file=sys.stderr,
+        )
+        return 130
+    except InterruptedOperationError:
+        bar.close()
+        print(
+            f"gam-add: {recover_hint(args.gam_dir, 'run the same command again')}", file=sys.stderr
+        )
+        return 1
+    except EXPECTED_ERRORS as exc:
+        bar.close()
+        print(f"gam-add: {reason(exc)}", file=sys.stderr)
+        return 1
+    finally:
+        if workflow is not None:
+            workflow.close()
+    bar.close()
+    return _report_summarized(changes, left)
+
+
+def _report_summarized(changes: Changes, left: list[str]) -> int:
+    """What summarizing again did, and the memories still written without the LLM (each
+    named, exit 1)."""
+    written = notes_in(changes)
+    if written:
+        print(f"Summarized again: {plural(len(written), 'note')}")
+    elif not left:
+        print("Nothing to summarize again: no memory was written without the LLM")
+    if not left:
+        return 0
+    shown = ", ".join(left[:5]) + (", …" if len(left) > 5 else "")
+    one = len(left) == 1
+    print(
+        f"error: {plural(len(left), 'memory')} {'is' if one else 'are'} still written without "
+        f"the LLM ({shown}): {'its' if one else 'their'} calls failed again, or the original "
+        "text is missing; run the same command again once the LLM works",
+        file=sys.stderr,
+    )
+    return 1
 
 
 def _nothing_added(held: int) -> str:
@@ -184,6 +280,8 @@ def _nothing_added(held: int) -> str:
 def _add_arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = add_parser()
     args = parser.parse_args(argv)
+    if args.summarize_again and (args.files or args.text is not None):
+        parser.error("--summarize-again adds nothing: give it without --files or --text")
     if args.min_tokens is not None and args.min_tokens > args.max_tokens:
         parser.error(
             f"--min-tokens {args.min_tokens} is larger than --max-tokens {args.max_tokens}"

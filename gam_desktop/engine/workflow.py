@@ -3,15 +3,17 @@
 Entry points (the CLI, the GUI) build a Workflow from settings; the Workflow
 reads documents, takes the folder's writer lock and runs the builder.
 
-Writing operations (add, initialize, reorganize, rollback, restore_before, recover) each
-report what they changed, once, to `on_change` as a `Changes` (computed from what they
-committed); the watcher's outside edits carry one too. Reading (estimate, request,
-plan_reorganization, history) changes nothing and reports nothing.
+Writing operations (add, initialize, reorganize, summarize_again, rollback, restore_before,
+recover) each report what they changed, once, to `on_change` as a `Changes` (computed from
+what they committed); the watcher's outside edits carry one too. Reading (estimate,
+request, plan_reorganization, fallback_memories, history) changes nothing and reports
+nothing.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -28,11 +30,13 @@ from gam_desktop.engine.ask.intent import is_statement
 from gam_desktop.engine.ask.saved_turns import TurnToSave, stage_turns
 from gam_desktop.engine.ask.tools import MemoryTools
 from gam_desktop.engine.build import resume
+from gam_desktop.engine.build import summarize_again as summarizing
 from gam_desktop.engine.build.builder import BuildOptions, BuildReport, MemoryBuilder
 from gam_desktop.engine.build.documents import DocumentError, SourceDocument, load_file, load_text
 from gam_desktop.engine.build.estimate import SECONDS_PER_CALL, Estimate, Pace
 from gam_desktop.engine.build.estimate import estimate as size_of
 from gam_desktop.engine.build.resume import PendingAdd
+from gam_desktop.engine.build.stages import WRITE_WEIGHT
 from gam_desktop.engine.chats import library as chats
 from gam_desktop.engine.chats.library import ConversationInfo
 from gam_desktop.engine.chats.record import ConversationRecord, Turn, new_record, title_from
@@ -77,6 +81,7 @@ from gam_desktop.engine.store.changes import (
     REORGANIZE,
     RESEARCH,
     SETTINGS,
+    SUMMARIZE,
     Changes,
 )
 from gam_desktop.engine.store.changeset import ChangeSet
@@ -84,6 +89,7 @@ from gam_desktop.engine.store.folder import APP_DIR, MemoryFolder, NotAMemoryErr
 from gam_desktop.engine.store.location import user_content
 from gam_desktop.engine.store.lock import FolderBusyError, writer_lock
 from gam_desktop.engine.store.markdown import parse_memory
+from gam_desktop.engine.store.results import ResultStore
 from gam_desktop.engine.store.watcher import FolderWatcher
 from gam_desktop.engine.textutil import plural
 
@@ -441,6 +447,72 @@ class Workflow:
         self._changed(transaction.changes(REORGANIZE))
         builder.stages.finish()
         return operation
+
+    def fallback_memories(self) -> list[str]:
+        """The memories written without the LLM (`fallback: true`: its calls kept failing
+        during their add), by path; `summarize_again` gives them real summaries. Reads
+        only (every memory file: run it off the GUI thread)."""
+        if not self.folder.is_memory():
+            return []
+        return [f.path for f in summarizing.find_fallbacks(self.folder, self.cancel)]
+
+    def summarize_again(self) -> Changes:
+        """Summarize again with the LLM, from their original wording, the memories written
+        without it, each in its place (build/summarize_again.py): one commit ("Summarized
+        again: 3 notes") that History can undo. A memory whose call fails again stays as it
+        was, still marked; `fallback_memories` then names it. The calls are made before the
+        folder is taken and kept as they arrive, so a cancel (OperationCancelled, nothing
+        written) or a crash costs none of them twice. Returns what changed (empty when
+        nothing could be summarized again)."""
+        if not self.folder.is_memory():
+            raise NotAMemoryError(f"{self.folder.root} is not a GAM memory")
+        self._refuse_if_interrupted()
+        self.folder.check_writable()
+        journal.check_space(self.folder)  # refused before any call is paid for
+        stages = Stages(self.progress)
+        stages.expect(find=0.2, memorize=1.0, write=WRITE_WEIGHT)
+        stages.report("find", 0, 1, "Looking for notes written without the LLM")
+        fallbacks = summarizing.find_fallbacks(self.folder, self.cancel)
+        stages.report("find", 1, 1, f"Found {plural(len(fallbacks), 'note')} to summarize again")
+        if not fallbacks:
+            stages.finish()
+            return Changes(SUMMARIZE)
+        llm = LLMClient(self.settings)
+        results = resume.StageResults(ResultStore.of(self.folder), self.settings.model)
+        try:
+            done = summarizing.memorize_again(llm, fallbacks, stages, self.cancel, results)
+            changes = self._write_summaries(done, llm, stages)
+            if not changes.empty and results.store is not None:
+                results.store.forget_documents(done.documents())  # held, and summarized
+        finally:
+            results.close()
+        stages.finish()
+        return changes
+
+    def _write_summaries(
+        self, done: summarizing.Resummarized, llm: LLMClient, stages: Stages
+    ) -> Changes:
+        """One operation writing what `memorize_again` made, as the folder is now."""
+        if not done.memories:
+            return Changes(SUMMARIZE)
+        self.cancel.raise_if_cancelled()  # last chance: after this the write is all or nothing
+        with self.versioned.operation(SUMMARIZE) as transaction:
+            staged, written = summarizing.stage_summaries(self.folder, done)
+            if written:
+                stages.report("write", 0, 2, f"Writing {plural(len(written), 'note')}")
+                tokens = llm.usage.prompt_tokens + llm.usage.completion_tokens
+                trailers = {
+                    TRAILER_KIND: SUMMARIZE,
+                    "Gam-Memories": str(len(written)),
+                    "Gam-Model": " ".join(llm.settings.model.split()),
+                    "Gam-Tokens": str(tokens),
+                }
+                committing = functools.partial(stages.report, "write", 1, 2, "Committing")
+                transaction.write(staged, summarizing.summary(len(written)), trailers, committing)
+                stages.report("write", 2, 2, "Saved")
+        changes = transaction.changes(SUMMARIZE)
+        self._changed(changes)
+        return changes
 
     # -- history -----------------------------------------------------------------------
 

@@ -49,6 +49,7 @@ _KIND_LABELS = {
     "forget": "Forget",
     "settings": "Settings",
     "research": "Research",
+    "summarize": "Summarize again",
 }
 
 

@@ -25,6 +25,12 @@ from gam_desktop.gui.operations import Operations
 from gam_desktop.gui.prompts import Prompter
 from gam_desktop.gui.session import MemorySession
 
+# What an add that wrote memories without the LLM says last (the Memory menu's item)
+SUMMARIZE_LATER = (
+    "Once the LLM works again, Memory ▸ Summarize again gives the notes written without it "
+    "real summaries, in their place."
+)
+
 
 class StopChoice(enum.Enum):
     AFTER_STEP = "after step"  # finish the step running, keep every step, stop
@@ -254,7 +260,10 @@ class DocumentIntake(QObject):
     def _built(self, report: BuildReport) -> None:
         problems = report.unreadable + report.warnings
         if problems:
-            self.prompter.tell("Added, with remarks", "\n".join(f"• {p}" for p in problems[:15]))
+            text = "\n".join(f"• {p}" for p in problems[:15])
+            if report.fallbacks:  # gui/summarize_again.py
+                text += f"\n\n{SUMMARIZE_LATER}"
+            self.prompter.tell("Added, with remarks", text)
         self._next_in_queue()
 
     def _next_in_queue(self) -> None:

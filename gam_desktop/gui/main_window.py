@@ -62,6 +62,7 @@ from gam_desktop.gui.research_controller import ResearchController
 from gam_desktop.gui.session import MemorySession
 from gam_desktop.gui.settings import Preferences
 from gam_desktop.gui.sharing import Sharing
+from gam_desktop.gui.summarize_again import SummarizeAgain
 from gam_desktop.gui.tree_panel import MemoryTree, reveal
 from gam_desktop.gui.workers import TaskRunner
 
@@ -87,6 +88,7 @@ class MainWindow(QMainWindow):
         self.operations = Operations(self.tasks, self, self)
         self.session = MemorySession(prefs, store, api_key, self.operations, self, self)
         self.intake = DocumentIntake(self.session, self.operations, self, self)
+        self.resummarize = SummarizeAgain(self.session, self, self)  # Memory ▸ Summarize again
         self.history_actions = HistoryActions(
             self.session, self.tasks, self, lambda plan: self.review_plan(plan)
         )
@@ -202,7 +204,7 @@ class MainWindow(QMainWindow):
         self.progress.hide()
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setAccessibleName("Cancel the build")
-        self.cancel_button.clicked.connect(self.intake.ask_to_stop)
+        self.cancel_button.clicked.connect(self._cancel)
         self.cancel_button.hide()
         bar = self.statusBar()
         bar.addWidget(self.status_label, 1)
@@ -511,6 +513,11 @@ class MainWindow(QMainWindow):
         self.progress.setRange(0, 0)  # busy until the engine says how far it has come
         self.progress.show()
         self.cancel_button.setVisible(cancellable)
+
+    def _cancel(self) -> None:
+        """The status bar's Cancel: summarizing again stops at once; a build asks how."""
+        if not self.resummarize.cancel():
+            self.intake.ask_to_stop()
 
     def _settled(self) -> None:
         self.progress.hide()

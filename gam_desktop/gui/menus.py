@@ -21,6 +21,7 @@ from gam_desktop.engine.llm.tokenizer import resources_dir
 from gam_desktop.gui import theme
 from gam_desktop.gui.about import about_text
 from gam_desktop.gui.settings import save
+from gam_desktop.gui.summarize_again import label as summarize_label
 from gam_desktop.gui.tree_panel import IS_DIR_ROLE, PATH_ROLE
 
 if TYPE_CHECKING:
@@ -288,6 +289,12 @@ class Menus(QObject):
         )
         menu.addSeparator()
         self.reorganize = self._action(menu, "&Reorganize folder…", self.reorganize_selected)
+        # "Summarize again (3 notes)": the memories written without the LLM, once counted
+        self.summarize_again = self._action(
+            menu, summarize_label(0), lambda: window.resummarize.run()
+        )
+        self.summarize_again.setEnabled(False)
+        window.resummarize.counted.connect(self.show_fallbacks)
         menu.addSeparator()
         self.save_switch = menu.addAction("&Save conversations in this memory")
         self.learn_switch = menu.addAction("&Learn facts from what I say")
@@ -310,6 +317,11 @@ class Menus(QObject):
 
     def _memory_open(self, is_open: bool) -> None:
         self.reorganize.setEnabled(is_open)
+
+    def show_fallbacks(self, count: int) -> None:
+        """Memory ▸ Summarize again says how many notes it would summarize; off with none."""
+        self.summarize_again.setText(summarize_label(count))
+        self.summarize_again.setEnabled(count > 0)
 
     def reorganize_selected(self) -> None:
         """Memory ▸ Reorganize folder: the folder selected in the tree (or the selected

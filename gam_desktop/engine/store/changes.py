@@ -20,6 +20,7 @@ ROLLBACK, RESTORE, RECOVER, OUTSIDE_EDIT = "rollback", "restore", "recover", "ou
 CHAT, LEARN, FORGET = "chat", "learn", "forget"  # a saved turn; facts learned; forgotten
 SETTINGS = "settings"  # the memory's own switches (.gam_meta.json)
 RESEARCH = "research"  # a research report saved into research/
+SUMMARIZE = "summarize"  # memories written without the LLM, summarized again with it
 
 # How a path stands after a sequence of changes, relative to before the first of them:
 # ("added", None), ("modified", path), or ("moved", the path it had before).
