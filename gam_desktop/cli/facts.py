@@ -1,4 +1,5 @@
-"""`gam-facts`: the facts a memory learned from its user: list, show, forget."""
+"""`gam-facts`: the facts a memory learned from its user: list, show (with its history),
+forget, restore."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import sys
 from collections.abc import Sequence
 
 from gam_desktop.cli.common import EXPECTED_ERRORS, entry_point, reason
+from gam_desktop.engine.facts.history import lineages
 from gam_desktop.engine.facts.record import Fact
 from gam_desktop.engine.llm import LLMSettings
 from gam_desktop.engine.store.folder import NotAMemoryError
@@ -24,10 +26,12 @@ def facts_parser() -> argparse.ArgumentParser:
     listing = commands.add_parser("list", help="the current facts, oldest first")
     listing.add_argument("--json", action="store_true", help="one JSON list, for scripts")
     listing.add_argument("--deleted", action="store_true", help="updated and forgotten ones")
-    show = commands.add_parser("show", help="one fact and where it was stated")
+    show = commands.add_parser("show", help="one fact, where it was stated, and its history")
     show.add_argument("id", help="the fact's id (see list)")
-    forget = commands.add_parser("forget", help="forget a fact (History can bring it back)")
+    forget = commands.add_parser("forget", help="forget a fact (restore brings it back)")
     forget.add_argument("id", help="the fact's id (see list)")
+    restore = commands.add_parser("restore", help="bring back a forgotten or retracted fact")
+    restore.add_argument("id", help="the fact's id (see list --deleted)")
     return parser
 
 
@@ -42,7 +46,11 @@ def facts_main(argv: Sequence[str] | None = None) -> int:
         if args.command == "list":
             _list(workflow.facts(deleted=args.deleted), args.json)
         elif args.command == "show":
-            _show(_find(workflow, args.id))
+            _show(workflow, _find(workflow, args.id, with_deleted=True))
+        elif args.command == "restore":
+            fact = _find(workflow, args.id, deleted=True)
+            workflow.restore_fact(fact.id)
+            print(f"Restored: {fact.statement}")
         else:
             fact = _find(workflow, args.id)
             workflow.forget_fact(fact.id)
@@ -56,10 +64,14 @@ def facts_main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _find(workflow: Workflow, fact_id: str) -> Fact:
-    """The current fact with this id, or the one it starts (ids are long)."""
+def _find(
+    workflow: Workflow, fact_id: str, deleted: bool = False, with_deleted: bool = False
+) -> Fact:
+    """The current fact (or tombstone) with this id, or the one it starts (ids are long)."""
     wanted = fact_id.strip()
-    matches = [f for f in workflow.facts() if wanted and f.id.startswith(wanted)]
+    facts = workflow.facts(deleted=deleted)
+    facts += workflow.facts(deleted=True) if with_deleted and not deleted else []
+    matches = [f for f in facts if wanted and f.id.startswith(wanted)]
     if len(matches) != 1:
         why = "no fact" if not matches else plural(len(matches), "fact")
         raise FactNotFound(f"{why} with the id {fact_id!r}; see gam-facts list")
@@ -79,6 +91,12 @@ def _as_dict(fact: Fact) -> dict[str, object]:
         "updated": fact.updated.isoformat(),
         "deleted": fact.deleted.isoformat() if fact.deleted else None,
         "replaced_by": fact.replaced_by or None,
+        "kind": fact.kind or None,
+        "replaces": fact.replaces or None,
+        "first_stated": fact.first_stated.isoformat() if fact.first_stated else None,
+        "ended": fact.ended or None,
+        "ended_conversation": fact.ended_conversation or None,
+        "ended_turn": fact.ended_turn or None,
     }
 
 
@@ -92,7 +110,16 @@ def _list(facts: list[Fact], as_json: bool) -> None:
         print(f"{fact.id}  {fact.updated:%Y-%m-%d}  {fact.statement}")
 
 
-def _show(fact: Fact) -> None:
+def _show(workflow: Workflow, fact: Fact) -> None:
     for key, value in _as_dict(fact).items():
         if value is not None:
             print(f"{key}: {value}")
+    line = next(
+        (x for x in lineages(workflow.facts(), workflow.facts(deleted=True)) if x.fact == fact),
+        None,
+    )
+    for event in line.events if line is not None else ():
+        where = (
+            f" (conversation {event.conversation}, turn {event.turn})" if event.conversation else ""
+        )
+        print(f"history: {event.at:%Y-%m-%d %H:%M} {event.kind}: {event.statement}{where}")

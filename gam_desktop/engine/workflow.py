@@ -42,6 +42,7 @@ from gam_desktop.engine.chats.library import ConversationInfo
 from gam_desktop.engine.chats.record import ConversationRecord, Turn, new_record, title_from
 from gam_desktop.engine.drop import Drop, held_sources
 from gam_desktop.engine.errors import GamError
+from gam_desktop.engine.facts import history as fact_history
 from gam_desktop.engine.facts.learn import Learned, learn
 from gam_desktop.engine.facts.record import Fact, read_facts
 from gam_desktop.engine.history import journal
@@ -940,17 +941,26 @@ class Workflow:
         return read_facts(self.folder.root, deleted=deleted)
 
     def forget_fact(self, fact_id: str) -> Changes:
-        """Retract a fact: it moves to facts/.deleted (a commit History can undo)."""
+        """Forget a fact: its tombstone in facts/.deleted, which `restore_fact` (or History)
+        undoes (a commit)."""
         fact = next((f for f in read_facts(self.folder.root) if f.id == fact_id), None)
         if fact is None:
             raise FactNotFound(f"no fact {fact_id!r} in {self.folder.root}")
-        forgotten = Learned(deleted=[fact])
+        staged = fact_history.forget(fact, utc_now())
+        return self._fact_commit(staged, f"Forgot: {fact.statement}", fact.id)
+
+    def restore_fact(self, fact_id: str) -> Changes:
+        """Undo a Forget (or a retraction): the fact is current again (a commit)."""
+        tombs = read_facts(self.folder.root, deleted=True)
+        tomb = next((f for f in tombs if f.id == fact_id), None)
+        if tomb is None or fact_history.replaced(tomb):
+            raise FactNotFound(f"no forgotten fact {fact_id!r} in {self.folder.root}")
+        _fact, staged = fact_history.restore(tomb, utc_now())
+        return self._fact_commit(staged, f"Restored: {tomb.statement}", tomb.id)
+
+    def _fact_commit(self, staged: ChangeSet, summary: str, fact_id: str) -> Changes:
         with self.versioned.operation(FORGET) as transaction:
-            transaction.write(
-                forgotten.changes(),
-                f"Forgot: {fact.statement}",
-                {TRAILER_KIND: FORGET, "Gam-Fact": fact.id},
-            )
+            transaction.write(staged, summary, {TRAILER_KIND: FORGET, "Gam-Fact": fact_id})
         changes = transaction.changes(FORGET)
         self._changed(changes)
         return changes

@@ -159,6 +159,7 @@ class ChatPanel(QWidget):
         self._busy = False
         # A cited path -> where its file is now, and whether it is still there.
         self._where: dict[str, tuple[str, bool]] = {}
+        self._turn_wanted: tuple[str, int] | None = None  # scrolled to once it is shown
         self.heading = QLabel()
         self.heading.setObjectName("conversationTitle")
         self.heading.setWordWrap(True)
@@ -431,14 +432,29 @@ class ChatPanel(QWidget):
             if note is not None and note.can_undo(note.items[item]):
                 self.undo_requested.emit(note, note.items[item])
 
+    def scroll_to_turn(self, conversation_id: str, number: int) -> None:
+        """Show turn `number` of the conversation once it is on screen (the Facts view's
+        link to the turn that stated a fact)."""
+        self._turn_wanted = (conversation_id, number)
+        self._scroll_to_wanted()
+
+    def _scroll_to_wanted(self) -> bool:
+        wanted = self._turn_wanted
+        if wanted is None or wanted[0] != self.conversation_id or self._turn(wanted[1]) is None:
+            return False
+        self._turn_wanted = None
+        self.transcript.scrollToAnchor(f"turn-{wanted[1]}")
+        return True
+
     def _render(self) -> None:
         parts = [self._turn_html(i, turn) for i, turn in enumerate(self.turns)]
         if not parts:  # an empty conversation: what to do, and what becomes of it
             hint = self.not_ready or self._hint
             parts = [f'<p style="color:#8a8f98">{html.escape(hint)}</p>']
         self.transcript.setHtml("".join(parts))
-        bar = self.transcript.verticalScrollBar()
-        bar.setValue(bar.maximum())
+        if not self._scroll_to_wanted():
+            bar = self.transcript.verticalScrollBar()
+            bar.setValue(bar.maximum())
 
     def _turn_html(self, index: int, turn: Turn) -> str:
         when = (
@@ -446,7 +462,10 @@ class ChatPanel(QWidget):
             if turn.when
             else ""
         )
-        out = [f'<p style="margin-top:14px"><b>You:</b> {html.escape(turn.question)}{when}</p>']
+        anchor = f'<a name="turn-{turn.number}"></a>' if turn.number else ""
+        out = [
+            f'<p style="margin-top:14px">{anchor}<b>You:</b> {html.escape(turn.question)}{when}</p>'
+        ]
         if turn.error:
             said = html.escape(turn.error).replace("\n", "<br>")  # what happened, then advice
             out.append(f'<p style="color:{theme.current()["diff_del"]}">{said}</p>')

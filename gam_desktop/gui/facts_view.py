@@ -1,17 +1,27 @@
 """The Facts view: what the memory learned from what its user said, the most recently
-updated first, each with the conversation it was said in and its date; show or edit a
-fact's file (it is Markdown: any editor will do, and the watcher records the edit), open
-its conversation, or forget it."""
+updated first, each with the conversation it was said in and since when it holds; under
+the list, the chosen fact's history (stated, updated, taken back, forgotten, restored, each
+dated, with a link to the conversation turn that did it). Show or edit a fact's file (it is
+Markdown: any editor will do, and the watcher records the edit), open its conversation,
+forget it (a tombstone: Undo brings it back), and, with "Show what is no longer true",
+the facts taken back or forgotten, which Restore brings back."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from datetime import datetime
+
+from PySide6.QtCore import QEvent, Qt, QUrl, Signal
+from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QApplication,
+    QCheckBox,
+    QFrame,
     QHBoxLayout,
     QHeaderView,
     QLabel,
     QPushButton,
+    QSplitter,
+    QTextBrowser,
     QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
@@ -22,6 +32,7 @@ from gam_desktop.engine.facts.record import Fact
 from gam_desktop.engine.textutil import plural
 from gam_desktop.gui import local_time
 from gam_desktop.gui.conversation_list import when
+from gam_desktop.gui.fact_history import WORDS, history_html, parse_turn_link
 from gam_desktop.gui.personal_memory import FactRow
 
 ROW_ROLE = Qt.ItemDataRole.UserRole
@@ -34,20 +45,25 @@ LEARNING_OFF = (
     "Learning is switched off for this memory: nothing you say is learned "
     "(Memory ▸ Learn facts from what I say)."
 )
+NO_HISTORY = "Choose a fact to see its history: when it was said, changed or taken back."
 
 
 class FactsView(QWidget):
     """Signals: show_requested(path), edit_requested(path), conversation_requested(id),
-    forget_requested(fact)."""
+    turn_requested(conversation id, turn), forget_requested(fact), restore_requested(fact)."""
 
     show_requested = Signal(str)
     edit_requested = Signal(str)
     conversation_requested = Signal(str)
+    turn_requested = Signal(str, int)
     forget_requested = Signal(object)
+    restore_requested = Signal(object)
 
     def __init__(self) -> None:
         super().__init__()
-        self.rows: list[FactRow] = []
+        self.rows: list[FactRow] = []  # those listed
+        self.all_rows: list[FactRow] = []  # with the facts no longer true
+        self._forgotten: Fact | None = None  # what the Undo bar brings back
         self.heading = QLabel("Facts learned from what you said")
         self.heading.setObjectName("conversationTitle")
         self.caption = QLabel()
@@ -57,10 +73,60 @@ class FactsView(QWidget):
         self.notice.setObjectName("warning")
         self.notice.setWordWrap(True)
         self.notice.hide()
+        self._make_undo_bar()
+        self.ended = QCheckBox("Show what is no longer true")
+        self.ended.setToolTip(
+            "Also list the facts taken back or forgotten (Restore brings one back)"
+        )
+        self.ended.toggled.connect(lambda _on: self.show_facts(self.all_rows))
+        self._make_list()
+        self.history = QTextBrowser()
+        self.history.setObjectName("factHistory")
+        self.history.setAccessibleName("The fact's history")
+        self.history.setOpenLinks(False)
+        self.history.anchorClicked.connect(self._link)
+        self.split = QSplitter(Qt.Orientation.Vertical)
+        self.split.addWidget(self.list)
+        self.split.addWidget(self.history)
+        self.split.setStretchFactor(0, 1)
+        self.split.setStretchFactor(1, 1)
+        self.empty = QLabel(EMPTY_HINT)
+        self.empty.setObjectName("emptyHint")
+        self.empty.setWordWrap(True)
+        self.empty.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        # the keyboard can rest here (read by screen readers) when the last fact is forgotten
+        self.empty.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByKeyboard)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 8, 8, 8)
+        for widget in (self.heading, self.caption, self.notice, self.undo_bar, self.ended):
+            layout.addWidget(widget)
+        layout.addWidget(self.split, 1)
+        layout.addWidget(self.empty, 1)
+        layout.addLayout(self._make_buttons())
+        self.show_facts([])
+
+    def _make_undo_bar(self) -> None:
+        self.undo_bar = QFrame()
+        self.undo_bar.setObjectName("undoBar")
+        self.undo_text = QLabel()
+        self.undo_text.setWordWrap(True)
+        self.undo = QPushButton("Undo")
+        self.undo.setAccessibleName("Undo: bring the forgotten fact back")
+        self.undo.clicked.connect(self._undo)
+        self.dismiss = QPushButton("Dismiss")
+        self.dismiss.clicked.connect(self.hide_undo)
+        row = QHBoxLayout(self.undo_bar)
+        row.setContentsMargins(6, 4, 6, 4)
+        row.addWidget(self.undo_text, 1)
+        row.addWidget(self.undo)
+        row.addWidget(self.dismiss)
+        self.undo_bar.hide()
+
+    def _make_list(self) -> None:
         self.list = QTreeWidget()
         self.list.setObjectName("facts")
         self.list.setAccessibleName("Facts")
-        self.list.setHeaderLabels(["Fact", "Said in", "Updated"])
+        self.list.setHeaderLabels(["Fact", "Said in", "Since"])
         self.list.setRootIsDecorated(False)
         self.list.setWordWrap(True)
         header = self.list.header()
@@ -71,12 +137,8 @@ class FactsView(QWidget):
         header.resizeSection(1, 220)
         self.list.currentItemChanged.connect(lambda *_: self._enable())
         self.list.itemDoubleClicked.connect(lambda *_: self._show())
-        self.empty = QLabel(EMPTY_HINT)
-        self.empty.setObjectName("emptyHint")
-        self.empty.setWordWrap(True)
-        self.empty.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
-        # the keyboard can rest here (read by screen readers) when the last fact is forgotten
-        self.empty.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByKeyboard)
+
+    def _make_buttons(self) -> QHBoxLayout:
         self.show_button = QPushButton("Show")
         self.show_button.setAccessibleName("Show the fact")
         self.show_button.setToolTip("Show the fact's file in the preview")
@@ -89,22 +151,21 @@ class FactsView(QWidget):
         self.conversation.clicked.connect(self._conversation)
         self.forget = QPushButton("Forget")
         self.forget.setAccessibleName("Forget the fact")
-        self.forget.setToolTip("Forget this fact (History can bring it back)")
+        self.forget.setToolTip("Forget this fact (Undo, or Restore, brings it back)")
         self.forget.clicked.connect(self._forget)
+        self.restore = QPushButton("Restore")
+        self.restore.setAccessibleName("Restore the fact")
+        self.restore.setToolTip("Bring this fact back: it holds again")
+        self.restore.clicked.connect(self._restore)
         buttons = QHBoxLayout()
         for button in (self.show_button, self.edit, self.conversation):
             buttons.addWidget(button)
         buttons.addStretch(1)
+        buttons.addWidget(self.restore)
         buttons.addWidget(self.forget)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(8, 8, 8, 8)
-        layout.addWidget(self.heading)
-        layout.addWidget(self.caption)
-        layout.addWidget(self.notice)
-        layout.addWidget(self.list, 1)
-        layout.addWidget(self.empty, 1)
-        layout.addLayout(buttons)
-        self.show_facts([])
+        return buttons
+
+    # -- the list ------------------------------------------------------------------------------
 
     def show_facts(self, rows: list[FactRow]) -> None:
         chosen = self.selected()
@@ -112,34 +173,64 @@ class FactsView(QWidget):
         at = self.list.indexOfTopLevelItem(current) if current is not None else -1
         focus = QApplication.focusWidget()
         keyboard = focus if focus is not None and self.isAncestorOf(focus) else None
-        self.rows = list(rows)
-        self.list.clear()
-        for row in rows:
-            fact = row.fact
-            said = row.conversation_title or ("—" if not fact.source_conversation else "(deleted)")
-            item = QTreeWidgetItem([fact.statement, said, when(fact.updated)])
-            item.setData(0, ROW_ROLE, fact.id)
-            item.setToolTip(0, f"{fact.statement}\n{fact.path}")
-            item.setToolTip(1, row.conversation_title or "")
-            item.setToolTip(2, local_time.date_time(fact.updated))
-            self.list.addTopLevelItem(item)
-            if chosen is not None and fact.id == chosen.id:
-                self.list.setCurrentItem(item)
-        self.list.setVisible(bool(rows))
-        self.empty.setVisible(not rows)
-        self.caption.setText(
-            f"{plural(len(rows), 'fact')}, the most recently updated first. Each is a Markdown "
-            "file under facts/: edit it in any editor, or forget it (History can bring it back)."
-            if rows
-            else ""
+        self.all_rows = list(rows)
+        self.rows = [r for r in rows if r.current or self.ended.isChecked()]
+        back = self._forgotten is not None and any(
+            r.current and r.fact.id == self._forgotten.id for r in rows
         )
-        self.caption.setVisible(bool(rows))
-        following = self.list.topLevelItem(min(at, len(rows) - 1)) if at >= 0 else None
+        if back or not rows:  # restored (here, by History or by hand), or another memory
+            self.hide_undo()
+        self.list.clear()
+        for row in self.rows:
+            item = self._item(row)
+            self.list.addTopLevelItem(item)
+            if chosen is not None and row.fact.id == chosen.id:
+                self.list.setCurrentItem(item)
+        self._describe()
+        following = self.list.topLevelItem(min(at, len(self.rows) - 1)) if at >= 0 else None
         if self.list.currentItem() is None and following is not None:  # it was forgotten:
             self.list.setCurrentItem(following)  # the fact after it
         self._enable()
         if keyboard is not None:
             self._keep_keyboard(keyboard)
+
+    def _item(self, row: FactRow) -> QTreeWidgetItem:
+        fact = row.fact
+        said = row.conversation_title or ("—" if not fact.source_conversation else "(deleted)")
+        moment: datetime | None = fact.created
+        since = when(moment)
+        if not row.current:  # when it was taken back or forgotten
+            ending = row.events[-1] if row.events else None
+            moment = ending.at if ending else fact.deleted
+            word = WORDS.get(ending.kind, "Ended") if ending else "Ended"
+            since = f"{word} {when(moment)}"
+        item = QTreeWidgetItem([fact.statement, said, since])
+        item.setData(0, ROW_ROLE, fact.id)
+        item.setToolTip(0, f"{fact.statement}\n{fact.path}")
+        item.setToolTip(1, row.conversation_title or "")
+        item.setToolTip(2, local_time.date_time(moment))
+        if not row.current:  # no longer true: greyed and slanted, as History shows undone
+            font = QFont(item.font(0))
+            font.setItalic(True)
+            for column in range(3):
+                item.setFont(column, font)
+                item.setForeground(column, self.palette().placeholderText())
+        return item
+
+    def _describe(self) -> None:
+        current = sum(r.current for r in self.all_rows)
+        ended = len(self.all_rows) - current
+        self.list.setVisible(bool(self.rows))
+        self.history.setVisible(bool(self.rows))
+        self.empty.setVisible(not self.rows)
+        self.ended.setVisible(ended > 0 or self.ended.isChecked())
+        self.ended.setText(f"Show what is no longer true ({ended})")
+        text = (
+            f"{plural(current, 'fact')}, the most recently updated first. Each is a Markdown "
+            "file under facts/: edit it in any editor, or forget it (Undo brings it back)."
+        )
+        self.caption.setText(text if self.all_rows else "")
+        self.caption.setVisible(bool(self.all_rows))
 
     def _keep_keyboard(self, widget: QWidget) -> None:
         """The keyboard stays in the Facts: on the button it was on while it is enabled (a
@@ -150,13 +241,24 @@ class FactsView(QWidget):
                 target.setFocus(Qt.FocusReason.OtherFocusReason)
                 return
 
+    def changeEvent(self, event: QEvent) -> None:
+        """Light or dark chosen: the list and the history drawn again in its colours (Qt
+        fixes a link's colour when the HTML is set)."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            self.show_facts(self.all_rows)
+
     def set_learning(self, on: bool) -> None:
         self.notice.setVisible(not on)
 
-    def selected(self) -> Fact | None:
+    def selected_row(self) -> FactRow | None:
         item = self.list.currentItem()
         wanted = item.data(0, ROW_ROLE) if item is not None else None
-        return next((r.fact for r in self.rows if r.fact.id == wanted), None)
+        return next((r for r in self.rows if r.fact.id == wanted), None)
+
+    def selected(self) -> Fact | None:
+        row = self.selected_row()
+        return row.fact if row is not None else None
 
     def select(self, fact_id: str) -> None:
         for index in range(self.list.topLevelItemCount()):
@@ -165,21 +267,49 @@ class FactsView(QWidget):
                 self.list.setCurrentItem(item)
 
     def _enable(self) -> None:
-        fact = self.selected()
+        row = self.selected_row()
+        current = row is not None and row.current
         for button in (self.show_button, self.edit, self.forget):
-            button.setEnabled(fact is not None)
-        self.conversation.setEnabled(
-            fact is not None and any(r.fact is fact and r.conversation_title for r in self.rows)
-        )
+            button.setEnabled(current)
+        self.forget.setVisible(row is None or row.current)
+        self.restore.setVisible(row is not None and not row.current)
+        self.restore.setEnabled(row is not None and not row.current)
+        self.conversation.setEnabled(row is not None and bool(row.conversation_title))
+        self.history.setHtml(history_html(row) if row is not None else NO_HISTORY)
+
+    # -- the Undo bar --------------------------------------------------------------------------
+
+    def offer_undo(self, fact: Fact) -> None:
+        """A Forget was committed: say so, with an Undo that brings the fact back."""
+        self._forgotten = fact
+        self.undo_text.setText(f"Forgot: {fact.statement}")
+        self.undo.setEnabled(True)
+        self.undo_bar.show()
+
+    def hide_undo(self) -> None:
+        self._forgotten = None
+        self.undo_bar.hide()
+
+    def _undo(self) -> None:
+        if self._forgotten is not None:
+            self.restore_requested.emit(self._forgotten)
+        self.hide_undo()
+
+    # -- actions -------------------------------------------------------------------------------
+
+    def _link(self, url: QUrl) -> None:
+        turn = parse_turn_link(url)
+        if turn is not None:
+            self.turn_requested.emit(*turn)
 
     def _show(self) -> None:
         fact = self.selected()
-        if fact is not None:
+        if fact is not None and fact.deleted is None:
             self.show_requested.emit(fact.path)
 
     def _edit(self) -> None:
         fact = self.selected()
-        if fact is not None:
+        if fact is not None and fact.deleted is None:
             self.edit_requested.emit(fact.path)
 
     def _conversation(self) -> None:
@@ -189,5 +319,10 @@ class FactsView(QWidget):
 
     def _forget(self) -> None:
         fact = self.selected()
-        if fact is not None:
+        if fact is not None and fact.deleted is None:
             self.forget_requested.emit(fact)
+
+    def _restore(self) -> None:
+        row = self.selected_row()
+        if row is not None and not row.current:
+            self.restore_requested.emit(row.fact)

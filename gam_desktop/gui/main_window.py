@@ -252,7 +252,10 @@ class MainWindow(QMainWindow):
         self.facts.show_requested.connect(self.open_file)
         self.facts.edit_requested.connect(self.edit_file)
         self.facts.forget_requested.connect(self.personal.forget)
+        self.facts.restore_requested.connect(self.personal.restore)
+        self.personal.forgotten.connect(self.facts.offer_undo)
         self.facts.conversation_requested.connect(self.open_conversation)
+        self.facts.turn_requested.connect(self.open_conversation_at)
         self.personal.facts_listed.connect(self.facts.show_facts)
         self.personal.switches.connect(self._show_switches)
 
@@ -446,6 +449,11 @@ class MainWindow(QMainWindow):
     def open_conversation(self, conversation_id: str) -> None:
         self.tabs.setCurrentWidget(self.chat_split)
         self.conversations.open(conversation_id)
+
+    def open_conversation_at(self, conversation_id: str, turn: int) -> None:
+        """A fact's history links to the turn that stated or changed it."""
+        self.chat.scroll_to_turn(conversation_id, turn)
+        self.open_conversation(conversation_id)
 
     # -- history --------------------------------------------------------------------------
 

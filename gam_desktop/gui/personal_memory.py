@@ -1,15 +1,17 @@
 """What the open memory keeps of its user: the facts learned from what they said (listed
-with the conversation each was said in, forgotten as a commit), and the memory's two
-switches, saving conversations and learning facts (`Workflow.set_personal_memory`, a commit
-too). Both follow memory_changed: a learning, a forget, a rollback or an outside edit."""
+with the conversation each was said in and their history, forgotten and restored as
+commits), and the memory's two switches, saving conversations and learning facts
+(`Workflow.set_personal_memory`, a commit too). Both follow memory_changed: a learning, a
+forget, a restore, a rollback or an outside edit."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
+from gam_desktop.engine.facts.history import Event, lineages
 from gam_desktop.engine.facts.record import Fact
 from gam_desktop.engine.models import META_FILE
 from gam_desktop.engine.store.changes import Changes
@@ -22,25 +24,48 @@ from gam_desktop.gui.session import MemorySession
 @dataclass(frozen=True)
 class FactRow:
     """A fact as the Facts view lists it: with the title of the conversation it was said
-    in ("" when that conversation is gone or it was said in an unsaved one)."""
+    in ("" when that conversation is gone or it was said in an unsaved one), its history
+    (stated, updated, retracted…, oldest first) and the titles of the conversations that
+    history names. `current` is False for a fact retracted or forgotten (it can be
+    restored)."""
 
     fact: Fact
     conversation_title: str
+    events: tuple[Event, ...] = ()
+    current: bool = True
+    titles: dict[str, str] = field(default_factory=dict)
 
 
 def fact_rows(workflow: Workflow) -> list[FactRow]:
-    """On a task thread: the current facts, the most recently updated first."""
+    """On a task thread: the current facts, the most recently updated first, then those
+    taken back, the most recently ended first."""
     titles = {c.id: c.title for c in workflow.conversations()}
-    facts = sorted(workflow.facts(), key=lambda f: (f.updated, f.id), reverse=True)
-    return [FactRow(f, titles.get(f.source_conversation, "")) for f in facts]
+    lines = lineages(workflow.facts(), workflow.facts(deleted=True))
+    lines.sort(key=lambda line: (line.current, line.fact.updated, line.fact.id), reverse=True)
+    return [
+        FactRow(
+            line.fact,
+            titles.get(line.fact.source_conversation, ""),
+            line.events,
+            line.current,
+            {
+                e.conversation: titles[e.conversation]
+                for e in line.events
+                if e.conversation in titles
+            },
+        )
+        for line in lines
+    ]
 
 
 class PersonalMemory(QObject):
     """Signals: facts_listed(rows), switches(save_conversations, learn_facts) whenever the
-    memory's switches are read (on opening it, and after they changed)."""
+    memory's switches are read (on opening it, and after they changed), forgotten(fact)
+    once a Forget is committed (the Facts view offers its Undo)."""
 
     facts_listed = Signal(object)
     switches = Signal(bool, bool)
+    forgotten = Signal(object)
 
     def __init__(
         self, session: MemorySession, prompter: Prompter, parent: QObject | None = None
@@ -89,12 +114,23 @@ class PersonalMemory(QObject):
             self.facts_listed.emit(rows)
 
     def forget(self, fact: Fact) -> None:
-        """Retract a fact: a commit (it moves to facts/.deleted), which History can undo."""
+        """Forget a fact: a commit (its tombstone in facts/.deleted), which Restore (the
+        view's Undo) or History undoes."""
         self.session.write(
             "forget",
             lambda workflow: workflow.forget_fact(fact.id),
             "Forgetting…",
-            lambda _changes: f"Forgot: {fact.statement} (History can bring it back)",
+            lambda _changes: f"Forgot: {fact.statement}",
+            then=lambda _changes: self.forgotten.emit(fact),
+        )
+
+    def restore(self, fact: Fact) -> None:
+        """Bring back a forgotten or retracted fact: a commit of its own."""
+        self.session.write(
+            "restore-fact",
+            lambda workflow: workflow.restore_fact(fact.id),
+            "Restoring…",
+            lambda _changes: f"Restored: {fact.statement}",
         )
 
     # -- the memory's switches --------------------------------------------------------------

@@ -88,7 +88,12 @@ def test_gam_facts_lists_shows_and_forgets(memory: Path, llm_server) -> None:
     assert gone.returncode == 0 and "Forgot: The user works at Acme." in gone.stdout
     assert json.loads(facts(memory, url, "list", "--json").stdout) == []
     (tomb,) = json.loads(facts(memory, url, "list", "--deleted", "--json").stdout)
-    assert tomb["id"] == listed["id"] and tomb["deleted"]
+    assert tomb["id"] == listed["id"] and tomb["deleted"] and tomb["ended"] == "forgotten"
+    back = facts(memory, url, "restore", listed["id"][:12])
+    assert back.returncode == 0 and "Restored: The user works at Acme." in back.stdout
+    shown = facts(memory, url, "show", listed["id"]).stdout
+    assert "history: " in shown and " stated: The user works at Acme." in shown
+    assert " forgotten: " in shown and " restored: " in shown
     missing = facts(memory, url, "forget", "f-nope")
     assert missing.returncode == 1 and "no fact with the id 'f-nope'" in missing.stderr
 

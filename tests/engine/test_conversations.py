@@ -92,13 +92,17 @@ def test_facts_are_learned_updated_and_retracted_each_as_a_commit(memory: Workfl
         "The user works at Acme.",
     ]
     moved = memory.learn_from_turn("c-2", 1, "I live in Lisbon now. I no longer work at Acme.")
-    assert moved.summary() == "Updated 1, forgot 1" and moved.calls == 2
-    assert [f.statement for f in memory.facts()] == ["The user lives in Lisbon."]
+    # what holds now is kept: "no longer works at Acme" follows the fact it takes back
+    assert moved.summary() == "Learned 1 fact, updated 1, forgot 1" and moved.calls == 2
+    now = {f.statement: f for f in memory.facts()}
+    assert sorted(now) == ["The user lives in Lisbon.", "The user no longer works at Acme."]
     tombs = {f.statement: f for f in memory.facts(deleted=True)}
-    assert tombs["The user lives in Porto."].replaced_by == memory.facts()[0].id
-    assert tombs["The user works at Acme."].replaced_by == ""
+    assert tombs["The user lives in Porto."].replaced_by == now["The user lives in Lisbon."].id
+    retracted = tombs["The user works at Acme."]
+    assert retracted.replaced_by == now["The user no longer works at Acme."].id
+    assert (retracted.ended, retracted.ended_conversation) == ("retracted", "c-2")
     repeat = memory.learn_from_turn("c-3", 1, "I live in Lisbon.")
-    assert not repeat and summaries(memory)[0] == "Updated 1, forgot 1"  # no empty commit
+    assert not repeat and summaries(memory)[0] == "Learned 1 fact, updated 1, forgot 1"
 
 
 def test_one_wrong_reconciliation_is_rolled_back_in_one_step(memory: Workflow) -> None:

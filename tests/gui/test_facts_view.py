@@ -1,0 +1,168 @@
+"""The Facts view's history and its undo (issue 37), offscreen against the scripted server:
+each fact's history (stated, updated, taken back, with dates and a link to the turn), the
+facts no longer true listed on request and restored, Forget undone from the view; and
+screenshots of the view in the light and the dark scheme (GAM_SCREENSHOTS keeps them)."""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QUrl
+
+from gam_desktop.engine.facts.history import FORGOTTEN, RESTORED
+from gam_desktop.engine.facts.record import RETRACTED, read_facts
+from gam_desktop.engine.workflow import Workflow
+from tests.gui.test_main_window import idle, newest_is, wait
+
+pytestmark = pytest.mark.timeout(240)
+
+NOTES = "# Launch plan\n\nThe product launch is planned with the marketing team.\n"
+START = datetime(2026, 9, 7, 18, 30, tzinfo=UTC)
+SESSIONS = [
+    (0, ["Hi, I'm Iris.", "I live in Porto.", "My bank meeting is on 12 November.",
+         "I have a cat called Pimenta."]),
+    (15, ["My bank meeting moved from 12 November to 19 November.", "I live in Lisbon now."]),
+    (36, ["My bank meeting is now on 26 November.", "Forget what I said about the cat."]),
+]  # fmt: skip
+
+
+@pytest.fixture
+def memory(make_workflow) -> Path:
+    """Three dated conversations: a name, a home that changed, a meeting moved twice, a cat
+    taken back."""
+    workflow: Workflow = make_workflow()
+    workflow.add(text=NOTES)
+    for day, messages in SESSIONS:
+        conversation = None
+        for minute, message in enumerate(messages):
+            at = START + timedelta(days=day, minutes=2 * minute)
+            turn = workflow.save_turn(message, "Noted.", conversation, at=at)
+            conversation = turn.conversation_id
+            workflow.learn_from_turn(conversation, turn.turn, message, at=at)
+    return workflow.folder.root
+
+
+def facts_tab(qtbot, window, memory: Path, rows: int) -> None:
+    assert window.open_memory(memory)
+    wait(qtbot, lambda: idle(window) and len(window.facts.rows) == rows)
+    window.tabs.setCurrentWidget(window.facts)
+
+
+def choose(window, words: str) -> None:
+    for index in range(window.facts.list.topLevelItemCount()):
+        item = window.facts.list.topLevelItem(index)
+        if words in item.text(0):
+            window.facts.list.setCurrentItem(item)
+            return
+    raise AssertionError(f"no fact listed with {words!r}")
+
+
+def test_each_fact_shows_its_history_with_dates_and_turns(qtbot, window, memory) -> None:
+    facts_tab(qtbot, window, memory, 3)
+    statements = [window.facts.list.topLevelItem(i).text(0) for i in range(3)]
+    assert "The user's bank meeting is on 26 November." in statements
+    assert "The user's name is Iris." in statements
+    choose(window, "26 November")
+    shown = window.facts.history.toPlainText()
+    assert shown.index("Stated") < shown.index("Updated") and shown.count("Updated") == 2
+    assert shown.index("12 November") < shown.index("19 November") < shown.index("26 November")
+    assert "“Hi, I'm Iris.”, turn 3" in shown  # the conversation (by its title) and the turn
+    links = [a for a in window.facts.history.toHtml().split("href=") if a.startswith('"turn:')]
+    assert len(links) == 3  # stated, then updated twice: each its conversation turn
+    conversation = read_facts(memory)[0].source_conversation  # any one will do
+    window.facts.history.anchorClicked.emit(QUrl(f"turn:{conversation}/1"))
+    assert window.tabs.currentWidget() is window.chat_split
+    wait(qtbot, lambda: window.chat.conversation_id == conversation and window.chat.turns)
+
+
+def test_a_fact_taken_back_is_listed_on_request_and_restored(qtbot, window, memory) -> None:
+    facts_tab(qtbot, window, memory, 3)
+    assert window.facts.ended.isVisible() and "(1)" in window.facts.ended.text()
+    window.facts.ended.setChecked(True)
+    assert len(window.facts.rows) == 4
+    choose(window, "cat called Pimenta")
+    assert window.facts.list.currentItem().text(2).startswith("Taken back")
+    assert window.facts.restore.isVisible() and not window.facts.forget.isVisible()
+    assert not window.facts.edit.isEnabled()  # its file is a tombstone: history, not a fact
+    shown = window.facts.history.toPlainText()
+    assert "no longer true" in shown and "Taken back" in shown and "Stated" in shown
+    window.facts.restore.click()
+    wait(qtbot, lambda: idle(window) and len(read_facts(memory)) == 4)
+    cat = next(f for f in read_facts(memory) if "Pimenta" in f.statement)
+    assert [p.event for p in cat.events] == [RETRACTED, RESTORED]
+    wait(qtbot, lambda: newest_is(window, "forget", "Restored: The user has a cat called Pimenta."))
+
+
+def test_forget_is_undone_from_the_view(qtbot, window, memory) -> None:
+    facts_tab(qtbot, window, memory, 3)
+    assert not window.facts.undo_bar.isVisible()
+    choose(window, "Lisbon")
+    window.facts.forget.click()
+    wait(qtbot, lambda: idle(window) and len(window.facts.rows) == 2)
+    assert window.facts.undo_bar.isVisible()
+    assert "Lisbon" in window.facts.undo_text.text()
+    (tomb,) = [f for f in read_facts(memory, deleted=True) if "Lisbon" in f.statement]
+    assert tomb.ended == FORGOTTEN
+    window.facts.undo.click()
+    wait(qtbot, lambda: idle(window) and len(window.facts.rows) == 3)
+    assert not window.facts.undo_bar.isVisible()
+    back = next(f for f in read_facts(memory) if "Lisbon" in f.statement)
+    assert [p.event for p in back.events] == [FORGOTTEN, RESTORED]
+    choose(window, "Lisbon")
+    shown = window.facts.history.toPlainText()
+    assert shown.index("Forgotten") < shown.index("Restored") and "in the Facts view" in shown
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_screenshots_of_the_facts_history(qtbot, window, memory, tmp_path, scheme: str) -> None:
+    from PySide6.QtWidgets import QApplication
+
+    from gam_desktop.gui import theme
+
+    folder = Path(os.environ.get("GAM_SCREENSHOTS") or tmp_path / "screenshots")
+    folder.mkdir(parents=True, exist_ok=True)
+    app = QApplication.instance()
+    theme.choose(app, scheme)
+    try:
+        facts_tab(qtbot, window, memory, 3)
+        window.facts.ended.setChecked(True)
+        choose(window, "26 November")
+        path = folder / f"facts-history-{scheme}.png"
+        assert window.grab().save(str(path))
+        window.facts.forget.click()
+        wait(qtbot, lambda: idle(window) and window.facts.undo_bar.isVisible())
+        choose(window, "cat called Pimenta")
+        undo = folder / f"facts-undo-{scheme}.png"
+        assert window.grab().save(str(undo))
+    finally:
+        theme.choose(app, theme.SYSTEM)
+    assert path.stat().st_size > 10_000 and undo.stat().st_size > 10_000
+
+
+def test_the_link_to_a_turn_shows_that_turn(qtbot) -> None:
+    """A long conversation opens at its end, but at the turn a fact's history links to."""
+    from gam_desktop.engine.chats.record import Turn, new_record
+    from gam_desktop.gui.chat_panel import ChatPanel
+
+    panel = ChatPanel()
+    qtbot.addWidget(panel)
+    panel.resize(600, 400)
+    panel.show()
+    record = new_record("Turn 1?", "scripted", now=START)
+    record.turns = [
+        Turn(START + timedelta(minutes=i), f"Turn {i}?", "An answer.\n\n" * 6) for i in range(1, 31)
+    ]
+    bar = panel.transcript.verticalScrollBar()
+    panel.show_conversation(record)
+    assert bar.maximum() > 0 and bar.value() == bar.maximum()  # the latest turn
+    panel.scroll_to_turn(record.id, 1)  # the conversation on screen: at once
+    assert bar.value() < bar.maximum() // 10
+    panel.scroll_to_turn("another", 2)  # not on screen yet: once it is
+    panel.show_conversation(record)
+    assert bar.value() == bar.maximum()
+    record.id = "another"
+    panel.show_conversation(record)
+    assert 0 < bar.value() < bar.maximum() // 5
