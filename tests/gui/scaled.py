@@ -46,7 +46,7 @@ from gam_desktop.gui.settings import Preferences
 from gam_desktop.gui.settings_dialog import SettingsDialog
 from gam_desktop.selfcheck.scripted_llm import RunningServer
 
-WAIT_MS = 60_000  # a guard against hanging, not a speed limit
+WAIT_MS = 100_000  # a guard against hanging (under the 120 s test timeout), not a speed limit
 
 
 def wait_until(condition: Callable[[], object]) -> None:
