@@ -49,7 +49,7 @@ from gam_desktop.engine.history import journal
 from gam_desktop.engine.history.journal import Interrupted
 from gam_desktop.engine.history.log import TRAILER_KIND, History, NothingToUndo, restore_summary
 from gam_desktop.engine.history.versioned import RecordedEdits, VersionedFolder
-from gam_desktop.engine.llm import LLMClient, LLMSettings
+from gam_desktop.engine.llm import LLM, LLMClient, LLMSettings
 from gam_desktop.engine.llm.concurrency import expected as expected_parallel
 from gam_desktop.engine.llm.embeddings import EmbeddingSettings
 from gam_desktop.engine.llm.prices import PriceTable
@@ -98,6 +98,7 @@ ChangeListener = Callable[[Changes], None]
 # How questions are answered: the cascade of ask/agent.py, or the general pipeline of
 # engine/answering (retrieve, read with quotes, check), which is measured against it.
 Answering = Literal["cascade", "general"]
+LLMFactory = Callable[[LLMSettings], LLM]  # the LLM for a role's settings
 ALREADY_HELD = "already in this memory; skipped"  # a document whose source is committed
 STATEMENT = "a statement, not a question"  # the notes of a turn that told, not asked
 # How often the watcher asks git what changed, for edits whose notification was lost: on
@@ -200,6 +201,7 @@ class Workflow:
         prices: PriceTable | None = None,
         embeddings: EmbeddingSettings | None = None,
         answering: Answering = "cascade",
+        make_llm: LLMFactory = LLMClient,
     ) -> None:
         if workflow_type != "text":
             raise ValueError(f"unsupported workflow type {workflow_type!r} (only 'text')")
@@ -217,6 +219,10 @@ class Workflow:
         # Search by meaning (issue 35): given, else from the environment at the chat's endpoint
         self.embeddings = embeddings or EmbeddingSettings.from_env(self.chat_settings)
         self.answering = answering  # which answering path questions take (being measured)
+        # The LLM is handed in: the front ends make the real client (the default), tests a
+        # fake where no HTTP behaviour is under test. Every call of an operation goes through
+        # the one it makes for its settings (the builder's or the chat's).
+        self.make_llm = make_llm
         # The search tools (corpus, BM25 index) are thread-safe and may be shared by the
         # Workflows of several tasks, so the index stays warm between questions.
         self._tools: MemoryTools | None = tools
@@ -241,7 +247,7 @@ class Workflow:
         operation's bar, begun before it), else on a bar of its own."""
         return MemoryBuilder(
             self.folder,
-            LLMClient(self.settings),
+            self.make_llm(self.settings),
             self.options,
             stages or Stages(self.progress),
             self.cancel,
@@ -478,7 +484,7 @@ class Workflow:
         if not fallbacks:
             stages.finish()
             return Changes(SUMMARIZE)
-        llm = LLMClient(self.settings)
+        llm = self.make_llm(self.settings)
         results = resume.StageResults(ResultStore.of(self.folder), self.settings.model)
         try:
             done = summarizing.memorize_again(llm, fallbacks, stages, self.cancel, results)
@@ -491,7 +497,7 @@ class Workflow:
         return changes
 
     def _write_summaries(
-        self, done: summarizing.Resummarized, llm: LLMClient, stages: Stages
+        self, done: summarizing.Resummarized, llm: LLM, stages: Stages
     ) -> Changes:
         """One operation writing what `memorize_again` made, as the folder is now."""
         if not done.memories:
@@ -671,7 +677,7 @@ class Workflow:
         if self.answering == "general" and not explore:
             result = self._answer(user_prompt, conversation, on_step)
         else:
-            llm = LLMClient(self.chat_settings)
+            llm = self.make_llm(self.chat_settings)
             agent = ChatAgent(self.search_tools(), llm, on_step, self.cancel, not explore)
             result = agent.request(user_prompt, system_prompt, max_iterations, conversation)
         if conversation is not None:
@@ -697,7 +703,7 @@ class Workflow:
         evidence = answering.Evidence(
             question,
             tools,
-            LLMClient(self.chat_settings),
+            self.make_llm(self.chat_settings),
             self.cancel,
             conversation.context_messages() if conversation is not None else [],
             on_step=report,
@@ -717,7 +723,7 @@ class Workflow:
         if not question.strip():
             raise EmptyQuestion("there is no question to research")
         agent = ResearchAgent(
-            self.search_tools(), LLMClient(self.chat_settings), limits, on_step, self.cancel
+            self.search_tools(), self.make_llm(self.chat_settings), limits, on_step, self.cancel
         )
         return agent.run(question.strip())
 
@@ -752,7 +758,7 @@ class Workflow:
         if not self.folder.is_memory() and self._may_hold_memory():
             self.initialize()  # its first turn makes an empty folder a memory (issue 39)
         record, path = self._conversation(question, conversation_id)
-        conversation = working_memory(record, LLMClient(self.chat_settings))
+        conversation = working_memory(record, self.make_llm(self.chat_settings))
         if is_statement(question):  # told, not asked: acknowledged, learned afterwards
             result = self._acknowledge(question)
             conversation.add(question, result.answer)
@@ -882,7 +888,7 @@ class Workflow:
         if meta is None or not meta.learn_facts:
             return Learned()
         existing = read_facts(self.folder.root)
-        llm = LLMClient(self.chat_settings)
+        llm = self.make_llm(self.chat_settings)
         learned = learn(llm, message, existing, conversation_id or "", turn, self.cancel, at)
         if not learned:
             return learned

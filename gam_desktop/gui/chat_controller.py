@@ -22,7 +22,6 @@ from PySide6.QtCore import QObject, Signal
 from gam_desktop.engine.ask.conversation import Conversation
 from gam_desktop.engine.facts.learn import Learned
 from gam_desktop.engine.history.log import TRAILER_KIND, Operation
-from gam_desktop.engine.llm import LLMClient
 from gam_desktop.engine.research.models import ResearchReport
 from gam_desktop.engine.research.report import markdown as report_markdown
 from gam_desktop.engine.store.changes import LEARN, Changes
@@ -85,7 +84,7 @@ class ChatController(QObject):
         view, conversation_id = self._view, self.conversation_id
         root = workflow.folder.root
         if conversation_id is None and self._unsaved is None:
-            self._unsaved = Conversation(LLMClient(workflow.chat_settings))
+            self._unsaved = Conversation(workflow.make_llm(workflow.chat_settings))
         unsaved = self._unsaved if conversation_id is None else None
 
         def job(workflow: Workflow, worker: Worker) -> ChatTurn:
