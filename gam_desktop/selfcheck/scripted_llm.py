@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from gam_desktop.engine.llm.protocol import STAGE_HEADER
 from gam_desktop.engine.llm.tokenizer import count_tokens
 from gam_desktop.engine.textutil import keywords
 from gam_desktop.selfcheck import (
@@ -421,7 +422,17 @@ FAULTY_ANSWERS = {
 }
 
 
-def task_of(messages: list[dict[str, Any]]) -> str:
+ROUTED = frozenset(TASKS.values()) | {"chat"}  # the stages answered as their own task
+
+
+def task_of(messages: list[dict[str, Any]], stage: str | None = None) -> str:
+    """The task of a call: the stage our client names in its header (STAGE_HEADER), else,
+    for calls without one (another program's, through gam-serve), the system prompt's
+    opening words."""
+    if stage is not None and stage in ROUTED:
+        return stage
+    if stage == "probe":  # a connection test: answered as a chat
+        return "chat"
     system = next((m.get("content") or "" for m in messages if m.get("role") == "system"), "")
     return next((task for prefix, task in TASKS.items() if system.startswith(prefix)), "chat")
 
@@ -625,7 +636,7 @@ class LLMHTTPServer(ThreadingHTTPServer):
     def _complete(self, handler: Handler, request: dict[str, Any]) -> None:
         state = self.state
         messages = request.get("messages") or []
-        task = task_of(messages)
+        task = task_of(messages, handler.headers.get(STAGE_HEADER))
         fmt = (request.get("response_format") or {}).get("type")
         state.record(
             {

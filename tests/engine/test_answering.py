@@ -16,7 +16,11 @@ from gam_desktop.engine.answering.passages import Passage, best_window
 from gam_desktop.engine.answering.pipeline import Evidence, Grounded, answer
 from gam_desktop.engine.answering.reading import Reading
 from gam_desktop.engine.ask.tools import MemoryTools
+from gam_desktop.engine.llm import LLMSettings
+from gam_desktop.engine.llm.embeddings import EmbeddingSettings
+from gam_desktop.engine.models import META_FILE, GamMeta
 from gam_desktop.engine.progress import CancelToken
+from gam_desktop.engine.workflow import Workflow
 from tests.fakes import FakeLLM
 from tests.memories import write_memory
 
@@ -297,3 +301,33 @@ def test_a_name_written_in_a_label_s_file_name_is_named_by_it() -> None:
     draft = Draft("At Osprine, when?", "10 minutes", [], [shown], support)
     draft = replace(draft, named=frozenset({"osprine"}))
     assert checks.AboutWhatIsAsked().check(draft) is None
+
+
+# -- the LLM handed in ----------------------------------------------------------------------
+
+
+def test_a_workflow_answers_with_the_llm_it_is_handed(tmp_path: Path) -> None:
+    root = write_memory(tmp_path / "memory")
+    (root / META_FILE).write_text(GamMeta().model_dump_json())  # a memory, built by hand
+    fake = FakeLLM({Reading: Reading(answer="15 percent of the input tokens.", passages=[1])})
+    asked_for: list[LLMSettings] = []
+
+    def make_llm(settings: LLMSettings) -> FakeLLM:
+        asked_for.append(settings)
+        return fake
+
+    chat = LLMSettings(base_url="http://chat.invalid/v1", model="chat-model")
+    workflow = Workflow(
+        gam_dir=root,
+        settings=LLMSettings(base_url="http://builder.invalid/v1"),
+        chat_settings=chat,
+        embeddings=EmbeddingSettings(enabled="off"),
+        answering="general",
+        make_llm=make_llm,
+    )
+    try:
+        result = workflow.request("How many input tokens does BERT mask?")
+    finally:
+        workflow.close()
+    assert BERT in result.answer and result.sources == ["nlp/bert_encoder.md"]
+    assert fake.stages() == ["read"] and asked_for == [chat]  # the chat role's LLM, no HTTP

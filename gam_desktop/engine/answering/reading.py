@@ -41,6 +41,6 @@ def read(
     messages += context or []
     messages.append({"role": "user", "content": f"Passages:\n\n{shown}\n\nQuestion: {question}"})
     try:
-        return llm.structured(messages, Reading, stage="chat", cancel=cancel, max_tokens=200)
+        return llm.structured(messages, Reading, stage="read", cancel=cancel, max_tokens=200)
     except LLMCallFailed:
         return None

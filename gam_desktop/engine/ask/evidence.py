@@ -497,7 +497,7 @@ def grounded_answer(
     try:
         text = llm.text(
             [{"role": "system", "content": GROUNDED_SYSTEM}, {"role": "user", "content": user}],
-            stage="chat",
+            stage="ground",
             max_tokens=400,
             cancel=cancel,
         )

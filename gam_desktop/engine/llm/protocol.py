@@ -16,6 +16,10 @@ from gam_desktop.engine.progress import CancelToken
 T = TypeVar("T", bound=BaseModel)
 R = TypeVar("R")
 Messages = list[dict[str, Any]]
+# Each call names its stage ("memorize", "read", ...) in this header: a proxy's logs, and
+# the scripted server that tests talk to, tell the calls apart by it, never by the wording
+# of a prompt. Servers ignore headers they do not know.
+STAGE_HEADER = "X-Gam-Stage"
 
 
 @runtime_checkable

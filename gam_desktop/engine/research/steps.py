@@ -32,7 +32,6 @@ from gam_desktop.engine.research.models import (
 )
 from gam_desktop.engine.store.markdown import README
 
-STAGE = "research"
 PASSAGES_PER_QUESTION = 6  # windows shown to the integrator for one sub-question
 MAX_SUB_QUESTIONS = 6
 README_LIMIT = 2500  # characters of the root README shown to the planner
@@ -72,7 +71,9 @@ def plan(
     user = f"QUESTION: {question}\n\nROOT README:\n{readme[:README_LIMIT]}"
     messages = [{"role": "system", "content": PLAN_SYSTEM}, {"role": "user", "content": user}]
     try:
-        reply = llm.structured(messages, PlanReply, stage=STAGE, cancel=cancel, max_tokens=700)
+        reply = llm.structured(
+            messages, PlanReply, stage="research_plan", cancel=cancel, max_tokens=700
+        )
     except LLMCallFailed as exc:  # invalid twice, or refused: never a crash
         return fallback_plan(question), f"the plan was not usable ({exc}); searched the question"
     return (_distinct(reply.sub_questions) or fallback_plan(question))[:MAX_SUB_QUESTIONS], None
@@ -200,7 +201,9 @@ def integrate(
         {"role": "user", "content": user},
     ]
     try:
-        reply = llm.structured(messages, IntegrateReply, stage=STAGE, cancel=cancel, max_tokens=700)
+        reply = llm.structured(
+            messages, IntegrateReply, stage="research_integrate", cancel=cancel, max_tokens=700
+        )
     except LLMCallFailed as exc:
         return extractive(section.question, found.excerpts), f"integration failed ({exc})"
     return reply.claims, None
@@ -234,7 +237,9 @@ def reflect(
     user = f"QUESTION: {question}\n\nNOTES:\n" + "\n".join(lines)
     messages = [{"role": "system", "content": REFLECT_SYSTEM}, {"role": "user", "content": user}]
     try:
-        reply = llm.structured(messages, ReflectReply, stage=STAGE, cancel=cancel, max_tokens=400)
+        reply = llm.structured(
+            messages, ReflectReply, stage="research_reflect", cancel=cancel, max_tokens=400
+        )
     except LLMCallFailed as exc:
         return Reflection(enough=True, note=f"the review failed ({exc}); stopped")
     return Reflection(enough=reply.enough, new_requests=reply.new_requests)
