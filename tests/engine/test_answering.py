@@ -5,6 +5,7 @@ the `Reading` it is asked for; the memory is real files searched by the real ind
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from gam_desktop.engine.answering.passages import Passage, best_window
 from gam_desktop.engine.answering.pipeline import Evidence, Grounded, answer
 from gam_desktop.engine.answering.reading import Reading
 from gam_desktop.engine.ask.tools import MemoryTools
+from gam_desktop.engine.chats.record import Turn, new_record, render
 from gam_desktop.engine.llm import LLMSettings
 from gam_desktop.engine.llm.embeddings import EmbeddingSettings
 from gam_desktop.engine.models import META_FILE, GamMeta
@@ -155,6 +157,25 @@ def test_the_next_passages_are_read_when_the_best_do_not_state_it(tools: MemoryT
     assert result.sources == [third.memory], result.trajectory
     assert len(result.files_read) > 2  # both reads are listed
     assert "read 2 passages" in result.trajectory
+
+
+def test_a_conversation_shows_what_the_user_said_dated_never_the_memory_s_answers(
+    tmp_path: Path,
+) -> None:
+    root = write_memory(tmp_path / "memory")
+    record = new_record("I moved to Porto last week.", now=datetime(2026, 10, 3, 9, 30, tzinfo=UTC))
+    wrong = "You live in Lisbon, according to nlp/bert_encoder.md."  # an answer, mistaken
+    record.turns.append(Turn(record.started, "I moved to Porto last week.", wrong))
+    path = root / record.path
+    path.parent.mkdir(parents=True)
+    path.write_text(render(record))
+    (shown,) = [
+        p
+        for p in passages.retrieve(MemoryTools(root), "Where did I move?")
+        if p.memory == record.path
+    ]
+    assert "On 2026-10-03 at 09:30 UTC the user said: I moved to Porto last week." in shown.text
+    assert "Lisbon" not in shown.text and "<!--" not in shown.text
 
 
 def test_identifiers_are_read_as_written() -> None:

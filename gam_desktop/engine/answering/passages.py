@@ -19,6 +19,8 @@ from gam_desktop.engine.ask.corpus import ORIGINAL, CorpusFile, memory_of
 from gam_desktop.engine.ask.evidence import source_name
 from gam_desktop.engine.ask.search import query_terms, tokenize
 from gam_desktop.engine.ask.tools import MemoryTools
+from gam_desktop.engine.chats.record import user_words
+from gam_desktop.engine.store.folder import CONVERSATIONS_DIR
 from gam_desktop.engine.store.markdown import README, parse_memory
 
 PASSAGES = 5  # windows shown to the model (as many as a one-call retrieval shows)
@@ -129,7 +131,7 @@ def holds(text: str, identifier: str) -> bool:
 
 def _shown(files: Mapping[str, CorpusFile], memory: str) -> tuple[str, str] | None:
     """A file's label and the text a window is cut from: a memory's original wording (its
-    summary when it has none), a README's or a conversation's body."""
+    summary when it has none), a README's body, what the person said in a conversation."""
     own = files.get(memory)
     if own is None:
         return None
@@ -140,6 +142,9 @@ def _shown(files: Mapping[str, CorpusFile], memory: str) -> tuple[str, str] | No
     original = files.get(memory + ORIGINAL)
     if original is not None:
         return label, _LABEL.sub("", original.text, count=1).strip()
+    if memory.startswith(CONVERSATIONS_DIR + "/"):
+        said = user_words(own.text)
+        return (label, said) if said else None
     return label, parsed.body.strip()
 
 

@@ -188,6 +188,22 @@ def parse(text: str) -> ConversationRecord:
     )
 
 
+def user_words(text: str) -> str:
+    """What the person said in a conversation file, each turn dated: the part of a
+    conversation that answering and research may read as evidence ("what did I say on …").
+    The memory's own answers are left out (they restate other notes, and a wrong one would
+    be cited as its own proof), and so are the turns' metadata. "" for a file that is no
+    conversation."""
+    try:
+        record = parse(text)
+    except ValueError:
+        return ""
+    return "\n\n".join(
+        f"On {turn.time:%Y-%m-%d} at {turn.time:%H:%M} UTC the user said: {turn.question}"
+        for turn in record.turns
+    )
+
+
 def parse_front(text: str) -> dict[str, Any]:
     """Only the front matter (listing 1,000 conversations reads no turns)."""
     return read_front(text).front
