@@ -21,7 +21,7 @@ from gam_desktop.engine.errors import GamError
 from gam_desktop.engine.history import journal
 from gam_desktop.engine.history.gitrepo import GitUnavailable
 from gam_desktop.engine.history.log import History
-from gam_desktop.engine.llm import LLMSettings, capabilities
+from gam_desktop.engine.llm import LLMSettings, capabilities, redact
 from gam_desktop.engine.llm.settings import Role
 from gam_desktop.engine.progress import ProgressEvent
 from gam_desktop.engine.store.folder import MemoryFolder, NotAMemoryError
@@ -46,10 +46,13 @@ def entry_point(name: str) -> Callable[[Callable[..., int]], Callable[..., int]]
             try:
                 return main(argv, **options)
             except Exception as exc:  # the expected ones were handled inside
-                traceback.print_exc()
+                # no key this process sends, even in a bug's traceback
+                print(redact.known(traceback.format_exc()), end="", file=sys.stderr)
                 print(
-                    f"{name}: unexpected error (a bug; the traceback is above): "
-                    f"{type(exc).__name__}: {exc}",
+                    redact.known(
+                        f"{name}: unexpected error (a bug; the traceback is above): "
+                        f"{type(exc).__name__}: {exc}"
+                    ),
                     file=sys.stderr,
                 )
                 return EX_SOFTWARE

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 
 from gam_desktop import __version__, appdirs, keystore
 from gam_desktop.engine.llm import capabilities
+from gam_desktop.engine.llm.redact import RedactingFormatter
 from gam_desktop.engine.llm.tokenizer import resources_dir
 from gam_desktop.gui import display_libraries, theme
 from gam_desktop.gui.accessible import ring_focus
@@ -49,7 +50,9 @@ def setup_logging() -> Path:
     handler = logging.handlers.RotatingFileHandler(
         folder / "gam-desktop.log", maxBytes=1_000_000, backupCount=3, encoding="utf-8"
     )
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    # a last line of defence: no key this process sends reaches the file, in a message or a
+    # traceback (errors are redacted where they are made: engine/llm/client.py)
+    handler.setFormatter(RedactingFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
     root.addHandler(handler)
     root.setLevel(logging.INFO)

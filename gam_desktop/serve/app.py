@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -136,6 +137,8 @@ class MemoryEndpoint:
             raise ServeError(400, "'messages' must be a non-empty list of messages.")
         if not all(isinstance(m, dict) for m in messages):  # ["hi"] was a 500
             raise ServeError(400, "Each of 'messages' must be an object with a role.")
+        if not isinstance(body.get("model"), str | None):  # ["a"] was a 500 (unhashable)
+            raise ServeError(400, "'model' must be a string: the name of a model.")
         query = retrieval.query_of(messages)
         found = await anyio.to_thread.run_sync(self._read, query)
         forward = {
@@ -203,7 +206,7 @@ async def _json_body(request: Request) -> dict[str, Any]:
         f"(more than {MAX_NESTING} levels of arrays and objects).",
     )
     try:
-        body = json.loads(data)
+        body = json.loads(data, parse_constant=_not_a_number, parse_float=_finite)
     except RecursionError:  # `[` x 200,000: the parser gives up before Python's stack does
         raise too_deep from None
     except ValueError as exc:
@@ -216,6 +219,21 @@ async def _json_body(request: Request) -> dict[str, Any]:
     if data.count(b"[") + data.count(b"{") > MAX_NESTING and _nesting(body) > MAX_NESTING:
         raise too_deep
     return body
+
+
+def _not_a_number(name: str) -> Any:
+    """NaN, Infinity, -Infinity: Python's json reads them, JSON has no such thing (and
+    nothing could forward them)."""
+    raise ServeError(400, f"The request body is not valid JSON: {name} is not a JSON number.")
+
+
+def _finite(text: str) -> float:
+    """A JSON number with a fraction or an exponent; one too large for a float (1e999)
+    would be read as infinity."""
+    number = float(text)
+    if not math.isfinite(number):
+        raise ServeError(400, f"The request body holds a number too large: {text[:40]}.")
+    return number
 
 
 def _nesting(value: Any) -> int:

@@ -8,13 +8,18 @@ parse, retry and validate replies for the engine. The endpoint and key are the e
 `LLMSettings`.
 
 The upstream key is sent upstream and nowhere else: a reply or an error passed back to the
-client has it (and gam-serve's own token) removed wherever the upstream echoed it, a stream
-through a sliding window (`_RedactedStream`), and nothing here logs a header.
+client has it (and gam-serve's own token) removed wherever the upstream echoed it: in every
+string of the JSON (keys too), whatever its field; a stream through a sliding window
+(`_RedactedStream`) over every string of its events, as a server may stream any field in
+pieces (`delta.reasoning`, the legacy `delta.function_call`, fields not invented yet), its
+lines ended by CR, LF or CRLF as SSE allows. Nothing here logs a header.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
+import re
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -22,7 +27,7 @@ from typing import Any
 import httpx2
 
 from gam_desktop.engine.llm import LLMSettings
-from gam_desktop.engine.llm.redact import Redactor
+from gam_desktop.engine.llm.redact import Redactor, redact_json
 from gam_desktop.serve.errors import ServeError, error_body
 
 
@@ -77,7 +82,7 @@ class Upstream:
             raise ServeError(502, "The LLM answered with something that is not JSON.") from None
         if not isinstance(body, dict):
             raise ServeError(502, "The LLM answered with something that is not a completion.")
-        _redact_strings(body, self.redactor)
+        body = redact_json(body, self.redactor)
         return Forwarded(body, _message_text(body))
 
     async def stream(
@@ -111,17 +116,17 @@ class Upstream:
         redacted = _RedactedStream(self.redactor)
         try:
             async for chunk in response.aiter_raw():
-                *lines, pending = (pending + chunk).split(b"\n")
+                lines, pending = _lines(pending + chunk)
                 text += "".join(_delta_text(line) for line in lines)
                 if not answered and any(_ends_reply(line) for line in lines):
                     answered = True
                     on_done(self.redactor.text(text))
                 if ready := b"".join(redacted.line(line) for line in lines):
                     yield ready
-            if not answered and _ends_reply(pending):
-                on_done(self.redactor.text(text + _delta_text(pending)))
-            last = redacted.line(pending) if pending else b""
-            yield last + redacted.release()
+            last, _ = _lines(pending + b"\n") if pending else ([], b"")
+            if not answered and any(_ends_reply(line) for line in last):
+                on_done(self.redactor.text(text + "".join(_delta_text(line) for line in last)))
+            yield b"".join(redacted.line(line) for line in last) + redacted.release()
         except httpx2.HTTPError as exc:
             if not answered:  # cut off mid-reply: the client sees an error event
                 message = f"The LLM stopped answering mid-reply: {type(exc).__name__}."
@@ -198,121 +203,162 @@ def _delta_text(line: bytes) -> str:
     return content if isinstance(content, str) else ""
 
 
-def _redact_strings(value: Any, redactor: Redactor) -> None:
-    """Every string in a JSON value redacted, in place. A loop, not recursion: an
-    upstream's JSON may be nested as deep as its parser allowed."""
-    stack = [value]
-    while stack:
-        node = stack.pop()
-        pairs = node.items() if isinstance(node, dict) else enumerate(node)
-        for key, item in list(pairs):
-            if isinstance(item, str):
-                node[key] = redactor.text(item)
-            elif isinstance(item, dict | list):
-                stack.append(item)
+_LINE_END = re.compile(rb"\r\n|\r|\n")
 
 
-_Key = tuple[int, str, int]  # a streamed text: its choice, its field, its tool call
+def _lines(data: bytes) -> tuple[list[bytes], bytes]:
+    """The whole lines of `data`, without their ends (CRLF, LF or a CR alone: SSE's three),
+    and what follows the last one. A CR at the very end waits with it: it may be the first
+    half of a CRLF whose LF has not come yet."""
+    end = len(data) - 1 if data.endswith(b"\r") else len(data)
+    *lines, rest = _LINE_END.split(data[:end])
+    return lines, rest + data[end:]
 
 
-@dataclass
+_Path = tuple[Any, ...]  # where a string is in the stream's events (see _strings)
+
+
+@dataclass(eq=False)
 class _Line:
-    """A line of the stream, held back until it is safe to pass on."""
+    """A line of the stream (without its end), held back until it is safe to pass on."""
 
     raw: bytes
     event: dict[str, Any] | None  # its JSON data, if it has some
+    number: int = 0  # its place in the stream
     changed: bool = False  # a secret was taken out of it: it is written anew
 
     def out(self, redactor: Redactor) -> bytes:
         raw = self.raw
         if self.changed and self.event is not None:
-            ending = b"\r" if raw.endswith(b"\r") else b""
-            raw = b"data: " + json.dumps(self.event, ensure_ascii=False).encode() + ending
+            raw = b"data: " + json.dumps(self.event, ensure_ascii=False).encode()
         return redactor.data(raw) + b"\n"
 
 
+@dataclass(eq=False)
+class _Piece:
+    line: _Line
+    holder: Any  # the dict or list holding the string
+    key: Any  # its key or index there
+
+    @property
+    def text(self) -> str:
+        return str(self.holder[self.key])
+
+
 class _RedactedStream:
-    """An SSE stream's lines with the secrets out. The texts that stream in pieces (a
-    choice's content, its tool calls' arguments) may carry a secret split across two
-    events: while one of them ends with what could be the start of a secret, the lines are
-    held back; once none does (or the stream ends) they go out, each secret replaced where
-    it started. A line a secret was not taken from goes out as the upstream sent it."""
+    """An SSE stream's lines with the secrets out. Every string of an event may be one piece
+    of a text the stream sends in pieces (its content, its reasoning, a tool call's
+    arguments, whatever a server names them), the pieces of one text being the strings at
+    the same place in successive events (`_strings`): a secret may be split across two of
+    them. A line goes out once no secret can start in it any more: while a text ends with
+    what could be the start of a secret, the line holding that start and those after it
+    wait; the pieces of each text are redacted together, each secret replaced where it
+    started. A line a secret was not taken from goes out as the upstream sent it."""
 
     def __init__(self, redactor: Redactor) -> None:
         self.redactor = redactor
         self.held: list[_Line] = []
-        self.pieces: dict[_Key, list[tuple[_Line, dict[str, Any], str]]] = {}
-        self.finished: set[int] = set()  # choices that said why they ended
+        self.pieces: dict[_Path, list[_Piece]] = {}
+        self.finished: set[Any] = set()  # choices that said why they ended
+        self._numbers = itertools.count()
 
     def line(self, raw: bytes) -> bytes:
-        """What can go to the client now (whole lines): `raw` and those held before it,
-        or nothing yet."""
+        """What can go to the client now (whole lines): `raw` (a line without its end) and
+        those held before it, or nothing yet."""
         if _is_done(raw):  # the end: nothing more can complete a secret
             return self.release() + _Line(raw, None).out(self.redactor)
-        held = _Line(raw, _event(raw))
+        held = _Line(raw, _event(raw), next(self._numbers))
         self.held.append(held)
         if held.event is not None:
             self._collect(held)
-        return b"" if self._waiting() else self.release()
+        return self._ready()
 
     def release(self) -> bytes:
         """Every line held, secrets out."""
         for pieces in self.pieces.values():
-            texts = [holder[name] for _, holder, name in pieces]
-            for (line, holder, name), before, after in zip(
-                pieces, texts, self.redactor.pieces(texts), strict=True
-            ):
-                if after != before:
-                    holder[name], line.changed = after, True
-        out = b"".join(line.out(self.redactor) for line in self.held)
-        self.held, self.pieces = [], {}
+            self._redact(pieces)
+        return self._send(len(self.held))
+
+    def _ready(self) -> bytes:
+        """The held lines no secret can start in any more, secrets out."""
+        first = self.held[0].number if self.held else 0
+        keep = len(self.held)  # the first line that must wait, as an index into `held`
+        for path, pieces in self.pieces.items():
+            self._redact(pieces)
+            if path[:2] in self.finished:
+                continue
+            start = self._partial_start(pieces)
+            if start is not None:
+                keep = min(keep, start.line.number - first)
+        return self._send(keep)
+
+    def _send(self, count: int) -> bytes:
+        """The first `count` held lines, written; the pieces in them forgotten."""
+        out = b"".join(line.out(self.redactor) for line in self.held[:count])
+        self.held = self.held[count:]
+        if not self.held:
+            self.pieces = {}
+            return out
+        first = self.held[0].number
+        for path in list(self.pieces):
+            kept = [p for p in self.pieces[path] if p.line.number >= first]
+            if kept:
+                self.pieces[path] = kept
+            else:
+                del self.pieces[path]
         return out
 
+    def _redact(self, pieces: list[_Piece]) -> None:
+        texts = [piece.text for piece in pieces]
+        for piece, before, after in zip(pieces, texts, self.redactor.pieces(texts), strict=True):
+            if after != before:
+                piece.holder[piece.key], piece.line.changed = after, True
+
+    def _partial_start(self, pieces: list[_Piece]) -> _Piece | None:
+        """The piece where a secret could begin that the text's next pieces may complete
+        (its pieces are redacted already), or None."""
+        left = self.redactor.partial("".join(piece.text for piece in pieces))
+        for piece in reversed(pieces if left else []):
+            left -= len(piece.text)
+            if left <= 0:
+                return piece
+        return None
+
     def _collect(self, line: _Line) -> None:
-        choices = line.event.get("choices") if line.event is not None else None
-        for choice in choices if isinstance(choices, list) else []:
-            if not isinstance(choice, dict):
-                continue
-            index = choice.get("index", 0)
-            index = index if isinstance(index, int) else 0
-            for key, holder, name in _streamed(choice, index):
-                self.pieces.setdefault(key, []).append((line, holder, name))
-            if choice.get("finish_reason"):
-                self.finished.add(index)
-
-    def _waiting(self) -> bool:
-        """Whether a streamed text of a choice still going ends with the start of a secret."""
-        for key, pieces in self.pieces.items():
-            if key[0] in self.finished:
-                continue
-            text = self.redactor.text("".join(holder[name] for _, holder, name in pieces))
-            if self.redactor.partial(text):
-                return True
-        return False
+        event = line.event or {}
+        for path, holder, key in _strings(event):
+            self.pieces.setdefault(path, []).append(_Piece(line, holder, key))
+        choices = event.get("choices")
+        for n, choice in enumerate(choices if isinstance(choices, list) else []):
+            if isinstance(choice, dict) and choice.get("finish_reason"):
+                self.finished.add(("choices", _place(choice, n)))
 
 
-_STREAMED_TEXTS = ("content", "reasoning_content", "refusal")
+def _strings(event: dict[str, Any]) -> Iterator[tuple[_Path, Any, Any]]:
+    """Every string in `event` (an object's keys aside), in the order written: (its place,
+    the dict or list holding it, its key there). The place names an item of a list by its
+    `index` when it has one (a choice, a streamed tool call: the same one in every event
+    whatever else the event holds), else by its position. A loop, not recursion."""
+    stack: list[tuple[_Path, Any]] = [((), event)]
+    while stack:
+        path, node = stack.pop()
+        if isinstance(node, dict):
+            places = [(key, key, item) for key, item in node.items()]
+        else:
+            places = [(n, _place(item, n), item) for n, item in enumerate(node)]
+        nested = []
+        for key, place, item in places:
+            if isinstance(item, str):
+                yield (*path, place), node, key
+            elif isinstance(item, dict | list):
+                nested.append(((*path, place), item))
+        stack.extend(reversed(nested))
 
 
-def _streamed(choice: dict[str, Any], index: int) -> Iterator[tuple[_Key, dict[str, Any], str]]:
-    """The streamed texts of a chunk's choice (`index`): (which text it is, the dict holding
-    it, its key there)."""
-    delta = choice.get("delta")
-    if not isinstance(delta, dict):
-        return
-    for name in _STREAMED_TEXTS:
-        if isinstance(delta.get(name), str):
-            yield (index, name, 0), delta, name
-    calls = delta.get("tool_calls")
-    for call in calls if isinstance(calls, list) else []:
-        function = call.get("function") if isinstance(call, dict) else None
-        if isinstance(function, dict) and isinstance(function.get("arguments"), str):
-            number = call.get("index", 0)
-            yield (
-                (index, "tool_calls", number if isinstance(number, int) else 0),
-                function,
-                "arguments",
-            )
+def _place(item: Any, position: int) -> Any:
+    """An item of a list by its `index` when it has one, else by its position."""
+    index = item.get("index") if isinstance(item, dict) else None
+    return ("index", index) if isinstance(index, int) else position
 
 
 def _is_done(raw: bytes) -> bool:

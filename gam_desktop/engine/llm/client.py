@@ -40,12 +40,13 @@ from gam_desktop.engine.llm import capabilities, concurrency
 from gam_desktop.engine.llm.errors import (
     LLMAuthError,
     LLMCallFailed,
+    LLMRejected,
     LLMUnreachable,
     StructuredOutputError,
 )
 from gam_desktop.engine.llm.limit import MAX_LIMIT
 from gam_desktop.engine.llm.protocol import Messages
-from gam_desktop.engine.llm.redact import Redactor, redact_reply
+from gam_desktop.engine.llm.redact import Redactor, redact_error, redact_reply
 from gam_desktop.engine.llm.settings import LLMSettings
 from gam_desktop.engine.llm.streaming import BrokenReply, NoFirstToken, Silent, read_stream
 from gam_desktop.engine.llm.structured import ParseProblem, parse_model, schema_instruction
@@ -97,6 +98,15 @@ class LLMClient:
         self.settings = settings
         self.usage = usage or UsageMeter()
         self._client: Any = None
+        # made now: the key is known to the logs (redact.known) before any call
+        self._redacting = (settings, Redactor.for_settings(settings))
+
+    @property
+    def redactor(self) -> Redactor:
+        """What takes the key this client sends out of its replies and errors."""
+        if self._redacting[0] is not self.settings:
+            self._redacting = (self.settings, Redactor.for_settings(self.settings))
+        return self._redacting[1]
 
     @property
     def _openai(self) -> Any:
@@ -118,7 +128,9 @@ class LLMClient:
     def complete(
         self, messages: Messages, *, stage: str, cancel: CancelToken | None = None, **extra: Any
     ) -> Any:
-        """One chat completion with retries; BadRequestError is left to the caller."""
+        """One chat completion with retries. Whatever fails ends in an LLMError whose words
+        hold no key, never in the SDK's own errors: a request the server refuses (HTTP
+        400/422) in LLMRejected, which a caller with another way to ask may catch."""
         openai = sdk()
         cancel = cancel or CancelToken()
         kwargs = {
@@ -131,10 +143,17 @@ class LLMClient:
         patience = 0  # an attempt after one that got no first token waits longer
         for attempt in range(self.settings.max_retries + 1):
             cancel.raise_if_cancelled()
+            redactor = self.redactor
             try:
-                response = self._call(kwargs, cancel, patience)
+                try:
+                    response = self._call(kwargs, cancel, patience)
+                except Exception as exc:
+                    # an error quoting a server that echoes the key must not carry it
+                    # into a message, a log or a traceback
+                    redact_error(exc, redactor)
+                    raise
                 # a server echoing the key must not get it into an answer or a file
-                redact_reply(response, Redactor.for_settings(self.settings))
+                redact_reply(response, redactor)
             except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
                 raise LLMAuthError(
                     f"{self.settings.base_url} refused the API key (HTTP {exc.status_code})"
@@ -145,10 +164,20 @@ class LLMClient:
                 raise LLMCallFailed(
                     f"{self.settings.base_url} has no model '{self.settings.model}' (HTTP 404)"
                 ) from exc
+            except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
+                raise LLMRejected(
+                    f"the LLM server at {self.settings.base_url} rejected the request "
+                    f"(HTTP {exc.status_code}): {_server_reason(exc)}"
+                ) from exc
             except _retryable() as exc:
                 if isinstance(exc, NoFirstToken):
                     patience = exc.patience + 1
                 self._wait_before_retry(exc, attempt, cancel)
+            except openai.APIStatusError as exc:  # 402, 405, 413 …: asking again won't help
+                raise LLMCallFailed(
+                    f"the LLM server at {self.settings.base_url} refused the request "
+                    f"(HTTP {exc.status_code}): {_server_reason(exc)}"
+                ) from exc
             else:
                 self._record_usage(stage, messages, response)
                 return response
@@ -343,7 +372,6 @@ class LLMClient:
         cancel: CancelToken | None,
         limit: dict[str, int],
     ) -> tuple[str, str]:
-        openai = sdk()
         for mode in capabilities.STRUCTURED_MODES:
             if mode != "prompt" and not self.caps.usable(mode):
                 continue
@@ -352,11 +380,9 @@ class LLMClient:
                 response = self.complete(
                     request.pop("messages"), stage=stage, cancel=cancel, **request, **limit
                 )
-            except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
+            except LLMRejected:
                 if mode == "prompt":
-                    raise LLMCallFailed(
-                        f"the LLM server rejected the request: {_describe(exc)}"
-                    ) from exc
+                    raise
                 log.info("server rejected response_format %s; trying the next way", mode)
                 capabilities.mark(self.settings.base_url, self.settings.model, mode, False)
                 continue
@@ -546,6 +572,20 @@ def _connection_problem(chain: list[BaseException]) -> str:
     if any(type(e).__name__ == "RemoteProtocolError" for e in chain):
         return f"the reply was not valid HTTP ({chain[-1]})"
     return f"the connection failed ({chain[-1]})"
+
+
+def _server_reason(exc: Any) -> str:
+    """What the server said of a request it refused, in one line (the SDK's message is
+    "Error code: 400 - <the server's message>"; a body that is no JSON error, its start)."""
+    message = str(getattr(exc, "message", "") or "")
+    said = message.partition(" - ")[2] if message.startswith("Error code:") else message
+    body = getattr(exc, "body", None)
+    if not said and isinstance(body, str):
+        said = body
+    said = " ".join(said.split())
+    if not said:
+        return "no reason given"
+    return said if len(said) <= 300 else said[:299] + "…"
 
 
 def _describe(exc: Exception, timeout: float | None = None) -> str:

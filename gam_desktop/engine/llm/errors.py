@@ -55,3 +55,17 @@ class LLMCallFailed(LLMError):
 
 class StructuredOutputError(LLMCallFailed):
     """The model's reply was not valid JSON of the requested shape, even after a re-ask."""
+
+
+class LLMRejected(LLMCallFailed):
+    """The server refused the request itself (HTTP 400 or 422: the context is too long, a
+    parameter it does not know, `response_format` or `tools` it cannot do). Not retried; a
+    caller with another way to ask (structured output's ladder, the JSON-action protocol)
+    catches it and asks that way."""
+
+    title = "The LLM server rejected the request"
+    advice = (
+        "The reason is the server's own words. A question or document too long for the "
+        "model's context needs a model with a longer one (or a larger context setting in "
+        "the server)."
+    )

@@ -6,11 +6,20 @@ on to another app, nor in a conversation, fact or memory committed to git.
 `partial` and `pieces`: a secret may be split across two chunks, so a stream holds back a
 chunk whose end could be the start of a secret until the next says whether it is, and then
 redacts the chunks together (`pieces`), the label where the secret started.
+
+An error built from a server's reply quotes it, and a server may quote the key there too
+(an "Incorrect API key provided: Bearer sk-…" reply): `redact_error` takes the secrets out
+of an exception and everything it wraps before anyone words, logs or prints it. Every
+secret a Redactor is made with is also remembered for the process (`known`): the log files
+and a command's traceback of a bug redact them as a last line of defence
+(`RedactingFormatter`).
 """
 
 from __future__ import annotations
 
+import logging
 import re
+import threading
 from collections.abc import Iterable
 from typing import Any
 
@@ -29,6 +38,7 @@ class Redactor:
     def __init__(self, secrets: Iterable[str | None]) -> None:
         kept = {s for s in secrets if s and len(s) >= MIN_SECRET}
         self.secrets = sorted(kept, key=len, reverse=True)  # the longest first where two overlap
+        _remember(self.secrets)
         either = "|".join(re.escape(s) for s in self.secrets)
         self._pattern = re.compile(either) if self.secrets else None
         self._bytes = re.compile(either.encode()) if self.secrets else None
@@ -99,3 +109,82 @@ def redact_reply(response: Any, redactor: Redactor) -> Any:
             if function is not None and isinstance(arguments, str):
                 function.arguments = redactor.text(arguments)
     return response
+
+
+def redact_error(exc: BaseException, redactor: Redactor) -> BaseException:
+    """`exc` and every exception it wraps with the secrets out of their words (`args`, the
+    SDK's `message` and `body`), in place, so that whatever quotes, logs or prints them (a
+    traceback included) holds none; returns `exc`."""
+    if not redactor:
+        return exc
+    seen: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and not any(current is e for e in seen):
+        seen.append(current)
+        try:
+            current.args = tuple(redact_json(arg, redactor) for arg in current.args)
+            for name in ("message", "body"):
+                value = getattr(current, name, None)
+                if isinstance(value, str | dict | list):
+                    setattr(current, name, redact_json(value, redactor))
+        except (AttributeError, TypeError):  # an exception that will not be changed
+            pass
+        current = current.__cause__ or current.__context__
+    return exc
+
+
+def redact_json(value: Any, redactor: Redactor) -> Any:
+    """`value` with the secrets out of every string in it, keys of objects too (a copy;
+    JSON-like containers walked with a stack, not recursion: a body may nest deeply)."""
+    if isinstance(value, str):
+        return redactor.text(value)
+    if isinstance(value, bytes):
+        return redactor.data(value)
+    if not isinstance(value, dict | list):
+        return value
+    root: list[Any] = [value]
+    stack: list[tuple[Any, Any]] = [(root, 0)]  # (container, key) of a value to copy
+    while stack:
+        holder, at = stack.pop()
+        item = holder[at]
+        if isinstance(item, str):
+            holder[at] = redactor.text(item)
+        elif isinstance(item, dict):
+            copy = {redactor.text(k) if isinstance(k, str) else k: v for k, v in item.items()}
+            holder[at] = copy
+            stack.extend((copy, k) for k in copy)
+        elif isinstance(item, list):
+            holder[at] = list(item)
+            stack.extend((holder[at], n) for n in range(len(item)))
+    return root[0]
+
+
+# -- the secrets this process knows, for its logs -------------------------------------
+
+_known_lock = threading.Lock()
+_known: set[str] = set()
+_known_pattern: re.Pattern[str] | None = None
+
+
+def _remember(secrets: Iterable[str]) -> None:
+    global _known_pattern
+    with _known_lock:
+        new = set(secrets) - _known
+        if not new:
+            return
+        _known.update(new)
+        ordered = sorted(_known, key=len, reverse=True)
+        _known_pattern = re.compile("|".join(re.escape(s) for s in ordered))
+
+
+def known(text: str) -> str:
+    """`text` without any secret a Redactor of this process was made with."""
+    pattern = _known_pattern
+    return pattern.sub(LABEL, text) if pattern is not None else text
+
+
+class RedactingFormatter(logging.Formatter):
+    """A log line, its traceback included, without the secrets this process knows."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return known(super().format(record))

@@ -16,8 +16,8 @@ from typing import Any
 import json_repair
 
 from gam_desktop.engine.llm import capabilities
-from gam_desktop.engine.llm.client import _append_to_system, sdk
-from gam_desktop.engine.llm.errors import LLMCallFailed
+from gam_desktop.engine.llm.client import _append_to_system
+from gam_desktop.engine.llm.errors import LLMRejected
 from gam_desktop.engine.llm.protocol import LLM, Messages
 from gam_desktop.engine.progress import CancelToken
 
@@ -116,7 +116,6 @@ def chat_with_tools(
     cancel: CancelToken | None = None,
     max_tokens: int = 1024,
 ) -> ToolReply:
-    openai = sdk()
     names = {t.name for t in tools}
     if llm.caps.usable("tools"):
         try:
@@ -127,7 +126,7 @@ def chat_with_tools(
                 max_tokens=max_tokens,
                 tools=[t.as_openai() for t in tools],
             )
-        except (openai.BadRequestError, openai.UnprocessableEntityError):
+        except LLMRejected:  # `tools` refused: the JSON-action protocol instead
             capabilities.mark(llm.settings.base_url, llm.settings.model, "tools", False)
         else:
             capabilities.mark(llm.settings.base_url, llm.settings.model, "tools", True)
@@ -135,15 +134,13 @@ def chat_with_tools(
             text = message.content or ""
             calls = _native_calls(message) or [c for c in [parse_action(text, names)] if c]
             return ToolReply(calls, text, native=True)
-    try:
-        response = llm.complete(
-            _append_to_system(messages, action_instructions(tools)),
-            stage=stage,
-            cancel=cancel,
-            max_tokens=max_tokens,
-        )
-    except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
-        raise LLMCallFailed(f"the LLM server rejected the request: {exc}") from exc
+    # refused again (LLMRejected: an LLMCallFailed, with the server's reason redacted)
+    response = llm.complete(
+        _append_to_system(messages, action_instructions(tools)),
+        stage=stage,
+        cancel=cancel,
+        max_tokens=max_tokens,
+    )
     text = response.choices[0].message.content or ""
     action = parse_action(text, names)
     return ToolReply([action] if action else [], text, native=False)
