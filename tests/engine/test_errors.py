@@ -28,6 +28,8 @@ NOT_FOR_PEOPLE = {
     "Silent",
     "NoFirstToken",
     "BrokenReply",
+    "_OverBudget",  # a PDF's reading past its budget: a DocumentError where it is caught
+    "_TooLarge",  # front matter expanding too far: a damaged note where it is caught
 }
 
 

@@ -239,3 +239,44 @@ def test_the_learned_limit_is_remembered_per_server_and_model(tmp_path: Path) ->
         assert concurrency.current(server.base_url, "another-model") is None
         assert LLMClient(auto(server)).limiter.limit == 1  # starts from what was learned
         assert LLMClient(auto(server, model="another-model")).limiter.limit == 2
+
+
+def test_the_recent_calls_are_read_under_the_limiters_lock() -> None:
+    """Another worker's call ending while this one reads the recent calls (done ->
+    observe appends) must wait for the lock: an unlocked read died with "deque mutated
+    during iteration" in a parallel gam-add. The recent calls here let another thread add
+    a call in the middle of being read whenever the limiter's lock is free to take."""
+    from collections import deque
+    from collections.abc import Iterator
+
+    from gam_desktop.engine.llm.limit import HISTORY
+
+    limiter = Limiter(4)
+    lock = limiter._changed
+    for _ in range(3):
+        limiter.done(limiter.acquire(), None)
+
+    class Racing(deque[Sample]):
+        def __iter__(self) -> Iterator[Sample]:
+            reading = super().__iter__()
+            yield next(reading)
+
+            def other_call_ends() -> None:
+                if lock.acquire(blocking=False):  # the lock is free: a call ends meanwhile
+                    try:
+                        self.append(Sample(0.0, 1, 0.1, 1.0))
+                    finally:
+                        lock.release()
+
+            other = threading.Thread(target=other_call_ends)
+            other.start()
+            other.join()
+            yield from reading
+
+    history = limiter._limit._history
+    limiter._limit._history = Racing(history, maxlen=HISTORY)
+    permit = limiter.acquire(4)
+    assert limiter.first_token_limit(permit, 1.0) >= 1.0
+    limiter.done(permit, None, 1.0)
+    backed = limiter.acquire(4)
+    limiter.backed_off(backed, rpm=60.0)

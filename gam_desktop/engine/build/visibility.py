@@ -3,30 +3,32 @@ page is read: hidden text is the classic carrier of prompt injection (an instruc
 person never sees, written for the LLM that reads the page).
 
 Styles come from the page itself: its inline `style` attributes, its presentational
-attributes (`bgcolor`, `<font color>`) and the rules of its `<style>` blocks whose selectors
-are simple (`.x`, `#y`, `p`, `p.x.y`: matched through an index, at no cost per rule on a
-big page); a linked stylesheet is never fetched, and rules inside `@media`, with
-pseudo-classes or with combinators (`.box span`) are left aside: they apply only sometimes,
-or would cost a walk of the page per rule. Declarations are parsed by tinycss2, as a browser
-reads them (escapes, comments, strings, `!important`), and cascade by importance, origin,
-specificity and order. Taken out:
+attributes (`bgcolor`, `<font color>`) and the rules of its `<style>` blocks, with their
+`@media` queries and any selector (`stylesheet`: soupsieve matches them); a linked
+stylesheet is never fetched. Declarations are parsed by tinycss2, as a browser reads them
+(escapes, comments, strings, `!important`), and cascade by importance, origin, specificity
+and order. A page is looked at on each kind of screen its `@media` rules tell apart (a
+phone, a tablet, a laptop, a desktop): what one of them shows is kept. Taken out:
 
 - an element and all it holds when it is `hidden`, `aria-hidden="true"`, `display:none`,
-  `mso-hide:all`, transparent (opacity about 0), zero-sized with its overflow hidden,
-  clipped to nothing, or off-screen (positioned, indented or pushed far to the left or top);
-- text whose inherited style makes it invisible: `visibility:hidden`, a font size about 0,
-  a transparent colour, or the colour of the background behind it (a background declared
-  on the element or an ancestor). These inherit as in a browser: a child that sets
-  `visibility:visible` or a font size of its own (an e-mail's `font-size:0` cell holding
-  sized text) is seen again.
+  `mso-hide:all`, `content-visibility:hidden`, transparent (its opacity, and its
+  ancestors', `filter: opacity()` included, about 0), squashed to nothing by a transform
+  (`scale(0)`, `scaleY(0)`, `rotateX(90deg)`, a singular `matrix()`: the smaller of its
+  scale factors about 0), zero-sized with its overflow hidden, clipped to nothing (`clip`,
+  `clip-path: inset(50%)`), or off-screen (positioned, indented or pushed far to the left or
+  top);
+- text whose inherited style makes it invisible: `visibility:hidden`, a font size about 0
+  (once scaled by the transforms around it), blurred beyond reading, a transparent colour,
+  or the colour of the background behind it (a background declared on the element or an
+  ancestor). These inherit as in a browser: a child that sets `visibility:visible` or a
+  font size of its own (an e-mail's `font-size:0` cell holding sized text) is seen again.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property, lru_cache
 from typing import Any, TypeGuard
@@ -36,16 +38,21 @@ from bs4 import BeautifulSoup
 from bs4.element import NavigableString, PreformattedString, Tag
 from tinycss2.color4 import parse_color
 
+from gam_desktop.engine.build.stylesheet import ALL_SCREENS, SCREENS, Rank, StyleSheet
+
 # Only the properties that can hide text are kept from a stylesheet (big ones hold thousands
 # of rules about margins and borders).
 _PROPERTIES = frozenset(
     {"display", "visibility", "opacity", "font-size", "font", "color", "background",
      "background-color", "background-image", "width", "height", "max-width", "max-height",
      "overflow", "overflow-x", "overflow-y", "position", "left", "top", "right",
-     "text-indent", "margin-left", "margin-top", "clip", "mso-hide"}
+     "text-indent", "margin-left", "margin-top", "clip", "mso-hide", "transform", "scale",
+     "rotate", "filter", "clip-path", "content-visibility"}
 )  # fmt: skip
 ALMOST_TRANSPARENT = 0.05  # opacity, or a colour's alpha, at or below which nothing shows
 MIN_FONT_PX = 1.5  # smaller text is unreadable
+MIN_SCALE = 0.01  # a transform that scales an element this small leaves nothing to see
+BLUR_SHARE = 0.5  # text blurred by half its font size or more cannot be read
 OFF_SCREEN_PX = 500  # further left or up than this is off-screen (-9999px is the usual)
 SAME_COLOUR = 10 / 255  # colours closer than this in every channel look the same
 _ROOT_FONT_PX = 16.0
@@ -57,7 +64,6 @@ _FONT_SIZES = {"xx-small": 9.0, "x-small": 10.0, "small": 13.0, "medium": 16.0, 
                "x-large": 24.0, "xx-large": 32.0, "xxx-large": 48.0}  # fmt: skip
 _VISIBILITIES = frozenset({"visible", "hidden", "collapse"})
 _BACKGROUNDS = ("background", "background-color", "background-image")
-_COMPOUND = re.compile(r"(?P<type>[a-zA-Z][\w-]*|\*)?(?P<rest>(?:[#.][\w-]+)*)")
 # (attribute, the only element that has it or None for any, the property it stands for)
 _COLOUR_ATTRIBUTES = (
     ("bgcolor", None, "background-color"),
@@ -87,7 +93,6 @@ class _Value:
         return _paint(self.tokens)
 
 
-Rank = tuple[int, ...]  # (important, origin, specificity…, order): the highest wins
 Declaration = tuple[str, _Value, int]  # (property, value, 1 when !important)
 Candidate = tuple[Rank, str, _Value]
 Cascaded = dict[str, tuple[Rank, _Value]]  # property: the winning rank and value
@@ -102,7 +107,8 @@ def remove_hidden(soup: BeautifulSoup) -> int:
 
 @dataclass(frozen=True)
 class _Seen:
-    """What an element passes down to what it holds (the inherited properties)."""
+    """What an element passes down to what it holds (the inherited properties, and what
+    its ancestors do to all they hold: their opacity, scale and blur)."""
 
     visible: bool = True
     font_px: float = _ROOT_FONT_PX
@@ -110,56 +116,96 @@ class _Seen:
     # linked stylesheet may set them otherwise: a colour nobody declared is not compared).
     color: RGBA | None = None
     background: RGBA | None = None
+    alpha: float = 1.0  # the opacities multiplied
+    scale: float = 1.0  # the smallest scale factor of the transforms, multiplied
+    blur: float = 0.0  # pixels of blur, added
+
+    def hides_all(self) -> bool:
+        return self.alpha <= ALMOST_TRANSPARENT or self.scale <= MIN_SCALE
 
     def hides_text(self) -> bool:
-        if not self.visible or self.font_px < MIN_FONT_PX:
+        if not self.visible or self.font_px * self.scale < MIN_FONT_PX:
+            return True
+        if self.blur >= BLUR_SHARE * self.font_px:
             return True
         color, back = self.color, self.background
         if color is None:
-            return False
-        if color[3] <= ALMOST_TRANSPARENT:
+            return self.alpha <= ALMOST_TRANSPARENT
+        if color[3] * self.alpha <= ALMOST_TRANSPARENT:
             return True
         return back is not None and all(
             abs(a - b) <= SAME_COLOUR for a, b in zip(color[:3], back[:3], strict=True)
         )
 
 
+States = tuple[_Seen | None, ...]  # per screen; None: hidden there with an ancestor
+
+
 class _Remover:
     def __init__(self, soup: BeautifulSoup) -> None:
         self.soup = soup
-        self.matched = _StyleSheet(soup).matches()
+        sheet = StyleSheet(soup, lambda content: list(_declarations(content)))
+        self.matched = sheet.matches()
+        # a page without @media rules looks the same on every screen: one is enough
+        self.screens = len(SCREENS) if sheet.conditional else 1
 
     def run(self) -> int:
         removed = 0
-        stack: list[tuple[Tag, _Seen]] = [(self.soup, _Seen())]
+        start: States = (_Seen(),) * self.screens
+        stack: list[tuple[Tag, States]] = [(self.soup, start)]
         while stack:  # not recursive: a page nested 100,000 deep is read all the same
-            node, seen = stack.pop()
+            node, states = stack.pop()
             for child in list(node.children):
                 if isinstance(child, Tag):
-                    style = self._cascade(child)
-                    inner = _inherit(seen, style) if style else seen
-                    if _hides_all(child, style, inner.font_px):
+                    inner = self._states(child, states)
+                    if inner is None:  # hidden on every screen
                         child.decompose()
                         removed += 1
                     else:
                         stack.append((child, inner))
-                elif _is_text(child) and child.strip() and seen.hides_text():
+                elif (
+                    _is_text(child)
+                    and child.strip()
+                    and all(seen is None or seen.hides_text() for seen in states)
+                ):
                     child.extract()
                     removed += 1
         return removed
 
-    def _cascade(self, tag: Tag) -> Cascaded:
-        """The declarations that apply to `tag`, the winner for each property: important
-        first, then inline over stylesheet over attributes, then specificity, then order."""
-        candidates = [*_attributes(tag), *self.matched.get(id(tag), ())]
-        style = tag.get("style")
-        if isinstance(style, str):
-            candidates += _inline(style)
-        cascaded: Cascaded = {}
-        for rank, name, value in candidates:
-            if name not in cascaded or rank >= cascaded[name][0]:
-                cascaded[name] = (rank, value)
-        return cascaded
+    def _states(self, tag: Tag, states: States) -> States | None:
+        """What `tag` passes down on each screen (None where it is hidden), or None when it
+        is hidden on all of them."""
+        own = [*_attributes(tag)]
+        style_attribute = tag.get("style")
+        if isinstance(style_attribute, str):
+            own += _inline(style_attribute)
+        matched = self.matched.get(id(tag), ())
+        conditional = any(screens != ALL_SCREENS for *_, screens in matched)
+        cascades: dict[int, Cascaded] = {}
+        inner: list[_Seen | None] = []
+        for screen, seen in enumerate(states):
+            if seen is None:
+                inner.append(None)
+                continue
+            key = screen if conditional else -1
+            if key not in cascades:
+                bit = 1 << screen
+                rules = [(rank, n, v) for rank, n, v, on in matched if not conditional or on & bit]
+                cascades[key] = _cascade([*own, *rules])
+            style = cascades[key]
+            passed = _inherit(seen, style, tag) if style else seen
+            inner.append(None if _hides_all(tag, style, passed) else passed)
+        return None if all(seen is None for seen in inner) else tuple(inner)
+
+
+def _cascade(candidates: Sequence[Candidate]) -> Cascaded:
+    """The declarations that apply to an element, the winner for each property: important
+    first, then inline over stylesheet over attributes, then specificity, then order."""
+    cascaded: Cascaded = {}
+    for rank, name, value in candidates:
+        if name not in cascaded or rank >= cascaded[name][0]:
+            cascaded[name] = (rank, value)
+    return cascaded
 
 
 def _is_text(node: object) -> TypeGuard[NavigableString]:
@@ -210,125 +256,26 @@ def _tokens(style: Cascaded, name: str) -> list[Any]:
     return style.get(name, ((), _NO_VALUE))[1].tokens
 
 
-# -- the <style> blocks --------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Selector:
-    """A simple selector: the element's name (None for any), its id, its classes."""
-
-    name: str | None
-    id: str | None
-    classes: tuple[str, ...]
-
-    @property
-    def specificity(self) -> tuple[int, int, int]:
-        return (int(self.id is not None), len(self.classes), int(self.name is not None))
-
-
-class _StyleSheet:
-    """The rules of a page's `<style>` blocks, matched to its elements."""
-
-    def __init__(self, soup: BeautifulSoup) -> None:
-        self.soup = soup
-        self.rules: list[tuple[_Selector, list[Declaration]]] = []
-        for element in soup.find_all("style"):
-            media = str(element.get("media") or "all").strip().lower()
-            if media in ("all", "screen"):  # not for print only, nor for some screens
-                self._parse(element.get_text())
-
-    def _parse(self, css: str) -> None:
-        for rule in tinycss2.parse_stylesheet(css, skip_comments=True, skip_whitespace=True):
-            if rule.type != "qualified-rule":  # @media, @import, @font-face: left aside
-                continue
-            declarations = list(_declarations(rule.content))
-            if not declarations:
-                continue
-            for text in tinycss2.serialize(rule.prelude).split(","):
-                selector = _selector(text.strip())
-                if selector is not None:
-                    self.rules.append((selector, declarations))
-
-    def matches(self) -> dict[int, list[Candidate]]:
-        """The stylesheet's declarations for each element they apply to (by `id()`)."""
-        matched: dict[int, list[Candidate]] = defaultdict(list)
-        if not self.rules:
-            return matched
-        index = _Index(self.soup)
-        for order, (selector, declarations) in enumerate(self.rules):
-            for tag in index.matching(selector):
-                for name, value, important in declarations:
-                    rank = (important, 1, *selector.specificity, order)
-                    matched[id(tag)].append((rank, name, value))
-        return matched
-
-
-def _selector(text: str) -> _Selector | None:
-    """The simple selector `text` (`div.note#x`, `.a.b`, `*`), or None for anything else."""
-    match = _COMPOUND.fullmatch(text)
-    if match is None or not text:
-        return None
-    parts = re.findall(r"([#.])([\w-]+)", match.group("rest"))
-    ids = [name for mark, name in parts if mark == "#"]
-    if len(ids) > 1:
-        return None  # two ids: it matches nothing
-    name = (match.group("type") or "*").lower()
-    return _Selector(
-        None if name == "*" else name,
-        ids[0] if ids else None,
-        tuple(name for mark, name in parts if mark == "."),
-    )
-
-
-class _Index:
-    """A page's elements by id, class and name: a selector looks only at its candidates."""
-
-    def __init__(self, soup: BeautifulSoup) -> None:
-        self.all: list[Tag] = soup.find_all(True)
-        self.ids: dict[str, list[Tag]] = defaultdict(list)
-        self.classes: dict[str, list[Tag]] = defaultdict(list)
-        self.names: dict[str, list[Tag]] = defaultdict(list)
-        for tag in self.all:
-            self.names[tag.name].append(tag)
-            if isinstance(tag.get("id"), str):
-                self.ids[str(tag.get("id"))].append(tag)
-            for name in tag.get_attribute_list("class"):
-                if name:
-                    self.classes[name].append(tag)
-
-    def matching(self, selector: _Selector) -> Iterator[Tag]:
-        if selector.id is not None:
-            candidates = self.ids.get(selector.id, [])
-        elif selector.classes:
-            candidates = min((self.classes.get(c, []) for c in selector.classes), key=len)
-        elif selector.name is not None:
-            candidates = self.names.get(selector.name, [])
-        else:
-            candidates = self.all
-        for tag in candidates:
-            if (
-                (selector.name is None or tag.name.lower() == selector.name)
-                and (selector.id is None or tag.get("id") == selector.id)
-                and set(selector.classes) <= set(tag.get_attribute_list("class"))
-            ):
-                yield tag
-
-
 # -- what an element hides ---------------------------------------------------------------
 
 
-def _hides_all(tag: Tag, style: Cascaded, font_px: float) -> bool:
-    """Whether `tag` and all it holds are out of sight."""
+def _hides_all(tag: Tag, style: Cascaded, seen: _Seen) -> bool:
+    """Whether `tag` and all it holds are out of sight (`seen`: what it passes down)."""
     if tag.has_attr("hidden") or str(tag.get("aria-hidden", "")).strip().lower() == "true":
         return True
     if not style:
         return False
     if _keyword(style, "display") == "none" or _keyword(style, "mso-hide") == "all":
         return True
-    opacity = _number(_tokens(style, "opacity"))
-    if opacity is not None and opacity <= ALMOST_TRANSPARENT:
+    if _keyword(style, "content-visibility") == "hidden" or seen.hides_all():
         return True
-    return _collapsed(style, font_px) or _clipped(style, font_px) or _off_screen(style, font_px)
+    font_px = seen.font_px
+    return (
+        _collapsed(style, font_px)
+        or _clipped(style, font_px)
+        or _clipped_path(style)
+        or _off_screen(style, font_px)
+    )
 
 
 def _collapsed(style: Cascaded, font_px: float) -> bool:
@@ -357,6 +304,37 @@ def _clipped(style: Cascaded, font_px: float) -> bool:
     return bottom <= top or right <= left
 
 
+def _clipped_path(style: Cascaded) -> bool:
+    """Clipped to nothing by `clip-path`: `inset(50%)` (the usual screen-reader-only box),
+    insets of 100% across, a circle or an ellipse of no radius."""
+    value = _tokens(style, "clip-path")
+    if not value or value[0].type != "function":
+        return False
+    shape = value[0]
+    arguments = [t for t in shape.arguments if t.type not in ("whitespace", "comment")]
+    if shape.lower_name == "inset":
+        insets: list[float] = []
+        for token in arguments:
+            if token.type == "ident":  # "round": the corners follow
+                break
+            insets.append(float(token.value) if token.type == "percentage" else math.nan)
+        if not 1 <= len(insets) <= 4:
+            return False
+        top = insets[0]  # one to four values, as margins
+        right = insets[1] if len(insets) > 1 else top
+        bottom = insets[2] if len(insets) > 2 else top
+        left = insets[3] if len(insets) > 3 else right
+        return top + bottom >= 100 or left + right >= 100
+    if shape.lower_name in ("circle", "ellipse"):
+        radii = []
+        for token in arguments:
+            if token.type == "ident":  # "at": the centre follows; "closest-side"…
+                break
+            radii.append(_px(token, _ROOT_FONT_PX) if token.type != "percentage" else token.value)
+        return bool(radii) and any(radius is not None and radius <= 0 for radius in radii)
+    return False
+
+
 def _off_screen(style: Cascaded, font_px: float) -> bool:
     """Placed far to the left or above the page, where nobody scrolls."""
     pushed = ["text-indent", "margin-left", "margin-top"]
@@ -368,16 +346,164 @@ def _off_screen(style: Cascaded, font_px: float) -> bool:
 # -- what an element passes down ---------------------------------------------------------
 
 
-def _inherit(seen: _Seen, style: Cascaded) -> _Seen:
+def _inherit(seen: _Seen, style: Cascaded, tag: Tag) -> _Seen:
     visibility = _keyword(style, "visibility")
     color = style.get("color")
+    font_px = _font_size(style, seen.font_px)
+    opacity = _number(_tokens(style, "opacity"))
+    filtered, blur = _filter(_tokens(style, "filter"), font_px)
     return replace(
         seen,
         visible=visibility == "visible" if visibility in _VISIBILITIES else seen.visible,
-        font_px=_font_size(style, seen.font_px),
+        font_px=font_px,
         color=(color[1].colour if color else None) or seen.color,
         background=_background(style, seen.background),
+        alpha=seen.alpha * (1.0 if opacity is None else max(0.0, opacity)) * filtered,
+        scale=seen.scale * _scale(style, tag),
+        blur=seen.blur + blur,
     )
+
+
+# -- transforms and filters ----------------------------------------------------------------
+
+Matrix = tuple[float, float, float, float]  # (a, b, c, d): x' = a x + c y, y' = b x + d y
+_IDENTITY: Matrix = (1.0, 0.0, 0.0, 1.0)
+# Elements laid out inline unless a style says otherwise: a transform does not apply to them
+_INLINE = frozenset(
+    {"a", "abbr", "b", "bdi", "bdo", "cite", "code", "data", "dfn", "em", "font", "i", "kbd",
+     "label", "mark", "q", "s", "samp", "small", "span", "strike", "strong", "sub", "sup",
+     "time", "tt", "u", "var"}
+)  # fmt: skip
+_ANGLES = {"deg": math.pi / 180, "rad": 1.0, "grad": math.pi / 200, "turn": 2 * math.pi}
+
+
+def _scale(style: Cascaded, tag: Tag) -> float:
+    """The smallest factor by which the element's `transform`, `scale` and `rotate` shrink
+    it on the screen (0 for `scale(0)` or `rotateX(90deg)`: seen edge-on), 1 for none."""
+    if "transform" not in style and "scale" not in style and "rotate" not in style:
+        return 1.0
+    display = _keyword(style, "display")
+    if display in ("inline", "contents") or (display is None and tag.name in _INLINE):
+        return 1.0  # a transform does not apply to an inline box
+    matrix = _IDENTITY
+    for function in _tokens(style, "transform"):
+        if function.type == "function":
+            matrix = _times(matrix, _transform(function.lower_name, _arguments(function)))
+    factors = [_amount(t) for t in _tokens(style, "scale")]
+    if factors and all(f is not None for f in factors):
+        sx = float(factors[0] or 0.0)
+        sy = float(factors[1] if len(factors) > 1 and factors[1] is not None else sx)
+        matrix = _times(matrix, (sx, 0.0, 0.0, sy))
+    rotate = [t for t in _tokens(style, "rotate")]
+    if len(rotate) == 2 and rotate[0].type == "ident":
+        axis = rotate[0].lower_value
+        matrix = _times(matrix, _transform(f"rotate{axis}", [_angle(rotate[1])]))
+    return _smallest_factor(matrix)
+
+
+def _transform(name: str, args: list[float | None]) -> Matrix:
+    """The 2D part of one transform function (translations and perspective change no
+    size)."""
+    if not args or any(arg is None for arg in args):
+        return _IDENTITY  # calc(), var(): not worked out
+    v = [float(arg or 0.0) for arg in args]
+    made = _TRANSFORMS.get((name, len(v))) or _TRANSFORMS.get((name, 0))
+    return made(v) if made is not None else _IDENTITY  # rotate(), translate(): size stays
+
+
+# (name, how many arguments or 0 for any): the 2D part of the function
+_TRANSFORMS: dict[tuple[str, int], Callable[[list[float]], Matrix]] = {
+    ("matrix", 6): lambda v: (v[0], v[1], v[2], v[3]),
+    ("matrix3d", 16): lambda v: (v[0], v[1], v[4], v[5]),
+    ("scale", 0): lambda v: (v[0], 0.0, 0.0, v[1] if len(v) > 1 else v[0]),
+    ("scale3d", 3): lambda v: (v[0], 0.0, 0.0, v[1]),
+    ("scalex", 1): lambda v: (v[0], 0.0, 0.0, 1.0),
+    ("scaley", 1): lambda v: (1.0, 0.0, 0.0, v[0]),
+    ("rotatex", 1): lambda v: (1.0, 0.0, 0.0, math.cos(v[0])),
+    ("rotatey", 1): lambda v: (math.cos(v[0]), 0.0, 0.0, 1.0),
+    ("rotate3d", 4): lambda v: _rotation3d(v[0], v[1], v[2], v[3]),
+    ("skew", 0): lambda v: (1.0, math.tan(v[1]) if len(v) > 1 else 0.0, math.tan(v[0]), 1.0),
+    ("skewx", 1): lambda v: (1.0, 0.0, math.tan(v[0]), 1.0),
+    ("skewy", 1): lambda v: (1.0, math.tan(v[0]), 0.0, 1.0),
+}
+
+
+def _rotation3d(x: float, y: float, z: float, angle: float) -> Matrix:
+    length = math.sqrt(x * x + y * y + z * z)
+    if length == 0:
+        return _IDENTITY
+    x, y, z = x / length, y / length, z / length
+    cos, sin = math.cos(angle), math.sin(angle)
+    return (
+        cos + (1 - cos) * x * x,
+        (1 - cos) * x * y + sin * z,
+        (1 - cos) * x * y - sin * z,
+        cos + (1 - cos) * y * y,
+    )
+
+
+def _times(first: Matrix, then: Matrix) -> Matrix:
+    a, b, c, d = first
+    e, f, g, h = then
+    return (a * e + c * f, b * e + d * f, a * g + c * h, b * g + d * h)
+
+
+def _smallest_factor(matrix: Matrix) -> float:
+    """The smaller singular value: how much the matrix shrinks the most shrunk direction."""
+    a, b, c, d = matrix
+    if not all(math.isfinite(x) for x in matrix):
+        return 0.0  # a skew of 90 degrees
+    total = a * a + b * b + c * c + d * d
+    det = a * d - b * c
+    root = math.sqrt(max(0.0, total * total - 4 * det * det))
+    return math.sqrt(max(0.0, (total - root) / 2))
+
+
+def _arguments(function: Any) -> list[float | None]:
+    """A transform function's numbers: angles in radians, percentages as fractions."""
+    found: list[float | None] = []
+    for token in function.arguments:
+        if token.type in ("whitespace", "comment") or (token.type == "literal"):
+            continue
+        if token.type == "dimension" and token.lower_unit in _ANGLES:
+            found.append(_angle(token))
+        elif token.type == "dimension":
+            found.append(0.0)  # a length (translate, perspective): no size
+        else:
+            found.append(_amount(token))
+    return found
+
+
+def _amount(token: Any) -> float | None:
+    if token.type == "number":
+        return float(token.value)
+    if token.type == "percentage":
+        return float(token.value) / 100
+    return None
+
+
+def _angle(token: Any) -> float | None:
+    if token.type == "number" and token.value == 0:
+        return 0.0
+    if token.type == "dimension" and token.lower_unit in _ANGLES:
+        return float(token.value) * _ANGLES[token.lower_unit]
+    return None
+
+
+def _filter(tokens: list[Any], font_px: float) -> tuple[float, float]:
+    """What a `filter` does to the element's text: (the opacity it multiplies by, the
+    pixels of blur it adds)."""
+    opacity, blur = 1.0, 0.0
+    for function in tokens:
+        if function.type != "function":
+            continue
+        arguments = [t for t in function.arguments if t.type not in ("whitespace", "comment")]
+        if function.lower_name == "opacity":
+            amount = _amount(arguments[0]) if len(arguments) == 1 else None
+            opacity *= 1.0 if amount is None else min(1.0, max(0.0, amount))
+        elif function.lower_name == "blur" and len(arguments) == 1:
+            blur += _px(arguments[0], font_px) or 0.0
+    return opacity, blur
 
 
 def _font_size(style: Cascaded, parent_px: float) -> float:

@@ -151,9 +151,11 @@ class Limiter:
         """What our own calls explain of a first token's wait: `silence`, plus a call's
         work for each of our calls that may be queued ahead of it: any other call allowed
         in flight with it (calls sent together reach the server in any order), beyond the
-        server's slots (all of them when the slots are not known)."""
-        ahead = max(0, permit.allowed - (self.slots or 1))
-        work = self._limit.work_time()
+        server's slots (all of them when the slots are not known). Read under the lock:
+        the calls ending on other threads add to the recent calls meanwhile."""
+        with self._changed:
+            ahead = max(0, permit.allowed - (self.slots or 1))
+            work = self._limit.work_time()
         return silence + ahead * (work * WORK_MARGIN if work is not None else silence)
 
     def done(self, permit: Permit, first_token: float | None, silence: float | None = None) -> None:
