@@ -273,6 +273,7 @@ class Workflow:
         docs, unreadable = [], []
         count = len(files)
         for i, path in enumerate(files):
+            self.cancel.raise_if_cancelled()  # a slow document is not followed by the rest
             where = f"document {i + 1} of {count}: " if count > 1 else ""
             stages.report("read", i, count, f"Reading {where}{Path(path).name}")
             try:

@@ -142,3 +142,28 @@ def test_pypdf_outside_a_document_being_read_pays_nothing(
     reader = PdfReader(shared_stream_pdf(tmp_path / "other.pdf", pages=10))
     assert all("Shared page text" in page.extract_text() for page in reader.pages)
     assert len(parses) == 10
+
+
+def test_a_cancel_while_documents_are_read_stops_before_the_next(
+    make_workflow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gam_desktop.engine import workflow as workflow_module
+    from gam_desktop.engine.progress import CancelToken, OperationCancelled
+
+    files = []
+    for n in range(3):
+        files.append(tmp_path / f"doc{n}.md")
+        files[-1].write_text(f"# Document {n}\n\nSome words about subject {n}.\n")
+    cancel = CancelToken()
+    read: list[str] = []
+    real_load = workflow_module.load_file
+
+    def slow_read(path):  # the person presses Cancel while the first document is read
+        read.append(Path(path).name)
+        cancel.cancel()
+        return real_load(path)
+
+    monkeypatch.setattr(workflow_module, "load_file", slow_read)
+    with pytest.raises(OperationCancelled):
+        make_workflow(cancel=cancel).add(files=files)
+    assert read == ["doc0.md"]
