@@ -103,6 +103,24 @@ def test_without_quotes_the_sentence_stating_the_answer_supports_it() -> None:
     assert finding.repaired.support[0].sentence == BERT
 
 
+def test_an_answer_joining_two_sentences_is_supported_by_both() -> None:
+    first = "Queries just after a large delete could spend significant work marking entries."
+    second = "Limit that work by giving up after examining 100 heap pages."
+    shown = [passage(1, f"Other news came first. {first} {second} Unrelated closing words.")]
+    answer = (
+        "Queries after a large delete spent significant work marking entries; "
+        "they now give up after 100 heap pages."
+    )
+    draft = Draft("When does the cleanup stop?", answer, [], shown, cited=(1,))
+    finding = checks.QuotesInSources().check(draft)
+    assert finding is not None and finding.repaired is not None
+    assert {s.sentence for s in finding.repaired.support} == {first, second}
+    single = replace(draft, answer="They now give up after examining 100 heap pages.")
+    finding = checks.QuotesInSources().check(single)
+    assert finding is not None and finding.repaired is not None
+    assert finding.repaired.support[0].sentence == second  # one sentence, when one holds it
+
+
 def test_a_number_the_quotes_do_not_state_makes_the_quote_the_answer() -> None:
     support = [checks.Support(passage(1, BERT), BERT)]
     draft = Draft("How much is masked?", "20 percent", [], [], support)

@@ -107,7 +107,9 @@ class Abstained:
 class QuotesInSources:
     """Each quote is a sentence of a passage shown (any passage: a wrong number is mended);
     a quote found nowhere is dropped. With none given or left, the sentence stating the
-    answer's own words and numbers is its support (small models often quote nothing); with
+    answer's own words and numbers is its support (small models often quote nothing), else
+    the few sentences that together state it (an answer joining two sentences, or two
+    documents; never in place of quotes given and not found: those were made up); with
     none, nothing supports the answer. Passing, the draft carries the sources' sentences."""
 
     name = "quotes in sources"
@@ -116,6 +118,9 @@ class QuotesInSources:
         found = [s for n, text in draft.quotes if (s := locate(text, n, draft.passages))]
         if not found and (stating := stating_sentence(draft)) is not None:
             found = [stating]
+        if not found and not draft.quotes:  # several sentences may each say a part of it
+            covered = cover(draft)
+            found = covered if unsupported(draft, covered) is None else []
         support = list({(s.passage.number, s.sentence): s for s in found}.values())
         if not support:
             return Finding(self.name, "it quotes nothing the passages say")
