@@ -273,9 +273,11 @@ class AboutWhatIsAsked:
         return Finding(self.name, f"its sources do not name {', '.join(missing)}")
 
 
+# The answering pipeline's checks, in order (ARCHITECTURE.md: each one's measured effect).
+# AnswerFromQuotes is research's (its integrator quotes): here it changed no answer, as the
+# sentences QuotesInSources finds already hold the answer's numbers and words.
 CHECKS: tuple[Check, ...] = (
     Abstained(),
     QuotesInSources(),
     AboutWhatIsAsked(),
-    AnswerFromQuotes(),
 )
