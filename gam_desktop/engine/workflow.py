@@ -497,9 +497,7 @@ class Workflow:
         stages.finish()
         return changes
 
-    def _write_summaries(
-        self, done: summarizing.Resummarized, llm: LLM, stages: Stages
-    ) -> Changes:
+    def _write_summaries(self, done: summarizing.Resummarized, llm: LLM, stages: Stages) -> Changes:
         """One operation writing what `memorize_again` made, as the folder is now."""
         if not done.memories:
             return Changes(SUMMARIZE)
