@@ -18,7 +18,7 @@ from gam_desktop.engine.llm import (
     StructuredOutputError,
 )
 from gam_desktop.engine.progress import CancelToken, OperationCancelled
-from gam_desktop.selfcheck.scripted_llm import Fault
+from gam_desktop.selfcheck.scripted_llm import Fault, task_of
 
 GIL = "Python's GIL prevents true multi-threading. Threads still help with I/O."
 
@@ -209,3 +209,17 @@ def test_unreadable_retry_after_falls_back_to_backoff() -> None:
     assert _retry_after(error({"retry-after": "soon, maybe"})) is None
     assert _retry_after(error({"retry-after": "2"})) == 2.0
     assert _retry_after(error({"retry-after-ms": "1500"})) == 1.5
+
+
+def test_each_call_names_its_stage_and_the_scripted_server_routes_by_it(
+    settings, llm_server
+) -> None:
+    # a prompt that opens like the memorizer's, sent by the reading stage: the stage wins
+    messages = [
+        {"role": "system", "content": "You are a memory generation agent. Unusual wording."},
+        {"role": "user", "content": "Passages:\n\n[1] (a — b)\nThe sky is blue.\n\nQuestion: sky?"},
+    ]
+    LLMClient(settings).text(messages, stage="read")
+    (request,) = llm_server.state.requests
+    assert request["task"] == "read"
+    assert task_of(messages) == "memorize"  # without the header: the prompt's opening words

@@ -45,7 +45,7 @@ from gam_desktop.engine.llm.errors import (
     StructuredOutputError,
 )
 from gam_desktop.engine.llm.limit import MAX_LIMIT
-from gam_desktop.engine.llm.protocol import Messages
+from gam_desktop.engine.llm.protocol import STAGE_HEADER, Messages
 from gam_desktop.engine.llm.redact import Redactor, redact_error, redact_reply
 from gam_desktop.engine.llm.settings import LLMSettings
 from gam_desktop.engine.llm.streaming import BrokenReply, NoFirstToken, Silent, read_stream
@@ -139,6 +139,7 @@ class LLMClient:
             "temperature": self.settings.temperature,
             **extra,
             "max_tokens": min(self.settings.max_tokens, extra.get("max_tokens") or 10**9),
+            "extra_headers": {**(extra.get("extra_headers") or {}), STAGE_HEADER: stage},
         }
         patience = 0  # an attempt after one that got no first token waits longer
         for attempt in range(self.settings.max_retries + 1):
