@@ -13,6 +13,7 @@ import contextlib
 import logging
 import os
 import shutil
+import stat
 import subprocess
 import sys
 from collections.abc import Iterable, Iterator
@@ -23,7 +24,8 @@ from gam_desktop.engine.errors import GamError
 from gam_desktop.engine.store import faults
 from gam_desktop.engine.store.changeset import StoreError
 from gam_desktop.engine.store.folder import CACHE_DIR, UNTRACKED
-from gam_desktop.engine.store.links import is_absent
+from gam_desktop.engine.store.gitdir import UnsafeRepositoryError, check_repository
+from gam_desktop.engine.store.links import is_absent, resolve_within
 
 APP_AUTHOR = ("GAM Desktop", "gam-desktop@localhost")
 NO_GIT_MESSAGE = (
@@ -39,6 +41,16 @@ class GitUnavailable(GamError, RuntimeError):
     repeat it."""
 
     title = "History is unavailable"
+
+
+class UnsafeHistory(GitUnavailable):
+    """The memory's repository leads out of it or would make git wait forever (a named
+    pipe where it reads a file): history is off, and nothing is written to the memory
+    (`refusal`, raised by every writing operation)."""
+
+    def __init__(self, refusal: UnsafeRepositoryError) -> None:
+        super().__init__(f"History is off for this memory: {refusal}")
+        self.refusal = refusal
 
 
 class GitFailed(StoreError):
@@ -273,20 +285,17 @@ _PINNED_ELSEWHERE = {
 
 
 def git_environment(root: Path) -> dict[str, str]:
-    """Variables that make git act on `root`'s repository whatever the caller exported."""
+    """Variables that make git act on `root`'s repository whatever the caller exported.
+    Always the folder `.git` itself: a `gitdir:` file, a link or a `commondir` leading
+    elsewhere is refused before git runs (`store.gitdir.check_repository`), and pinned
+    here should one appear meanwhile."""
     git_dir = root / ".git"
-    if git_dir.is_file():  # a worktree or submodule: "gitdir: <path>"
-        pointer = git_dir.read_text(encoding="utf-8", errors="replace").partition("gitdir:")[2]
-        git_dir = (root / pointer.strip()).resolve()
-    common = git_dir
-    if (git_dir / "commondir").is_file():
-        common = (git_dir / (git_dir / "commondir").read_text().strip()).resolve()
     pinned = {
         "GIT_DIR": str(git_dir),
         "GIT_WORK_TREE": str(root),
         "GIT_INDEX_FILE": str(git_dir / "index"),
-        "GIT_COMMON_DIR": str(common),
-        "GIT_OBJECT_DIRECTORY": str(common / "objects"),
+        "GIT_COMMON_DIR": str(git_dir),
+        "GIT_OBJECT_DIRECTORY": str(git_dir / "objects"),
     }
     caller = {k: v for k, v in _PINNED_ELSEWHERE.items() if k in os.environ}
     return {**caller, **pinned}
@@ -319,23 +328,86 @@ def _stamp(files: Iterable[Path]) -> Stamp:
     return tuple(stamps)
 
 
-def _origins_and_entries(listing: str, root: Path) -> tuple[set[Path], list[str]]:
+def _origins_and_entries(
+    listing: str, root: Path
+) -> tuple[set[Path], list[str], list[tuple[Path | None, str]]]:
     """`git config --list -z --show-origin` as the files it read (and those its include
-    keys name, read or not) and its "key\nvalue" entries."""
+    keys name, read or not), its "key\nvalue" entries, and each entry with its file."""
     fields = listing.split("\0")
     origins: set[Path] = set()
     entries: list[str] = []
+    sourced: list[tuple[Path | None, str]] = []
     for origin, entry in zip(fields[0::2], fields[1::2], strict=False):
         entries.append(entry)
         if not origin.startswith("file:"):
+            sourced.append((None, entry))
             continue  # the command line, standard input, a blob
         source = root / origin.removeprefix("file:")
         origins.add(source)
+        sourced.append((source, entry))
         key, _, value = entry.partition("\n")
-        lowered = key.lower()
-        if value and lowered.startswith(("include.", "includeif.")) and lowered.endswith(".path"):
-            origins.add(source.parent / Path(value).expanduser())
-    return origins, entries
+        if value and _is_include(key):
+            origins.add(_included(source, value))
+    return origins, entries, sourced
+
+
+def _is_include(key: str) -> bool:
+    lowered = key.lower()
+    return lowered.startswith(("include.", "includeif.")) and lowered.endswith(".path")
+
+
+def _included(source: Path, value: str) -> Path:
+    """The file an include key of `source` names, as git finds it (relative to the file)."""
+    return source.parent / Path(value).expanduser()
+
+
+# Keys naming a file git reads in the commands the engine runs (status, add, diff, log,
+# checkout, revert). Named by the memory's own configuration (not the user's) and leading
+# out of the memory, each is given os.devnull: a named pipe or /dev/tty there would make
+# every call wait forever, and what lies outside the memory is no business of its history.
+FILE_KEYS = (
+    "core.excludesfile",
+    "core.attributesfile",
+    "diff.orderfile",
+    "mailmap.file",
+    "commit.template",
+    "blame.ignorerevsfile",
+)
+MAX_CONFIG_FILES = 64  # git itself stops at 10 levels of includes
+
+
+def _unsafe(path: Path, what: str) -> UnsafeHistory:
+    return UnsafeHistory(
+        UnsafeRepositoryError(1, f"{path} {what}; nothing is written to this memory")
+    )
+
+
+def _waits(path: Path) -> bool:
+    """Whether git opening `path` (following links) may wait forever or read without end:
+    a named pipe, a socket, a device. A missing file is read as empty."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+def _outside_files(
+    root: Path, sourced: list[tuple[Path | None, str]], own: set[Path]
+) -> list[tuple[str, str]]:
+    """-c overrides for FILE_KEYS that the memory's own configuration files (`own`) set to
+    a file outside the memory (or not there: nothing to read)."""
+    found: dict[str, str] = {}
+    for source, entry in sourced:
+        key, _, value = entry.partition("\n")
+        if source not in own or key.lower() not in FILE_KEYS or not value:
+            continue
+        named = Path(value).expanduser()
+        if resolve_within(root, named if named.is_absolute() else root / named) is None:
+            found[key.lower()] = os.devnull
+        else:
+            found.pop(key.lower(), None)  # the last value wins, as in git
+    return sorted(found.items())
 
 
 NO_DRIVERS = "* !filter !merge !diff"  # attributes back to unspecified: git's built-ins
@@ -345,7 +417,7 @@ def _append_missing(path: Path, lines: tuple[str, ...], last: bool = False) -> N
     """Append the `lines` a rules file lacks (all of them again when `last` and they are
     not its final lines); what the user keeps there stays. Never written through a link:
     git would then read the link's target, which is not ours to change."""
-    if path.is_symlink() or path.parent.is_symlink():
+    if path.is_symlink() or path.parent.is_symlink() or _waits(path):
         return
     text = path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
     present = [line.strip() for line in text.splitlines() if line.strip()]
@@ -385,12 +457,17 @@ class MemoryRepo:
             raise GitUnavailable(NO_GIT_MESSAGE)
         gitmodule = _gitpython(executable)
         memory = cls(Path(root).resolve(), executable, gitmodule)
-        if not (memory.root / ".git").exists():
+        try:  # before git runs there (`git init` would follow a link) or the app reads it
+            check_repository(memory.root)
+        except UnsafeRepositoryError as exc:
+            raise UnsafeHistory(exc) from exc
+        if not os.path.lexists(memory.root / ".git"):
             try:
                 memory._run(("init", "-q"), {})
             except gitmodule.GitCommandError as exc:
                 raise GitFailed(exc, "could not start the memory's history") from exc
         memory._ensure_private_rules()
+        memory._neutralized()  # its configuration checked now: history off, said at once
         return memory
 
     def _ensure_private_rules(self) -> None:
@@ -460,17 +537,61 @@ class MemoryRepo:
             return options
         looked = {*files, *self._config_files()}
         before = _stamp(looked)
+        own = self._own_config()  # before git reads them all: none makes it wait forever
         try:
             listing = self._execute(("config", "--list", "-z", "--includes", "--show-origin"), {})
         except self._git.GitCommandError:  # a broken config: every git call fails on it too
             listing = ""
-        origins, entries = _origins_and_entries(listing, self.root)
-        options = _as_options(neutral_overrides("\0".join(entries)))
+        origins, entries, sourced = _origins_and_entries(listing, self.root)
+        options = _as_options(
+            [*neutral_overrides("\0".join(entries)), *_outside_files(self.root, sourced, own)]
+        )
         # A file found only now was not stamped before the listing: read it all again next
         # time (then stamped first), so that no change made meanwhile is missed.
-        complete = origins <= looked
-        self._neutral = (frozenset(looked | origins), before if complete else None, options)
+        found = origins | own
+        complete = found <= looked
+        self._neutral = (frozenset(looked | found), before if complete else None, options)
         return options
+
+    def _own_config(self) -> set[Path]:
+        """The memory's own configuration files and every file they include, as git follows
+        them (present or not). UnsafeHistory naming one git would wait on forever (a named
+        pipe, /dev/tty), or when they include more files than git could ever read."""
+        pending = sorted(self._config_files())
+        seen: set[Path] = set()
+        while pending:
+            path = pending.pop()
+            if path in seen:
+                continue
+            if len(seen) >= MAX_CONFIG_FILES:
+                raise _unsafe(
+                    path, "is one of too many files the memory's git configuration includes"
+                )
+            seen.add(path)
+            if _waits(path):
+                raise _unsafe(
+                    path,
+                    "is read by the memory's git configuration but is not a file (a named "
+                    "pipe or a device: git would wait for it forever)",
+                )
+            if path.is_file():
+                pending.extend(_included(path, value) for value in self._includes_of(path))
+        return seen
+
+    def _includes_of(self, path: Path) -> list[str]:
+        """The files one configuration file includes, read by git without following them
+        and outside any repository (in the memory, git would first read them all)."""
+        command = [self.executable, "config", "--file", str(path), "--no-includes"]
+        try:
+            listing = self._runner.execute(
+                [*command, "--list", "-z"], env={"GIT_DIR": os.devnull, **NEUTRAL_ENVIRONMENT}
+            )
+        except self._git.GitCommandNotFound as exc:
+            raise GitMissing(self.executable) from exc
+        except self._git.GitCommandError:  # not a configuration: git fails on it as well
+            return []
+        entries = (entry.partition("\n") for entry in str(listing).split("\0"))
+        return [value for key, _, value in entries if value and _is_include(key)]
 
     def _config_files(self) -> set[Path]:
         """The repository's own configuration files (present or not)."""

@@ -22,6 +22,7 @@ from typing import Any
 
 from gam_desktop.engine.store.changeset import ChangeSet, StoreError, atomic_write
 from gam_desktop.engine.store.folder import CACHE_DIR, JOURNAL_FILE, MemoryFolder
+from gam_desktop.engine.store.gitdir import read_regular
 from gam_desktop.engine.store.links import LinkedPathError, check_writable_path
 
 SPACE_PROBE = f"{CACHE_DIR}/journal-space.probe"  # ignored by git, like the rest of the cache
@@ -43,8 +44,8 @@ class Interrupted:
 
 def read(folder: MemoryFolder) -> Interrupted | None:
     path = folder.root / JOURNAL_FILE
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+    try:  # never a named pipe put there (it would wait forever), nor through a link
+        data = json.loads(read_regular(path))
     except (OSError, ValueError):
         return None
     plan = data.get("plan") or {}

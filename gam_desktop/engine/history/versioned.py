@@ -21,7 +21,7 @@ from pathlib import Path
 
 from gam_desktop.engine.errors import GamError
 from gam_desktop.engine.history import journal
-from gam_desktop.engine.history.gitrepo import GitUnavailable, MemoryRepo
+from gam_desktop.engine.history.gitrepo import GitUnavailable, MemoryRepo, UnsafeHistory
 from gam_desktop.engine.history.held import retry_git
 from gam_desktop.engine.history.log import TRAILER_KIND, History
 from gam_desktop.engine.history.recovery import clear_git_leftovers, keep_files, restore_last_saved
@@ -30,6 +30,7 @@ from gam_desktop.engine.store.changes import OUTSIDE_EDIT, RESTORE, ROLLBACK, Ch
 from gam_desktop.engine.store.changeset import ChangeSet, PutBackError, StoreError, clear_undo
 from gam_desktop.engine.store.derived import regenerate
 from gam_desktop.engine.store.folder import APP_DIR, JOURNAL_FILE, MemoryFolder, stat_files
+from gam_desktop.engine.store.gitdir import UnsafeRepositoryError
 from gam_desktop.engine.store.lock import check_lock_file, writer_lock
 from gam_desktop.engine.store.markdown import README, merge_readme
 from gam_desktop.engine.textutil import plural
@@ -333,6 +334,7 @@ class VersionedFolder:
         self.on_wait = on_wait
         self._repo: MemoryRepo | None = None
         self.history_message: str | None = None  # why history is off, when it is
+        self._refusal: UnsafeRepositoryError | None = None  # why nothing may be written
 
     @property
     def repo(self) -> MemoryRepo | None:
@@ -343,7 +345,17 @@ class VersionedFolder:
                 self._repo = MemoryRepo.open(self.folder.root, self.git_path)
             except GitUnavailable as exc:
                 self.history_message = str(exc)
+                if isinstance(exc, UnsafeHistory):  # every writing operation is refused
+                    self._refusal = exc.refusal
         return self._repo
+
+    def _refuse_if_unsafe(self) -> None:
+        """A repository leading out of the memory, or one git would wait on forever: no
+        operation writes the memory (not even without history)."""
+        if os.path.lexists(self.folder.root / ".git"):
+            _ = self.repo  # opened: its configuration checked
+        if self._refusal is not None:
+            raise self._refusal
 
     @property
     def history(self) -> History | None:
@@ -366,6 +378,7 @@ class VersionedFolder:
             # build removes the repository only if the build made it.
             new_repository = not (self.folder.root / ".git").exists()
             repo = self.repo
+            self._refuse_if_unsafe()
             if repo is not None and kind in (ROLLBACK, RESTORE):  # git needs a clean tree
                 _commit_pending(repo, refresh=True)  # (stale file times refreshed too)
             started_ns = time.time_ns()
@@ -454,6 +467,7 @@ class VersionedFolder:
         an operation running now is no reason (`operation` waits for it). Nor a lock file
         that cannot be taken (a link): said now, not after the LLM calls."""
         check_lock_file(self.folder)
+        self._refuse_if_unsafe()
         interrupted = self.interrupted()
         if interrupted is not None:
             raise _must_recover(interrupted)

@@ -16,15 +16,17 @@ stage needs it, so opening a 10k-memory folder stays cheap.
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from gam_desktop.engine.errors import GamError
 from gam_desktop.engine.models import META_FILE, GamMeta
-from gam_desktop.engine.store.links import is_absent, is_real_dir, resolve_within
+from gam_desktop.engine.store.gitdir import check_repository
+from gam_desktop.engine.store.links import is_absent, is_real_dir, reachable_file
 from gam_desktop.engine.store.markdown import README, parse_memory, readme_heading
 from gam_desktop.engine.store.naming import RESERVED_FOLDER_NAMES
 
@@ -78,6 +80,13 @@ class DirView:
         if self.total is not None:
             return self.total
         return len(self.files) + sum(s.memory_count() for s in self.subdirs.values())
+
+
+_HASH = re.compile(r"[0-9A-Za-z_-]{1,128}")  # a source's name (its text's hash): no path
+
+
+def _is_span(span: object) -> TypeGuard[list[int]]:
+    return isinstance(span, list) and len(span) == 2 and all(type(end) is int for end in span)
 
 
 def _name(entry: os.DirEntry[str]) -> str:
@@ -141,6 +150,9 @@ class MemoryFolder:
                 f"{self.root / APP_DIR} is a link; the app's own folder is never used through "
                 "a link (replace it with a folder)",
             )
+        # A .git leading out of the memory (its commits would land there) or a named pipe
+        # (every git call would wait for it forever): refused, nothing written.
+        check_repository(self.root)
         try:
             self.root.mkdir(parents=True, exist_ok=True)
             (self.root / APP_DIR).mkdir(exist_ok=True)
@@ -157,8 +169,9 @@ class MemoryFolder:
         return self.root / SOURCES_DIR / f"{content_hash}.txt"
 
     def readable(self, path: Path) -> bool:
-        """A regular file inside the memory (a link out of it counts as absent)."""
-        return resolve_within(self.root, path) is not None and path.is_file()
+        """A regular file inside the memory (a link out of it, or into .git/ or .gam/,
+        counts as absent)."""
+        return reachable_file(self.root, path) is not None
 
     def known_sources(self) -> set[str]:
         folder = self.root / SOURCES_DIR
@@ -166,9 +179,12 @@ class MemoryFolder:
 
     def original_text(self, front: dict[str, Any]) -> str | None:
         """The exact source wording a memory was written from."""
-        path = self.source_path(str(front.get("source_hash", "")))
+        source_hash = str(front.get("source_hash", ""))
         span = front.get("span")
-        if not self.readable(path) or not isinstance(span, list) or len(span) != 2:
+        if not _HASH.fullmatch(source_hash) or not _is_span(span):
+            return None  # a hash of "../../x" would name another file
+        path = self.source_path(source_hash)
+        if not self.readable(path):
             return None
         return path.read_text(encoding="utf-8")[span[0] : span[1]]
 

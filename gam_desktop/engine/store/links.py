@@ -72,6 +72,33 @@ def is_absent(root: Path, entry: os.DirEntry[str] | Path) -> bool:
     return target is None or is_private(root, target)
 
 
+def crosses_link(root: Path, path: Path) -> bool:
+    """Whether `path` (under `root`) or a folder on the way to it is a link, or its way
+    climbs with '..' (which may undo a link's step)."""
+    try:
+        parts = path.relative_to(root).parts
+    except ValueError:
+        return True
+    current = root
+    for part in parts:
+        current = current / part
+        if part == ".." or current.is_symlink():
+            return True
+    return False
+
+
+def reachable_file(root: Path, path: Path) -> Path | None:
+    """`path` resolved, when it is a regular file the engine may read: inside `root`, and
+    not .git/ or .gam/ reached through a link (`.gam/sources/x.txt -> ../../.git/config`
+    is as absent as `notes.md -> .git/config`); None otherwise."""
+    target = resolve_within(root, path)
+    if target is None or not target.is_file():
+        return None
+    if is_private(root, target) and crosses_link(root, path):
+        return None
+    return target
+
+
 def is_real_dir(entry: os.DirEntry[str] | Path) -> bool:
     """A folder to descend into: a real directory, never a link to one."""
     if isinstance(entry, os.DirEntry):

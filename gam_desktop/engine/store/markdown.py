@@ -63,12 +63,73 @@ def parse_memory(text: str) -> ParsedMemory:
     if end < 0:
         return ParsedMemory({}, text, "it is not closed by a line of three dashes (---)")
     try:
-        front = yaml.safe_load(text[3:end]) or {}
+        front = yaml.load(text[3:end], Loader=_BoundedLoader) or {}  # a SafeLoader, bounded
     except yaml.YAMLError as exc:
         return ParsedMemory({}, text[end + 4 :].strip(), yaml_problem(exc))
+    except (_TooLarge, RecursionError):
+        return ParsedMemory({}, text[end + 4 :].strip(), _TOO_LARGE)
     if not isinstance(front, dict):
         return ParsedMemory({}, text[end + 4 :].strip(), "it is not a list of 'name: value' lines")
     return ParsedMemory(front, text[end + 4 :].strip())
+
+
+# Front matter is untrusted (a memory may arrive as a zip): 1 KB of nested anchors and
+# aliases ("billion laughs") stands for gigabytes once anything walks or prints it, and a
+# merge key (`<<: *a`) expands while it is built. Its size as written out, every alias
+# counted again, is reckoned on the parsed nodes before any value is made (each node once).
+MAX_FRONT_NODES = 100_000
+_TOO_LARGE = (
+    "it is too large or nested too deeply once its aliases (*name) are expanded; "
+    "write its values out instead"
+)
+
+
+class _TooLarge(ValueError):
+    """Front matter that would expand past MAX_FRONT_NODES."""
+
+
+def _expanded_size(root: yaml.Node) -> int:
+    """How many nodes `root` stands for with every alias written out, each distinct node
+    sized once (iteratively: a deep nesting is no RecursionError); raises _TooLarge past
+    MAX_FRONT_NODES, and for a node holding an alias of itself (no end to write out)."""
+    sizes: dict[int, int] = {}
+    opened: set[int] = set()
+    stack: list[tuple[yaml.Node, bool]] = [(root, False)]
+    while stack:
+        node, children_done = stack.pop()
+        if children_done:
+            size = 1 + sum(sizes[id(child)] for child in _children(node))
+            if size > MAX_FRONT_NODES:
+                raise _TooLarge(size)
+            sizes[id(node)] = size
+            continue
+        if id(node) in sizes:
+            continue
+        if id(node) in opened:  # reached again below itself
+            raise _TooLarge("recursive")
+        opened.add(id(node))
+        stack.append((node, True))
+        stack.extend((child, False) for child in _children(node))
+    return sizes[id(root)]
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    return []
+
+
+class _BoundedLoader(yaml.SafeLoader):
+    """yaml.safe_load's loader, refusing a document whose aliases expand too far."""
+
+    def get_single_data(self) -> Any:
+        node = self.get_single_node()
+        if node is None:
+            return None
+        _expanded_size(node)
+        return self.construct_document(node)
 
 
 def yaml_problem(exc: yaml.YAMLError) -> str:
