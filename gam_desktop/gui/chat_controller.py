@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
@@ -32,6 +33,15 @@ from gam_desktop.gui.session import MemorySession
 from gam_desktop.gui.workers import Worker
 
 Learning = tuple[Path, str | None, int, str, int]  # memory, conversation, turn, message, view
+
+
+@dataclass
+class KeptReport:
+    """A research report kept in a conversation, and where it was saved in the memory (if
+    it was): read back, the turn shows the report again, its Save link with it."""
+
+    report: ResearchReport
+    saved: str | None = None
 
 
 class ChatController(QObject):
@@ -52,6 +62,7 @@ class ChatController(QObject):
         self.session = session
         self.conversation_id: str | None = None  # where the next question goes
         self.notes: dict[tuple[str, int], LearnedNote] = {}  # what saved turns taught
+        self.reports: dict[tuple[str, int], KeptReport] = {}  # the research turns' reports
         self._view = 0  # changes whenever another conversation (or memory) is shown
         self._unsaved: Conversation | None = None  # follow-ups when saving is off
         self._queue: deque[Learning] = deque()
@@ -73,6 +84,20 @@ class ChatController(QObject):
 
     def notes_for(self, conversation_id: str) -> dict[int, LearnedNote]:
         return {turn: n for (cid, turn), n in self.notes.items() if cid == conversation_id}
+
+    def reports_for(self, conversation_id: str) -> dict[int, tuple[ResearchReport, str | None]]:
+        """The reports this session kept in the conversation, by turn, with where each was
+        saved: the file has the report's text only, not the report to save."""
+        return {
+            turn: (kept.report, kept.saved)
+            for (cid, turn), kept in self.reports.items()
+            if cid == conversation_id
+        }
+
+    def report_saved(self, report: ResearchReport, path: str) -> None:
+        for kept in self.reports.values():
+            if kept.report is report:
+                kept.saved = path
 
     # -- asking -----------------------------------------------------------------------------
 
@@ -127,6 +152,8 @@ class ChatController(QObject):
         sources = list(report.sources)
 
         def kept(turn: ChatTurn, _changes: Changes | None) -> None:
+            if turn.conversation_id:
+                self.reports[(turn.conversation_id, turn.turn)] = KeptReport(report)
             if view == self._view and turn.conversation_id and self.conversation_id is None:
                 self.conversation_id = turn.conversation_id
                 self.conversation_started.emit(turn.conversation_id)

@@ -9,6 +9,7 @@ if it comes back); a learned fact is shown undone once its file went."""
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from math import ceil
@@ -39,11 +40,13 @@ from gam_desktop.engine.chats.record import Turn as SavedTurn
 from gam_desktop.engine.models import ChatResult, Citation
 from gam_desktop.engine.research.agent import ResearchStep
 from gam_desktop.engine.research.models import ResearchReport
+from gam_desktop.engine.research.report import is_report
 from gam_desktop.engine.research.report import markdown as report_markdown
 from gam_desktop.engine.store.changes import Changes
 from gam_desktop.engine.textutil import plural
 from gam_desktop.engine.workflow import STATEMENT
 from gam_desktop.gui import local_time, theme, words
+from gam_desktop.gui.labels import ElidedLabel, never_widens
 from gam_desktop.gui.learned import LearnedItem, LearnedNote
 
 NEW_HINT = (
@@ -80,6 +83,54 @@ class QuestionBox(QPlainTextEdit):
             self.submitted.emit()
             return
         super().keyPressEvent(event)
+
+
+def fragment(
+    document: QTextDocument, wanted: Callable[[QTextCharFormat], bool], after: int = 0
+) -> tuple[int, int] | None:
+    """Where the first piece of `document` from `after` on whose format is `wanted` starts
+    and ends."""
+    block = document.findBlock(after)
+    while block.isValid():
+        pieces = block.begin()
+        while not pieces.atEnd():
+            piece = pieces.fragment()
+            if piece.isValid() and piece.position() >= after and wanted(piece.charFormat()):
+                return piece.position(), piece.position() + piece.length()
+            pieces += 1
+        block = block.next()
+    return None
+
+
+class Transcript(QTextBrowser):
+    """The conversation: in the Tab chain, its links reached with Tab (Shift+Tab back) and
+    followed with Enter. Tab into it goes to the latest turn's links first (`start`), the
+    answer just given, not the first source of the conversation's first answer."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.start = 0  # where the latest turn begins
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.setTextInteractionFlags(
+            Qt.TextInteractionFlag.TextBrowserInteraction
+            | Qt.TextInteractionFlag.LinksAccessibleByKeyboard
+        )
+
+    def focusNextPrevChild(self, next: bool) -> bool:
+        if next and self.hasFocus() and not self.textCursor().hasSelection() and self.start:
+            link = fragment(self.document(), lambda f: bool(f.anchorHref()), self.start)
+            if link is not None:
+                self.select(*link)
+                return True
+        return super().focusNextPrevChild(next)
+
+    def select(self, start: int, end: int) -> None:
+        """Put the keyboard on the link from `start` to `end` (Enter follows it)."""
+        cursor = QTextCursor(self.document())
+        cursor.setPosition(start)
+        cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+        self.setTextCursor(cursor)
+        self.ensureCursorVisible()
 
 
 @dataclass
@@ -163,17 +214,20 @@ class ChatPanel(QWidget):
         self.heading = QLabel()
         self.heading.setObjectName("conversationTitle")
         self.heading.setWordWrap(True)
+        never_widens(self.heading)  # a question naming a long path
         self.caption = QLabel()
         self.caption.setObjectName("conversationCaption")
         self.caption.setWordWrap(True)
-        self.transcript = QTextBrowser()
+        never_widens(self.caption)
+        self.transcript = Transcript()
         self.transcript.setAccessibleName("Conversation")
         self.transcript.setAccessibleDescription(
             "Questions and answers; Tab moves through the answers' sources and steps"
         )
         self.transcript.setOpenLinks(False)
         self.transcript.anchorClicked.connect(self._link)
-        self.live = QLabel()
+        # one line cut with "…": a step quoting the whole question widened the window
+        self.live = ElidedLabel()
         self.live.setObjectName("liveStep")
         self.input = QuestionBox()
         self.input.setPlaceholderText(PLACEHOLDER)
@@ -307,22 +361,33 @@ class ChatPanel(QWidget):
         self._render()
 
     def show_conversation(
-        self, record: ConversationRecord, notes: dict[int, LearnedNote] | None = None
+        self,
+        record: ConversationRecord,
+        notes: dict[int, LearnedNote] | None = None,
+        reports: dict[int, tuple[ResearchReport, str | None]] | None = None,
     ) -> None:
         """A saved conversation's turns, read from its file, to continue it; `notes`: what
-        its turns taught, by turn number (those learned while the app was open)."""
-        notes = notes or {}
-        self.turns = [
-            Turn(
-                t.question,
-                _turn_result(t),
-                number=number,
-                when=t.time,
-                restored=True,
-                note=notes.get(number),
+        its turns taught, by turn number (those learned while the app was open); `reports`:
+        the research reports kept in it while the app was open, by turn number, with where
+        each was saved (a report shows its Save link again). A report read back without
+        its report (after a restart) is shown as it was written, its sources once."""
+        notes, reports = notes or {}, reports or {}
+        self.turns = []
+        for number, t in enumerate(record.turns, 1):
+            report, saved = reports.get(number, (None, None))
+            self.turns.append(
+                Turn(
+                    t.question,
+                    _turn_result(t),
+                    number=number,
+                    when=t.time,
+                    restored=True,
+                    note=notes.get(number),
+                    research=report is not None or is_report(t.answer),
+                    report=report,
+                    saved=saved,
+                )
             )
-            for number, t in enumerate(record.turns, 1)
-        ]
         self._where.clear()
         self.conversation_id = record.id
         self.set_title(record.title, len(record.turns), record.started)
@@ -331,7 +396,7 @@ class ChatPanel(QWidget):
 
     def set_title(self, title: str, turns: int, started: datetime | None) -> None:
         self.heading.setText(title)
-        since = f" · started {local_time.date_time(started)}" if started else ""
+        since = f" · started {local_time.when(started, in_sentence=True)}" if started else ""
         self.caption.setText(f"Saved in this memory · {plural(turns, 'turn')}{since}")
 
     def show_learning(self, number: int) -> None:
@@ -447,22 +512,49 @@ class ChatPanel(QWidget):
         return True
 
     def _render(self) -> None:
+        """The transcript drawn again. The keyboard's link stays where it was (Enter on
+        "Show the steps" sent the next Tab back to the first link of the conversation);
+        otherwise Tab goes first to the latest turn's links, the answer just given."""
+        kept = self._focused_link() if self.transcript.hasFocus() else None
         parts = [self._turn_html(i, turn) for i, turn in enumerate(self.turns)]
         if not parts:  # an empty conversation: what to do, and what becomes of it
             hint = self.not_ready or self._hint
             parts = [f'<p style="color:#8a8f98">{html.escape(hint)}</p>']
         self.transcript.setHtml("".join(parts))
+        latest = self._fragment(lambda f: f"q-{len(self.turns) - 1}" in f.anchorNames())
+        self.transcript.start = latest[0] if latest is not None else 0
+        if kept and self._select_link(kept):
+            return
         if not self._scroll_to_wanted():
             bar = self.transcript.verticalScrollBar()
             bar.setValue(bar.maximum())
 
+    def _focused_link(self) -> str | None:
+        """The href of the link the keyboard is on, if it is on one."""
+        cursor = self.transcript.textCursor()
+        if not cursor.hasSelection():
+            return None
+        start = QTextCursor(self.transcript.document())
+        start.setPosition(cursor.selectionStart() + 1)  # (the format before the position)
+        return start.charFormat().anchorHref() or None
+
+    def _fragment(self, wanted: Callable[[QTextCharFormat], bool]) -> tuple[int, int] | None:
+        return fragment(self.transcript.document(), wanted)
+
+    def _select_link(self, href: str) -> bool:
+        found = self._fragment(lambda f: f.isAnchor() and f.anchorHref() == href)
+        if found is not None:
+            self.transcript.select(*found)
+        return found is not None
+
     def _turn_html(self, index: int, turn: Turn) -> str:
         when = (
-            f' <span style="color:#8a8f98">· {local_time.date_time(turn.when)}</span>'
+            f' <span style="color:#8a8f98">· {local_time.when(turn.when)}</span>'
             if turn.when
             else ""
         )
-        anchor = f'<a name="turn-{turn.number}"></a>' if turn.number else ""
+        anchor = f'<a name="q-{index}"></a>'  # where Tab starts: the latest turn's
+        anchor += f'<a name="turn-{turn.number}"></a>' if turn.number else ""
         out = [
             f'<p style="margin-top:14px">{anchor}<b>You:</b> {html.escape(turn.question)}{when}</p>'
         ]
@@ -515,6 +607,8 @@ class ChatPanel(QWidget):
     def _research_html(self, index: int, turn: Turn) -> str:
         """The plan while it runs; then the report, its citations links to the files."""
         report = turn.report
+        if report is None and turn.result is not None:  # read back: the report as kept
+            return markdown_html(turn.result.answer)
         if report is None:
             rows = [
                 f"{'✓' if answered else '○'} {html.escape(question)}"

@@ -4,8 +4,6 @@ context menu to rename or delete one."""
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from PySide6.QtCore import QPoint, Qt, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
@@ -29,20 +27,6 @@ EMPTY_HINT = (
     "No conversations yet.\n\nAsk a question: the conversation is saved in this memory "
     "and listed here."
 )
-
-
-def when(moment: datetime | None, now: datetime | None = None) -> str:
-    """A short local date: "Today 14:05", "Yesterday 09:12", "3 Nov", "3 Nov 2025"."""
-    if moment is None:
-        return ""
-    local = moment.astimezone()
-    today = (now or datetime.now().astimezone()).date()
-    days = (today - local.date()).days
-    if days == 0:
-        return f"Today {local_time.time_of_day(moment)}"
-    if days == 1:
-        return f"Yesterday {local_time.time_of_day(moment)}"
-    return local_time.day(moment, with_year=local.year != today.year)
 
 
 class ConversationList(QWidget):
@@ -136,7 +120,7 @@ class ConversationList(QWidget):
             if wanted and wanted not in info.title.casefold():
                 continue
             turns = plural(info.turns, "turn")
-            item = QListWidgetItem(f"{info.title}\n{when(info.updated)} · {turns}")
+            item = QListWidgetItem(f"{info.title}\n{local_time.when(info.updated)} · {turns}")
             item.setData(ID_ROLE, info.id)
             item.setToolTip(info.title)
             self.list.addItem(item)

@@ -195,6 +195,7 @@ class ConversationsController(QObject):
             "Delete this conversation?",
             f"“{info.title}” ({turns}) will be deleted from this memory. The facts learned "
             "from it are kept.\n\nThe History can bring it back: roll back the deletion.",
+            buttons=("Delete", "Cancel"),
         ):
             return
         self.session.write(

@@ -46,10 +46,6 @@ Answer = TypeVar("Answer", bound=Hashable)
 # A button of a question: one of Qt's standard buttons (placed and worded as the platform
 # does), or a label and its role.
 Button = QMessageBox.StandardButton | tuple[str, QMessageBox.ButtonRole]
-YES_NO: dict[bool, Button] = {
-    True: QMessageBox.StandardButton.Yes,
-    False: QMessageBox.StandardButton.No,
-}
 
 
 class MessageBoxes:
@@ -63,14 +59,17 @@ class MessageBoxes:
         title: str,
         text: str,
         default_no: bool = False,
-        buttons: tuple[str, str] | None = None,
+        *,
+        buttons: tuple[str, str],
     ) -> bool:
-        """A Yes/No question (Escape is No); Yes is the default unless `default_no`. With
-        `buttons`, the two buttons say what they do (Yes's words, then No's)."""
-        choices: Mapping[bool, Button] = YES_NO
-        if buttons is not None:
-            role = QMessageBox.ButtonRole
-            choices = {True: (buttons[0], role.AcceptRole), False: (buttons[1], role.RejectRole)}
+        """A question whose two buttons say what they do (`buttons`: going ahead, then
+        not: "Roll back", "Cancel"; Yes and No said nothing of it). Escape answers the
+        second; Enter the first, unless `default_no`."""
+        role = QMessageBox.ButtonRole
+        choices: Mapping[bool, Button] = {
+            True: (buttons[0], role.AcceptRole),
+            False: (buttons[1], role.RejectRole),
+        }
         return ask(self.parent, title, text, choices, default=not default_no, escape=False) is True
 
     def tell(self, title: str, text: str) -> None:
@@ -102,8 +101,8 @@ def question_box(
 ) -> tuple[QMessageBox, dict[Answer, QPushButton]]:
     """A question (not shown yet) with one button per answer, in `buttons`' order, and the
     buttons by their answer. Enter answers `default`, Escape `escape` (the default when None).
-    Every question the app asks is built here: a Yes/No (`YES_NO`), the close question, the
-    welcome."""
+    Every question the app asks is built here: a confirmation (`MessageBoxes.confirm`), the
+    close question, the welcome."""
     box = QMessageBox(parent)
     box.setIcon(icon)
     box.setWindowTitle(title)

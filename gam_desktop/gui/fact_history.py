@@ -48,7 +48,7 @@ def history_html(row: FactRow) -> str:
 
 def _event_html(row: FactRow, event: Event, muted: str) -> str:
     word = WORDS.get(event.kind, event.kind.capitalize())
-    when = html.escape(f"{local_time.day(event.at, True)} {local_time.time_of_day(event.at)}")
+    when = html.escape(local_time.when(event.at))
     said = html.escape(event.statement)
     # what the step replaced is the row above it; a fact taken back with nothing after it
     # is struck through

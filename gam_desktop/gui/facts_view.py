@@ -31,8 +31,8 @@ from PySide6.QtWidgets import (
 from gam_desktop.engine.facts.record import Fact
 from gam_desktop.engine.textutil import plural
 from gam_desktop.gui import local_time
-from gam_desktop.gui.conversation_list import when
 from gam_desktop.gui.fact_history import WORDS, history_html, parse_turn_link
+from gam_desktop.gui.labels import never_widens
 from gam_desktop.gui.personal_memory import FactRow
 
 ROW_ROLE = Qt.ItemDataRole.UserRole
@@ -94,8 +94,9 @@ class FactsView(QWidget):
         self.empty.setObjectName("emptyHint")
         self.empty.setWordWrap(True)
         self.empty.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
-        # the keyboard can rest here (read by screen readers) when the last fact is forgotten
-        self.empty.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByKeyboard)
+        # the keyboard can rest here (read by screen readers) when the last fact is forgotten;
+        # not as selectable text: a caret blinked in it
+        self.empty.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 8)
         for widget in (self.heading, self.caption, self.notice, self.undo_bar, self.ended):
@@ -110,6 +111,7 @@ class FactsView(QWidget):
         self.undo_bar.setObjectName("undoBar")
         self.undo_text = QLabel()
         self.undo_text.setWordWrap(True)
+        never_widens(self.undo_text)  # a long fact
         self.undo = QPushButton("Undo")
         self.undo.setAccessibleName("Undo: bring the forgotten fact back")
         self.undo.clicked.connect(self._undo)
@@ -198,17 +200,16 @@ class FactsView(QWidget):
         fact = row.fact
         said = row.conversation_title or ("—" if not fact.source_conversation else "(deleted)")
         moment: datetime | None = fact.created
-        since = when(moment)
+        since = local_time.when(moment)
         if not row.current:  # when it was taken back or forgotten
             ending = row.events[-1] if row.events else None
             moment = ending.at if ending else fact.deleted
             word = WORDS.get(ending.kind, "Ended") if ending else "Ended"
-            since = f"{word} {when(moment)}"
+            since = f"{word} {local_time.when(moment, in_sentence=True)}"
         item = QTreeWidgetItem([fact.statement, said, since])
         item.setData(0, ROW_ROLE, fact.id)
         item.setToolTip(0, f"{fact.statement}\n{fact.path}")
         item.setToolTip(1, row.conversation_title or "")
-        item.setToolTip(2, local_time.date_time(moment))
         if not row.current:  # no longer true: greyed and slanted, as History shows undone
             font = QFont(item.font(0))
             font.setItalic(True)

@@ -15,6 +15,7 @@ from gam_desktop.engine.history.log import (
 )
 from gam_desktop.engine.models import ReorganizeOperation
 from gam_desktop.engine.textutil import plural
+from gam_desktop.gui.history_panel import rollback_label
 from gam_desktop.gui.prompts import Prompter
 from gam_desktop.gui.session import MemorySession
 from gam_desktop.gui.workers import TaskRunner
@@ -53,12 +54,13 @@ class HistoryActions:
         for change in changes:
             counts[change.status] = counts.get(change.status, 0) + 1
         effect = ", ".join(f"{n} {kind}" for kind, n in counts.items())
-        verb = "Undo the rollback of" if operation.kind == "rollback" else "Roll back"
+        doing = rollback_label(operation).removesuffix("…")  # as the History's button says
         if not self.prompter.confirm(
-            f"{verb} this operation?",
+            "Roll back this operation?" if doing == "Roll back" else f"{doing}?",
             f"“{operation.summary}”\n\nIts changes to {plural(len(changes), 'file')} "
             f"({effect}) will be reversed as a new operation, which you can "
             "undo in turn.",
+            buttons=(doing, "Cancel"),
         ):
             return
         self.session.write(
@@ -74,6 +76,7 @@ class HistoryActions:
             f"The memory will be made exactly as it was before “"
             f"{operation.summary}”. Later operations are undone too; all of "
             "it stays in the history.",
+            buttons=("Restore", "Cancel"),
         ):
             return
         self.session.write(

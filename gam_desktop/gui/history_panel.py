@@ -12,7 +12,7 @@ import html
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, Qt, Signal, SignalInstance
+from PySide6.QtCore import QEvent, QSignalBlocker, Qt, Signal, SignalInstance
 from PySide6.QtGui import QColor, QShowEvent, QTextOption
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -28,12 +28,15 @@ from PySide6.QtWidgets import (
 )
 
 from gam_desktop.engine.history.gitrepo import MemoryRepo
-from gam_desktop.engine.history.log import FileChange, History, Operation
+from gam_desktop.engine.history.log import UNDID_ROLLBACK, FileChange, History, Operation
 from gam_desktop.engine.store.changes import Changes
 from gam_desktop.gui import local_time, theme, words
+from gam_desktop.gui.labels import never_widens
 from gam_desktop.gui.workers import TaskRunner
 
 PAGE = 50
+ROLLBACK, FORGET = "rollback", "forget"
+RESTORED_FACT = "Restored: "  # a forgotten fact brought back (Workflow.restore_fact)
 _KIND_LABELS = {
     "build": "Build",
     "add": "Add",
@@ -66,6 +69,31 @@ class HistorySource:
 
     def open(self) -> History:
         return History(MemoryRepo.open(self.root, self.git_path))
+
+
+def kind_label(operation: Operation) -> str:
+    """The History's Kind column: a fact brought back is a Restore (its commit is of the
+    Forget kind, as both are a fact's own operations), not a Forget."""
+    if operation.kind == FORGET and operation.summary.startswith(RESTORED_FACT):
+        return "Restore"
+    return _KIND_LABELS.get(operation.kind, operation.kind)
+
+
+def rollback_label(operation: Operation) -> str:
+    """What the Roll back button does to `operation`: a rollback is undone; an undone
+    rollback ("Undid rollback: …") is rolled back again."""
+    if operation.kind == ROLLBACK and operation.summary.startswith(UNDID_ROLLBACK):
+        return "Roll back again…"
+    return "Undo this rollback…" if operation.kind == ROLLBACK else "Roll back…"
+
+
+def _row(operation: Operation) -> QTreeWidgetItem:
+    tokens = f"{operation.tokens:,}" if operation.tokens else ""
+    when = local_time.when(operation.time)
+    item = QTreeWidgetItem([when, kind_label(operation), operation.summary, tokens])
+    item.setData(0, Qt.ItemDataRole.UserRole, operation)
+    item.setToolTip(2, operation.summary)
+    return item
 
 
 def _sorted(changes: list[FileChange]) -> list[FileChange]:
@@ -102,6 +130,7 @@ class HistoryPanel(QWidget):
         self._patches: dict[tuple[str, str], str] = {}  # the selected operation's diffs
         self.notice = QLabel()
         self.notice.setWordWrap(True)
+        never_widens(self.notice)  # an error naming a long path
         self.notice.setObjectName("warning")
         self.list = QTreeWidget()
         self.list.setAccessibleName("Operations")
@@ -132,7 +161,11 @@ class HistoryPanel(QWidget):
         self.restore = QPushButton("Restore to before this…")
         self.restore.setAccessibleDescription("Bring the memory back to how it was before it")
         self.restore.clicked.connect(lambda: self._request(self.restore_requested))
+        self.loading_note = QLabel("Loading…")  # while the list is read again
+        self.loading_note.setObjectName("conversationCaption")  # (muted)
+        self.loading_note.hide()
         buttons = QHBoxLayout()
+        buttons.addWidget(self.loading_note)
         buttons.addStretch(1)
         buttons.addWidget(self.restore)
         buttons.addWidget(self.rollback)
@@ -157,6 +190,8 @@ class HistoryPanel(QWidget):
     ) -> None:
         """Show `source`'s history (none when it is None, with `message` saying why); with
         `when_shown`, load it only once the panel is on screen."""
+        if source != self.source:  # another memory's: its rows are not this one's
+            self._clear()
         self.source = source
         self.notice.setText(message or "")
         self.notice.setVisible(bool(message))
@@ -189,41 +224,47 @@ class HistoryPanel(QWidget):
         self.tasks.wait_all()
 
     def refresh(self) -> None:
-        self._keep_keyboard()
+        """Read the list again. The rows shown stay (and can be used) until the new ones
+        are in, "Loading…" beside the buttons: the list went blank for a second or two after
+        every change, its buttons disabled, with no sign of why."""
         self._stale = False
         self._generation += 1
-        self.operations = []
-        self._patches = {}
-        self.list.clear()
-        self._load_more()
+        self._load(0)
 
     def _load_more(self) -> None:
-        source, offset, generation = self.source, len(self.operations), self._generation
+        self._load(len(self.operations))
+
+    def _load(self, offset: int) -> None:
+        source, generation = self.source, self._generation
         if source is None:
+            self._clear()
             self._selected(None, None)
             self.more.hide()
             return
         self.more.setEnabled(False)
+        self.loading_note.show()
         self.tasks.start(
             "history-page",
             lambda w, c: source.open().operations(offset, PAGE),
-            on_success=lambda page: self._show_page(generation, page),
+            on_success=lambda page: self._show_page(generation, offset, page),
             on_failure=self._failed,
         )
 
-    def _show_page(self, generation: int, page: list[Operation]) -> None:
+    def _clear(self) -> None:
+        self.operations = []
+        self._patches = {}
+        self.list.clear()
+
+    def _show_page(self, generation: int, offset: int, page: list[Operation]) -> None:
         if generation != self._generation:
             return  # the list was reloaded meanwhile
-        self.operations += page
-        for operation in page:
-            when = local_time.date_time(operation.time)
-            tokens = f"{operation.tokens:,}" if operation.tokens else ""
-            item = QTreeWidgetItem(
-                [when, _KIND_LABELS.get(operation.kind, operation.kind), operation.summary, tokens]
-            )
-            item.setData(0, Qt.ItemDataRole.UserRole, operation)
-            item.setToolTip(2, operation.summary)
-            self.list.addTopLevelItem(item)
+        self.loading_note.hide()
+        if offset == 0:
+            self._replace(page)
+        else:
+            self.operations += page
+            for operation in page:
+                self.list.addTopLevelItem(_row(operation))
         self.more.setVisible(len(page) == PAGE)
         self.more.setEnabled(True)
         for column in (0, 1, 3):
@@ -231,6 +272,38 @@ class HistoryPanel(QWidget):
         first = self.list.topLevelItem(0)  # None when the list is empty
         if self.list.currentItem() is None and first is not None:
             self.list.setCurrentItem(first)
+
+    def _replace(self, page: list[Operation]) -> None:
+        """The rows read again: the operation selected stays selected (its files and diff
+        as they were), unless it was the newest, when the new newest is (what was just
+        done); gone, nothing is, and the first row is chosen."""
+        item = self.list.currentItem()
+        chosen = self.current()
+        newest = item is not None and self.list.indexOfTopLevelItem(item) == 0
+        if newest and chosen is not None and page and page[0].sha == chosen.sha:
+            newest = False  # still the newest: nothing new to show instead
+        self._keep_keyboard()
+        with QSignalBlocker(self.list):
+            self.list.clear()
+            self.operations = list(page)
+            for operation in page:
+                self.list.addTopLevelItem(_row(operation))
+            kept = None if chosen is None or newest else self._item(chosen.sha)
+            if kept is not None:
+                self.list.setCurrentItem(kept)
+        if kept is not None:
+            self._enable(kept, self.current())
+            self._give_keyboard_back()
+        else:
+            self._patches = {}
+            self._selected(self.list.currentItem(), None)
+
+    def _item(self, sha: str) -> QTreeWidgetItem | None:
+        for i in range(self.list.topLevelItemCount()):
+            item = self.list.topLevelItem(i)
+            if item is not None and item.data(0, Qt.ItemDataRole.UserRole).sha == sha:
+                return item
+        return None
 
     def _keep_keyboard(self) -> None:
         """A reload disables the buttons until an operation is selected again: the keyboard
@@ -249,6 +322,7 @@ class HistoryPanel(QWidget):
             button.setFocus(Qt.FocusReason.OtherFocusReason)
 
     def _failed(self, error: Exception) -> None:
+        self.loading_note.hide()
         self.more.setEnabled(True)
         self.notice.setText(f"The history could not be read: {error}")
         self.notice.show()
@@ -258,26 +332,27 @@ class HistoryPanel(QWidget):
         return item.data(0, Qt.ItemDataRole.UserRole) if item else None
 
     def select(self, sha: str) -> None:
-        for i in range(self.list.topLevelItemCount()):
-            item = self.list.topLevelItem(i)
-            if item is not None and item.data(0, Qt.ItemDataRole.UserRole).sha == sha:
-                self.list.setCurrentItem(item)
+        item = self._item(sha)
+        if item is not None:
+            self.list.setCurrentItem(item)
 
-    def _selected(self, item: QTreeWidgetItem | None, _previous: object) -> None:
-        self.files.clear()
-        self.diff.clear()
-        operation = item.data(0, Qt.ItemDataRole.UserRole) if item else None
+    def _enable(self, item: QTreeWidgetItem | None, operation: Operation | None) -> None:
         self.rollback.setEnabled(operation is not None)
         self.restore.setEnabled(
             operation is not None
             and item is not None
             and self.list.indexOfTopLevelItem(item) < len(self.operations) - 1
         )
+        if operation is not None:
+            self.rollback.setText(rollback_label(operation))
+
+    def _selected(self, item: QTreeWidgetItem | None, _previous: object) -> None:
+        self.files.clear()
+        self.diff.clear()
+        operation = item.data(0, Qt.ItemDataRole.UserRole) if item else None
+        self._enable(item, operation)
         if operation is None or self.source is None:
             return
-        self.rollback.setText(
-            "Undo this rollback…" if operation.kind == "rollback" else "Roll back…"
-        )
         self._give_keyboard_back()
         sha, source = operation.sha, self.source
         self.tasks.start(

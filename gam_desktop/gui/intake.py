@@ -195,8 +195,8 @@ class DocumentIntake(QObject):
         if not self.prompter.confirm(
             "An add did not finish",
             f"Adding {plural(pending.total, 'document')} to this memory did not finish (the "
-            f"app or the computer stopped).\n\n{kept_parts(pending)}; continue? Choose No "
-            "to forget it.",
+            f"app or the computer stopped).\n\n{kept_parts(pending)}; continue?",
+            buttons=("Continue", "Forget it"),
         ):
             self.session.forget_interrupted_add(pending)
             return

@@ -1,9 +1,11 @@
-"""Moments as the person's locale writes them (QLocale), never as ISO text: the history's
-operations, a conversation's start, a fact's date, an interrupted operation's start.
+"""Moments as the window shows them, one way everywhere (the history's operations, a
+conversation's start and its turns, a fact's dates, a memory's Created, an interrupted
+operation's start): "Today 16:14", "Yesterday 09:12", else "28 Nov 2026 16:14" in local
+time, the month in the locale's words and the time in its clock ("4:14 PM" in the United
+States). Dates were shown three ways ("28 11 2026 16:14", "28 Nov 2026 16:16", "Today
+16:16"), and the locale's short format reads "03/11/25" as two different days.
 
-The engine keeps times as UTC datetimes, epoch seconds or ISO strings; these turn any of them
-into local time in the locale's own order, separators and clock ("3/11/25 2:05 PM" in the
-United States, "03.11.25 14:05" in Germany)."""
+The engine keeps times as UTC datetimes, epoch seconds or ISO strings; `when` takes any."""
 
 from __future__ import annotations
 
@@ -33,23 +35,18 @@ def _qt(moment: datetime) -> QDateTime:
     return QDateTime.fromMSecsSinceEpoch(round(moment.timestamp() * 1000)).toLocalTime()
 
 
-def date_time(moment: Moment, long: bool = False) -> str:
-    """Date and time in the locale's short (or long) format; "" when there is no time, and a
-    string that is no time as it is."""
+def when(moment: Moment, now: datetime | None = None, in_sentence: bool = False) -> str:
+    """The one way the window writes a moment: "Today 16:14", "Yesterday 09:12", "28 Nov
+    2026 16:14" (local time; `now` for tests); "today 16:14" `in_sentence`. "" when there is
+    no time, and a string that is no time as it is."""
     found = as_datetime(moment)
     if found is None:
         return moment if isinstance(moment, str) else ""
-    kind = QLocale.FormatType.LongFormat if long else QLocale.FormatType.ShortFormat
-    return QLocale().toString(_qt(found), kind)
-
-
-def time_of_day(moment: datetime) -> str:
-    """The local time of day in the locale's clock ("14:05", "2:05 PM")."""
-    return QLocale().toString(_qt(moment).time(), QLocale.FormatType.ShortFormat)
-
-
-def day(moment: datetime, with_year: bool) -> str:
-    """A local day, the month by its locale's short name ("3 Nov", "3 Nov 2025"; "3. Nov."
-    in German)."""
-    local = _qt(moment).date()
-    return QLocale().toString(local, "d MMM yyyy" if with_year else "d MMM")
+    local = _qt(found)
+    today = _qt(now).date() if now is not None else QDateTime.currentDateTime().date()
+    days = local.date().daysTo(today)
+    clock = QLocale().toString(local.time(), QLocale.FormatType.ShortFormat)
+    if days in (0, 1):
+        word = "Today" if days == 0 else "Yesterday"
+        return f"{word.lower() if in_sentence else word} {clock}"
+    return f"{QLocale().toString(local.date(), 'd MMM yyyy')} {clock}"

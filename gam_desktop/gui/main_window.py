@@ -54,6 +54,7 @@ from gam_desktop.gui.find_panel import FindPanel
 from gam_desktop.gui.history_actions import HistoryActions
 from gam_desktop.gui.history_panel import HistoryPanel
 from gam_desktop.gui.intake import DocumentIntake
+from gam_desktop.gui.labels import ElidedLabel
 from gam_desktop.gui.menus import Menus
 from gam_desktop.gui.operations import Operations
 from gam_desktop.gui.personal_memory import PersonalMemory
@@ -197,7 +198,7 @@ class MainWindow(QMainWindow):
         self.drop_hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.drop_hint.setWordWrap(True)  # a narrow window still shows every word
         self.drop_hint.hide()
-        self.status_label = QLabel("Ready")
+        self.status_label = ElidedLabel("Ready")  # a long status never widens the window
         self.progress = QProgressBar()
         self.progress.setAccessibleName("Progress")
         self.progress.setMaximumWidth(240)
@@ -247,7 +248,9 @@ class MainWindow(QMainWindow):
         listing.current.connect(self._show_current)
         listing.cleared.connect(lambda saving: chat.new_conversation(saving))
         listing.shown.connect(
-            lambda record: chat.show_conversation(record, questions.notes_for(record.id))
+            lambda record: chat.show_conversation(
+                record, questions.notes_for(record.id), questions.reports_for(record.id)
+            )
         )
         self.facts.show_requested.connect(self.open_file)
         self.facts.edit_requested.connect(self.edit_file)
@@ -262,6 +265,7 @@ class MainWindow(QMainWindow):
     def _research_saved(self, report: object, path: str) -> None:
         """The saved report is shown in the preview, where it is a memory like any other."""
         self.chat.show_saved(report, path)  # type: ignore[arg-type]
+        self.questions.report_saved(report, path)  # type: ignore[arg-type]
         self.open_file(path)
 
     def _show_current(self, info: ConversationInfo | None) -> None:

@@ -30,10 +30,11 @@ from PySide6.QtWidgets import (
 
 from gam_desktop.engine.build.documents import READABLE
 from gam_desktop.engine.store.changes import Changes
-from gam_desktop.engine.store.folder import DirView, MemoryFolder
+from gam_desktop.engine.store.folder import DELETED_FACTS_DIR, DirView, MemoryFolder
 from gam_desktop.engine.store.markdown import README, parse_memory, parse_time
 from gam_desktop.engine.textutil import plural
 from gam_desktop.gui import local_time
+from gam_desktop.gui.labels import never_widens
 from gam_desktop.gui.overview import folder_of, is_overview, overview_name
 
 _FIELDS = (
@@ -47,6 +48,10 @@ _FIELDS = (
 )
 _INNER_TABS = re.compile(r"(?<=\S)[ \t]*\t[ \t]*(?=\S)")  # a tab between words
 ORIGINAL_LABEL, MEMORY_LABEL = "Original text", "Memory text"  # the toggle's two sides
+NO_LONGER_TRUE = (
+    "This fact was forgotten or taken back. The Facts tab lists it under “Show what is no "
+    "longer true”, where Restore brings it back."
+)
 EMPTY_TITLE = "This memory is empty"
 EMPTY_TEXT = (
     f"Drag documents ({READABLE}), or folders of them, onto this window, or use File ▸ "
@@ -74,6 +79,7 @@ class PreviewPane(QWidget):
         self.title = QLabel("Select a memory or a folder")
         self.title.setObjectName("previewTitle")
         self.title.setWordWrap(True)
+        never_widens(self.title)  # "<a long path> no longer exists"
         self.fields = QFrame()
         self.fields.setObjectName("frontMatter")
         self.form = QFormLayout(self.fields)
@@ -160,10 +166,23 @@ class PreviewPane(QWidget):
             return
         if not changes.touches(self.path if self.folder_shown is None else self.folder_shown):
             return
+        moved = changes.moved_to(self.path)
+        if moved is not None and moved.startswith(f"{DELETED_FACTS_DIR}/"):
+            self._no_longer_true(self.path)  # (it was still shown after a Forget)
+            return
         original = self.original.isChecked()  # the same file: as it was being read
         self.show_file(folder, changes.moved_to(self.path) or self.path, original=original)
         if self.path is None and _is_empty(folder):  # everything went (the first build undone)
             self.show_memory(folder, empty=True)
+
+    def _no_longer_true(self, path: str) -> None:
+        """The fact shown was forgotten or taken back: said so, and shown again if it is
+        restored (its file comes back)."""
+        statement = str(self._front.get("statement") or self.title.text())
+        self.clear()
+        self.title.setText(f"No longer true: {statement}")
+        self.body.setMarkdown(NO_LONGER_TRUE)
+        self._gone = path
 
     def _leave_empty(self, folder: MemoryFolder) -> None:
         """The empty memory's advice, until there is something: its overview once built,
@@ -247,7 +266,7 @@ class PreviewPane(QWidget):
             value = str(front[key])
             moment = parse_time(front[key]) if key in ("created", "updated") else None
             if moment is not None:
-                value = local_time.date_time(moment)
+                value = local_time.when(moment)
             if key == "source" and front.get("pages"):
                 first, last = front["pages"]
                 value += f" (page {first})" if first == last else f" (pages {first}-{last})"

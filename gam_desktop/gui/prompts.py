@@ -8,15 +8,17 @@ from typing import Protocol
 
 
 class Prompter(Protocol):
-    # default_no: Enter (or a hurried click on the highlighted button) answers No, for
-    # questions whose Yes commits files the person already has. buttons: the Yes and No
-    # buttons' words when they say more ("Add 4 documents", "Cancel").
+    # buttons: what the two buttons do, the one that goes ahead first ("Roll back",
+    # "Cancel"): never Yes and No. default_no: Enter (or a hurried click on the highlighted
+    # button) answers the second, for questions whose first commits files the person
+    # already has.
     def confirm(
         self,
         title: str,
         text: str,
         default_no: bool = False,
-        buttons: tuple[str, str] | None = None,
+        *,
+        buttons: tuple[str, str],
     ) -> bool: ...
 
     def tell(self, title: str, text: str) -> None: ...

@@ -92,8 +92,9 @@ class MemorySession(QObject):
                 MAKE_MEMORY_TITLE,
                 f"{root} is not a memory yet and holds other things ({shown}). GAM Desktop "
                 "can make it one: they are kept, and all of them are recorded in the memory's "
-                "history first.\n\nChoose No to leave the folder as it is.",
+                "history first.",
                 default_no=True,
+                buttons=("Make it a memory", "Leave it as it is"),
             ):
                 return False
             make_memory = True
@@ -153,11 +154,13 @@ class MemorySession(QObject):
         if interrupted is None:
             self._offer_resume(workflow)
             return
+        began = local_time.when(interrupted.started, in_sentence=True)
         restore = self.prompter.confirm(
             "An operation was interrupted",
-            f"The {interrupted.operation} that began {local_time.date_time(interrupted.started)} "
+            f"The {interrupted.operation} that began {began} "
             "did not finish (the app or the computer stopped). Restore the memory to its last "
-            "saved state? Choose No to keep the files as they are.",
+            "saved state, or keep the files as they are?",
+            buttons=("Restore", "Keep the files"),
         )
         self.write(
             "recover",

@@ -131,6 +131,7 @@ class SettingsDialog(QDialog):
         self.prefs = prefs
         self.key_for_session: str | None = api_key
         self.keychain_message = ""  # why the key was kept for this session only
+        self._key_typed = False  # a key to save (with none, the keychain's answer says nothing)
         self.server_models: list[str] = []  # what the server listed last
         self._listed = False  # the models shown are the server's answer (not a problem said)
         self._models_asked = 0  # only the answer to the latest question counts
@@ -657,10 +658,15 @@ class SettingsDialog(QDialog):
         self.saving.setText("Saving…")
         embedding_models.forget_found()  # what a server lists is asked again, as it may change
 
+        keys = {endpoint: key, **({own_url: own_key} if own else {})}
+        self._key_typed = any(keys.values())
+
         def store() -> None:
-            keystore.set_key(endpoint, key)
-            if own:
-                keystore.set_key(own_url, own_key)
+            for url, typed in keys.items():
+                if typed:
+                    keystore.set_key(url, typed)
+                else:  # none typed: none kept (without a keychain there is none to forget)
+                    keystore.delete_key(url)
 
         call_in_daemon(store, self._stored, self._not_stored)
         # A locked keychain may wait for a password prompt indefinitely: do not wait with it.
@@ -676,14 +682,16 @@ class SettingsDialog(QDialog):
     def _not_stored(self, error: object) -> None:
         if self._keychain_timer.isActive():
             self._keychain_timer.stop()
-            self.keychain_message = self._not_saved(error)
+            if self._key_typed:  # (with no key, "The key was not saved" said nothing true)
+                self.keychain_message = self._not_saved(error)
             self.accept()
 
     @Slot()
     def _keychain_timed_out(self) -> None:
-        self.keychain_message = self._not_saved(
-            f"The keychain did not answer within {KEYCHAIN_TIMEOUT:g} s (is it locked?)."
-        )
+        if self._key_typed:
+            self.keychain_message = self._not_saved(
+                f"The keychain did not answer within {KEYCHAIN_TIMEOUT:g} s (is it locked?)."
+            )
         self.accept()
 
     @staticmethod

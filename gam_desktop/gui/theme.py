@@ -135,7 +135,10 @@ def current() -> dict[str, str]:
 
 
 def stylesheet(template: str, app: QGuiApplication) -> str:
-    return Template(template).substitute(colours(app), **font_sizes(app))
+    """The sheet in the scheme's colours, the person's font sizes, and its images (`$check`:
+    a check box's tick) by their path."""
+    check = (resources_dir() / "icons" / "check.svg").as_posix()
+    return Template(template).substitute(colours(app), check=check, **font_sizes(app))
 
 
 _os_palette: list[QPalette] = []  # the OS's palette, kept while a chosen scheme replaces it

@@ -43,6 +43,8 @@ class Recorder:
         return self.answer
 
     def confirm(self, title: str, text: str, default_no: bool = False, buttons=None) -> bool:
+        # a question's buttons say what they do (the walkthrough found Yes and No)
+        assert buttons and not {"Yes", "No"} & set(buttons), f"Yes/No asked: {title}"
         self.asked.append((title, text))
         self.defaults_no.append(default_no)
         self.buttons.append(buttons)

@@ -166,3 +166,26 @@ def test_the_link_to_a_turn_shows_that_turn(qtbot) -> None:
     record.id = "another"
     panel.show_conversation(record)
     assert 0 < bar.value() < bar.maximum() // 5
+
+
+def test_a_forgotten_fact_leaves_the_preview_and_no_caret_blinks(qtbot, window, memory) -> None:
+    """Seen in the walkthrough: after Forget the preview still showed the fact, and "No
+    facts yet" had a blinking text caret when the keyboard rested on it."""
+    from PySide6.QtCore import Qt
+
+    facts_tab(qtbot, window, memory, 3)
+    choose(window, "Lisbon")
+    fact = window.facts.selected()
+    window.facts.show_button.click()
+    wait(qtbot, lambda: window.preview.path == fact.path)
+    window.facts.forget.click()
+    wait(qtbot, lambda: idle(window) and len(window.facts.rows) == 2)
+    wait(qtbot, lambda: window.preview.path is None)
+    assert window.preview.title.text() == f"No longer true: {fact.statement}"
+    assert "Restore brings it back" in window.preview.body.toPlainText()
+    window.facts.undo.click()  # restored: shown again
+    wait(qtbot, lambda: idle(window) and window.preview.path == fact.path)
+    assert window.preview.title.text() == fact.statement
+    empty = window.facts.empty
+    assert not empty.textInteractionFlags() & Qt.TextInteractionFlag.TextSelectableByKeyboard
+    assert empty.focusPolicy() == Qt.FocusPolicy.StrongFocus  # the keyboard may rest there

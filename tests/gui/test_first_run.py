@@ -187,11 +187,12 @@ def test_no_is_the_default_when_existing_files_would_be_committed(
     assert not window.open_memory(folder)
     box = shown[-1]
     assert box.windowTitle() == dialogs.MAKE_MEMORY_TITLE and "2024.xlsx" in box.text()
-    assert box.standardButton(box.defaultButton()) == QMessageBox.StandardButton.No
+    assert box.defaultButton().text() == "Leave it as it is"  # not a bare No
     assert listing(folder) == ["2024.xlsx"]  # no .git, no meta file: left as it was
-    assert window.confirm("Add these documents?", "")  # Yes is the default elsewhere
+    add = ("Add 2 documents", "Cancel")
+    assert window.confirm("Add these documents?", "", buttons=add)  # going ahead, elsewhere
     other = shown[-1]
-    assert other.standardButton(other.defaultButton()) == QMessageBox.StandardButton.Yes
+    assert other.defaultButton().text() == "Add 2 documents"
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])

@@ -77,7 +77,7 @@ def test_late_results_are_dropped(qtbot, panel, notes) -> None:
     panel._show_diff((newest.sha, "note1.md"), "+stale")
     assert panel.files.topLevelItem(0).text(1) == "note3.md"
     assert "stale" not in panel.diff.toPlainText()
-    panel._show_page(0, panel.operations[:1])  # a page of a list reloaded since
+    panel._show_page(0, 0, panel.operations[:1])  # a page of a list reloaded since
     assert panel.list.topLevelItemCount() == 5
 
 
@@ -132,3 +132,49 @@ def test_a_notes_change_reads_as_its_text(qtbot, panel, tmp_path: Path) -> None:
     text = "\n".join(shown)
     for raw in ("diff --git", "@@", "index ", "+++", "---", "title:", "updated:"):
         assert raw not in text
+
+
+def test_the_rows_stay_until_the_new_ones_are_in(qtbot, panel, notes) -> None:
+    """Seen in the walkthrough: after every change the list was blank for a second or two,
+    its buttons disabled, with no sign of loading. The rows shown stay (usable) with
+    "Loading…" beside the buttons; the operation chosen stays chosen, and when the newest
+    was, the new newest is (what was just done)."""
+    panel.show()
+    panel.set_history(HistorySource(notes), None)
+    loaded(qtbot, panel, 5)
+    chosen = panel.operations[2].sha
+    panel.select(chosen)
+    repo = MemoryRepo.open(notes, None)
+    (notes / "note5.md").write_text("note 5\n")
+    repo.commit_all("Note 5", {TRAILER_KIND: "manual-edit"})
+    panel.refresh()
+    assert panel.list.topLevelItemCount() == 5 and panel.current().sha == chosen
+    assert panel.rollback.isEnabled() and panel.restore.isEnabled()
+    assert not panel.loading_note.isHidden()
+    loaded(qtbot, panel, 6)
+    assert panel.operations[0].summary == "Note 5" and panel.current().sha == chosen
+    assert panel.loading_note.isHidden() and panel.rollback.isEnabled()
+    panel.select(panel.operations[0].sha)  # the newest
+    (notes / "note6.md").write_text("note 6\n")
+    repo.commit_all("Note 6", {TRAILER_KIND: "manual-edit"})
+    panel.refresh()
+    loaded(qtbot, panel, 7)
+    assert panel.current().summary == "Note 6"
+    qtbot.waitUntil(lambda: panel.files.topLevelItemCount() == 1, timeout=WAIT)
+    assert panel.files.topLevelItem(0).text(1) == "note6.md"
+
+
+def test_kinds_and_the_rollback_button_say_what_the_operation_was() -> None:
+    """Seen in the walkthrough: a fact brought back ("Restored: …") was listed as a Forget,
+    and an undone rollback ("Undid rollback: …") still offered "Undo this rollback…"."""
+    from gam_desktop.engine.history.log import Operation
+    from gam_desktop.gui.history_panel import kind_label, rollback_label
+
+    def operation(kind: str, summary: str) -> Operation:
+        return Operation("0" * 40, 0, summary, {TRAILER_KIND: kind})
+
+    assert kind_label(operation("forget", "Forgot: The user lives in Porto.")) == "Forget"
+    assert kind_label(operation("forget", "Restored: The user lives in Porto.")) == "Restore"
+    assert rollback_label(operation("add", "Added 2 documents")) == "Roll back…"
+    assert rollback_label(operation("rollback", "Rolled back: Add")) == "Undo this rollback…"
+    assert rollback_label(operation("rollback", "Undid rollback: Add")) == "Roll back again…"

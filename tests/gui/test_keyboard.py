@@ -260,3 +260,52 @@ def test_the_menu_key_opens_the_actions_of_the_item_the_keyboard_is_on(
         tree, QContextMenuEvent(QContextMenuEvent.Reason.Keyboard, where, tree.mapToGlobal(where))
     )
     assert asked == [tree.currentItem()]
+
+
+def test_the_answers_links_are_reached_with_tab_and_followed_with_enter(qtbot, window) -> None:
+    """Seen in the walkthrough: the transcript's links (sources, "Show the N steps") were out
+    of the keyboard's reach. Tab from Ask goes into the conversation, then to the latest
+    answer's links; Enter follows one; Enter on "Show the steps" keeps the keyboard on it
+    (the next Tab went back to the conversation's first link), and past the last link Tab
+    leaves the transcript."""
+    from gam_desktop.engine.models import ChatResult
+    from gam_desktop.gui.chat_panel import Turn
+
+    def answer(question: str, sources: list[str]) -> ChatResult:
+        steps = "Searched the memory\nAnswered from 2 passages"
+        return ChatResult(question=question, answer="An answer.", sources=sources,
+                          confidence=0.7, trajectory=steps)  # fmt: skip
+
+    chat = window.chat
+    chat.set_ready(None)
+    chat.turns = [
+        Turn("First?", answer("First?", ["old/first.md"]), number=1),
+        Turn("Latest?", answer("Latest?", ["new/one.md", "new/two.md"]), number=2),
+    ]
+    chat._render()
+    opened: list[str] = []
+    chat.source_clicked.connect(opened.append)
+    active(qtbot, window)
+    chat.send.setFocus()
+
+    def link() -> str:
+        assert focused() is chat.transcript
+        return chat.transcript.textCursor().selectedText()
+
+    press(qtbot, Key.Key_Tab)
+    assert focused() is chat.transcript  # the conversation itself, read by screen readers
+    press(qtbot, Key.Key_Tab)
+    assert link() == "new/one.md"  # the latest answer's first source
+    press(qtbot, Key.Key_Return)
+    assert opened == ["new/one.md"]
+    press(qtbot, Key.Key_Tab)
+    press(qtbot, Key.Key_Tab)
+    assert link() == "Show the 2 steps"
+    press(qtbot, Key.Key_Return)
+    assert chat.turns[1].show_steps and link() == "Hide the 2 steps"
+    assert "Answered from 2 passages" in chat.transcript.toPlainText()
+    press(qtbot, Key.Key_Tab)
+    assert focused() is not chat.transcript  # past its last link: on through the window
+    press(qtbot, Key.Key_Tab, Mod.ShiftModifier)
+    press(qtbot, Key.Key_Tab, Mod.ShiftModifier)
+    assert link() == "Hide the 2 steps"  # and back, to its last link

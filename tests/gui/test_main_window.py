@@ -174,6 +174,16 @@ def test_rollback_and_undo_through_the_history_panel(qtbot, window, tmp_path, gi
     wait(qtbot, lambda: idle(window) and newest_is(window, "rollback", "Undid rollback"))
     assert window.tree.memory_count() == before_rollback
     assert threading.main_thread() not in git_threads  # the panel and rollback asked workers
+    window.history.select(history(qtbot, window)[0].sha)
+    assert window.history.rollback.text() == "Roll back again…"  # (not "Undo this rollback…")
+    recorder = window.confirm.__self__
+    recorder.answer = False  # asked, and declined
+    window.history.restore.click()
+    assert recorder.buttons[-3:] == [  # each question's buttons say what they do, not Yes/No
+        ("Roll back", "Cancel"),
+        ("Undo this rollback", "Cancel"),
+        ("Restore", "Cancel"),
+    ]
 
 
 def window_recorder_texts(window) -> list[tuple[str, str]]:

@@ -56,13 +56,17 @@ def freed(boxes: list) -> bool:
 def test_yes_no_questions_leave_no_message_box_behind(window, shown) -> None:
     confirm = MessageBoxes(window).confirm  # the real message boxes
     before = boxes_of(window)
-    boxes = shown(lambda box: box.button(QMessageBox.StandardButton.No))
-    assert [confirm("Delete this conversation?", "It is gone then.") for _ in range(QUESTIONS)] == [
-        False
-    ] * QUESTIONS
+    boxes = shown(by_text("Cancel"))
+    delete = ("Delete", "Cancel")
+    assert [
+        confirm("Delete this conversation?", "It is gone then.", buttons=delete)
+        for _ in range(QUESTIONS)
+    ] == [False] * QUESTIONS
     shown(lambda box: box.defaultButton())
-    assert confirm("Add these documents?", "") is True  # Enter: Yes
-    assert confirm(dialogs.MAKE_MEMORY_TITLE, "", default_no=True) is False  # Enter: No
+    add = ("Add 2 documents", "Cancel")
+    assert confirm("Add these documents?", "", buttons=add) is True  # Enter: go ahead
+    make = ("Make it a memory", "Leave it as it is")
+    assert confirm(dialogs.MAKE_MEMORY_TITLE, "", default_no=True, buttons=make) is False
     assert len(boxes) == QUESTIONS + 2
     assert boxes_of(window) == before  # one more per question, before
     assert freed(boxes)

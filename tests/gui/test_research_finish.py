@@ -46,7 +46,58 @@ def test_a_saved_report_is_in_the_tree_and_in_the_chat_after_a_restart(
     wait(qtbot, lambda: [t.question for t in again.chat.turns] == [COMPARE])
     text = again.chat.transcript.toPlainText()
     assert "30 minutes" in text  # the report, read back from the conversation
+    assert text.count("Sources") == 1  # its own list, not a "Sources:" line after it too
     cited = again.chat.turns[0].result.sources[0]
     again.chat.transcript.anchorClicked.emit(QUrl(cited))  # its citations still open
     wait(qtbot, lambda: again.preview.path == cited)
     assert again.tree.item_at(RESEARCH_DIR) is not None
+
+
+def reloaded(qtbot, window) -> str:
+    """The conversation read again from its file, as Settings ▸ Save does (the memory is
+    opened again); the transcript then."""
+    before = window.chat.turns[0]
+    assert window.open_memory(window.workflow.folder.root)
+    wait(qtbot, lambda: window.chat.turns and window.chat.turns[0] is not before and idle(window))
+    assert window.chat.turns[0].restored
+    return window.chat.transcript.toPlainText()
+
+
+def test_a_report_read_again_keeps_its_save_link_and_its_sources_once(
+    qtbot, window, memory
+) -> None:
+    """Seen in the walkthrough: after Settings ▸ Save, the report lost its "Save to memory"
+    link and its sources were listed twice (its own list, then the answers' "Sources:")."""
+    assert window.open_memory(memory)
+    wait(qtbot, lambda: idle(window))
+    research(window, COMPARE)
+    wait(qtbot, lambda: window.chat.turns[-1].report is not None or window.chat.turns[-1].error)
+    assert window.chat.turns[-1].error is None
+    wait(qtbot, lambda: len(window.conversations.conversations) == 1 and idle(window))
+    text = reloaded(qtbot, window)
+    assert "Save to memory" in text and "30 minutes" in text
+    assert text.count("Sources") == 1
+    window.chat.transcript.anchorClicked.emit(QUrl("save:0"))  # the link still saves it
+    turn = window.chat.turns[0]
+    wait(qtbot, lambda: turn.saved is not None and idle(window))
+    assert (memory / turn.saved).is_file()
+    text = reloaded(qtbot, window)
+    assert f"Saved as {turn.saved}" in text and "Save to memory" not in text
+
+
+def test_a_report_kept_in_a_conversation_is_listed_by_its_own_question(
+    qtbot, window, memory
+) -> None:
+    """Seen in the walkthrough: a research turn was listed in the History as "Chat: <the
+    conversation's title>", like the conversation's first turn."""
+    from tests.gui.test_main_window import newest_is
+
+    assert window.open_memory(memory)
+    wait(qtbot, lambda: idle(window))
+    window.chat.input.setPlainText("When does Acme Corp escalate?")
+    window.chat.send.click()
+    wait(qtbot, lambda: window.chat.turns[-1].result is not None and idle(window))
+    wait(qtbot, lambda: newest_is(window, "chat", "Chat: When does Acme Corp escalate?"))
+    research(window, COMPARE)
+    wait(qtbot, lambda: window.chat.turns[-1].report is not None or window.chat.turns[-1].error)
+    wait(qtbot, lambda: idle(window) and newest_is(window, "chat", f"Chat: {COMPARE}"))

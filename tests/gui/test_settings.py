@@ -59,6 +59,34 @@ def test_without_a_keychain_the_key_is_kept_for_the_session(
     assert dialog.result_key() == "sk-session-only"
 
 
+def test_with_no_key_typed_nothing_is_said_about_the_keychain(
+    qtbot, window, prefs, monkeypatch
+) -> None:
+    """Seen in the walkthrough: every Settings ▸ Save of a local server (no key) said "The
+    key was not saved": there was no key to save. Nor when the keychain does not answer."""
+    import threading
+
+    from gam_desktop.gui import settings_dialog
+
+    monkeypatch.setattr(keyring, "get_keyring", lambda: fail.Keyring())  # no keychain
+    dialog = SettingsDialog(prefs, None, window)
+    qtbot.addWidget(dialog)
+    dialog.api_key.setText("")
+    dialog.save()
+    qtbot.waitUntil(lambda: dialog.result() == dialog.DialogCode.Accepted, timeout=WAIT)
+    assert dialog.keychain_message == "" and dialog.result_key() is None
+    release = threading.Event()
+    monkeypatch.setattr(settings_dialog, "KEYCHAIN_TIMEOUT", 0.3)
+    monkeypatch.setattr(keystore, "delete_key", lambda endpoint: release.wait(10))  # locked
+    locked = SettingsDialog(prefs, None, window)
+    qtbot.addWidget(locked)
+    locked.save()
+    qtbot.waitUntil(lambda: locked.result() == locked.DialogCode.Accepted, timeout=WAIT)
+    assert locked.keychain_message == ""
+    release.set()
+    locked.tasks.wait_all()
+
+
 def test_presets_and_preferences(qtbot, window, prefs) -> None:
     dialog = SettingsDialog(prefs, None, window)
     qtbot.addWidget(dialog)

@@ -139,3 +139,38 @@ def test_the_dark_sheet_is_chosen_for_a_dark_palette(styled) -> None:
     assert theme.DARK["window"] in sheet and theme.LIGHT["window"] not in sheet
     styled(False)
     assert theme.LIGHT["window"] in QApplication.instance().styleSheet()
+
+
+def indicator(box: QWidget) -> list[QColor]:
+    """The colours of a check box's box, as drawn."""
+    from PySide6.QtWidgets import QStyle, QStyleOptionButton
+
+    option = QStyleOptionButton()
+    box.initStyleOption(option)
+    area = box.style().subElementRect(QStyle.SubElement.SE_CheckBoxIndicator, option, box)
+    image = box.grab(area).toImage()
+    return [image.pixelColor(x, y) for x in range(image.width()) for y in range(image.height())]
+
+
+@pytest.mark.parametrize("dark", [True, False], ids=["dark", "light"])
+def test_a_check_box_can_be_seen_ticked_or_not(qtbot, styled, dark: bool) -> None:
+    """Seen in the walkthrough: the chat's Research box was dark grey on the dark theme's
+    dark grey. Its edge stands out of the window 3:1 (WCAG's rule for controls), and a
+    ticked box shows its tick."""
+    from PySide6.QtWidgets import QCheckBox
+
+    page = styled(dark)
+    box = QCheckBox("Research", page)
+    box.show()
+    qtbot.waitExposed(box)
+    window = luminance(QColor(theme.colours(QApplication.instance())["window"]))
+
+    def strongest(colours: list[QColor]) -> float:
+        edge = max((luminance(c) for c in colours), key=lambda lum: abs(lum - window))
+        return (max(edge, window) + 0.05) / (min(edge, window) + 0.05)
+
+    assert strongest(indicator(box)) >= 3.0
+    box.setChecked(True)
+    ticked = indicator(box)
+    assert strongest(ticked) >= 3.0
+    assert any(luminance(c) > 0.8 for c in ticked)  # the white tick on the accent

@@ -48,3 +48,31 @@ def test_the_drop_hint_hides_what_is_under_it(qtbot, window, tmp_path) -> None:
     spot = image.pixelColor(hint.left() + hint.width() // 3, hint.top() + 40)
     wanted = QColor(theme.current()["drop_bg"])
     assert abs(spot.red() - wanted.red()) + abs(spot.green() - wanted.green()) < 12, spot.name()
+
+
+def test_a_long_step_or_status_never_widens_the_window(qtbot, window) -> None:
+    """Seen in the walkthrough: during research the live line ("… searched “<the whole
+    question>”: 6 excerpts") raised the window's smallest width past the screen (1216 to
+    1286 px), and the window stayed that wide. Long lines are cut with "…" instead."""
+    from PySide6.QtWidgets import QApplication
+
+    from gam_desktop.engine.research.agent import ResearchStep
+    from gam_desktop.gui.chat_panel import Turn
+
+    question = "Compare how transactions and write-ahead logging handle readers " * 6
+    window.resize(900, 700)
+    wait(qtbot, lambda: window.width() == 900)
+    chat = window.chat
+    chat.turns.append(Turn(question, research=True))
+    chat.set_busy(True)  # (its Stop button shown)
+    QApplication.processEvents()
+    smallest = window.minimumSizeHint().width()
+    step = f"searched “{question}”: 6 excerpts from a_very_long_file_name_without_spaces.md"
+    chat.show_research_step(ResearchStep("search", step, 1, [question], [False]))
+    window.status_label.setText(f"Saved the report as research/{'x' * 300}.md")
+    QApplication.processEvents()  # the layouts' requests: the window's smallest size again
+    assert chat.live.isVisible() and chat.live.text() == f"… {step}"  # all of it, for readers
+    assert window.minimumSizeHint().width() == smallest
+    assert window.width() == 900
+    assert chat.live.toolTip() == chat.live.text()  # cut on screen: the whole line on hover
+    assert chat.live.width() < chat.live.fontMetrics().horizontalAdvance(chat.live.text())

@@ -124,34 +124,55 @@ def test_history_times_follow_the_locale(qtbot, window, tmp_path, german) -> Non
     built(qtbot, window, tmp_path / "memory", SAMPLES[:1])
     operations = history(qtbot, window)
     shown = window.history.list.topLevelItem(0).text(0)
-    expected = QLocale().toString(
-        QDateTime.fromSecsSinceEpoch(operations[0].time).toLocalTime(),
+    clock = QLocale().toString(
+        QDateTime.fromSecsSinceEpoch(operations[0].time).toLocalTime().time(),
         QLocale.FormatType.ShortFormat,
     )
-    assert shown == expected and "." in shown  # German: 03.11.25 14:05
-    assert "-" not in shown  # not ISO's 2025-11-03
+    assert shown == local_time.when(operations[0].time) == f"Today {clock}"  # just built
+    assert "-" not in shown and "M" not in shown  # not ISO's 2025-11-03, a 24-hour clock
 
 
 MOMENT = "2025-11-03T14:05:09+00:00"  # 14:05 UTC: another day in Sydney (UTC+11)
 
 
 def in_german(iso: str) -> str:
-    """How the German locale writes `iso` in this machine's time zone (Qt's own rule), after
-    checking that it is day.month.year ("03.11.25 15:05" in Berlin): the tests hold in any
-    time zone."""
+    """How the window writes `iso` in German in this machine's time zone: the local day, the
+    month in German words, the year and the 24-hour clock ("3 Nov. 2025 15:05" in Berlin),
+    checked piece by piece: the tests hold in any time zone."""
     local = QDateTime.fromString(iso, Qt.DateFormat.ISODate).toLocalTime()
-    written = QLocale().toString(local, QLocale.FormatType.ShortFormat)
     date = local.date()
-    assert written.startswith(f"{date.day():02d}.{date.month():02d}.{date.year() % 100:02d} ")
-    return written
+    clock = QLocale().toString(local.time(), QLocale.FormatType.ShortFormat)
+    month = QLocale().monthName(date.month(), QLocale.FormatType.ShortFormat)
+    assert month.startswith("Nov") and ":" in clock and "M" not in clock
+    return f"{date.day()} {month} {date.year()} {clock}"
 
 
 def test_an_iso_time_is_shown_in_the_locale(german) -> None:
     make_app([])
-    shown = local_time.date_time(MOMENT.replace("+", ".123456+"))
+    shown = local_time.when(MOMENT.replace("+", ".123456+"))
     assert "2025-11-03" not in shown and "T14" not in shown
-    assert shown == in_german(MOMENT)  # German day.month order, the local day and time
-    assert local_time.date_time(None) == "" and local_time.date_time("soon") == "soon"
+    assert shown == in_german(MOMENT)  # the local day, the month in German, a 24-hour clock
+    assert local_time.when(None) == "" and local_time.when("soon") == "soon"
+
+
+def test_one_way_of_writing_a_moment_everywhere() -> None:
+    """Seen in the walkthrough: "28 11 2026 16:14" in the History and the preview, "28 Nov
+    2026 16:16" in a fact's history, "Today 16:16" in the conversations."""
+    from datetime import UTC, datetime, timedelta
+
+    make_app([])
+    now = datetime(2026, 11, 28, 12, 0, tzinfo=UTC)
+    local = now.astimezone()
+    clock = QLocale().toString(
+        QDateTime.fromSecsSinceEpoch(int(now.timestamp())).toLocalTime().time(),
+        QLocale.FormatType.ShortFormat,
+    )
+    assert local_time.when(now, now=now) == f"Today {clock}"
+    assert local_time.when(now, now=now, in_sentence=True) == f"today {clock}"
+    assert local_time.when(now - timedelta(days=1), now=now) == f"Yesterday {clock}"
+    older = local_time.when(now - timedelta(days=30), now=now)
+    month = QLocale().monthName((local - timedelta(days=30)).month, QLocale.FormatType.ShortFormat)
+    assert older == f"{(local - timedelta(days=30)).day} {month} 2026 {clock}"
 
 
 def test_rolling_back_the_first_build_is_not_an_outside_edit(qtbot, window, tmp_path) -> None:
@@ -184,5 +205,5 @@ def test_the_previews_dates_follow_the_locale(qtbot, german, tmp_path) -> None:
     qtbot.addWidget(pane)
     pane.show_file(MemoryFolder(tmp_path), "note.md")
     labels = [w.text() for w in pane.fields.findChildren(QLabel)]
-    assert local_time.date_time(MOMENT) in labels
-    assert in_german(MOMENT) in labels, labels  # German day.month order
+    assert local_time.when(MOMENT) in labels
+    assert in_german(MOMENT) in labels, labels  # the month in German

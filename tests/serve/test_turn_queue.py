@@ -163,7 +163,8 @@ def test_turns_queued_together_are_one_commit_and_a_follow_up_keeps_its_conversa
         writer.stop(60)
     assert writer.stats.failed == [] and writer.stats.saved == 4
     chats = [s for s in commits(memory) if s.startswith("Chat: ")]
-    assert chats == ["Chat: Who is on call?", "Chat: 3 turns in 2 conversations"]  # newest first
+    # newest first; a turn alone by its own question, as in the app (not its conversation's)
+    assert chats == ["Chat: And then?", "Chat: 3 turns in 2 conversations"]
     records = {
         info.title: parse((memory / info.path).read_text(encoding="utf-8"))
         for info in list_conversations(memory)

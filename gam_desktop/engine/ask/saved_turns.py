@@ -21,7 +21,13 @@ from pathlib import Path
 
 from gam_desktop.engine.ask.conversation import working_memory
 from gam_desktop.engine.chats import library as chats
-from gam_desktop.engine.chats.record import ConversationRecord, Turn, new_record, render
+from gam_desktop.engine.chats.record import (
+    ConversationRecord,
+    Turn,
+    new_record,
+    render,
+    title_from,
+)
 from gam_desktop.engine.models import utc_now
 from gam_desktop.engine.store.changeset import ChangeSet
 
@@ -51,11 +57,14 @@ class StagedTurns:
     changes: ChangeSet
     saved: list[SavedTurn]
     conversations: list[ConversationRecord] = field(default_factory=list)  # touched
+    questions: list[str] = field(default_factory=list)  # the turns', in order
 
     def summary(self) -> str:
-        """The commit's line: "Chat: <title>" for one turn, as a chat in the app."""
+        """The commit's line: "Chat: <its question>" for one turn, as a chat in the app
+        (not the conversation's title: two turns of one conversation looked the same)."""
         if len(self.saved) == 1:
-            return f"Chat: {self.conversations[0].title}"
+            said = title_from(self.questions[0]) if self.questions else self.conversations[0].title
+            return f"Chat: {said}"
         if len(self.conversations) == 1:
             return f"Chat: {self.conversations[0].title} ({len(self.saved)} turns)"
         return f"Chat: {len(self.saved)} turns in {len(self.conversations)} conversations"
@@ -94,7 +103,7 @@ def stage_turns(root: Path, items: Sequence[TurnToSave], model: str = "") -> Sta
         path or record.path: render(record) for record, path in touched.values()
     }
     records = [record for record, _ in touched.values()]
-    return StagedTurns(ChangeSet(writes=writes), saved, records)
+    return StagedTurns(ChangeSet(writes=writes), saved, records, [i.question for i in items])
 
 
 def _continued(

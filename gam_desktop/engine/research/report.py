@@ -14,6 +14,7 @@ from gam_desktop.engine.research.models import Claim, Notes, ReportSection, Rese
 from gam_desktop.engine.textutil import plural
 
 NOT_SAID = "What the memory does not say"
+MARK = "*Research report: "  # how a report without its title begins
 
 
 def confidence(claims: list[Claim], partial: bool) -> float:
@@ -71,7 +72,7 @@ def markdown(
     heading = "#" * level
     out = [f"# {report.question}", ""] if title else []
     out.append(
-        f"*Research report: {plural(len(report.sections) + len(report.not_said), 'sub-question')}, "
+        f"{MARK}{plural(len(report.sections) + len(report.not_said), 'sub-question')}, "
         f"{plural(report.iterations, 'iteration')}, {plural(report.llm_calls, 'LLM call')}.*"
     )
     if report.partial:
@@ -103,6 +104,12 @@ def markdown(
             for n, path in enumerate(report.sources, start=1)
         ]
     return "\n".join(out).strip() + "\n"
+
+
+def is_report(text: str) -> bool:
+    """Whether `text` is a report as `markdown` writes it without its title: a report kept
+    in a conversation, read back (the window shows it as a report, not as an answer)."""
+    return text.lstrip().startswith(MARK)
 
 
 def _cite(path: str, lines: tuple[int, int], where: str | None, prefix: str) -> str:
