@@ -65,11 +65,7 @@ class MessageBoxes:
         """A question whose two buttons say what they do (`buttons`: going ahead, then
         not: "Roll back", "Cancel"; Yes and No said nothing of it). Escape answers the
         second; Enter the first, unless `default_no`."""
-        role = QMessageBox.ButtonRole
-        choices: Mapping[bool, Button] = {
-            True: (buttons[0], role.AcceptRole),
-            False: (buttons[1], role.RejectRole),
-        }
+        choices = verb_buttons(buttons)
         return ask(self.parent, title, text, choices, default=not default_no, escape=False) is True
 
     def tell(self, title: str, text: str) -> None:
@@ -86,6 +82,12 @@ class MessageBoxes:
         message = error_advice.describe(error)
         log.warning("%s: %s", message.title, error)
         QMessageBox.warning(self.parent, message.title, message.full())
+
+
+def verb_buttons(buttons: tuple[str, str]) -> Mapping[bool, Button]:
+    """A confirmation's two buttons: going ahead ("Roll back"), then not ("Cancel")."""
+    role = QMessageBox.ButtonRole
+    return {True: (buttons[0], role.AcceptRole), False: (buttons[1], role.RejectRole)}
 
 
 def question_box(

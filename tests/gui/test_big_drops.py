@@ -231,10 +231,13 @@ def test_screenshots_of_a_drop_in_steps(
         estimate = Estimate(188, 190, 98_000, 214, 130_000, 52_000, 8, 25, 250, 0.05)
         estimate.model = "gpt-4o-mini"
         estimate.resume = PendingAdd([], {str(i): {} for i in range(500)}, "m", "", 312)
-        recorded: list[tuple[str, str]] = []
-        window.confirm = lambda title, text, **_how: bool(recorded.append((title, text)))
+        recorded: list[tuple[str, str, tuple[str, str]]] = []
+        window.confirm = lambda title, text, **how: bool(
+            recorded.append((title, text, how["buttons"]))
+        )
         window.intake._confirm_build([], estimate)
-        box, _ = dialogs.question_box(window, recorded[0][0], recorded[0][1], dialogs.YES_NO, True)
+        title, text, verbs = recorded[0]
+        box, _ = dialogs.question_box(window, title, text, dialogs.verb_buttons(verbs), True)
         qtbot.addWidget(box)
         box.show()
         shots[f"11-{scheme}-resume-question"] = box.grab()

@@ -23,7 +23,7 @@ def test_screenshots_of_the_main_states(
     from PySide6.QtWidgets import QApplication
 
     from gam_desktop.gui import theme
-    from gam_desktop.gui.dialogs import YES_NO, question_box
+    from gam_desktop.gui.dialogs import question_box, verb_buttons
     from gam_desktop.gui.new_memory_dialog import NewMemoryDialog
 
     folder = Path(os.environ.get("GAM_SCREENSHOTS") or tmp_path / "screenshots")
@@ -50,8 +50,11 @@ def test_screenshots_of_the_main_states(
         # the build, not the estimate before it (its reading has a progress bar too)
         wait(qtbot, lambda: recorder.asked and window.progress.value() >= 2)
         shoot("2-building", window)
-        title, text = next(q for q in recorder.asked if q[0] == "Add these documents?")
-        estimate, _buttons = question_box(window, title, text, YES_NO, default=True)
+        asked = [q[0] for q in recorder.asked].index("Add these documents?")
+        title, text = recorder.asked[asked]
+        verbs = recorder.buttons[asked]
+        assert verbs is not None
+        estimate, _buttons = question_box(window, title, text, verb_buttons(verbs), default=True)
         qtbot.addWidget(estimate)
         estimate.show()
         shoot("1c-estimate", estimate)
