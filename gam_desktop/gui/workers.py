@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from PySide6.QtCore import QObject, QThread, Signal, Slot
+from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
 
 from gam_desktop.engine.progress import CancelToken, OperationCancelled
 
@@ -51,11 +51,9 @@ class Worker(QObject):
         else:
             self.succeeded.emit(self.task_id, result)
         finally:
+            # the runner ends the task's thread on this (TaskRunner.start): the worker
+            # quits no thread itself, not even the GUI thread when run there (a test)
             self.done.emit(self.task_id)
-            # End this thread's event loop from here: a queued done -> thread.quit would
-            # wait for the GUI loop, and a window closing right now would then destroy a
-            # still-running QThread ("Destroyed while thread is still running").
-            QThread.currentThread().quit()
 
     def report_progress(self, event: object) -> None:
         self.progress.emit(self.task_id, event)
@@ -129,6 +127,13 @@ class TaskRunner(QObject):
         worker.failed.connect(self._failed)
         worker.cancelled.connect(self._cancelled)
         worker.done.connect(self._reap)  # queued: runs on the GUI thread
+        # End the thread's event loop from the worker's thread, as the job ends: a queued
+        # quit would wait for the GUI loop, and a window closing meanwhile would destroy a
+        # still-running QThread ("Destroyed while thread is still running"). The runner
+        # quits the thread it made, not the Worker whichever thread it runs on: quitting
+        # the GUI thread sets its quit-now flag, and every event loop started there after
+        # (a modal dialog's, pytest-qt's waits) returns at once without delivering events.
+        worker.done.connect(thread.quit, Qt.ConnectionType.DirectConnection)
         thread.started.connect(worker.run)
         thread.start()
         self.started.emit(name)
