@@ -172,6 +172,9 @@ class Drop:
             else:
                 report = builder.add(docs, memories)
         commits += transaction.commits
+        # A named pipe (or socket, device) saved among the notes: left out of the commit,
+        # said by name (once per drop, not once per step).
+        report.warnings += [w for w in transaction.left_out if w not in self.report.warnings]
         self.changed(transaction.changes(report.operation))
         return report
 

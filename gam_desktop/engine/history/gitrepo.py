@@ -24,7 +24,7 @@ from gam_desktop.engine.errors import GamError
 from gam_desktop.engine.store import faults
 from gam_desktop.engine.store.changeset import StoreError
 from gam_desktop.engine.store.folder import CACHE_DIR, UNTRACKED
-from gam_desktop.engine.store.gitdir import UnsafeRepositoryError, check_repository
+from gam_desktop.engine.store.gitdir import UnsafeRepositoryError, check_repository, kind_of
 from gam_desktop.engine.store.links import is_absent, resolve_within
 
 APP_AUTHOR = ("GAM Desktop", "gam-desktop@localhost")
@@ -673,7 +673,9 @@ class MemoryRepo:
             return None
 
     def dirty_paths(self) -> list[str]:
-        return list(self.status())
+        """The paths `status` lists that a commit can record: not a named pipe, socket or
+        device that replaced a note (git lists it as modified, and cannot stage it)."""
+        return [p for p in self.status() if not kind_of(self.root / p)]
 
     def status(self, refresh: bool = False) -> dict[str, str]:
         """Every path that differs from the last commit, with git's two-letter status ("??"
@@ -746,7 +748,12 @@ class MemoryRepo:
 
     def stage_paths(self, paths: set[str]) -> None:
         """Stage exactly `paths` (written, moved or deleted): a file someone else saved
-        meanwhile is not folded into the app's commit."""
+        meanwhile is not folded into the app's commit. A named pipe, socket or device is
+        left out (git fails the whole call on one: "unsupported file type"); the operation
+        says so by name (`store.gitdir.special_files`)."""
+        paths = {p for p in paths if not kind_of(self.root / p)}
+        if not paths:
+            return
         with self._paths_file(sorted(paths)) as names:
             # update-index, not add: a path already gone and never tracked is no error
             self.git("update-index", "--add", "--remove", "-z", "--stdin", stdin=names)

@@ -12,10 +12,11 @@ uncommitted, and `history_message` says why.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
@@ -30,10 +31,17 @@ from gam_desktop.engine.store.changes import OUTSIDE_EDIT, RESTORE, ROLLBACK, Ch
 from gam_desktop.engine.store.changeset import ChangeSet, PutBackError, StoreError, clear_undo
 from gam_desktop.engine.store.derived import regenerate
 from gam_desktop.engine.store.folder import APP_DIR, JOURNAL_FILE, MemoryFolder, stat_files
-from gam_desktop.engine.store.gitdir import UnsafeRepositoryError
+from gam_desktop.engine.store.gitdir import (
+    UnsafeRepositoryError,
+    kind_of,
+    left_out,
+    special_files,
+)
 from gam_desktop.engine.store.lock import check_lock_file, writer_lock
 from gam_desktop.engine.store.markdown import README, merge_readme
 from gam_desktop.engine.textutil import plural
+
+log = logging.getLogger(__name__)
 
 
 class InterruptedOperationError(GamError, RuntimeError):
@@ -111,6 +119,9 @@ class Transaction:
             self.baseline = {rel: _key(stat) for rel, stat in stat_files(folder.root).items()}
             self.baseline[META_FILE] = _stat_key(folder.meta_path)
         self.commits: list[str] = []  # the commits this operation made, oldest first
+        # Named pipes, sockets and devices in the memory, which git cannot record: left out
+        # of its commits, one line each (`store.gitdir.left_out`), after each commit.
+        self.left_out: list[str] = []
         self._steps: list[Changes] = []  # without git: what each change set did
 
     def write(
@@ -160,6 +171,20 @@ class Transaction:
             self._steps.append(_applied(root, changes, written, existed))
             for rel in written:  # the app's own writes (with git: committed)
                 self.baseline[rel] = _stat_key(root / rel)
+        else:
+            self._say_left_out()
+
+    def _say_left_out(self) -> None:
+        """What the memory holds that its commits could not record, said once each."""
+        try:
+            found = special_files(self.folder.root)
+        except UnsafeRepositoryError:  # appeared meanwhile: the next operation refuses it
+            return
+        for rel, kind in found:
+            line = left_out(rel, kind)
+            if line not in self.left_out:
+                log.warning("%s", line)
+                self.left_out.append(line)
 
     def _differs(self) -> dict[str, str] | None:
         """What git says differs from the last commit (one look at every file), or None
@@ -312,12 +337,15 @@ def _commit_pending(
 class RecordedEdits:
     """Edits the watcher saw, once recorded: the commit made for them (None when there was
     nothing to commit or no git), which paths really were outside edits, what changed on
-    disk (the commit's files, and the other paths seen), and the last commit afterwards."""
+    disk (the commit's files, and the other paths seen), the last commit afterwards, and
+    one line for each path seen that git cannot record (a named pipe, a socket, a device),
+    left out of the commit while the rest is recorded."""
 
     commit: str | None
     outside: list[str]
     changes: Changes
     head: str | None = None
+    left_out: list[str] = field(default_factory=list)
 
 
 class VersionedFolder:
@@ -446,19 +474,26 @@ class VersionedFolder:
         with writer_lock(self.folder, timeout=timeout):
             if journal.read(self.folder) is not None:  # an interrupted operation's files:
                 return RecordedEdits(None, [], seen, repo.head())  # recovery decides
-            dirty = set(repo.dirty_paths())
+            dirty = set(repo.dirty_paths())  # (without what git cannot record)
             outside = [p for p in paths if p in dirty or any(d.startswith(f"{p}/") for d in dirty)]
-            if not dirty or not memory:  # not a memory: edits there are not recorded
+            if not memory:  # not a memory: edits there are not recorded
                 return RecordedEdits(None, outside, seen, repo.head())
-            sha = repo.commit_dirty(
-                f"Edited {plural(len(dirty), 'file')} outside the app",
-                {TRAILER_KIND: "manual-edit"},
-                dirty,
-            )
+            unrecorded = [
+                left_out(p, kind) for p in sorted(paths) if (kind := kind_of(self.folder.root / p))
+            ]
+            for line in unrecorded:
+                log.warning("%s", line)
+            sha = None
+            if dirty:
+                sha = repo.commit_dirty(
+                    f"Edited {plural(len(dirty), 'file')} outside the app",
+                    {TRAILER_KIND: "manual-edit"},
+                    dirty,
+                )
             if sha is None:
-                return RecordedEdits(None, outside, seen, repo.head())
+                return RecordedEdits(None, outside, seen, repo.head(), unrecorded)
             committed = History(repo).committed(OUTSIDE_EDIT, [sha])
-            return RecordedEdits(sha, outside, committed.merged(seen), sha)
+            return RecordedEdits(sha, outside, committed.merged(seen), sha, unrecorded)
 
     # -- crash recovery ------------------------------------------------------------------
 

@@ -10,6 +10,13 @@ repository's HEAD) makes the call wait forever for a writer that never comes. Su
 memory is refused, naming the file: nothing is written to it (`MemoryFolder.check_writable`)
 and its history stays off (history/gitrepo.py). Read from disk: git is never run here.
 
+Those places all have a hidden name (a part starting with "."). A named pipe, socket or
+device under a visible name (`topic/x.md`, saved there by another program) is where notes
+live: git never opens it (its status lists no such file, and one that replaced a note is
+"modified" by its type alone) and the app reads only regular files there, but git refuses
+to stage it ("unsupported file type"), so one staged failed the whole commit. It is left
+out of the history instead, by name (`special_files`, `left_out`), and the rest committed.
+
 Every folder is listed (the memory's and its repository's, to find a named pipe anywhere),
 a listing remembered with its folder's time as `MemoryFolder._count` does: a memory of
 100,000 files is checked again with a stat a folder.
@@ -48,7 +55,8 @@ class UnsafeRepositoryError(GamError, PermissionError):
 
 def check_repository(root: Path) -> None:
     """Refuse (UnsafeRepositoryError) a memory whose `.git` is not a folder of its own, or
-    which holds a link in `.git` or a named pipe, socket or device anywhere."""
+    which holds a link in `.git` or a named pipe, socket or device under a hidden name
+    (where git or the app would open it)."""
     dot_git = root / GIT_DIR
     try:
         mode: int | None = os.lstat(dot_git).st_mode
@@ -76,26 +84,75 @@ def _check_pointers(root: Path, git_dir: Path) -> None:
 
 
 class _Listing:
-    """A folder's entries that matter here, with the folder's time when they were listed."""
+    """A folder's entries that matter here, with the folder's time when they were listed:
+    its subfolders, its first problem, and the named pipes, sockets and devices it holds
+    under a visible name (left out of the history, not refused)."""
 
-    __slots__ = ("folders", "mtime", "problem")
+    __slots__ = ("folders", "mtime", "problem", "special")
 
-    def __init__(self, mtime: int, folders: tuple[Path, ...], problem: str | None) -> None:
+    def __init__(
+        self,
+        mtime: int,
+        folders: tuple[Path, ...],
+        problem: str | None,
+        special: tuple[Path, ...] = (),
+    ) -> None:
         self.mtime, self.folders, self.problem = mtime, folders, problem
+        self.special = special
 
 
-_listings: dict[Path, _Listing] = {}
+# By memory and folder: whether a folder is hidden depends on the memory it is read for.
+_listings: dict[tuple[Path, Path], _Listing] = {}
 _listings_lock = threading.Lock()
 
 
-def _walk(root: Path, top: Path) -> None:
-    pending = [top]
+def _walk(root: Path, top: Path) -> list[Path]:
+    """Every folder below `top` checked (UnsafeRepositoryError at the first problem); the
+    named pipes, sockets and devices found under visible names."""
+    pending: list[Path] = [top]
+    special: list[Path] = []
     while pending:
         folder = pending.pop()
         listing = _listing(root, folder)
         if listing.problem:
             raise UnsafeRepositoryError(1, listing.problem)
         pending.extend(listing.folders)
+        special.extend(listing.special)
+    return special
+
+
+def special_files(root: Path) -> list[tuple[str, str]]:
+    """The named pipes, sockets and devices the memory holds under visible names, as
+    (relative POSIX path, what it is), sorted: git cannot record them, so they are left
+    out of its history (`left_out`). UnsafeRepositoryError when the memory is refused."""
+    root = Path(root)
+    found = _walk(root, root)
+    named = ((path.relative_to(root).as_posix(), kind_of(path)) for path in found)
+    return sorted((rel, kind) for rel, kind in named if kind)  # (gone meanwhile: not said)
+
+
+def kind_of(path: Path) -> str:
+    """What a file that is not a regular one is, in words ("a named pipe (FIFO)"); "" for a
+    regular file, a folder, a link or nothing (lstat: a link is never followed)."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return ""
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return ""
+
+
+def left_out(rel: str, kind: str) -> str:
+    """The line that says a file is left out of the memory's history, and why."""
+    return (
+        f"{rel} is {kind}, not a file: left out of the memory's history (the rest is "
+        "recorded); remove it, or replace it with a file, to record it"
+    )
 
 
 def _listing(root: Path, folder: Path) -> _Listing:
@@ -104,14 +161,14 @@ def _listing(root: Path, folder: Path) -> _Listing:
     except OSError:
         return _Listing(0, (), None)  # gone meanwhile: nothing in it to refuse
     with _listings_lock:
-        known = _listings.get(folder)
+        known = _listings.get((root, folder))
     if known is not None and known.mtime == mtime:
         return known
     listed_at = time.time_ns()
     listing, linked = _list(root, folder, mtime)
     if not linked and listed_at - mtime > SETTLED_NS:  # a link's target may change unseen
         with _listings_lock:
-            _listings[folder] = listing
+            _listings[root, folder] = listing
     return listing
 
 
@@ -123,7 +180,11 @@ def _list(root: Path, folder: Path, mtime: int) -> tuple[_Listing, bool]:
     # .git/info holds rules only git reads (the app never writes through a link there, and
     # a linked attributes file turns history off: gitrepo._ensure_private_rules).
     rules = folder == git_dir / "info"
+    # Every file git or the app opens has a hidden name or lies in a hidden folder (.git,
+    # a nested .git, .gam, .gam_meta.json, the rules files): a pipe there is refused.
+    hidden = folder != root and any(p.startswith(".") for p in folder.relative_to(root).parts)
     folders: list[Path] = []
+    special: list[Path] = []
     linked = False
     try:
         with os.scandir(folder) as entries:
@@ -138,10 +199,12 @@ def _list(root: Path, folder: Path, mtime: int) -> tuple[_Listing, bool]:
                 elif entry.is_dir(follow_symlinks=False):
                     folders.append(Path(entry.path))
                 elif not entry.is_file(follow_symlinks=False):
-                    return _problem(mtime, entry, _kind(Path(entry.path))), False
+                    if hidden or entry.name.startswith("."):
+                        return _problem(mtime, entry, _kind(Path(entry.path))), False
+                    special.append(Path(entry.path))  # where notes live: left out
     except OSError:
         pass  # unreadable: git cannot read it either
-    return _Listing(mtime, tuple(folders), None), linked
+    return _Listing(mtime, tuple(folders), None, tuple(special)), linked
 
 
 def _problem(mtime: int, entry: os.DirEntry[str], what: str) -> _Listing:
