@@ -17,7 +17,7 @@ from gam_desktop.cli.common import (
     settings_for,
     whole,
 )
-from gam_desktop.engine.ask.agent import AgentStep
+from gam_desktop.engine.answering.pipeline import Step
 from gam_desktop.engine.facts.learn import Learned
 from gam_desktop.engine.models import ChatResult
 from gam_desktop.engine.progress import OperationCancelled
@@ -35,7 +35,7 @@ def request_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--explore",
         action="store_true",
-        help="explore with tools even when the documents or the best passages settle it",
+        help="browse the memory with tools (ls, cat, grep, search) before answering",
     )
     parser.add_argument(
         "--conversation",
@@ -47,12 +47,6 @@ def request_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--json", action="store_true", help="print the ChatResult as JSON")
     parser.add_argument("--trajectory", action="store_true", help="show the path taken")
-    parser.add_argument(
-        "--answering",
-        choices=["cascade", "general"],
-        default="cascade",
-        help="the answering path: the rule cascade, or the general pipeline being measured",
-    )
     return parser
 
 
@@ -63,7 +57,6 @@ def request_main(argv: Sequence[str] | None = None) -> int:
     workflow = _workflow("gam-request", args)
     if workflow is None:
         return 2
-    workflow.answering = args.answering
     try:
         if args.conversation is None:
             result = workflow.request(
@@ -224,8 +217,8 @@ def _turn(
         return turn, Learned(problem=reason(exc))
 
 
-def _steps(args: argparse.Namespace) -> Callable[[AgentStep], None]:
-    def show_step(step: AgentStep) -> None:
+def _steps(args: argparse.Namespace) -> Callable[[Step], None]:
+    def show_step(step: Step) -> None:
         if not args.quiet and not args.json:
             print(f"  … {step.describe()}", file=sys.stderr)
 

@@ -19,11 +19,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from gam_desktop.engine.answering import pipeline as answering
+from gam_desktop.engine.answering.exploring import Explorer
+from gam_desktop.engine.answering.pipeline import Step, StepCallback
 from gam_desktop.engine.ask import find
-from gam_desktop.engine.ask.agent import STEP, AgentStep, ChatAgent, StepCallback
 from gam_desktop.engine.ask.conversation import Conversation, working_memory
 from gam_desktop.engine.ask.find import Found
 from gam_desktop.engine.ask.intent import is_statement
@@ -95,9 +96,6 @@ from gam_desktop.engine.store.watcher import FolderWatcher
 from gam_desktop.engine.textutil import plural
 
 ChangeListener = Callable[[Changes], None]
-# How questions are answered: the cascade of ask/agent.py, or the general pipeline of
-# engine/answering (retrieve, read with quotes, check), which is measured against it.
-Answering = Literal["cascade", "general"]
 LLMFactory = Callable[[LLMSettings], LLM]  # the LLM for a role's settings
 ALREADY_HELD = "already in this memory; skipped"  # a document whose source is committed
 STATEMENT = "a statement, not a question"  # the notes of a turn that told, not asked
@@ -200,7 +198,6 @@ class Workflow:
         rescan_every: float = RESCAN_EVERY,
         prices: PriceTable | None = None,
         embeddings: EmbeddingSettings | None = None,
-        answering: Answering = "cascade",
         make_llm: LLMFactory = LLMClient,
     ) -> None:
         if workflow_type != "text":
@@ -218,7 +215,6 @@ class Workflow:
         self.prices = prices  # for the estimate's cost; None: the cost is not named
         # Search by meaning (issue 35): given, else from the environment at the chat's endpoint
         self.embeddings = embeddings or EmbeddingSettings.from_env(self.chat_settings)
-        self.answering = answering  # which answering path questions take (being measured)
         # The LLM is handed in: the front ends make the real client (the default), tests a
         # fake where no HTTP behaviour is under test. Every call of an operation goes through
         # the one it makes for its settings (the builder's or the chat's).
@@ -668,28 +664,14 @@ class Workflow:
         on_step: StepCallback | None = None,
         explore: bool = False,
     ) -> ChatResult:
-        """Answer a question from the memory's best passages, exploring it when
-        they do not settle it, or always with `explore`; a follow-up question is understood
-        in the context of `conversation`, which the answer is added to."""
+        """Answer a question from the memory's best passages, read by the model and checked
+        against them (engine/answering); with `explore`, the model browses the memory with
+        tools first (`max_iterations` calls, `system_prompt` its instructions), and the
+        passages are read when that gives no answer that holds. A follow-up
+        question is understood in the context of `conversation`, which the answer is added
+        to."""
         if not self.folder.is_memory():
             raise NotAMemoryError(f"{self.folder.root} is not a GAM memory (no .gam_meta.json)")
-        if self.answering == "general" and not explore:
-            result = self._answer(user_prompt, conversation, on_step)
-        else:
-            llm = self.make_llm(self.chat_settings)
-            agent = ChatAgent(self.search_tools(), llm, on_step, self.cancel, not explore)
-            result = agent.request(user_prompt, system_prompt, max_iterations, conversation)
-        if conversation is not None:
-            conversation.add(user_prompt, result.answer, self.cancel)
-        return result
-
-    def _answer(
-        self,
-        question: str,
-        conversation: Conversation | None,
-        on_step: StepCallback | None,
-    ) -> ChatResult:
-        """The general pipeline (engine.answering): retrieve, read with quotes, check."""
         tools = self.search_tools()
         tools.corpus.refresh_if_stale(max_age=0)
         steps: list[str] = []
@@ -697,17 +679,24 @@ class Workflow:
         def report(line: str) -> None:
             steps.append(line)
             if on_step is not None and line:
-                on_step(AgentStep(len(steps), STEP, {}, line))
+                on_step(Step(len(steps), line))
 
         evidence = answering.Evidence(
-            question,
+            user_prompt,
             tools,
             self.make_llm(self.chat_settings),
             self.cancel,
             conversation.context_messages() if conversation is not None else [],
             on_step=report,
+            earlier=(conversation.last_question() or "") if conversation is not None else "",
         )
-        return answering.answer(evidence)
+        # exploring, with the best passages' reading when it gives no answer that holds
+        explorer = (Explorer(max_iterations, system_prompt), answering.Grounded())
+        answerers = explorer if explore else answering.ANSWERERS
+        result = answering.answer(evidence, answerers)
+        if conversation is not None:
+            conversation.add(user_prompt, result.answer, self.cancel)
+        return result
 
     # -- research -----------------------------------------------------------------------
 

@@ -447,6 +447,9 @@ def first_user(messages: list[dict[str, Any]]) -> str:
 
 def answer_for(task: str, messages: list[dict[str, Any]], fault: Fault | None) -> str:
     user = first_user(messages)
+    if task == "read":  # the passages come last, after the conversation so far
+        earlier = [m.get("content") or "" for m in messages[:-1] if m.get("role") == "user"]
+        user = "\n".join(f"Earlier: {e}" for e in earlier) + "\n" + last_user(messages)
     if fault and fault.kind == "garbage":
         return "Sure! I would be happy to help with that."
     if fault and fault.kind == "wrong_shape":

@@ -42,7 +42,7 @@ class ReadOptions:
 @dataclass(frozen=True)
 class Passage:
     path: str  # the file, relative to the memory's root (a memory, not its #original)
-    label: str  # what it is: its title, "a fact the user stated (2026-01-02)", …
+    label: str  # what it is: its title, "a fact the user stated on 2026-01-02", …
     text: str
     score: float
 

@@ -5,8 +5,9 @@ asserts nothing.
 
     .venv/bin/python tests/benchmarks/ablate_checks.py /tmp/evalout/dev-*.json
 
-A check's effect is the score with it minus the score without it: what it pays. (Only the
-checks are replayed: an answerer's effect needs model calls, so eval_corpora.py measures it.)
+A check's effect is the score with it minus the score without it: what it pays. The last
+column keeps only the first reading's draft: what the second reading (the next five
+passages) pays. (Only recorded drafts are replayed: a new answerer needs model calls.)
 """
 
 from __future__ import annotations
@@ -64,24 +65,25 @@ def main(paths: list[str]) -> int:
         for _docs, file in sets().values()
         for q in json.loads(file.read_text(encoding="utf-8"))
     }
-    variants = {"all checks": CHECKS} | {
-        f"without {c.name}": tuple(x for x in CHECKS if x is not c) for c in CHECKS
-    }
+    variants: dict[str, tuple[tuple[Check, ...], int]] = {"all checks": (CHECKS, 9)}
+    variants |= {f"without {c.name}": (tuple(x for x in CHECKS if x is not c), 9) for c in CHECKS}
+    variants["first reading only"] = (CHECKS, 1)  # what the second reading pays
     print(f"{'set':<10} " + "".join(f"{name:>30}" for name in variants))
     for path in paths:
         for report in json.loads(Path(path).read_text(encoding="utf-8")):
             recorded = report.get("readings", {})
             outcomes = next(
-                (o for n, o in report["outcomes"].items() if n.startswith("project-general")), []
+                (o for n, o in report["outcomes"].items() if n in ("project", "project-general")),
+                [],
             )
             tools = MemoryTools(Path(report["memory"])) if Path(report["memory"]).is_dir() else None
             cells = []
-            for checks in variants.values():
+            for checks, readings in variants.values():
                 right = 0
                 for out in outcomes:
                     q = questions[out["id"]]
                     named = frozenset(rare_names(tools, q["question"])) if tools else frozenset()
-                    made = drafts(recorded.get(q["question"], []), q["question"], named)
+                    made = drafts(recorded.get(q["question"], []), q["question"], named)[:readings]
                     text, confidence = replay(made, checks)
                     right += bool(score(q, text, confidence)["correct"])
                 cells.append(f"{right}/{len(outcomes)}")

@@ -280,7 +280,8 @@ def _build(
 def _project_systems(
     memory: Path, server: Server, args: argparse.Namespace, report: dict[str, Any]
 ) -> list[tuple[str, Any, Any]]:
-    """`gam-request` on each answering path, the general one's drafts recorded."""
+    """`gam-request` ("project"), and with --explore ("project-explore") when asked for, each
+    reading's drafts recorded."""
     readings = Readings()
     report["readings"] = readings.by_question
 
@@ -288,13 +289,10 @@ def _project_systems(
         readings.current = question
         return ask_project(memory, question, server, extra=extra)
 
+    modes = {"read": ("project", []), "explore": ("project-explore", ["--explore"])}
     return [
-        (
-            f"project-{answering}",
-            lambda q, extra=["--answering", answering]: ask(q, extra),
-            project_check(memory),
-        )
-        for answering in args.answering
+        (modes[mode][0], lambda q, extra=modes[mode][1]: ask(q, extra), project_check(memory))
+        for mode in args.answering
     ]
 
 
@@ -340,7 +338,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--workers", type=int, help="gam-add --workers (default: the app's)")
     parser.add_argument("--timeout", type=float, help="seconds per LLM call")
     parser.add_argument(
-        "--answering", default="general", help="the project's answering paths, comma-separated"
+        "--answering",
+        default="read",
+        help="the project's ways to answer, comma-separated: read (the default), explore",
     )
     parser.add_argument("--make-split", action="store_true")
     parser.add_argument("--json-out", type=Path)

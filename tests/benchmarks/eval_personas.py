@@ -566,7 +566,7 @@ def _project(
     """The sessions fed to the persona's memory (or the memory kept with --skip-feed), its
     facts judged; the project as a system to ask."""
     server = Server(proxy.base_url, args.model, args.timeout)
-    extra = ["--answering", args.answering] if args.answering else []
+    extra = ["--explore"] if args.explore else []
     memory = args.memories / name
     if args.skip_feed:
         if not (memory / ".gam_meta.json").is_file():
@@ -750,7 +750,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         "--max-sessions", type=int, help="only the first N sessions (a smoke run: gold unreachable)"
     )
     parser.add_argument("--systems", default=",".join(SYSTEMS))
-    parser.add_argument("--answering", choices=["cascade", "general"], help="gam-request's path")
+    parser.add_argument("--explore", action="store_true", help="gam-request --explore")
     parser.add_argument("--timeout", type=float, help="seconds per LLM call")
     parser.add_argument("--context-tokens", type=int, help="the model's context (transcript)")
     parser.add_argument("--memories", type=Path, help="one memory folder per persona under it")

@@ -1,4 +1,5 @@
-"""The chat agent against the scripted server (spec 11.2), over real HTTP."""
+"""Exploring the memory with tools (spec 11.2) against the scripted server, over real
+HTTP: the model browses, answers, and its answer is checked against what it read."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gam_desktop.engine.ask.agent import AgentStep
+from gam_desktop.engine.answering.pipeline import Step
 from gam_desktop.engine.ask.conversation import Conversation
 from gam_desktop.engine.llm import LLMClient
 from gam_desktop.engine.models import ChatResult
@@ -16,6 +17,8 @@ from gam_desktop.engine.store.folder import NotAMemoryError
 from gam_desktop.engine.store.markdown import render_memory
 from gam_desktop.engine.workflow import Workflow
 from tests.memories import FOLDERS, MEMORIES, write_memory
+
+ANSWERED = "answered from "  # the pipeline's last step
 
 
 @pytest.fixture
@@ -42,18 +45,14 @@ def test_basic_query(workflow: Workflow) -> None:
 def test_hierarchical_exploration_reads_the_root_readme_first(workflow: Workflow) -> None:
     result = workflow.request("Explain transformer attention", explore=True)
     steps = steps_of(result)
-    assert steps[0].startswith('cat("README.md")')
+    assert steps[0] == "read README.md" and "README.md" in result.files_read
     assert "nlp" in result.dirs_explored
-    assert result.files_read.index("README.md") < result.files_read.index(
-        "nlp/transformer_attention.md"
-    )
     assert "nlp/transformer_attention.md" in result.sources
     assert "queries with keys" in result.answer
 
 
 def test_information_not_found(workflow: Workflow) -> None:
     result = workflow.request("How does Rust's borrow checker work?", explore=True)
-    assert result.answer == "The memory does not mention rust."  # no memory names Rust
     assert result.confidence < 0.3 and result.sources == []
 
 
@@ -69,9 +68,9 @@ def test_multi_source_synthesis(workflow: Workflow) -> None:
 def test_grep_finds_bert_without_browsing_everything(workflow: Workflow) -> None:
     result = workflow.request("What is BERT?", explore=True)
     steps = steps_of(result)
-    assert any(step.startswith('grep("BERT")') for step in steps)
+    assert any(step.startswith("searched for “BERT”") for step in steps), steps
     assert "2018" in result.answer and result.sources == ["nlp/bert_encoder.md"]
-    assert len(result.files_read) <= 3 < len(MEMORIES) + len(FOLDERS)
+    assert len([s for s in steps if s.startswith("read ")]) <= 3 < len(MEMORIES) + len(FOLDERS)
 
 
 def test_server_without_tools_answers_the_same(workflow: Workflow, llm_server) -> None:
@@ -90,9 +89,18 @@ def test_follow_up_question_uses_the_conversation(workflow: Workflow, settings) 
         "And when was it released?", explore=True, conversation=conversation
     )
     assert "2018" in follow_up.answer
-    assert any(step.startswith('grep("BERT")') for step in steps_of(follow_up))  # "it" = BERT
+    assert any("BERT" in step for step in steps_of(follow_up))  # "it" = BERT
     alone = workflow.request("And when was it released?", explore=True)
     assert not any("BERT" in step for step in steps_of(alone))  # nothing to resolve "it" to
+
+
+def test_a_follow_up_is_searched_with_the_question_it_refers_to(
+    workflow: Workflow, settings
+) -> None:
+    conversation = Conversation(LLMClient(settings))
+    workflow.request("What is BERT?", conversation=conversation)
+    follow_up = workflow.request("And when was it released?", conversation=conversation)
+    assert "2018" in follow_up.answer and follow_up.sources == ["nlp/bert_encoder.md"]
 
 
 def test_long_conversation_stays_within_its_budget(settings, llm_server) -> None:
@@ -130,54 +138,55 @@ def test_untrusted_memory_cannot_reach_outside(memory: Path, tmp_path: Path, set
     )
     everything = result.model_dump_json()
     assert "TOPSECRET" not in everything
-    assert 'cat("../../secrets.txt") -> error' in result.trajectory
+    assert "cat ../../secrets.txt: " in result.trajectory  # tried, and refused
     assert all(not s.startswith("..") for s in result.sources + result.files_read)
 
 
-def test_sources_are_only_files_read_that_exist(workflow: Workflow, memory: Path) -> None:
-    from gam_desktop.engine.ask.agent import ChatAgent, _Trail
-    from gam_desktop.engine.ask.tools import MemoryTools
+def _answering_with(text: str, sources: list[str] | None):
+    """A model that reads nothing more and answers at once, citing `sources`."""
+    from gam_desktop.engine.llm.tools import ToolCall, ToolReply
 
-    agent = ChatAgent(MemoryTools(memory), LLMClient(workflow.chat_settings))
-    trail = _Trail(read=["web/react_hooks.md"], matched=["nlp/bert_encoder.md"])
-    result = agent._result(
-        "q",
-        "a",
-        0.9,
-        ["web/react_hooks.md", "nlp/bert_encoder.md", "nlp/transformer_attention.md", "made_up.md"],
-        trail,
-    )
-    assert result.sources == ["web/react_hooks.md", "nlp/bert_encoder.md"]
-    assert "made_up.md" in result.notes and "transformer_attention" in result.notes
+    def answering(_llm, _messages, *_args, **_kwargs):
+        if sources is None:  # in prose, not through the answer tool
+            return ToolReply([], text)
+        return ToolReply([ToolCall("answer", {"text": text, "sources": sources})])
+
+    return answering
 
 
-def test_plain_text_answer_cites_what_was_found(workflow: Workflow, memory: Path) -> None:
+def test_sources_are_only_files_read_that_exist(workflow: Workflow, monkeypatch) -> None:
+    from gam_desktop.engine.answering import exploring
+
+    cited = ["nlp/bert_encoder.md", "made_up.md", "../outside.md"]
+    answer = "BERT was released by Google in 2018."
+    monkeypatch.setattr(exploring, "chat_with_tools", _answering_with(answer, cited))
+    result = workflow.request("What is BERT?", explore=True)
+    assert result.sources == ["nlp/bert_encoder.md"], result.sources
+    assert set(result.sources) <= set(result.files_read) and "made_up.md" not in result.files_read
+
+
+def test_plain_text_answer_rests_on_what_was_read(workflow: Workflow, monkeypatch) -> None:
     """Small models often answer in prose instead of calling answer()."""
-    from gam_desktop.engine.ask.agent import ChatAgent, _Trail
-    from gam_desktop.engine.ask.tools import MemoryTools
+    from gam_desktop.engine.answering import exploring
 
-    agent = ChatAgent(MemoryTools(memory), LLMClient(workflow.chat_settings))
-    only_readme = _Trail(read=[], matched=["README.md", "nlp/README.md"])
-    result = agent._result("What is BERT?", "BERT is an encoder.", None, None, only_readme)
-    assert result.sources == ["README.md", "nlp/README.md"] and result.confidence == 0.5
-    read = _Trail(read=["README.md", "nlp/bert_encoder.md"], matched=["web/react_hooks.md"])
-    assert agent._result("q", "a", None, None, read).sources == ["nlp/bert_encoder.md"]
-    assert agent._result("q", "a", 0.1, [], read).sources == []  # an explicit "none"
-    nothing = agent._result("q", "I don't know.", None, None, _Trail())
-    assert nothing.sources == [] and nothing.confidence == 0.2
+    answer = "BERT was released by Google in 2018."
+    monkeypatch.setattr(exploring, "chat_with_tools", _answering_with(answer, None))
+    result = workflow.request("What is BERT?", explore=True)
+    assert "2018" in result.answer and result.sources == ["nlp/bert_encoder.md"]
 
 
-def test_iteration_limit_synthesizes_with_lower_confidence(workflow: Workflow) -> None:
-    result = workflow.request("Explain transformer attention", explore=True, max_iterations=3)
-    assert "iteration limit" in result.notes
-    assert result.confidence <= 0.4 and result.answer
+def test_iteration_limit_synthesizes(workflow: Workflow, llm_server) -> None:
+    result = workflow.request("Explain transformer attention", explore=True, max_iterations=1)
+    assert "stopped at the step limit" in result.trajectory
+    assert llm_server.state.tasks().count("chat") == 2  # one step, then the synthesis
+    assert result.answer
 
 
 def test_steps_are_reported_live_and_cancel_between_them(memory: Path, settings) -> None:
     cancel = CancelToken()
-    seen: list[AgentStep] = []
+    seen: list[Step] = []
 
-    def on_step(step: AgentStep) -> None:
+    def on_step(step: Step) -> None:
         seen.append(step)
         if len(seen) == 2:
             cancel.cancel()
@@ -186,7 +195,7 @@ def test_steps_are_reported_live_and_cancel_between_them(memory: Path, settings)
         Workflow(gam_dir=memory, settings=settings, cancel=cancel).request(
             "Explain transformer attention", explore=True, on_step=on_step
         )
-    assert len(seen) == 2 and seen[0].describe() == "reading README.md"
+    assert len(seen) == 2 and seen[0].describe() == "read README.md"
 
 
 def test_request_on_a_folder_that_is_not_a_memory(tmp_path: Path, settings) -> None:
@@ -208,8 +217,8 @@ def test_the_root_readme_comes_with_the_question(workflow: Workflow, llm_server)
     result = workflow.request("What is BERT?", explore=True)
     first = llm_server.state.requests[0]["messages"][-1]["content"]
     assert first.startswith("Question: What is BERT?") and "## Contents" in first
-    assert result.trajectory.startswith('1. cat("README.md")') and "README.md" in result.files_read
-    assert sum(1 for r in llm_server.state.requests if r["task"] == "chat") == 3  # was 4
+    assert result.trajectory.startswith("1. read README.md") and "README.md" in result.files_read
+    assert sum(1 for r in llm_server.state.requests if r["task"] == "chat") == 3
 
 
 def test_a_model_stuck_on_a_made_up_path_is_stopped(workflow: Workflow, llm_server) -> None:
@@ -218,27 +227,12 @@ def test_a_model_stuck_on_a_made_up_path_is_stopped(workflow: Workflow, llm_serv
     llm_server.state.faults.append(Fault("stuck_tool", times=100, task="chat"))
     result = workflow.request("What is BERT?", explore=True, max_iterations=10)
     lines = result.trajectory.splitlines()
-    assert (
-        lines[1].startswith('2. ls("gamedata/research") -> error: ')
-        and "does not exist" in lines[1]
-    )
+    assert lines[1].startswith("2. ls gamedata/research: ") and "does not exist" in lines[1]
     repeats = [line for line in lines if "already called" in line]
     assert len(repeats) == 3
     told = json.dumps(llm_server.state.requests[-2]["messages"])  # what the model was sent
     assert "The top-level folders are: foundations/, nlp/, web/." in told
-    assert "repeated tool errors" in result.notes
+    assert "stopped after repeated tool errors" in result.trajectory
     tasks = [r["task"] for r in llm_server.state.requests]
-    assert tasks.count("chat") == 4 and tasks[-1] == "ground"  # four failing steps, then one
-    assert "2018" in result.answer  # grounded answer from the passages: not ten round trips
-
-
-def test_an_answer_from_excerpts_alone_claims_less(workflow: Workflow, memory: Path) -> None:
-    from gam_desktop.engine.ask.agent import ChatAgent, _Trail
-    from gam_desktop.engine.ask.tools import MemoryTools
-
-    agent = ChatAgent(MemoryTools(memory), LLMClient(workflow.chat_settings))
-    matched = _Trail(read=["README.md"], matched=["nlp/bert_encoder.md"])
-    result = agent._result("q", "BERT is an encoder.", 0.9, ["nlp/bert_encoder.md"], matched)
-    assert result.confidence == 0.6 and "search excerpts" in result.notes
-    read = _Trail(read=["README.md", "nlp/bert_encoder.md"])
-    assert agent._result("q", "a", 0.9, ["nlp/bert_encoder.md"], read).confidence == 0.9
+    assert tasks[-1] == "read"  # the passages read at last: not ten round trips
+    assert "2018" in result.answer

@@ -165,13 +165,13 @@ def test_nothing_stated_is_not_in_the_memory(tools: MemoryTools) -> None:
     assert result.files_read  # what was read is still listed
 
 
-def test_the_next_passages_are_read_when_the_best_do_not_state_it(tools: MemoryTools) -> None:
+def test_the_next_answerer_is_tried_when_one_gives_nothing_that_holds(tools: MemoryTools) -> None:
     question = "What do hooks return in networks of transformer attention models?"
     third = passages.retrieve(tools, question)[2]
     sentence = passages.units_of(third.text)[0]
     nothing = Reading(answer="", passages=[], found=False)
     found = Reading(answer=sentence, passages=[1])
-    result = answer(evidence(tools, question, nothing, found), [Grounded(2), Grounded(4, 2)])
+    result = answer(evidence(tools, question, nothing, found), [Grounded(2), Grounded(4)])
     assert result.sources == [third.memory], result.trajectory
     assert len(result.files_read) > 2  # both reads are listed
     assert "read 2 passages" in result.trajectory
@@ -361,7 +361,6 @@ def test_a_workflow_answers_with_the_llm_it_is_handed(tmp_path: Path) -> None:
         settings=LLMSettings(base_url="http://builder.invalid/v1"),
         chat_settings=chat,
         embeddings=EmbeddingSettings(enabled="off"),
-        answering="general",
         make_llm=make_llm,
     )
     try:

@@ -127,8 +127,8 @@ def test_chat_round_trip_with_clickable_sources(qtbot, window, tmp_path) -> None
     wait(qtbot, lambda: window.chat.turns[-1].result is not None)
     result = window.chat.turns[-1].result
     assert "2018" in result.answer and result.sources
-    assert steps and steps[0] == "reading README.md"  # live steps
-    assert "Confidence 60%" in window.chat.transcript.toPlainText()  # from the best passages
+    assert steps and steps[0].startswith("read 3 passages: ")  # live steps
+    assert "Confidence 80%" in window.chat.transcript.toPlainText()  # its quotes checked
     window.chat.transcript.anchorClicked.emit(QUrl(f"source:{result.sources[0]}"))
     assert window.preview.path == result.sources[0]
     assert "15 percent" in window.preview.body.toPlainText()  # the BERT note itself

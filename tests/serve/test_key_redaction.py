@@ -50,6 +50,9 @@ def echo(content: str) -> str:
         if action.get("tool") == "answer":  # the agent's answer as a JSON action
             action["arguments"]["text"] = echo(action["arguments"]["text"])
             return json.dumps(action)
+        if isinstance(action.get("answer"), str) and action["answer"]:  # a reading's answer
+            action["answer"] = echo(action["answer"])
+            return json.dumps(action)
         return content.replace("Porto", f"Porto {UPSTREAM_KEY}")
     said = f" (sent with key {UPSTREAM_KEY} and token {TOKEN})"
     cited = re.search(r" \[\d+\]", content)  # a grounded answer: inside its cited sentence
@@ -232,8 +235,24 @@ def _ask_streamed(memory: Path, settings: LLMSettings, server: LLMHTTPServer) ->
     return "".join(json.loads(e)["choices"][0]["delta"].get("content") or "" for e in events)
 
 
+@pytest.fixture
+def unchecked(monkeypatch) -> None:
+    """Answers as the model gives them, its first passage their support: the checks would
+    reject a reply holding a key's digits, and redaction must hold without them."""
+    from dataclasses import replace
+
+    from gam_desktop.engine.answering import pipeline
+    from gam_desktop.engine.answering.checks import Support
+
+    def as_given(draft, _checks, _evidence):
+        first = draft.passages[0]
+        return replace(draft, support=[Support(first, first.text)]) if draft.answer else None
+
+    monkeypatch.setattr(pipeline, "_checked", as_given)
+
+
 def test_mcp_ask_redacts_the_key_and_the_token(
-    memory: Path, settings: LLMSettings, echoing: EchoingServer
+    memory: Path, settings: LLMSettings, echoing: EchoingServer, unchecked
 ) -> None:
     server = MemoryServer(memory, keyed(settings, echoing))
     before = git(memory, "rev-parse", "HEAD")
@@ -257,7 +276,7 @@ def test_mcp_ask_redacts_the_key_and_the_token(
 
 
 def test_gam_chat_saves_no_key_the_llm_echoed(
-    make_workflow, settings: LLMSettings, echoing: EchoingServer
+    make_workflow, settings: LLMSettings, echoing: EchoingServer, unchecked
 ) -> None:
     """The engine's own conversations (gam-chat, the app's chat) are written from the
     LLM's reply too: the key it echoed is not in the file nor in git."""

@@ -4,7 +4,13 @@
 The search index ranks files (BM25, fused with embeddings where the memory has them); a
 file's window is the run of its sentences around the one sharing the most of the question's
 rarer words, with the heading it sits under. At most a few windows come from one document,
-so a question about several documents sees each of them."""
+so a question about several documents sees each of them.
+
+What the person said is dated: a conversation is read as the user's dated words, a fact as
+"Stated on <date>: …". A question about a time ("what did I say last week?") is answered
+from that time's conversations and facts, found by their dates even when they share no
+word with it; "when did I first…" puts the oldest first; a question about the current
+state ("where do I live now?") prefers what was said last (seed 003's recency weight)."""
 
 from __future__ import annotations
 
@@ -13,21 +19,28 @@ import re
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 
 from gam_desktop.engine.answering.lexicon import FUNCTION_WORDS
-from gam_desktop.engine.ask.corpus import ORIGINAL, CorpusFile, memory_of
-from gam_desktop.engine.ask.evidence import source_name
+from gam_desktop.engine.ask import recall
+from gam_desktop.engine.ask.corpus import ORIGINAL, CorpusFile, document_of, memory_of, reader_name
+from gam_desktop.engine.ask.recall import is_personal
 from gam_desktop.engine.ask.search import query_terms, tokenize
 from gam_desktop.engine.ask.tools import MemoryTools
-from gam_desktop.engine.chats.record import user_words
-from gam_desktop.engine.store.folder import CONVERSATIONS_DIR
+from gam_desktop.engine.ask.when import (
+    Window,
+    asks_for_current,
+    asks_what_was_said,
+    recency,
+    time_window,
+)
 from gam_desktop.engine.store.markdown import README, parse_memory
 
 PASSAGES = 5  # windows shown to the model (as many as a one-call retrieval shows)
 PER_DOCUMENT = 2  # windows of one document at most, while others have hits
 WINDOW_WORDS = 100  # words of a window: a fact with its context, short for a small model
 CANDIDATES = 30  # files read from the search before choosing
-_UNIT = re.compile(r"\n\s*\n|\n(?=\s*(?:[#>|*-]|\d+[.)]))|(?<=[.!?])\s+(?=[\"“(\[A-Z0-9])")
+_UNIT = re.compile(r"\n\s*\n|\n(?=\s*(?:[#>|*-]|\d{1,3}[.)]\s))|(?<=[.!?])\s+(?=[\"“(\[A-Z0-9])")
 _HEADING = re.compile(r"^\s*#{1,6}\s+\S")
 _IDENTIFIER = re.compile(r"\w*\d\w*(?:[._-]\w+)+|\w+(?:[._-]\w+)*[._-]\d\w*|\w*[a-z]\d\w*", re.I)
 _CAPITALIZED = re.compile(r"(?<![\w'’.-])([A-Z][\w'’-]*)")
@@ -48,13 +61,17 @@ class Passage:
         return f"[{self.number}] ({self.label})\n{self.text}"
 
 
-def retrieve(tools: MemoryTools, question: str, limit: int = PASSAGES) -> list[Passage]:
+def retrieve(
+    tools: MemoryTools, question: str, limit: int = PASSAGES, now: datetime | None = None
+) -> list[Passage]:
     """The question's best windows, best first, numbered from 1."""
     files = tools.corpus.snapshot()
-    texts: dict[str, tuple[str, str]] = {}  # memory -> (label, text), in search order
-    for hit in tools.index.search(question, top_k=CANDIDATES):
-        memory = memory_of(hit.path)
-        if memory not in texts and (shown := _shown(files, memory)) is not None:
+    now = now or datetime.now().astimezone()
+    period = time_window(question, now)
+    found = _in_time(files, _ranked(tools, question), question, now, period)
+    texts: dict[str, tuple[str, str]] = {}  # memory -> (label, text), in that order
+    for memory in found:
+        if memory not in texts and (shown := _shown(files, memory, period)) is not None:
             texts[memory] = shown
     weights = _weights(question, [text for _, text in texts.values()])
     chosen: list[Passage] = []
@@ -74,7 +91,7 @@ def retrieve(tools: MemoryTools, question: str, limit: int = PASSAGES) -> list[P
         ),
     )
     for memory, (label, text) in ordered:
-        document = source_name(files, memory)
+        document = label if is_personal(memory) else source_name(files, memory)
         if per_document[document or memory] >= PER_DOCUMENT:
             continue
         per_document[document or memory] += 1
@@ -83,6 +100,53 @@ def retrieve(tools: MemoryTools, question: str, limit: int = PASSAGES) -> list[P
         if len(chosen) == limit:
             break
     return chosen
+
+
+def _ranked(tools: MemoryTools, question: str) -> dict[str, float]:
+    """The files search finds for `question`, best first, with their scores."""
+    ranked: dict[str, float] = {}
+    for hit in tools.index.search(question, top_k=CANDIDATES):
+        ranked.setdefault(memory_of(hit.path), hit.score)
+    return ranked
+
+
+def _in_time(
+    files: Mapping[str, CorpusFile],
+    ranked: dict[str, float],
+    question: str,
+    now: datetime,
+    period: Window | None,
+) -> list[str]:
+    """`ranked`'s files in the order the question's time asks for: a question about what
+    was said at a time gets that time's conversations and facts (all of them, found by date)
+    and only those, when there are any; "first" puts the oldest of the person's files first,
+    in the places they held; "now" weighs each of them by how recent it is."""
+    order = list(ranked)
+    if period is not None and asks_what_was_said(question):
+        said = [k for k, f in files.items() if is_personal(k) and _said_in(k, f.text, period)]
+        said.sort(key=lambda k: recall.started_at(k, files[k].text) or period[0])
+        if said:
+            return [k for k in order if k in said] + [k for k in said if k not in ranked]
+    personal = [k for k in order if is_personal(k) and k in files]
+    if recall.asks_for_first(question) and personal:
+        best = max(ranked[k] for k in personal)  # the relevant ones, not a stray hit
+        personal = [k for k in personal if ranked[k] >= best / 2]
+        oldest = iter(sorted(personal, key=lambda k: recall.started_at(k, files[k].text) or now))
+        return [next(oldest) if k in personal else k for k in order]
+    if asks_for_current(question) and personal:
+        weighted = {
+            k: score * recency(recall.time_of(files[k].text), now) if k in personal else score
+            for k, score in ranked.items()
+        }
+        return sorted(order, key=lambda k: -weighted[k])
+    return order
+
+
+def _said_in(key: str, text: str, period: Window) -> bool:
+    last, first = recall.time_of(text), recall.started_at(key, text)
+    if (last is not None and last < period[0]) or (first is not None and first >= period[1]):
+        return False  # cheap: no turn of it can fall inside
+    return recall.within(key, text, period)
 
 
 def identifiers(text: str) -> set[str]:
@@ -129,12 +193,18 @@ def holds(text: str, identifier: str) -> bool:
     return re.search(pattern, text, re.IGNORECASE) is not None
 
 
-def _shown(files: Mapping[str, CorpusFile], memory: str) -> tuple[str, str] | None:
+def _shown(
+    files: Mapping[str, CorpusFile], memory: str, period: Window | None = None
+) -> tuple[str, str] | None:
     """A file's label and the text a window is cut from: a memory's original wording (its
-    summary when it has none), a README's body, what the person said in a conversation."""
+    summary when it has none), a README's body, what the person said in a conversation
+    (the turns of `period`, when it has some) and a fact, each dated."""
     own = files.get(memory)
     if own is None:
         return None
+    if is_personal(memory):
+        said = recall.personal_passage(memory, own.text, period)
+        return (recall.personal_label(memory, own.text), said) if said.strip() else None
     parsed = parse_memory(own.text)
     title = str(parsed.front.get("title") or memory.rsplit("/", 1)[-1].removesuffix(".md"))
     document = source_name(files, memory)
@@ -142,10 +212,15 @@ def _shown(files: Mapping[str, CorpusFile], memory: str) -> tuple[str, str] | No
     original = files.get(memory + ORIGINAL)
     if original is not None:
         return label, _LABEL.sub("", original.text, count=1).strip()
-    if memory.startswith(CONVERSATIONS_DIR + "/"):
-        said = user_words(own.text)
-        return (label, said) if said else None
     return label, parsed.body.strip()
+
+
+def source_name(files: Mapping[str, CorpusFile], key: str) -> str:
+    """The reader's name of the source document of a memory ("Acme oncall"), or "" for a
+    README, a conversation, a fact or a memory without a source."""
+    memory = files.get(memory_of(key))
+    name = document_of(memory.text) if memory is not None and not is_personal(key) else None
+    return reader_name(name) if name else ""
 
 
 def _weights(question: str, texts: list[str]) -> dict[str, float]:

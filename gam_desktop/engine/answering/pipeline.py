@@ -5,6 +5,7 @@ model is a file read, listed in the trajectory; an answer cites only passages it
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
@@ -13,16 +14,33 @@ from gam_desktop.engine.answering.checks import CHECKS, Check, Draft, Support
 from gam_desktop.engine.answering.lexicon import NOT_CLEARLY, NOT_IN_MEMORY
 from gam_desktop.engine.answering.passages import PASSAGES, Passage, rare_names, retrieve
 from gam_desktop.engine.answering.reading import read
+from gam_desktop.engine.ask.recall import is_fact
 from gam_desktop.engine.ask.tools import MemoryTools
+from gam_desktop.engine.chats.library import list_conversations
 from gam_desktop.engine.llm import LLM
 from gam_desktop.engine.models import ChatResult, Citation
 from gam_desktop.engine.progress import CancelToken
 from gam_desktop.engine.store.markdown import parse_memory
 from gam_desktop.engine.textutil import plural
 
+FOLLOW_UP = re.compile(r"\b(it|its|they|them|their|that|this|these|those|he|she|his|her)\b", re.I)
 CHECKED = 0.8  # confidence of an answer whose quotes and words hold
 FROM_QUOTE = 0.25  # no checked answer: the closest sentence is shown, as not found
 NOT_FOUND = 0.1
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of answering as it happens ("read 5 passages: …"), for a live display."""
+
+    number: int
+    summary: str
+
+    def describe(self) -> str:
+        return self.summary
+
+
+StepCallback = Callable[[Step], None]
 
 
 @dataclass
@@ -35,8 +53,18 @@ class Evidence:
     cancel: CancelToken
     context: list[dict[str, str]] = field(default_factory=list)  # the conversation so far
     passages: list[Passage] = field(default_factory=list)  # every passage shown, numbered
+    explored: list[str] = field(default_factory=list)  # folders listed (exploring)
+    earlier: str = ""  # the conversation's last question, for a follow-up's search
     steps: list[str] = field(default_factory=list)
     on_step: Callable[[str], None] = lambda _line: None
+
+    @property
+    def searched(self) -> str:
+        """What to search for: the question, and the one before it when this one refers
+        back to it with a pronoun ("and when was it released?")."""
+        if self.earlier and FOLLOW_UP.search(self.question):
+            return f"{self.question} {self.earlier}"
+        return self.question
 
     def step(self, line: str) -> None:
         self.steps.append(line)
@@ -60,12 +88,11 @@ class Grounded:
 
     name = "grounded"
 
-    def __init__(self, limit: int = PASSAGES, skip: int = 0) -> None:
-        self.limit, self.skip = limit, skip
+    def __init__(self, limit: int = PASSAGES) -> None:
+        self.limit = limit
 
     def try_answer(self, evidence: Evidence) -> Draft | None:
-        found = retrieve(evidence.tools, evidence.question, self.skip + self.limit)
-        passages = _renumbered(found[self.skip :])
+        passages = retrieve(evidence.tools, evidence.searched, self.limit)
         if not passages:
             return None
         evidence.show(passages)
@@ -79,11 +106,10 @@ class Grounded:
         return Draft(evidence.question, answer, [], passages, cited=cited, named=named)
 
 
-def _renumbered(passages: list[Passage]) -> list[Passage]:
-    return [Passage(n, p.memory, p.document, p.label, p.text) for n, p in enumerate(passages, 1)]
-
-
-ANSWERERS: tuple[Answerer, ...] = (Grounded(), Grounded(skip=PASSAGES))
+# One reading: a second one of the next five passages changed no answer on the dev halves
+# of five corpora (ablate_checks.py, "first reading only") and cost a call per question the
+# first one did not settle (the median time went past 3x one BM25 call).
+ANSWERERS: tuple[Answerer, ...] = (Grounded(),)
 
 
 def answer(
@@ -141,7 +167,7 @@ def _result(evidence: Evidence, draft: Draft, read_files: list[str]) -> ChatResu
         confidence, note = FROM_QUOTE, "not found; the closest sentence shown"
     else:
         text, confidence, note = f"{draft.answer.strip()}\n\n{quoted}", CHECKED, "quotes checked"
-    sources = list(dict.fromkeys(s.passage.memory for s in draft.support))
+    sources = _with_conversations(evidence.tools, [s.passage.memory for s in draft.support])
     evidence.step(f"answered from {plural(len(draft.support), 'quoted sentence')}")
     return _finish(evidence, text, confidence, sources, read_files, note)
 
@@ -162,11 +188,34 @@ def _finish(
         citations=[_citation(evidence.tools, s) for s in sources],
         confidence=confidence,
         files_read=read_files,
+        dirs_explored=list(evidence.explored),
         trajectory="\n".join(lines),
         notes=note,
     )
 
 
+def _with_conversations(tools: MemoryTools, sources: list[str]) -> list[str]:
+    """`sources`, each fact followed by the conversation the person stated it in."""
+    out: list[str] = []
+    for source in dict.fromkeys(sources):
+        out.append(source)
+        if is_fact(source) and (said := _conversation_of(tools, source)) is not None:
+            out.append(said)
+    return list(dict.fromkeys(out))
+
+
+def _conversation_of(tools: MemoryTools, fact: str) -> str | None:
+    own = tools.corpus.snapshot().get(fact)
+    said = parse_memory(own.text).front.get("source_conversation") if own is not None else None
+    if not said:
+        return None
+    listed = list_conversations(tools.sandbox.root)
+    return next((info.path for info in listed if info.id == str(said)), None)
+
+
 def _citation(tools: MemoryTools, path: str) -> Citation:
     own = tools.corpus.snapshot().get(path)
-    return Citation.from_front(path, parse_memory(own.text).front if own is not None else {})
+    front = parse_memory(own.text).front if own is not None else {}
+    if is_fact(path):  # a fact's source is the conversation it was stated in
+        front = {"source": _conversation_of(tools, path)}
+    return Citation.from_front(path, front)

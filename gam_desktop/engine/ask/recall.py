@@ -90,8 +90,9 @@ def personal_passage(key: str, text: str, window: Window | None) -> str:
     if window is not None:
         turns = [t for t in turns if window[0] <= t.time < window[1]] or turns
     # The user's own words: answers came from the documents, which are searched themselves.
-    return " ".join(
-        f"On {t.time:%Y-%m-%d %H:%M} the user said: {' '.join(t.question.split())}" for t in turns
+    return "\n\n".join(
+        f"On {t.time:%Y-%m-%d} at {t.time:%H:%M} UTC the user said: {' '.join(t.question.split())}"
+        for t in turns
     )
 
 
@@ -100,7 +101,7 @@ def personal_label(key: str, text: str) -> str:
     when = time_of(text)
     date = f"{when:%Y-%m-%d}" if when else "an unknown date"
     if is_fact(key):
-        return f"a fact the user stated ({date})"
+        return f"a fact the user stated on {date}"  # (no brackets: a label is bracketed)
     title = _TITLE.search(text[:2000])
     name = title.group(1).strip("'\" ") if title else "a conversation"
-    return f'the conversation "{name}" ({date})'
+    return f'the conversation "{name}" of {date}'
