@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gam_desktop.engine.ask.tools import MemoryTools
+from gam_desktop.engine.retrieval.tools import MemoryTools
 
 # Word, PowerPoint, EPUB, HTML and e-mail documents: written by the self-check (the
 # packaged app's self-test drops them too), shared here.

@@ -24,12 +24,6 @@ from typing import Any
 from gam_desktop.engine.answering import pipeline as answering
 from gam_desktop.engine.answering.exploring import Explorer
 from gam_desktop.engine.answering.pipeline import Step, StepCallback
-from gam_desktop.engine.ask import find
-from gam_desktop.engine.ask.conversation import Conversation, working_memory
-from gam_desktop.engine.ask.find import Found
-from gam_desktop.engine.ask.intent import is_statement
-from gam_desktop.engine.ask.saved_turns import TurnToSave, stage_turns
-from gam_desktop.engine.ask.tools import MemoryTools
 from gam_desktop.engine.build import resume
 from gam_desktop.engine.build import summarize_again as summarizing
 from gam_desktop.engine.build.builder import BuildOptions, BuildReport, MemoryBuilder
@@ -39,8 +33,11 @@ from gam_desktop.engine.build.estimate import estimate as size_of
 from gam_desktop.engine.build.resume import PendingAdd
 from gam_desktop.engine.build.stages import WRITE_WEIGHT
 from gam_desktop.engine.chats import library as chats
+from gam_desktop.engine.chats.conversation import Conversation, working_memory
+from gam_desktop.engine.chats.intent import is_statement, question_part
 from gam_desktop.engine.chats.library import ConversationInfo
 from gam_desktop.engine.chats.record import ConversationRecord, Turn, new_record, title_from
+from gam_desktop.engine.chats.saved_turns import TurnToSave, stage_turns
 from gam_desktop.engine.drop import Drop, held_sources
 from gam_desktop.engine.errors import GamError
 from gam_desktop.engine.facts import history as fact_history
@@ -73,6 +70,9 @@ from gam_desktop.engine.research import save as research_files
 from gam_desktop.engine.research.agent import ResearchAgent, ResearchCallback
 from gam_desktop.engine.research.budget import Limits
 from gam_desktop.engine.research.models import ResearchReport
+from gam_desktop.engine.retrieval import find
+from gam_desktop.engine.retrieval.find import Found
+from gam_desktop.engine.retrieval.tools import MemoryTools
 from gam_desktop.engine.store.changes import (
     CHAT,
     FORGET,
@@ -682,7 +682,7 @@ class Workflow:
                 on_step(Step(len(steps), line))
 
         evidence = answering.Evidence(
-            user_prompt,
+            question_part(user_prompt),  # "I live in Porto. What is …?" asks only its question
             tools,
             self.make_llm(self.chat_settings),
             self.cancel,
@@ -694,6 +694,7 @@ class Workflow:
         explorer = (Explorer(max_iterations, system_prompt), answering.Grounded())
         answerers = explorer if explore else answering.ANSWERERS
         result = answering.answer(evidence, answerers)
+        result.question = user_prompt
         if conversation is not None:
             conversation.add(user_prompt, result.answer, self.cancel)
         return result

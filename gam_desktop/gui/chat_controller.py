@@ -20,7 +20,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
-from gam_desktop.engine.ask.conversation import Conversation
+from gam_desktop.engine.chats.conversation import Conversation
 from gam_desktop.engine.facts.learn import Learned
 from gam_desktop.engine.history.log import TRAILER_KIND, Operation
 from gam_desktop.engine.research.models import ResearchReport

@@ -34,7 +34,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gam_desktop.engine.ask.find import Found
+from gam_desktop.engine.retrieval.find import Found
 from gam_desktop.engine.store.changes import Changes
 from gam_desktop.engine.store.folder import MemoryFolder
 from gam_desktop.engine.textutil import plural

@@ -22,7 +22,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from gam_desktop.engine.ask.words import tokenize
+from gam_desktop.engine.retrieval.words import tokenize
 from gam_desktop.engine.textutil import STOPWORDS
 
 DIM = 1024  # few collisions between the stems of a test's texts

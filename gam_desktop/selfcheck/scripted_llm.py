@@ -47,7 +47,6 @@ TASKS = {
     "You are a taxonomy maintainer": "place",
     "You are a README writer": "describe",
     "You are a conversation summarizer": "summarize",
-    "You answer questions from passages": "ground",
     "You answer a question using only the numbered passages": "read",
     "You extract facts about the user": "extract_facts",
     "You keep a personal memory of facts": "reconcile_facts",
@@ -671,14 +670,6 @@ class LLMHTTPServer(ThreadingHTTPServer):
         if task == "chat":
             self._send_chat(handler, request, fault)
             return
-        if task == "ground":
-            ground = {
-                "wrong_lookalike": scripted_agent.careless_grounded,
-                "other_figure": scripted_agent.other_figure_grounded,
-            }.get(fault.kind if fault else "", scripted_agent.grounded)
-            content = ground(messages)
-            self._reply(handler, request, {"role": "assistant", "content": content})
-            return
         if task == "recall":
             content = recall(messages)
             self._reply(handler, request, {"role": "assistant", "content": content})
@@ -727,14 +718,6 @@ class LLMHTTPServer(ThreadingHTTPServer):
             name, args = scripted_agent.next_action(scripted_agent.parse_history(messages))
             if fault and fault.kind == "stuck_tool":
                 name, args = "ls", {"path": "gamedata/research"}
-            if fault and fault.kind == "scaffold":  # a small model echoing the loop's hint
-                hint = "The top-level folders are: topic/. Try something else, or call answer."
-                name, args = "answer", {"text": hint, "confidence": 0.9, "sources": []}
-            if fault and fault.kind == "unsure":  # says it cannot tell, yet sounds sure
-                text = "I don't have enough information to determine the answer."
-                name, args = "answer", {"text": text, "confidence": 0.6, "sources": []}
-            if fault and fault.kind == "wrong_lookalike":  # cites the last passage, any name
-                name, args = scripted_agent.last_passage_answer(messages)
             if request.get("tools"):
                 message["content"] = None
                 message["tool_calls"] = [

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from gam_desktop.engine.ask.words import query_terms, tokenize
+from gam_desktop.engine.retrieval.words import query_terms, tokenize
 
 PASSAGE = re.compile(r"^\[(\d+)\] \(([^)\n]*)\)\n(.*?)(?=^\[\d+\] \(|\Z)", re.M | re.S)
 NAME = re.compile(r"(?<!^)(?<![.?!] )\b[A-Z][\w'’-]*")  # capitalized inside a sentence

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from gam_desktop.engine.ask.words import query_terms, tokenize
+from gam_desktop.engine.retrieval.words import query_terms, tokenize
 from gam_desktop.engine.textutil import keywords
 
 NAME = re.compile(r"\b[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*|\b\d+\.\d+\b")

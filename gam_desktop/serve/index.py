@@ -14,8 +14,8 @@ import logging
 import threading
 from pathlib import Path
 
-from gam_desktop.engine.ask.tools import MemoryTools
 from gam_desktop.engine.llm.embeddings import EmbeddingSettings
+from gam_desktop.engine.retrieval.tools import MemoryTools
 
 log = logging.getLogger(__name__)
 

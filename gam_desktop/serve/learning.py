@@ -34,9 +34,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from gam_desktop.engine.ask.saved_turns import TurnToSave
 from gam_desktop.engine.chats.library import list_conversations, saved_turn_ids
 from gam_desktop.engine.chats.record import parse
+from gam_desktop.engine.chats.saved_turns import TurnToSave
 from gam_desktop.engine.models import utc_now
 from gam_desktop.engine.store.markdown import parse_time
 from gam_desktop.engine.workflow import Workflow

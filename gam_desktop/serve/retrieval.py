@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from gam_desktop.engine.ask import recall
-from gam_desktop.engine.ask.corpus import CorpusFile, memory_of, title_of
-from gam_desktop.engine.ask.tools import MemoryTools
-from gam_desktop.engine.ask.words import tokenize
+from gam_desktop.engine.answering import recall
+from gam_desktop.engine.retrieval.corpus import CorpusFile, memory_of, title_of
+from gam_desktop.engine.retrieval.tools import MemoryTools
+from gam_desktop.engine.retrieval.words import tokenize
 
 PREAMBLE = (
     "Passages from the user's memory (GAM), most relevant first, each under its file path. "

@@ -24,7 +24,7 @@ from gam_desktop.engine.answering.checks import CHECKS, Check, Draft  # noqa: E4
 from gam_desktop.engine.answering.lexicon import NOT_CLEARLY, NOT_IN_MEMORY  # noqa: E402
 from gam_desktop.engine.answering.passages import Passage, rare_names  # noqa: E402
 from gam_desktop.engine.answering.pipeline import FROM_QUOTE, NOT_FOUND, check_draft  # noqa: E402
-from gam_desktop.engine.ask.tools import MemoryTools  # noqa: E402
+from gam_desktop.engine.retrieval.tools import MemoryTools  # noqa: E402
 from tests.benchmarks.eval_answers import score  # noqa: E402
 from tests.benchmarks.eval_corpora import sets  # noqa: E402
 

@@ -18,8 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from gam_desktop.engine.ask.find import titles
-from gam_desktop.engine.ask.tools import MemoryTools
+from gam_desktop.engine.retrieval.find import titles
+from gam_desktop.engine.retrieval.tools import MemoryTools
 from gam_desktop.engine.store.folder import MemoryFolder
 from gam_desktop.gui.app import make_app
 from gam_desktop.gui.tree_panel import MemoryTree

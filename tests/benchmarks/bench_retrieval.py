@@ -17,10 +17,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from gam_desktop.engine.ask.search import index_size
-from gam_desktop.engine.ask.tools import MemoryTools
 from gam_desktop.engine.llm import LLMSettings
 from gam_desktop.engine.models import GamMeta
+from gam_desktop.engine.retrieval.search import index_size
+from gam_desktop.engine.retrieval.tools import MemoryTools
 from gam_desktop.engine.store.folder import MemoryFolder
 from gam_desktop.engine.store.markdown import ReadmeEntry, render_memory, render_readme
 from gam_desktop.engine.workflow import Workflow

@@ -42,8 +42,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from gam_desktop.engine.ask.corpus import Corpus  # noqa: E402
-from gam_desktop.engine.ask.tools import MemoryTools  # noqa: E402
+from gam_desktop.engine.retrieval.corpus import Corpus  # noqa: E402
+from gam_desktop.engine.retrieval.tools import MemoryTools  # noqa: E402
 from gam_desktop.engine.store.folder import APP_DIR, CACHE_DIR, MemoryFolder  # noqa: E402
 from tests.benchmarks.bench_retrieval import timed  # noqa: E402
 from tests.benchmarks.scale_memory import generate  # noqa: E402
@@ -239,7 +239,7 @@ def phase_agent(root: Path, runs: int) -> None:
         f"  the next search after the app's own 10-file write: "
         f"p50 {ms(statistics.median(own))}, max {ms(max(own))}"
     )
-    from gam_desktop.engine.ask import find
+    from gam_desktop.engine.retrieval import find
 
     p50, _ = timed(lambda: find.titles(tools), 3)
     print(f"  every file's title (the find box's filter): {p50:.0f} ms")

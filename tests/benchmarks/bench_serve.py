@@ -25,10 +25,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import httpx2
 
-from gam_desktop.engine.ask.tools import MemoryTools
 from gam_desktop.engine.chats.library import list_conversations
 from gam_desktop.engine.chats.record import parse
 from gam_desktop.engine.llm import LLMSettings
+from gam_desktop.engine.retrieval.tools import MemoryTools
 from gam_desktop.engine.workflow import Workflow
 from gam_desktop.serve import retrieval
 from gam_desktop.serve.retrieval import ReadOptions

@@ -32,9 +32,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from gam_desktop.engine.ask.tools import MemoryTools
-from gam_desktop.engine.ask.vectors import NO_VECTORS
 from gam_desktop.engine.llm.embeddings import EmbeddingSettings
+from gam_desktop.engine.retrieval.tools import MemoryTools
+from gam_desktop.engine.retrieval.vectors import NO_VECTORS
 from gam_desktop.engine.store.markdown import render_memory
 from gam_desktop.selfcheck import scripted_embeddings
 from gam_desktop.selfcheck.scripted_llm import RunningServer

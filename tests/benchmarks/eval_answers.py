@@ -537,7 +537,7 @@ class Baseline:
     def __init__(self, docs: Path, server: Server, files: list[Path] | None = None) -> None:
         from rank_bm25 import BM25Okapi
 
-        from gam_desktop.engine.ask.search import tokenize
+        from gam_desktop.engine.retrieval.search import tokenize
 
         self.tokenize = tokenize
         self.server = server

@@ -31,8 +31,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from gam_desktop.engine.ask.conversation import working_memory  # noqa: E402
 from gam_desktop.engine.chats import library as chats  # noqa: E402
+from gam_desktop.engine.chats.conversation import working_memory  # noqa: E402
 from gam_desktop.engine.chats.record import Turn, new_record, render  # noqa: E402
 from gam_desktop.engine.facts.record import Fact  # noqa: E402
 from gam_desktop.engine.llm import LLMSettings  # noqa: E402

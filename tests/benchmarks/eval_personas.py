@@ -397,7 +397,7 @@ class TurnsBM25:
     def __init__(self, persona: dict[str, Any], server: Server, today: datetime) -> None:
         from rank_bm25 import BM25Okapi
 
-        from gam_desktop.engine.ask.search import tokenize
+        from gam_desktop.engine.retrieval.search import tokenize
 
         self.server = server
         self.tokenize = tokenize

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gam_desktop.engine.answering.pipeline import Step
-from gam_desktop.engine.ask.conversation import Conversation
+from gam_desktop.engine.chats.conversation import Conversation
 from gam_desktop.engine.llm import LLMClient
 from gam_desktop.engine.models import ChatResult
 from gam_desktop.engine.progress import CancelToken, OperationCancelled

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from gam_desktop.engine.ask.search import index_size, tokenize
-from gam_desktop.engine.ask.tools import GREP_LIMIT, MemoryTools
+from gam_desktop.engine.retrieval.search import index_size, tokenize
+from gam_desktop.engine.retrieval.tools import GREP_LIMIT, MemoryTools
 
 
 @pytest.fixture
@@ -198,8 +198,8 @@ def test_a_private_folder_reached_under_another_name_is_refused(memory: Path) ->
 def test_a_word_in_half_the_files_is_still_found(tmp_path: Path) -> None:
     """rank-bm25's IDF is zero for a word in half the files: in a memory of one document
     (its memory and its original text) search found nothing for the memory's own words."""
-    from gam_desktop.engine.ask.corpus import Corpus
-    from gam_desktop.engine.ask.search import SearchIndex
+    from gam_desktop.engine.retrieval.corpus import Corpus
+    from gam_desktop.engine.retrieval.search import SearchIndex
 
     (tmp_path / "a.md").write_text("---\ntitle: a\n---\n\nThe quokka checklist is mandatory.\n")
     (tmp_path / "b.md").write_text("---\ntitle: b\n---\n\nRotations hand over on Monday.\n")

@@ -16,12 +16,12 @@ from gam_desktop.engine.answering.lexicon import NOT_IN_MEMORY
 from gam_desktop.engine.answering.passages import Passage, best_window
 from gam_desktop.engine.answering.pipeline import Evidence, Grounded, answer
 from gam_desktop.engine.answering.reading import Reading
-from gam_desktop.engine.ask.tools import MemoryTools
 from gam_desktop.engine.chats.record import Turn, new_record, render
 from gam_desktop.engine.llm import LLMSettings
 from gam_desktop.engine.llm.embeddings import EmbeddingSettings
 from gam_desktop.engine.models import META_FILE, GamMeta
 from gam_desktop.engine.progress import CancelToken
+from gam_desktop.engine.retrieval.tools import MemoryTools
 from gam_desktop.engine.workflow import Workflow
 from tests.fakes import FakeLLM
 from tests.memories import write_memory

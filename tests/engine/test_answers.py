@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from gam_desktop.engine.ask.tools import MemoryTools
 from gam_desktop.engine.build.context import NUMBER, number_coverage
+from gam_desktop.engine.retrieval.tools import MemoryTools
 from gam_desktop.engine.store.folder import MemoryFolder
 from gam_desktop.engine.store.markdown import parse_memory
 from gam_desktop.selfcheck.scripted_llm import Fault

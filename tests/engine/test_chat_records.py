@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gam_desktop.engine.ask.conversation import working_memory
+from gam_desktop.engine.chats.conversation import working_memory
 from gam_desktop.engine.chats.library import (
     ConversationNotFound,
     list_conversations,

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from gam_desktop.engine.ask.conversation import working_memory
-from gam_desktop.engine.ask.saved_turns import TurnToSave
 from gam_desktop.engine.chats import library as chats
+from gam_desktop.engine.chats.conversation import working_memory
 from gam_desktop.engine.chats.library import ConversationNotFound
 from gam_desktop.engine.chats.record import Turn, new_record, parse, render
+from gam_desktop.engine.chats.saved_turns import TurnToSave
 from gam_desktop.engine.models import ChatResult, utc_now
 from gam_desktop.engine.store.changeset import StoreError
 from gam_desktop.engine.store.folder import NotAMemoryError
@@ -66,7 +66,7 @@ def test_a_100_turn_conversation_continues_within_its_budget(memory: Workflow, l
     before = len(llm_server.state.requests)
     turn = memory.chat("What is the launch planned with?", record.id)
     assert turn.turn == 101 and len(parse(target.read_text()).turns) == 101
-    asked = [r for r in llm_server.state.requests[before:] if r["task"] in ("ground", "chat")]
+    asked = [r for r in llm_server.state.requests[before:] if r["task"] == "read"]
     sent = sum(len(str(m.get("content") or "")) for m in asked[0]["messages"])
     assert sent < 20_000  # the working memory, not 100 turns
     saved = parse(target.read_text())

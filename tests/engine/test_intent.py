@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from gam_desktop.engine.ask.intent import is_statement, question_part
+from gam_desktop.engine.chats.intent import is_statement, question_part
 
 
 @pytest.mark.parametrize(

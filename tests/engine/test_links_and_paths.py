@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from gam_desktop.engine.ask.tools import MemoryTools
+from gam_desktop.engine.retrieval.tools import MemoryTools
 from gam_desktop.engine.store.changeset import StoreError
 from gam_desktop.engine.store.folder import MemoryFolder, NotAMemoryError
 from tests.clirun import run_cli

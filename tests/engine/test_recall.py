@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from gam_desktop.engine.answering.passages import retrieve
-from gam_desktop.engine.ask.tools import MemoryTools
-from gam_desktop.engine.ask.when import asks_for_current, recency, time_window
+from gam_desktop.engine.answering.when import asks_for_current, recency, time_window
 from gam_desktop.engine.chats.record import Turn, new_record, render
 from gam_desktop.engine.facts.record import Fact
 from gam_desktop.engine.facts.record import render as render_fact
+from gam_desktop.engine.retrieval.tools import MemoryTools
 
 NOW = datetime(2026, 11, 22, 15, 0, tzinfo=UTC)  # a Sunday
 DAY = timedelta(days=1)
@@ -155,4 +155,3 @@ def test_a_time_asked_about_documents_keeps_the_documents(personal: Path) -> Non
     chat(personal, NOW - timedelta(hours=1), "I like tea.")
     passages = retrieve(MemoryTools(personal), "What is sailing about today?", now=NOW)
     assert any(p.memory == "notes/boats.md" for p in passages)
-

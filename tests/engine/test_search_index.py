@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from rank_bm25 import BM25Okapi
 
-from gam_desktop.engine.ask import postings, search, tools
-from gam_desktop.engine.ask.corpus import ORIGINAL, Corpus
-from gam_desktop.engine.ask.search import CACHE_FILE, SearchIndex, query_terms, tokenize
-from gam_desktop.engine.ask.tools import MemoryTools
+from gam_desktop.engine.retrieval import postings, search, tools
+from gam_desktop.engine.retrieval.corpus import ORIGINAL, Corpus
+from gam_desktop.engine.retrieval.search import CACHE_FILE, SearchIndex, query_terms, tokenize
+from gam_desktop.engine.retrieval.tools import MemoryTools
 from gam_desktop.engine.store.markdown import render_memory
 
 QUERIES = [
@@ -227,7 +227,7 @@ def test_grep_past_its_cap_counts_every_file_without_reading_them(
 
 
 def test_titles_come_from_the_index(folder: Path) -> None:
-    from gam_desktop.engine.ask.find import titles
+    from gam_desktop.engine.retrieval.find import titles
 
     found = titles(MemoryTools(folder))
     assert found["ops/quokka.md"] == "quokka" and found["README.md"] == "Memory"

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from gam_desktop.engine.ask.tools import MemoryTools
 from gam_desktop.engine.llm import embeddings
 from gam_desktop.engine.llm.embeddings import EmbeddingSettings
+from gam_desktop.engine.retrieval.tools import MemoryTools
 from gam_desktop.engine.store.markdown import render_memory
 from tests.memories import write_memory
 

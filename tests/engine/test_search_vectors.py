@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from gam_desktop.engine.ask import vectors
-from gam_desktop.engine.ask.corpus import ORIGINAL
-from gam_desktop.engine.ask.search import CACHE_FILE
-from gam_desktop.engine.ask.tools import MemoryTools
-from gam_desktop.engine.ask.vectors import fuse, pieces_of
 from gam_desktop.engine.llm import LLMSettings, embeddings
 from gam_desktop.engine.llm.embeddings import EmbeddingSettings
+from gam_desktop.engine.retrieval import vectors
+from gam_desktop.engine.retrieval.corpus import ORIGINAL
+from gam_desktop.engine.retrieval.search import CACHE_FILE
+from gam_desktop.engine.retrieval.tools import MemoryTools
+from gam_desktop.engine.retrieval.vectors import fuse, pieces_of
 from gam_desktop.engine.store.markdown import render_memory
 from gam_desktop.selfcheck.scripted_llm import RunningServer
 from tests.memories import write_memory

@@ -13,9 +13,9 @@ import pytest
 from PySide6.QtCore import Qt, QUrl
 from PySide6.QtWidgets import QApplication, QListWidgetItem
 
-from gam_desktop.engine.ask import find
-from gam_desktop.engine.ask.find import Found, marks, title_of
 from gam_desktop.engine.progress import CancelToken, OperationCancelled
+from gam_desktop.engine.retrieval import find
+from gam_desktop.engine.retrieval.find import Found, marks, title_of
 from gam_desktop.engine.store.markdown import render_memory
 from gam_desktop.engine.workflow import Workflow
 from gam_desktop.gui import find_panel

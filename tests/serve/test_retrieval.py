@@ -6,8 +6,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from gam_desktop.engine.ask.tools import MemoryTools
 from gam_desktop.engine.models import GamMeta
+from gam_desktop.engine.retrieval.tools import MemoryTools
 from gam_desktop.serve.retrieval import PREAMBLE, ReadOptions, inject, passages, query_of
 
 NOW = datetime(2026, 11, 1, tzinfo=UTC)

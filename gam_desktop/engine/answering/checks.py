@@ -14,7 +14,7 @@ from typing import Protocol
 
 from gam_desktop.engine.answering.lexicon import FUNCTION_WORDS, MONTHS, NOT_STATED
 from gam_desktop.engine.answering.passages import Passage, holds, identifiers, units_of
-from gam_desktop.engine.ask.search import tokenize
+from gam_desktop.engine.retrieval.search import tokenize
 
 QUOTE_OVERLAP = 0.75  # share of a quote's words a source sentence must hold to be it
 ANSWER_OVERLAP = 0.5  # share of an answer's own words its quotes must hold

@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any
 
 from gam_desktop.engine.answering.checks import Draft
 from gam_desktop.engine.answering.passages import Passage, rare_names, retrieve
-from gam_desktop.engine.ask.tools import TOOLS, ToolResult
-from gam_desktop.engine.ask.when import describe_today
+from gam_desktop.engine.answering.when import describe_today
 from gam_desktop.engine.llm import LLMCallFailed
 from gam_desktop.engine.llm.tools import ToolCall, ToolReply, chat_with_tools
 from gam_desktop.engine.models import utc_now
+from gam_desktop.engine.retrieval.tools import TOOLS, ToolResult
 from gam_desktop.engine.textutil import plural
 
 if TYPE_CHECKING:

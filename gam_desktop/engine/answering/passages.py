@@ -21,19 +21,25 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
+from gam_desktop.engine.answering import recall
 from gam_desktop.engine.answering.lexicon import FUNCTION_WORDS
-from gam_desktop.engine.ask import recall
-from gam_desktop.engine.ask.corpus import ORIGINAL, CorpusFile, document_of, memory_of, reader_name
-from gam_desktop.engine.ask.recall import is_personal
-from gam_desktop.engine.ask.search import query_terms, tokenize
-from gam_desktop.engine.ask.tools import MemoryTools
-from gam_desktop.engine.ask.when import (
+from gam_desktop.engine.answering.recall import is_personal
+from gam_desktop.engine.answering.when import (
     Window,
     asks_for_current,
     asks_what_was_said,
     recency,
     time_window,
 )
+from gam_desktop.engine.retrieval.corpus import (
+    ORIGINAL,
+    CorpusFile,
+    document_of,
+    memory_of,
+    reader_name,
+)
+from gam_desktop.engine.retrieval.search import query_terms, tokenize
+from gam_desktop.engine.retrieval.tools import MemoryTools
 from gam_desktop.engine.store.markdown import README, parse_memory
 
 PASSAGES = 5  # windows shown to the model (as many as a one-call retrieval shows)

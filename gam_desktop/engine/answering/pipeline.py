@@ -14,12 +14,12 @@ from gam_desktop.engine.answering.checks import CHECKS, Check, Draft, Support
 from gam_desktop.engine.answering.lexicon import NOT_CLEARLY, NOT_IN_MEMORY
 from gam_desktop.engine.answering.passages import PASSAGES, Passage, rare_names, retrieve
 from gam_desktop.engine.answering.reading import read
-from gam_desktop.engine.ask.recall import is_fact
-from gam_desktop.engine.ask.tools import MemoryTools
+from gam_desktop.engine.answering.recall import is_fact
 from gam_desktop.engine.chats.library import list_conversations
 from gam_desktop.engine.llm import LLM
 from gam_desktop.engine.models import ChatResult, Citation
 from gam_desktop.engine.progress import CancelToken
+from gam_desktop.engine.retrieval.tools import MemoryTools
 from gam_desktop.engine.store.markdown import parse_memory
 from gam_desktop.engine.textutil import plural
 

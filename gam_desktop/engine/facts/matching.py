@@ -21,10 +21,10 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gam_desktop.engine.ask.words import query_terms, stem
 from gam_desktop.engine.facts import lexicon as lx
 from gam_desktop.engine.facts.record import Fact
 from gam_desktop.engine.facts.said import Said, shape
+from gam_desktop.engine.retrieval.words import query_terms, stem
 
 NEIGHBOURS = 5  # existing facts shown per new fact
 UPDATE, DELETE = "UPDATE", "DELETE"

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from gam_desktop.engine.ask.intent import told_part
+from gam_desktop.engine.chats.intent import told_part
 from gam_desktop.engine.facts import lexicon as lx
 
 _WORD = re.compile(r"[^\W_]+(?:[.:'’-][^\W_]+)*", re.UNICODE)

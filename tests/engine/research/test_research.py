@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from gam_desktop.engine.ask.tools import MemoryTools
 from gam_desktop.engine.llm import capabilities
 from gam_desktop.engine.models import Citation
 from gam_desktop.engine.progress import OperationCancelled
@@ -19,6 +18,7 @@ from gam_desktop.engine.research.budget import Limits
 from gam_desktop.engine.research.models import Claim, Excerpt, Notes, Quote, SectionNotes
 from gam_desktop.engine.research.report import NOT_SAID, build, markdown
 from gam_desktop.engine.research.steps import absent, fallback_plan
+from gam_desktop.engine.retrieval.tools import MemoryTools
 from gam_desktop.engine.store.folder import MemoryFolder
 from gam_desktop.engine.store.markdown import parse_memory
 from gam_desktop.engine.store.naming import sanitize_folder_name

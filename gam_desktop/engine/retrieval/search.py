@@ -34,10 +34,11 @@ from typing import TypeVar
 
 import numpy as np
 
-from gam_desktop.engine.ask.corpus import ORIGINAL, Corpus, title_of
-from gam_desktop.engine.ask.postings import Doc, Postings
-from gam_desktop.engine.ask.vectors import Semantic, fuse
-from gam_desktop.engine.ask.words import (
+from gam_desktop.engine.llm.embeddings import Embedder
+from gam_desktop.engine.retrieval.corpus import ORIGINAL, Corpus, title_of
+from gam_desktop.engine.retrieval.postings import Doc, Postings
+from gam_desktop.engine.retrieval.vectors import Semantic, fuse
+from gam_desktop.engine.retrieval.words import (
     is_one_word,
     query_terms,
     snippet,
@@ -46,7 +47,6 @@ from gam_desktop.engine.ask.words import (
     word_pieces,
     words,
 )
-from gam_desktop.engine.llm.embeddings import Embedder
 from gam_desktop.engine.store.folder import CACHE_DIR
 from gam_desktop.engine.store.links import LinkedPathError, check_writable_path
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from gam_desktop.engine.ask.corpus import is_original, memory_of, title_of
-from gam_desktop.engine.ask.tools import MemoryTools
-from gam_desktop.engine.ask.words import query_terms, snippet, tokenize
 from gam_desktop.engine.progress import CancelToken
+from gam_desktop.engine.retrieval.corpus import is_original, memory_of, title_of
+from gam_desktop.engine.retrieval.tools import MemoryTools
+from gam_desktop.engine.retrieval.words import query_terms, snippet, tokenize
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)  # "gil_python_thread" is three words
 _MARKUP = re.compile(r"(?:(?<=\s)|^)#{1,6}\s+|\*\*|__|`")  # headings, bold, code in a snippet

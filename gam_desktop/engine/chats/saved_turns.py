@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from gam_desktop.engine.ask.conversation import working_memory
 from gam_desktop.engine.chats import library as chats
+from gam_desktop.engine.chats.conversation import working_memory
 from gam_desktop.engine.chats.record import (
     ConversationRecord,
     Turn,

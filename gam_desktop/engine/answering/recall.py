@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from gam_desktop.engine.ask.when import Window
+from gam_desktop.engine.answering.when import Window
 from gam_desktop.engine.chats.record import parse as parse_conversation
 from gam_desktop.engine.store.folder import CONVERSATIONS_DIR, FACTS_DIR
 from gam_desktop.engine.store.markdown import parse_time

@@ -37,9 +37,9 @@ from typing import Concatenate, ParamSpec, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from gam_desktop.engine.ask.corpus import title_of
-from gam_desktop.engine.ask.postings import Postings
 from gam_desktop.engine.llm.embeddings import Embedder, EmbeddingError
+from gam_desktop.engine.retrieval.corpus import title_of
+from gam_desktop.engine.retrieval.postings import Postings
 from gam_desktop.engine.textutil import plural
 
 log = logging.getLogger(__name__)

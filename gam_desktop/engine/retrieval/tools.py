@@ -12,15 +12,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gam_desktop.engine.ask.corpus import ORIGINAL, Corpus, is_original, memory_of
-from gam_desktop.engine.ask.sandbox import Sandbox, ToolError
 from gam_desktop.engine.llm.tools import Tool
+from gam_desktop.engine.retrieval.corpus import ORIGINAL, Corpus, is_original, memory_of
+from gam_desktop.engine.retrieval.sandbox import Sandbox, ToolError
 from gam_desktop.engine.store.folder import MemoryFolder
 from gam_desktop.engine.store.markdown import parse_memory
 
 if TYPE_CHECKING:
-    from gam_desktop.engine.ask.search import SearchIndex
     from gam_desktop.engine.llm.embeddings import EmbeddingSettings
+    from gam_desktop.engine.retrieval.search import SearchIndex
 
 GREP_LIMIT = 40
 GREP_READ_LIMIT = 500  # a folder of up to this many files is read; above, the index narrows
@@ -113,7 +113,7 @@ TOOLS = [
 
 class MemoryTools:
     """The tools over one memory folder. With `embeddings` (not off), search fuses BM25 with
-    the nearest texts by meaning (ask/vectors.py); without, BM25 alone."""
+    the nearest texts by meaning (retrieval/vectors.py); without, BM25 alone."""
 
     def __init__(
         self,
@@ -133,8 +133,8 @@ class MemoryTools:
         """The search index, made on first use: it imports numpy, which the app's start
         (the find box holds tools) should not wait for."""
         if self._index is None:
-            from gam_desktop.engine.ask.search import SearchIndex
             from gam_desktop.engine.llm.embeddings import Embedder
+            from gam_desktop.engine.retrieval.search import SearchIndex
 
             wanted = self.embeddings
             embedder = Embedder(wanted) if wanted and wanted.enabled != "off" else None
