@@ -789,14 +789,26 @@ class Workflow:
         at: datetime | None = None,
         turn_id: str | None = None,
         history_key: str | None = None,
+        report: dict[str, Any] | None = None,
     ) -> ChatTurn:
         """Record a turn answered elsewhere (another app through the memory's endpoint, an
         imported chat) in a saved conversation, as `chat` would; no LLM call. `turn_id` and
         `history_key` are kept in the turn's data (gam-serve's queue finds the id there
-        after a crash, and a restarted gam-serve the conversation a request continues).
-        A conversation that is gone (deleted meanwhile, a made-up id) gets a new one."""
+        after a crash, and a restarted gam-serve the conversation a request continues);
+        `report`, the structured form of a research report the answer shows, is kept with the
+        turn (read back, the report can still be saved). A conversation that is gone
+        (deleted meanwhile, a made-up id) gets a new one."""
         item = TurnToSave(
-            question, answer, conversation_id, None, sources, confidence, at, turn_id, history_key
+            question,
+            answer,
+            conversation_id,
+            None,
+            sources,
+            confidence,
+            at,
+            turn_id,
+            history_key,
+            report,
         )
         return self.save_turns([item])[0]
 

@@ -87,17 +87,24 @@ class ChatController(QObject):
 
     def reports_for(self, conversation_id: str) -> dict[int, tuple[ResearchReport, str | None]]:
         """The reports this session kept in the conversation, by turn, with where each was
-        saved: the file has the report's text only, not the report to save."""
+        saved (the file keeps each report, not where it was saved)."""
         return {
             turn: (kept.report, kept.saved)
             for (cid, turn), kept in self.reports.items()
             if cid == conversation_id
         }
 
-    def report_saved(self, report: ResearchReport, path: str) -> None:
+    def report_saved(
+        self, report: ResearchReport, path: str, conversation_id: str | None = None, turn: int = 0
+    ) -> None:
+        """`report` was saved as `path`; a report read back from its conversation's file
+        (`conversation_id`, `turn`) is remembered from now on too."""
         for kept in self.reports.values():
             if kept.report is report:
                 kept.saved = path
+                return
+        if conversation_id and turn:
+            self.reports[(conversation_id, turn)] = KeptReport(report, path)
 
     # -- asking -----------------------------------------------------------------------------
 
@@ -148,6 +155,7 @@ class ChatController(QObject):
         if self.session.workflow is None:
             return
         view, conversation_id = self._view, self.conversation_id
+        # the report itself kept with its text: after a restart it can still be saved
         answer = report_markdown(report, title=False, level=4)
         sources = list(report.sources)
 
@@ -161,7 +169,7 @@ class ChatController(QObject):
         self.session.write_quietly(
             "chat",
             lambda workflow, _worker: workflow.save_turn(
-                report.question, answer, conversation_id, sources=sources
+                report.question, answer, conversation_id, sources=sources, report=report.kept_form()
             ),
             kept,
             lambda exc: self.session.status.emit(

@@ -369,12 +369,14 @@ class ChatPanel(QWidget):
         """A saved conversation's turns, read from its file, to continue it; `notes`: what
         its turns taught, by turn number (those learned while the app was open); `reports`:
         the research reports kept in it while the app was open, by turn number, with where
-        each was saved (a report shows its Save link again). A report read back without
-        its report (after a restart) is shown as it was written, its sources once."""
+        each was saved. A report is shown as a report with its Save link, also after a
+        restart (the file keeps it); one whose file kept only its text (older files) is
+        shown as it was written, its sources once."""
         notes, reports = notes or {}, reports or {}
         self.turns = []
         for number, t in enumerate(record.turns, 1):
             report, saved = reports.get(number, (None, None))
+            report = report or ResearchReport.from_kept(t.report)
             self.turns.append(
                 Turn(
                     t.question,
@@ -621,10 +623,9 @@ class ChatPanel(QWidget):
             kept = f"Saved as {self._path_link(turn.saved)}"
         else:
             kept = f'<a href="save:{index}">Save to memory</a>'
-        figures = (
-            f"{plural(report.llm_calls, 'LLM call')} · {report.tokens:,} tokens · "
-            f"{report.seconds:.0f} s"
-        )
+        # the model's reading and writing in words, not "4,210 tokens"
+        size = f" · {words.approximate_words(report.tokens)} read and written" * bool(report.tokens)
+        figures = f"{plural(report.llm_calls, 'LLM call')}{size} · {report.seconds:.0f} s"
         return markdown_html(text) + f'<p style="color:#8a8f98">{kept} · {figures}</p>'
 
     def _learned_html(self, index: int, turn: Turn) -> str:

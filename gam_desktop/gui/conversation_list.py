@@ -21,6 +21,7 @@ from gam_desktop.engine.chats.library import ConversationInfo
 from gam_desktop.engine.textutil import plural
 from gam_desktop.gui import local_time
 from gam_desktop.gui.accessible import name_clear_button
+from gam_desktop.gui.labels import never_widens
 
 ID_ROLE = Qt.ItemDataRole.UserRole
 EMPTY_HINT = (
@@ -41,8 +42,12 @@ class ConversationList(QWidget):
         super().__init__()
         self.conversations: list[ConversationInfo] = []
         self._current: str | None = None
-        self.fresh = QPushButton("New conversation")
+        # "+ New" (above the conversations, it says what is new): with "New conversation" the
+        # list could not be narrower than 146 px, nor the window narrower than 800
+        self.fresh = QPushButton("+ New")
         self.fresh.setObjectName("newConversation")
+        self.fresh.setAccessibleName("New conversation")
+        self.fresh.setToolTip("Start a new conversation (Memory ▸ New conversation)")
         self.fresh.clicked.connect(self.new_requested)
         self.search = QLineEdit()
         self.search.setPlaceholderText("Search conversations")
@@ -66,6 +71,7 @@ class ConversationList(QWidget):
         self.empty = QLabel(EMPTY_HINT)
         self.empty.setObjectName("emptyHint")
         self.empty.setWordWrap(True)
+        never_widens(self.empty)  # its longest word does not set the list's width
         self.empty.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 0, 8)

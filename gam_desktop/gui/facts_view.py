@@ -66,6 +66,8 @@ class FactsView(QWidget):
         self._forgotten: Fact | None = None  # what the Undo bar brings back
         self.heading = QLabel("Facts learned from what you said")
         self.heading.setObjectName("conversationTitle")
+        self.heading.setWordWrap(True)  # two lines in a narrow window (800 px), not wider
+        never_widens(self.heading)
         self.caption = QLabel()
         self.caption.setObjectName("conversationCaption")
         self.caption.setWordWrap(True)
@@ -149,7 +151,10 @@ class FactsView(QWidget):
         self.edit.setAccessibleName("Edit the fact…")
         self.edit.setToolTip("Open the fact's file in your editor (the change is recorded)")
         self.edit.clicked.connect(self._edit)
-        self.conversation = QPushButton("Open its conversation")
+        # short: the Facts tab fits a window 800 px wide beside the tree and the preview
+        self.conversation = QPushButton("Conversation")
+        self.conversation.setAccessibleName("Open its conversation")
+        self.conversation.setToolTip("Open the conversation the fact was said in")
         self.conversation.clicked.connect(self._conversation)
         self.forget = QPushButton("Forget")
         self.forget.setAccessibleName("Forget the fact")
@@ -223,6 +228,7 @@ class FactsView(QWidget):
         ended = len(self.all_rows) - current
         self.list.setVisible(bool(self.rows))
         self.history.setVisible(bool(self.rows))
+        self.split.setVisible(bool(self.rows))  # empty, it still took half the page
         self.empty.setVisible(not self.rows)
         self.ended.setVisible(ended > 0 or self.ended.isChecked())
         self.ended.setText(f"Show what is no longer true ({ended})")

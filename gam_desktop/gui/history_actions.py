@@ -107,5 +107,5 @@ class HistoryActions:
             "reorganize",
             lambda workflow: workflow.reorganize(plan=plan),
             f"Reorganizing {path}/…",
-            lambda op: f"Reorganized {path}/: {plural(len(op.moved_files), 'memory')} moved",
+            lambda op: f"Reorganized {path}/: {plural(len(op.moved_files), 'note')} moved",
         )

@@ -35,6 +35,8 @@ from gam_desktop.gui.labels import never_widens
 from gam_desktop.gui.workers import TaskRunner
 
 PAGE = 50
+MODEL_USE = "Model use"  # the column of how much the model read and wrote
+MODEL_USE_TIP = "How much text the model read and wrote for the operation"
 ROLLBACK, FORGET = "rollback", "forget"
 RESTORED_FACT = "Restored: "  # a forgotten fact brought back (Workflow.restore_fact)
 _KIND_LABELS = {
@@ -88,11 +90,15 @@ def rollback_label(operation: Operation) -> str:
 
 
 def _row(operation: Operation) -> QTreeWidgetItem:
-    tokens = f"{operation.tokens:,}" if operation.tokens else ""
+    # how much the model read and wrote, in words (the tokens, exact, in the tooltip)
+    size = words.approximate_words(operation.tokens, short=True) if operation.tokens else ""
     when = local_time.when(operation.time)
-    item = QTreeWidgetItem([when, kind_label(operation), operation.summary, tokens])
+    item = QTreeWidgetItem([when, kind_label(operation), operation.summary, size])
     item.setData(0, Qt.ItemDataRole.UserRole, operation)
     item.setToolTip(2, operation.summary)
+    if operation.tokens:
+        said = words.approximate_words(operation.tokens)
+        item.setToolTip(3, f"The model read and wrote {said}: {operation.tokens:,} tokens")
     return item
 
 
@@ -101,11 +107,29 @@ def _sorted(changes: list[FileChange]) -> list[FileChange]:
     return sorted(changes, key=lambda c: (c.path.startswith("."), c.path))
 
 
-def load_changes(source: HistorySource, sha: str) -> tuple[list[FileChange], str]:
+@dataclass(frozen=True)
+class FileDiff:
+    """One file's change in one operation: git's patch, and for a Markdown file its text
+    before and after (its front matter said in words, not shown as YAML)."""
+
+    patch: str
+    before: str | None = None
+    after: str | None = None
+    markdown: bool = False
+
+
+def load_diff(history: History, sha: str, path: str) -> FileDiff:
+    patch = history.diff(sha, path)
+    if not path.endswith(".md"):
+        return FileDiff(patch)
+    return FileDiff(patch, *history.versions(sha, path), markdown=True)
+
+
+def load_changes(source: HistorySource, sha: str) -> tuple[list[FileChange], FileDiff]:
     """An operation's changes and the diff of the first one (shown at once): one worker."""
     history = source.open()
     changes = _sorted(history.changes(sha))
-    return changes, history.diff(sha, changes[0].path) if changes else ""
+    return changes, load_diff(history, sha, changes[0].path) if changes else FileDiff("")
 
 
 def change_label(change: FileChange) -> str:
@@ -127,14 +151,15 @@ class HistoryPanel(QWidget):
         self.tasks = TaskRunner(self)  # owns the loads; their results come back here
         self._generation = 0  # bumped on every reload: older pages are dropped
         self._stale = False  # the memory changed while the panel was not on screen
-        self._patches: dict[tuple[str, str], str] = {}  # the selected operation's diffs
+        self._patches: dict[tuple[str, str], FileDiff] = {}  # the selected operation's diffs
         self.notice = QLabel()
         self.notice.setWordWrap(True)
         never_widens(self.notice)  # an error naming a long path
         self.notice.setObjectName("warning")
         self.list = QTreeWidget()
         self.list.setAccessibleName("Operations")
-        self.list.setHeaderLabels(["When", "Kind", "What", "Tokens"])
+        self.list.setHeaderLabels(["When", "Kind", "What", MODEL_USE])
+        self.list.headerItem().setToolTip(3, MODEL_USE_TIP)
         self.list.setRootIsDecorated(False)
         self.list.setUniformRowHeights(True)
         self.list.currentItemChanged.connect(self._selected)
@@ -153,7 +178,7 @@ class HistoryPanel(QWidget):
         # Long lines wrap (a path or a token without spaces anywhere) instead of scrolling
         # sideways in the narrow column the panel usually has.
         self.diff.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
-        self._shown_patch: str | None = None  # drawn again in the new colours on a theme change
+        self._shown_patch: FileDiff | None = None  # drawn again in new colours on a theme change
         self._refocus: QWidget | None = None  # the button the keyboard was on before a reload
         self.rollback = QPushButton("Roll back…")
         self.rollback.setAccessibleDescription("Undo this operation (itself recorded, undoable)")
@@ -362,7 +387,7 @@ class HistoryPanel(QWidget):
             on_failure=self._failed,
         )
 
-    def _show_changes(self, sha: str, changes: list[FileChange], first_patch: str) -> None:
+    def _show_changes(self, sha: str, changes: list[FileChange], first_patch: FileDiff) -> None:
         operation = self.current()
         if operation is None or operation.sha != sha:
             return  # another operation was selected meanwhile
@@ -397,12 +422,12 @@ class HistoryPanel(QWidget):
             return  # no history shown (the list is empty then: nothing is selected)
         self.tasks.start(
             "history-diff",
-            lambda w, c: source.open().diff(*key),
+            lambda w, c: load_diff(source.open(), *key),
             on_success=lambda patch: self._show_diff(key, patch),
             on_failure=self._failed,
         )
 
-    def _show_diff(self, key: tuple[str, str], patch: str) -> None:
+    def _show_diff(self, key: tuple[str, str], patch: FileDiff) -> None:
         operation = self.current()
         if operation is None:
             return
@@ -410,10 +435,9 @@ class HistoryPanel(QWidget):
         if (operation.sha, self._current_file()) == key:
             self._show_patch(patch)
 
-    def _show_patch(self, patch: str) -> None:
+    def _show_patch(self, patch: FileDiff) -> None:
         self._shown_patch = patch
-        path = self._current_file() or ""
-        self.diff.setHtml(diff_html(patch, theme.current(), markdown=path.endswith(".md")))
+        self.diff.setHtml(diff_html(patch, theme.current()))
 
     def changeEvent(self, event: QEvent) -> None:
         """Light or dark chosen: the diff's colours follow."""
@@ -427,9 +451,9 @@ class HistoryPanel(QWidget):
             signal.emit(operation)
 
 
-def diff_html(patch: str, colours: dict[str, str], markdown: bool = True) -> str:
-    """A patch as a person reads it (`words.readable_diff`: the lines added and removed,
-    no git headers, a note's front matter named, not shown) in the theme's `colours`: each
+def diff_html(change: FileDiff, colours: dict[str, str]) -> str:
+    """A change as a person reads it (`words.readable_diff`: the lines added and removed,
+    no git headers, a note's front matter said in words) in the theme's `colours`: each
     line a block that wraps (added and removed lines on a tinted background and marked +
     and −, so a wrapped line reads as one, and not by colour alone), at most 4,000 lines."""
     kinds = {
@@ -440,7 +464,8 @@ def diff_html(patch: str, colours: dict[str, str], markdown: bool = True) -> str
         words.NOTE: ("", colours["muted"], ""),
     }
     blocks = []
-    for kind, text in words.readable_diff(patch, markdown)[:4000]:
+    shown = words.readable_diff(change.patch, change.markdown, change.before, change.after)
+    for kind, text in shown[:4000]:
         sign, colour, background = kinds[kind]
         fill = f"background-color:{background};" if background else ""
         line = html.escape(sign + text) if text.strip() or sign.strip() else "&nbsp;"

@@ -20,7 +20,7 @@ from gam_desktop.engine.build.estimate import Estimate
 from gam_desktop.engine.build.resume import PendingAdd
 from gam_desktop.engine.store.changes import ADD, BUILD, Changes
 from gam_desktop.engine.textutil import plural
-from gam_desktop.gui import dialogs
+from gam_desktop.gui import dialogs, words
 from gam_desktop.gui.operations import Operations
 from gam_desktop.gui.prompts import Prompter
 from gam_desktop.gui.session import MemorySession
@@ -219,7 +219,7 @@ class DocumentIntake(QObject):
         if estimate.documents == 0:
             self.prompter.tell("Nothing to add", "None of the files had new text to add." + detail)
             return self._next_in_queue()
-        title, text = "Add these documents?", f"{estimate.summary()}.{detail}"
+        title, text = "Add these documents?", f"{words.estimate(estimate)}.{detail}"
         add = f"Add {plural(estimate.documents, 'document')}"  # not Yes and No
         if estimate.resume is not None:
             title, add = "Resume the interrupted add?", "Resume"

@@ -70,7 +70,7 @@ from gam_desktop.gui.workers import TaskRunner
 PROGRESS_STEPS = 1000  # the status bar's progress: tenths of a percent
 PREVIEW_KEY = "preview"  # the file shown last in a memory (QSettings, per memory)
 NO_MEMORY = "Create a memory (File ▸ New memory…) or open one (File ▸ Open memory…), then ask."
-TREE_MIN_CHARS = 26  # the memory tree is never narrower than this many characters
+TREE_MIN_CHARS = 36  # the memory tree is never narrower than this many characters
 
 
 class MainWindow(QMainWindow):
@@ -265,7 +265,9 @@ class MainWindow(QMainWindow):
     def _research_saved(self, report: object, path: str) -> None:
         """The saved report is shown in the preview, where it is a memory like any other."""
         self.chat.show_saved(report, path)  # type: ignore[arg-type]
-        self.questions.report_saved(report, path)  # type: ignore[arg-type]
+        number = next((t.number for t in self.chat.turns if t.report is report), 0)
+        where = self.chat.conversation_id  # (a report read back is known by its turn)
+        self.questions.report_saved(report, path, where, number)  # type: ignore[arg-type]
         self.open_file(path)
 
     def _show_current(self, info: ConversationInfo | None) -> None:
@@ -339,7 +341,7 @@ class MainWindow(QMainWindow):
         if not self.session.open(root):
             return False
         self.status_label.setText(
-            f"Opened {root} — {plural(self.tree.memory_count(), 'memory')}"
+            f"Opened {root} — {plural(self.tree.memory_count(), 'note')}"
             + (" — history is off: git was not found" if self.session.history_off else "")
         )
         return True

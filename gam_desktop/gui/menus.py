@@ -129,7 +129,7 @@ class Menus(QObject):
         self.open_memory = self._action(
             menu, "&Open memory…", lambda: self.window.choose_folder(), StandardKey.Open
         )
-        self.recent_menu = menu.addMenu("Open &Recent")
+        self.recent_menu = menu.addMenu("Open &recent")
         self.recent_menu.aboutToShow.connect(self.fill_recent)
         self.fill_recent()
         menu.addSeparator()
@@ -170,7 +170,7 @@ class Menus(QObject):
             empty = menu.addAction("No recent memories")
             empty.setEnabled(False)
         menu.addSeparator()
-        self.clear_recent = menu.addAction("&Clear Recent")
+        self.clear_recent = menu.addAction("&Clear recent")
         self.clear_recent.setEnabled(bool(folders))
         self.clear_recent.triggered.connect(self.forget_recent)
         no_text_roles(menu)
@@ -198,7 +198,7 @@ class Menus(QObject):
         sharing = getattr(window, "sharing", None)
         self.share = self._action(
             menu,
-            "Let Other &Apps Use This Memory…",
+            "Let other &apps use this memory…",
             lambda: window.sharing.open_dialog(window),
         )
         self.share.setEnabled(sharing is not None)
@@ -345,7 +345,7 @@ class Menus(QObject):
     def _help(self) -> None:
         menu = self.help_menu
         self.docs = self._action(
-            menu, "&User Guide", self.show_documentation, StandardKey.HelpContents
+            menu, "&User guide", self.show_documentation, StandardKey.HelpContents
         )
         self.log_folder = self._action(menu, "Open &log folder", self.open_log_folder)
         menu.addSeparator()

@@ -33,21 +33,22 @@ from gam_desktop.engine.store.changes import Changes
 from gam_desktop.engine.store.folder import DELETED_FACTS_DIR, DirView, MemoryFolder
 from gam_desktop.engine.store.markdown import README, parse_memory, parse_time
 from gam_desktop.engine.textutil import plural
-from gam_desktop.gui import local_time
-from gam_desktop.gui.labels import never_widens
+from gam_desktop.gui import local_time, words
+from gam_desktop.gui.labels import ElidedLabel, never_widens
 from gam_desktop.gui.overview import folder_of, is_overview, overview_name
 
 _FIELDS = (
     ("tldr", "Summary"),
     ("subject", "About"),  # a fact's
     ("source", "Source"),
-    ("tokens", "Tokens"),
+    ("tokens", "Original"),  # the part of the document it was written from: its length
     ("turns", "Turns"),  # a conversation's
     ("created", "Created"),
     ("updated", "Updated"),
 )
 _INNER_TABS = re.compile(r"(?<=\S)[ \t]*\t[ \t]*(?=\S)")  # a tab between words
-ORIGINAL_LABEL, MEMORY_LABEL = "Original text", "Memory text"  # the toggle's two sides
+ORIGINAL_LABEL, MEMORY_LABEL = "Original text", "Note text"  # the toggle's two sides
+SELECT = "Select a note or a folder"  # nothing shown yet
 NO_LONGER_TRUE = (
     "This fact was forgotten or taken back. The Facts tab lists it under “Show what is no "
     "longer true”, where Restore brings it back."
@@ -76,7 +77,7 @@ class PreviewPane(QWidget):
         self._front: dict = {}
         self._body = ""
         self._showing = False  # a file being shown: announced once, when it is
-        self.title = QLabel("Select a memory or a folder")
+        self.title = QLabel(SELECT)
         self.title.setObjectName("previewTitle")
         self.title.setWordWrap(True)
         never_widens(self.title)  # "<a long path> no longer exists"
@@ -84,6 +85,8 @@ class PreviewPane(QWidget):
         self.fields.setObjectName("frontMatter")
         self.form = QFormLayout(self.fields)
         self.form.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
+        # in a narrow preview (a window 800 px wide) a long value goes under its label
+        self.form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
         self.problem = QLabel()
         self.problem.setObjectName("warning")
         self.problem.setWordWrap(True)
@@ -94,7 +97,7 @@ class PreviewPane(QWidget):
         # be narrower than 340 px, and the window not narrower than 849.
         self.original = QPushButton(ORIGINAL_LABEL)
         self.original.setCheckable(True)
-        self.original.setAccessibleDescription("The memory, or the original text it was made from")
+        self.original.setAccessibleDescription("The note, or the original text it was written from")
         self.original.toggled.connect(self._original_toggled)
         self.editor = QPushButton("Edit…")
         self.editor.setAccessibleName("Edit in your editor…")
@@ -119,7 +122,7 @@ class PreviewPane(QWidget):
     def clear(self) -> None:
         self.path, self._front, self._empty, self._gone = None, {}, False, None
         self.folder_shown = None
-        self.title.setText("Select a memory or a folder")
+        self.title.setText(SELECT)
         self.fields.hide()
         self.problem.hide()
         self.original.hide()
@@ -270,11 +273,13 @@ class PreviewPane(QWidget):
             if key == "source" and front.get("pages"):
                 first, last = front["pages"]
                 value += f" (page {first})" if first == last else f" (pages {first}-{last})"
-            text = QLabel(value)
-            text.setTextFormat(Qt.TextFormat.PlainText)  # as written: no "&quot;" shown
-            text.setWordWrap(True)
-            text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-            self.form.addRow(f"{label}:", text)
+            if key == "tokens" and isinstance(front[key], int):  # not "Tokens: 412"
+                value = words.approximate_words(front[key])
+            self.form.addRow(f"{label}:", _value_label(value, one_line=key == "source"))
+        if front.get(words.FALLBACK_KEY):  # not "fallback: true"
+            said = _value_label(words.sentence(words.NOT_BY_THE_MODEL))
+            said.setObjectName("warning")
+            self.form.addRow(said)
         self.fields.setVisible(self.form.rowCount() > 0)
 
     def _original_toggled(self, _checked: bool) -> None:
@@ -290,11 +295,21 @@ class PreviewPane(QWidget):
             original = self.folder.original_text(self._front) or ""
             self.body.setPlainText(readable_original(original))
             self.original.setText(MEMORY_LABEL)
-            self.original.setToolTip("Show the memory again")
+            self.original.setToolTip("Show the note again")
         else:
             self.body.setMarkdown(self._body)
             self.original.setText(ORIGINAL_LABEL)
-            self.original.setToolTip("Show the original text this memory was written from")
+            self.original.setToolTip("Show the original text this note was written from")
+
+
+def _value_label(value: str, one_line: bool = False) -> QLabel:
+    """A field's value: wrapped; `one_line` (a file's name, one long word that wrapping
+    cannot cut and that clipped or widened a narrow preview) cut with "…", whole on hover."""
+    text = ElidedLabel(value) if one_line else QLabel(value)
+    text.setTextFormat(Qt.TextFormat.PlainText)  # as written: no "&quot;" shown
+    text.setWordWrap(not one_line)
+    text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    return text
 
 
 def readable_original(text: str) -> str:
@@ -318,12 +333,12 @@ def _folder_html(folder: MemoryFolder, view: DirView) -> str:
     where = "memory" if not view.path else "folder"
     holds = [plural(len(view.subdirs), "folder")] if view.subdirs else []
     if view.files or not view.subdirs:
-        holds.append(plural(len(view.files), "memory"))
+        holds.append(plural(len(view.files), "note"))
     total = view.memory_count()
-    in_all = f", {plural(total, 'memory')} in all" if view.subdirs and total else ""
+    in_all = f", {plural(total, 'note')} in all" if view.subdirs and total else ""
     fronts = folder.read_fronts(view) if view.files else {}
     items = [
-        f"<li><b>{html.escape(name)}/</b> — {plural(sub.memory_count(), 'memory')}</li>"
+        f"<li><b>{html.escape(name)}/</b> — {plural(sub.memory_count(), 'note')}</li>"
         for name, sub in view.subdirs.items()
     ]
     for name in view.files:

@@ -95,11 +95,11 @@ class ReorganizePlanDialog(QDialog):
     def _summary(self) -> str:
         plan = self.plan
         text = (
-            f"{plural(len(plan.moved_files), 'memory')} would move into "
+            f"{plural(len(plan.moved_files), 'note')} would move into "
             f"{plural(len(plan.new_directories), 'new folder')}"
         )
         if plan.kept_files:
-            text += f"; {plural(len(plan.kept_files), 'memory')} would stay where it is"
+            text += f"; {plural(len(plan.kept_files), 'note')} would stay where it is"
             text = text if len(plan.kept_files) == 1 else text.replace("it is", "they are")
         return (
             f"{text}. Nothing changes until you choose Apply; the reorganization is then one "

@@ -256,7 +256,7 @@ def steps(app, window, memory: Path, samples: Path, report: Report) -> None:
         app, lambda: not window.tasks.running() and window.tree.memory_count() == 0, "the rollback"
     )
     report.say(
-        f"self-test: built {built} memories, answered with {result.sources}, served it to "
+        f"self-test: built {built} notes, answered with {result.sources}, served it to "
         "other apps, rolled back"
     )
 

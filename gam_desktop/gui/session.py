@@ -378,7 +378,7 @@ class MemorySession(QObject):
         )
         if edit.problems:
             self.prompter.tell(
-                "A memory's front matter is broken",
+                "A note's front matter is broken",
                 "\n".join(edit.problems)
                 + "\n\nThese files are still shown and searched; fix them in any editor.",
             )

@@ -268,7 +268,7 @@ class SettingsDialog(QDialog):
                 [
                     ("Smallest chunk (tokens)", self.min_tokens),
                     ("Largest chunk (tokens)", self.max_tokens),
-                    ("Reorganize a folder above (memories)", self.threshold),
+                    ("Reorganize a folder above (notes)", self.threshold),
                     ("Save big drops every (documents)", self.step_documents),
                 ],
             ),

@@ -20,6 +20,7 @@ import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import QModelIndex, Qt, QUrl, Signal
 from PySide6.QtGui import QAction
@@ -313,9 +314,13 @@ class MemoryTree(QTreeWidget):
             self._research_item(parent, self.research)
         if node.files:
             fronts = self._shown().read_fronts(node)
+            titles = {
+                name: str(fronts.get(name, {}).get("title") or name.removesuffix(".md"))
+                for name in node.files
+            }
+            labels = told_apart(titles, fronts)
             for name in node.files:
-                title = str(fronts.get(name, {}).get("title") or name.removesuffix(".md"))
-                item = self._file_item(parent, node.child_path(name), title.replace("_", " "))
+                item = self._file_item(parent, node.child_path(name), labels[name])
                 item.setToolTip(0, str(fronts.get(name, {}).get("tldr", "")))
 
     def _fill_filtered(
@@ -345,12 +350,18 @@ class MemoryTree(QTreeWidget):
                 )
                 item.setExpanded(True)
                 count += inside
-        for name in node.files:
+        listed = [name for name in node.files if node.child_path(name) in shown]
+        titles = {
+            name: self._titles.get(node.child_path(name)) or name.removesuffix(".md")
+            for name in listed
+        }
+        labels = told_apart(titles, {})
+        if any(labels[n] != titles[n].replace("_", " ") for n in listed):  # pages, as unfiltered
+            labels = told_apart(titles, self._shown().read_fronts(node))
+        for name in listed:
             path = node.child_path(name)
-            if path in shown:
-                title = self._titles.get(path) or name.removesuffix(".md")
-                self._file_item(parent, path, title.replace("_", " ")).setToolTip(0, path)
-                count += 1
+            self._file_item(parent, path, labels[name]).setToolTip(0, path)
+            count += 1
         return count
 
     def _dir_item(self, parent: QTreeWidgetItem, sub: DirView, lazy: bool) -> QTreeWidgetItem:
@@ -469,6 +480,35 @@ def reveal(file: Path, open_url: Callable[[QUrl], object]) -> None:
         subprocess.Popen(["open", "-R", str(file)])
     else:
         open_url(QUrl.fromLocalFile(str(file if file.is_dir() else file.parent)))
+
+
+def told_apart(
+    titles: Mapping[str, str], fronts: Mapping[str, Mapping[str, Any]]
+) -> dict[str, str]:
+    """Each note's label in its folder (by file name): its title; where notes of the folder
+    share a title (they looked identical in the tree), what tells them apart after it:
+    their pages when each has pages of its own, else the file's name."""
+    labels = {name: title.replace("_", " ") for name, title in titles.items()}
+    same: dict[str, list[str]] = {}
+    for name, label in labels.items():
+        same.setdefault(" ".join(label.casefold().split()), []).append(name)
+    for names in same.values():
+        if len(names) < 2:
+            continue
+        pages = {name: _pages(fronts.get(name, {})) for name in names}
+        by_pages = all(pages.values()) and len(set(pages.values())) == len(names)
+        for name in names:
+            labels[name] += f"  · {pages[name] if by_pages else name.removesuffix('.md')}"
+    return labels
+
+
+def _pages(front: Mapping[str, Any]) -> str:
+    """ "page 4", "pages 2–3" from a note's front matter ("" without pages)."""
+    pages = front.get("pages")
+    if not isinstance(pages, list) or len(pages) != 2:
+        return ""
+    first, last = pages
+    return f"page {first}" if first == last else f"pages {first}–{last}"
 
 
 def _target(item: QTreeWidgetItem) -> str | None:

@@ -12,7 +12,9 @@ from __future__ import annotations
 import json
 import re
 
-from gam_desktop.engine.store.markdown import README
+from gam_desktop.engine.build.estimate import Estimate, duration, money
+from gam_desktop.engine.store.markdown import README, parse_memory
+from gam_desktop.engine.textutil import plural
 
 _CALL = re.compile(r"^\s*(?:\d+\.\s+)?(\w+)\((.*)\)\s*->\s*(.*)$", re.DOTALL)
 _NUMBERED = re.compile(r"^\s*\d+\.\s+")
@@ -164,34 +166,179 @@ class _FrontMatter:
         return True
 
 
-def readable_diff(patch: str, markdown: bool = True) -> list[tuple[str, str]]:
-    """A git patch as the lines a person reads: (ADDED, REMOVED, KEPT or GAP, text), without
-    git's headers and, in a Markdown file, without its front matter (a note's title, dates
-    and hashes are the app's bookkeeping; its text is what changed)."""
-    lines: list[tuple[str, str]] = []
-    front = _FrontMatter()
+def readable_diff(
+    patch: str, markdown: bool = True, before: str | None = None, after: str | None = None
+) -> list[tuple[str, str]]:
+    """A git patch as the lines a person reads: (ADDED, REMOVED, KEPT, GAP or NOTE, text),
+    without git's headers and, in a Markdown file, without its front matter (a note's title,
+    dates and hashes are not its text). Given the file's text `before` and `after` the
+    operation, the front matter is known line by line (a hunk may start inside it) and what
+    changed in it is said in words first ("Title changed from “A” to “B”")."""
+    known = markdown and (before is not None or after is not None)
+    front: _FrontLines | _FrontMatter | None = (
+        _FrontLines(before, after) if known else _FrontMatter() if markdown else None
+    )
+    lines = _patch_lines(patch, front)
+    if known:
+        said = front_changes(_front(before), _front(after)) if before and after else []
+        lines[:0] = [(NOTE, line) for line in said]
+    elif isinstance(front, _FrontMatter) and front.changed:
+        what = "text and " if any(kind in (ADDED, REMOVED) for kind, _ in lines) else ""
+        lines.insert(0, (NOTE, f"Changed its {what}details: {', '.join(front.changed)}"))
     head = patch.splitlines()[:8]  # git's headers
     moved = [line.removeprefix("rename from ") for line in head if line.startswith("rename from ")]
+    if moved:  # a move says where from (git's "rename from" header, which is not shown)
+        lines.insert(0, (NOTE, f"Moved from {moved[0]}"))
+    return lines
+
+
+def _patch_lines(patch: str, front: _FrontLines | _FrontMatter | None) -> list[tuple[str, str]]:
+    """The patch's lines added, removed and kept, a GAP between hunks; the lines `front`
+    says are front matter left out."""
+    lines: list[tuple[str, str]] = []
     for raw in patch.splitlines():
         hunk = _HUNK.match(raw)
         if hunk is not None:
-            front.start_hunk(int(hunk.group(1)), int(hunk.group(2)))
+            if front is not None:
+                front.start_hunk(int(hunk.group(1)), int(hunk.group(2)))
             if lines and lines[-1][0] != GAP:
                 lines.append((GAP, "…"))
             continue
-        if raw.startswith(_HEADERS) or not raw:
+        if raw.startswith(_HEADERS) or not raw or raw[0] not in " +-":
             continue
         sign, text = raw[0], raw[1:]
-        if sign not in " +-" or (markdown and front.hides(sign, text)):
-            continue
-        lines.append(({"+": ADDED, "-": REMOVED, " ": KEPT}[sign], text))
+        if front is None or not front.hides(sign, text):
+            lines.append(({"+": ADDED, "-": REMOVED, " ": KEPT}[sign], text))
     while lines and (lines[0][0] == GAP or not lines[0][1].strip()):
         lines.pop(0)  # (the blank line after the front matter)
     while lines and lines[-1][0] == GAP:
         lines.pop()
-    if front.changed:
-        what = "text and " if any(kind in (ADDED, REMOVED) for kind, _ in lines) else ""
-        lines.insert(0, (NOTE, f"Changed its {what}details: {', '.join(front.changed)}"))
-    if moved:  # a move says where from (git's "rename from" header, which is not shown)
-        lines.insert(0, (NOTE, f"Moved from {moved[0]}"))
     return lines
+
+
+class _FrontLines:
+    """Which lines of a patch are front matter, by their numbers: the file's text before and
+    after says how many lines its front matter has on each side."""
+
+    def __init__(self, before: str | None, after: str | None) -> None:
+        self.old_end, self.new_end = _front_length(before), _front_length(after)
+        self.old = self.new = 0  # the line numbers the next lines have
+
+    def start_hunk(self, old_line: int, new_line: int) -> None:
+        self.old, self.new = old_line, new_line
+
+    def hides(self, sign: str, _text: str = "") -> bool:
+        hidden = False
+        if sign in " -":
+            hidden |= self.old <= self.old_end
+            self.old += 1
+        if sign in " +":
+            hidden |= self.new <= self.new_end
+            self.new += 1
+        return hidden
+
+
+def _front_length(text: str | None) -> int:
+    """How many lines the front matter of `text` has, its two "---" lines included (0:
+    none, or one not closed)."""
+    if not text or not text.startswith("---"):
+        return 0
+    end = text.find("\n---", 3)
+    return text[: end + 1].count("\n") + 1 if end >= 0 else 0
+
+
+def _front(text: str | None) -> dict[str, object]:
+    return parse_memory(text).front if text else {}
+
+
+# A note's front matter in words: what a person knows each field as. The rest of what the
+# app keeps there (hashes, ids, positions, dates it sets itself) is its bookkeeping, not said.
+_FIELD_WORDS = {
+    "title": "Title",
+    "tldr": "Summary",
+    "source": "Source",
+    "pages": "Pages",
+    "tokens": "Length of the original",
+    "statement": "Fact",  # a fact's
+    "subject": "About",
+    "question": "Question",  # a saved research report's
+    "description": "Description",
+}
+_BOOKKEEPING = {
+    "index", "hash", "source_hash", "span", "created", "updated", "id", "model", "turns",
+    "summarized", "summary", "files", "kind", "partial", "said", "valid_from", "replaces",
+}  # fmt: skip
+FALLBACK_KEY = "fallback"  # a note written without the LLM (engine.build.summarize_again)
+NOT_BY_THE_MODEL = "summary not written by the model (Memory ▸ Summarize again)"
+_QUOTED = 80  # characters of a value quoted in a change's words
+
+
+def front_changes(old: dict[str, object], new: dict[str, object]) -> list[str]:
+    """What changed in a note's front matter, in words: "Title changed from “A” to “B”",
+    "Summary now written by the model"; the app's bookkeeping (hashes, dates) unsaid."""
+    said = []
+    if bool(old.get(FALLBACK_KEY)) != bool(new.get(FALLBACK_KEY)):
+        said.append(
+            "Summary now written by the model"
+            if old.get(FALLBACK_KEY)
+            else sentence(NOT_BY_THE_MODEL)
+        )
+    for key in dict.fromkeys([*old, *new]):
+        if key == FALLBACK_KEY or key in _BOOKKEEPING or old.get(key) == new.get(key):
+            continue
+        name = _FIELD_WORDS.get(key, key.replace("_", " ").capitalize())
+        was, now = _value(key, old.get(key)), _value(key, new.get(key))
+        if not was:
+            said.append(f"{name} set to {now}")
+        elif not now:
+            said.append(f"{name} removed (it was {was})")
+        else:
+            said.append(f"{name} changed from {was} to {now}")
+    return said
+
+
+def _value(key: str, value: object) -> str:
+    """A field's value as a change quotes it ("" when it has none)."""
+    if value is None or value == "" or value == []:
+        return ""
+    if key == "tokens" and isinstance(value, int):
+        return approximate_words(value)
+    if isinstance(value, list):
+        return "–".join(str(v) for v in value) if key == "pages" else ", ".join(map(str, value))
+    text = " ".join(str(value).split())
+    text = text if len(text) <= _QUOTED else text[: _QUOTED - 1].rsplit(" ", 1)[0] + "…"
+    return f"“{text}”"
+
+
+def approximate_words(tokens: int, short: bool = False) -> str:
+    """A size in tokens as a person reads it: "about 1,200 words" (a token is about three
+    quarters of an English word), rounded to what such a guess is worth; `short`: "≈ 1,200
+    words" (a column)."""
+    words = tokens * 3 / 4
+    if words < 1:
+        return "less than a word"
+    step = 1 if words < 20 else 10 if words < 1000 else 100 if words < 10_000 else 1000
+    rounded = max(step, round(words / step) * step)
+    return f"{'≈' if short else 'about'} {rounded:,} word{'s' if rounded != 1 else ''}"
+
+
+def estimate(found: Estimate) -> str:
+    """An add's estimate as the window says it: "3 documents, about 12 notes: about 14 LLM
+    calls reading about 9,000 words and writing about 2,400, about 2 minutes and …" (the
+    engine's summary counts "memories" and "prompt and completion tokens")."""
+    size = f"reading {approximate_words(found.prompt_tokens)}"
+    if found.completion_tokens:
+        size += f" and writing {approximate_words(found.completion_tokens).removesuffix(' words')}"
+    parts = [f"about {plural(found.llm_calls, 'LLM call')} {size}"]
+    if found.seconds:
+        parts.append(duration(found.seconds))
+    if found.cost is not None:
+        parts.append(f"{money(found.cost, found.currency)} at {found.model}'s price")
+    listed = ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0]
+    text = f"{plural(found.documents, 'document')}, about {plural(found.chunks, 'note')}: {listed}"
+    if found.steps > 1:
+        text += (
+            f"; added in {plural(found.steps, 'step')} of {found.step_documents} documents, "
+            "each usable as soon as it is done"
+        )
+    return text

@@ -88,7 +88,7 @@ def test_after_a_restart_the_preview_shows_the_file_it_showed(
     window.close()
     again = make_window(prefs, "settings.ini")
     assert again.open_memory(memory)
-    assert again.preview.path == chosen  # it was blank: "Select a memory or a folder"
+    assert again.preview.path == chosen  # it was blank: "Select a note or a folder"
 
 
 def test_a_memory_opened_the_first_time_shows_its_overview(

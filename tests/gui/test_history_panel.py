@@ -113,25 +113,75 @@ def test_a_diff_wraps_in_a_narrow_column(qtbot, panel, tmp_path: Path) -> None:
 
 def test_a_notes_change_reads_as_its_text(qtbot, panel, tmp_path: Path) -> None:
     """Issue 39, item 14: the lines of the note added and removed, not git's patch with its
-    headers and the front matter's bookkeeping."""
+    headers and the front matter's bookkeeping; what changed in the front matter is said
+    in words ("Title changed from … to …"), its dates and hashes not at all."""
     repo = MemoryRepo.open(tmp_path, None)
     front = "---\ntitle: Water\nupdated: '2025-01-01'\nhash: abc\n---\n\n"
     note = tmp_path / "water.md"
     note.write_text(front + "Drink two litres a day.\nMore in summer.\n")
     repo.commit_all("Water", {TRAILER_KIND: "add"})
     note.write_text(
-        front.replace("2025-01-01", "2025-02-01").replace("abc", "def")
+        front.replace("2025-01-01", "2025-02-01")
+        .replace("abc", "def")
+        .replace("title: Water", "title: Drinking water")
         + "Drink three litres a day.\nMore in summer.\n"
     )
     repo.commit_all("Edited", {TRAILER_KIND: "manual-edit"})
     panel.set_history(HistorySource(tmp_path), None)
     qtbot.waitUntil(lambda: "three litres" in panel.diff.toPlainText(), timeout=WAIT)
     shown = panel.diff.toPlainText().splitlines()
-    assert shown[0] == "Changed its text and details: updated, hash"
+    assert shown[0] == "Title changed from “Water” to “Drinking water”"
     assert "− Drink two litres a day." in shown and "+ Drink three litres a day." in shown
     text = "\n".join(shown)
-    for raw in ("diff --git", "@@", "index ", "+++", "---", "title:", "updated:"):
+    for raw in ("diff --git", "@@", "index ", "+++", "---", "title:", "updated", "hash"):
         assert raw not in text
+
+
+SUMMARIZED_AGAIN = """---
+title: Escalation
+index: 3
+tldr: Incidents escalate after 30 minutes.
+source: acme_oncall.md
+source_hash: 9f2c
+span: [120, 480]
+pages: [2, 3]
+tokens: 412
+hash: {hash}
+created: '2026-11-20T10:00:00+00:00'
+{fallback}---
+
+Incidents that nobody acknowledges escalate to the secondary engineer.
+{line}
+"""
+
+
+def test_front_matter_inside_a_hunk_is_said_in_words_not_shown(qtbot, panel, tmp_path) -> None:
+    """Issue 39: "Summarize again" changes a note's hash and drops its `fallback: true`
+    deep in its front matter; git's hunk then starts inside the front matter (not at its
+    first line), and its YAML was shown as the note's text: "+ hash: 7d1e", "− fallback:
+    true", and its closing "---". It is said in words instead."""
+    repo = MemoryRepo.open(tmp_path, None)
+    note = tmp_path / "acme" / "escalation.md"
+    note.parent.mkdir()
+    note.write_text(
+        SUMMARIZED_AGAIN.format(hash="0a1b", fallback="fallback: true\n", line="After 30 minutes.")
+    )
+    repo.commit_all("Add", {TRAILER_KIND: "add"})
+    note.write_text(
+        SUMMARIZED_AGAIN.format(hash="7d1e", fallback="", line="The primary has 30 minutes.")
+    )
+    repo.commit_all("Summarized 1 note again", {TRAILER_KIND: "summarize", "Gam-Tokens": "3456"})
+    panel.set_history(HistorySource(tmp_path), None)
+    qtbot.waitUntil(lambda: "primary" in panel.diff.toPlainText(), timeout=WAIT)
+    shown = panel.diff.toPlainText().splitlines()
+    assert shown[0] == "Summary now written by the model"
+    assert "+ The primary has 30 minutes." in shown and "− After 30 minutes." in shown
+    text = "\n".join(shown)
+    for raw in ("hash", "fallback", "tokens", "---", "created", "true"):
+        assert raw not in text, raw
+    row = panel.list.topLevelItem(0)
+    assert panel.list.headerItem().text(3) == "Model use"  # not "Tokens"
+    assert row.text(3) == "≈ 2,600 words" and "about 2,600 words: 3,456 tokens" in row.toolTip(3)
 
 
 def test_the_rows_stay_until_the_new_ones_are_in(qtbot, panel, notes) -> None:

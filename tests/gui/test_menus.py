@@ -1,5 +1,5 @@
 """The menu bar a desktop app has (issue 13, item 7): File, Edit, View, Memory and Help,
-the platform's standard shortcuts and no shortcut twice, Open Recent, the theme choice
+the platform's standard shortcuts and no shortcut twice, Open recent, the theme choice
 (kept in QSettings and applied) and the panels."""
 
 from __future__ import annotations
@@ -48,11 +48,11 @@ def test_every_menu_is_there_with_its_actions(window) -> None:
     assert labels(menus.file_menu) == [
         "New memory…",
         "Open memory…",
-        "Open Recent",
+        "Open recent",
         "Add documents…",
         "Quit",
     ]
-    assert labels(menus.edit_menu) == ["Find…", "Settings…", "Let Other Apps Use This Memory…"]
+    assert labels(menus.edit_menu) == ["Find…", "Settings…", "Let other apps use this memory…"]
     assert labels(menus.view_menu) == ["Theme", "Memory tree", "Preview", "Chat, facts and history"]
     assert labels(menus.theme_menu) == ["System", "Light", "Dark"]
     assert labels(menus.memory_menu) == [
@@ -65,8 +65,55 @@ def test_every_menu_is_there_with_its_actions(window) -> None:
         "Save conversations in this memory",
         "Learn facts from what I say",
     ]  # no second "Settings…": Edit has it (on macOS both became Preferences…)
-    assert labels(menus.help_menu) == ["User Guide", "Open log folder", "About GAM Desktop"]
+    assert labels(menus.help_menu) == ["User guide", "Open log folder", "About GAM Desktop"]
     assert window.save_switch is menus.save_switch and window.learn_switch is menus.learn_switch
+
+
+# Words written with a capital inside a sentence-case label: names, not the start of a word.
+PROPER_NAMES = {"GAM", "Desktop", "I", "LLM"}
+
+
+def title_cased(label: str) -> list[str]:
+    """The words after the first that a sentence-case label would not capitalize."""
+    words = label.replace("&&", "\0").replace("&", "").replace("\0", "&").split()
+    return [
+        word for word in words[1:] if word[:1].isupper() and word.strip("(),.…") not in PROPER_NAMES
+    ]
+
+
+def every_action(menu) -> list[QAction]:
+    found = []
+    for action in menu.actions():
+        if action.isSeparator():
+            continue
+        found.append(action)
+        if action.menu() is not None:
+            found += every_action(action.menu())
+    return found
+
+
+def test_every_menu_item_is_in_sentence_case(qtbot, window, tmp_path) -> None:
+    """One convention for every menu and action label, the one the app mostly used ("Summarize
+    again", "New conversation"): "Open Recent", "Clear Recent", "User Guide" and "Let Other
+    Apps Use This Memory…" were in title case beside them. Context menus too."""
+    from PySide6.QtWidgets import QTreeWidgetItem
+
+    from gam_desktop.gui.tree_panel import IS_DIR_ROLE, PATH_ROLE
+
+    assert window.open_memory(tmp_path / "memory")  # (so File ▸ Open recent lists one)
+    window.menus.fill_recent()
+    actions = every_action(window.menuBar())
+    recent = {a for a in every_action(window.menus.recent_menu) if a.data()}  # folder names
+    assert recent
+    for is_dir in (True, False):
+        item = QTreeWidgetItem(["x"])
+        item.setData(0, PATH_ROLE, "folder" if is_dir else "folder/note.md")
+        item.setData(0, IS_DIR_ROLE, is_dir)
+        actions += window.tree.menu_for(item).actions()
+    actions += window.conversation_list.actions_for("any")
+    labels = [a.text() for a in actions if a not in recent and not a.isSeparator()]
+    assert len(labels) > 25
+    assert {label: title_cased(label) for label in labels if title_cased(label)} == {}
 
 
 def test_the_standard_shortcuts_are_bound(window) -> None:

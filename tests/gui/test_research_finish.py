@@ -101,3 +101,36 @@ def test_a_report_kept_in_a_conversation_is_listed_by_its_own_question(
     research(window, COMPARE)
     wait(qtbot, lambda: window.chat.turns[-1].report is not None or window.chat.turns[-1].error)
     wait(qtbot, lambda: idle(window) and newest_is(window, "chat", f"Chat: {COMPARE}"))
+
+
+def test_a_report_read_back_after_a_restart_can_still_be_saved(
+    qtbot, make_window, prefs, memory
+) -> None:
+    """Seen in the walkthrough: after a restart the report was there, as text, without its
+    "Save to memory" link (the conversation's file kept its words, not the report)."""
+    from tests.gui.test_main_window import newest_is
+
+    window = make_window(prefs, "settings.ini")
+    assert window.open_memory(memory)
+    wait(qtbot, lambda: idle(window))
+    research(window, COMPARE)
+    wait(qtbot, lambda: window.chat.turns[-1].report is not None or window.chat.turns[-1].error)
+    assert window.chat.turns[-1].error is None
+    wait(qtbot, lambda: len(window.conversations.conversations) == 1 and idle(window))
+    window.close()
+    again = make_window(prefs, "settings.ini")  # the next start: nothing kept in memory
+    assert again.open_memory(memory)
+    wait(qtbot, lambda: [t.question for t in again.chat.turns] == [COMPARE] and idle(again))
+    turn = again.chat.turns[0]
+    assert turn.restored and turn.report is not None and turn.report.question == COMPARE
+    text = again.chat.transcript.toPlainText()
+    assert "Save to memory" in text and "30 minutes" in text
+    assert text.count("Sources") == 1
+    again.chat.transcript.anchorClicked.emit(QUrl("save:0"))
+    wait(qtbot, lambda: turn.saved is not None and idle(again))
+    assert (memory / turn.saved).is_file()
+    assert "30 minutes" in (memory / turn.saved).read_text(encoding="utf-8")
+    wait(qtbot, lambda: newest_is(again, "research", "Research: Compare the escalation"))
+    again.tabs.setCurrentWidget(again.chat_split)
+    assert "Save to memory" not in again.chat.transcript.toPlainText()
+    assert f"Saved as {turn.saved}" in again.chat.transcript.toPlainText()

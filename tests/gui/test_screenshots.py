@@ -174,3 +174,41 @@ def test_screenshots_of_settings_in_both_schemes(qtbot, window, prefs, llm_serve
     finally:
         theme.choose(app, theme.SYSTEM)
     assert all(p.stat().st_size > 10_000 for p in shots)
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_screenshots_at_800_by_600(
+    qtbot, window, make_workflow, recorder, tmp_path, scheme: str
+) -> None:
+    """The window at 800 × 600 (issue 39), in both schemes: a note in the preview, a research
+    report in the chat, the facts, the History with a note's change."""
+    from PySide6.QtWidgets import QApplication
+
+    from gam_desktop.gui import theme
+    from tests.engine.test_answers import built_policies
+    from tests.gui.test_research import COMPARE, research
+
+    folder = Path(os.environ.get("GAM_SCREENSHOTS") or tmp_path / "screenshots")
+    folder.mkdir(parents=True, exist_ok=True)
+    theme.choose(QApplication.instance(), scheme)
+    try:
+        root = built_policies(make_workflow, tmp_path).folder.root
+        assert window.open_memory(root)
+        wait(qtbot, lambda: idle(window))
+        window.resize(800, 600)
+        wait(qtbot, lambda: window.width() == 800 and window.height() == 600)
+        window.tree.item_at("acme").setExpanded(True)
+        window.open_file("acme/acme_corp_escalation.md")
+        research(window, COMPARE)
+        wait(qtbot, lambda: window.chat.turns[-1].report is not None or window.chat.turns[-1].error)
+        wait(qtbot, lambda: idle(window))
+        assert window.grab().save(str(folder / f"800x600-chat-{scheme}.png"))
+        window.tabs.setCurrentWidget(window.facts)
+        assert window.grab().save(str(folder / f"800x600-facts-{scheme}.png"))
+        history(qtbot, window)
+        window.history.list.setCurrentItem(window.history.list.topLevelItem(1))
+        wait(qtbot, lambda: window.history.diff.toPlainText() and idle(window))
+        assert window.grab().save(str(folder / f"800x600-history-{scheme}.png"))
+        assert window.width() == 800 and not recorder.errors
+    finally:
+        theme.choose(QApplication.instance(), theme.SYSTEM)

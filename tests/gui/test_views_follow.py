@@ -203,12 +203,12 @@ def test_a_folder_without_an_overview_shows_itself_and_the_keys_go_past_it(
     assert window.preview.folder_shown == "alpha" and window.preview.title.text() == "alpha"
     text = window.preview.body.toPlainText()
     assert "no longer exists" not in window.preview.title.text()
-    assert "It holds 1 folder and 1 memory, 2 memories in all:" in text
-    assert "deep/ — 1 memory" in text and "First note" in text
+    assert "It holds 1 folder and 1 note, 2 notes in all:" in text
+    assert "deep/ — 1 note" in text and "First note" in text
     assert window.preview.editor.isHidden()  # no file to open in an editor
     qtbot.keyClick(window.tree, Qt.Key.Key_Down)  # past it, to the next folder
     assert highlighted(window) == "beta" and window.preview.title.text() == "beta"
-    assert "It holds 1 memory:" in window.preview.body.toPlainText()
+    assert "It holds 1 note:" in window.preview.body.toPlainText()
     qtbot.keyClick(window.tree, Qt.Key.Key_Up)
     assert highlighted(window) == "alpha"
     qtbot.keyClick(window.tree, Qt.Key.Key_Right)  # open it, then into it
@@ -221,7 +221,7 @@ def test_a_folder_without_an_overview_shows_itself_and_the_keys_go_past_it(
     click(qtbot, window, window.tree.item_at("beta"))
     write_by_hand(memory, {"beta/four.md": "Fourth"})
     wait(qtbot, lambda: "Fourth" in window.preview.body.toPlainText())
-    assert "It holds 2 memories:" in window.preview.body.toPlainText()
+    assert "It holds 2 notes:" in window.preview.body.toPlainText()
     (memory / "beta" / "README.md").write_text(render_readme("Beta", "Notes on beta.", []))
     wait(qtbot, lambda: window.preview.title.text() == "Overview of beta")
     assert window.preview.folder_shown is None and window.preview.path == "beta/README.md"

@@ -76,3 +76,43 @@ def test_a_long_step_or_status_never_widens_the_window(qtbot, window) -> None:
     assert window.width() == 900
     assert chat.live.toolTip() == chat.live.text()  # cut on screen: the whole line on hover
     assert chat.live.width() < chat.live.fontMetrics().horizontalAdvance(chat.live.text())
+
+
+def test_800_by_600_shows_the_tree_readably(qtbot, window, make_workflow, tmp_path) -> None:
+    """Issue 39: the window could not be made 800 × 600 (its smallest width was 849 px),
+    and at its smallest the tree shrank to about 60 px; then, at 800 px, to 156 px, each
+    note's title cut after a few letters ("acme cor…"). At 800 × 600, every page of the tabs
+    fits and the tree shows a note's title of 20-odd letters whole."""
+    from PySide6.QtWidgets import QApplication
+
+    from tests.engine.test_answers import built_policies
+
+    root = built_policies(make_workflow, tmp_path).folder.root
+    assert window.open_memory(root)
+    wait(qtbot, lambda: idle(window))
+    note = "acme/acme_corp_escalation.md"
+    window.open_file(note)  # the preview's fields and both its buttons shown
+    assert window.preview.editor.isVisible() and window.preview.original.isVisible()
+    window.resize(800, 600)
+    wait(qtbot, lambda: window.size().width() == 800 and window.size().height() == 600)
+    for page in (window.chat_split, window.facts, window.history):
+        window.tabs.setCurrentWidget(page)
+        QApplication.processEvents()
+        smallest = window.minimumSizeHint()
+        assert smallest.width() <= 800 and smallest.height() <= 600, (page, smallest)
+        assert window.width() == 800, page  # nothing made it wider
+    tree = window.tree
+    assert window.find_panel.width() >= window.fontMetrics().averageCharWidth() * TREE_MIN_CHARS
+    item = tree.item_at(note)
+    tree.scrollToItem(item)
+    QApplication.processEvents()
+    label = tree.visualItemRect(item)
+    text = tree.fontMetrics().horizontalAdvance(item.text(0))
+    icon = tree.iconSize().width() if not tree.iconSize().isEmpty() else 16
+    assert label.left() + icon + text < tree.viewport().width(), (item.text(0), label, text)
+    assert not tree.horizontalScrollBar().isVisible()
+    window.tabs.setCurrentWidget(window.facts)  # none yet: what to do, under the heading
+    QApplication.processEvents()
+    facts = window.facts
+    assert not facts.split.isVisible()  # (empty, it took half the page above the hint)
+    assert facts.empty.geometry().top() < facts.height() // 3

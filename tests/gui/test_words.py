@@ -112,7 +112,7 @@ def test_broken_front_matter_is_told_by_file_and_line(qtbot, window, recorder, t
     memory = tmp_path / "memory"
     built(qtbot, window, memory, SAMPLES[:1])
     (memory / "x.md").write_text("---\ntitle: x\ntldr: Note: this is it\n---\n\nBody.\n")
-    wait(qtbot, lambda: any(t == "A memory's front matter is broken" for t, _ in recorder.told))
+    wait(qtbot, lambda: any(t == "A note's front matter is broken" for t, _ in recorder.told))
     text = next(text for title, text in recorder.told if title.endswith("is broken"))
     assert text.startswith(
         "The front matter of x.md cannot be read: line 3 has a ':' where a value was expected"

@@ -23,7 +23,9 @@
     *Sources: `policies/borealis.md` · confidence 0.60*
 
 The front matter is small and read alone when listing; the turns are split on their
-`<!-- turn … -->` line, so a 1,000-turn file parses in milliseconds. Questions and
+`<!-- turn … -->` line, so a 1,000-turn file parses in milliseconds. A turn that shows a
+research report keeps the report's structured form in that line too (`report`): read back,
+the window shows the report again with its "Save to memory" link. Questions and
 answers are untrusted text: a line of theirs that looks like a turn marker or a turn
 heading is escaped when written, so it can never forge a turn.
 """
@@ -73,6 +75,9 @@ class Turn:
     steps: list[str] = field(default_factory=list)
     citations: list[Citation] = field(default_factory=list)
     statement: bool = False  # the person told something, asked nothing: nothing was looked up
+    # the structured form of the research report the answer shows (opaque here: the front
+    # end makes it and reads it back), so the report can still be saved after a restart
+    report: dict[str, Any] | None = None
 
 
 @dataclass
@@ -145,6 +150,8 @@ def _render_turn(number: int, turn: Turn) -> str:
         meta["citations"] = [c.model_dump(exclude_none=True) for c in turn.citations]
     if turn.statement:
         meta["statement"] = True
+    if turn.report:
+        meta["report"] = turn.report
     question = "\n".join(f"> {line}".rstrip() for line in _escaped(turn.question).splitlines())
     # a step quoting "-->" must not end the comment: its ">" as JSON's \u003e
     data = json.dumps(meta, ensure_ascii=False).replace("-->", "--\\u003e")
@@ -231,6 +238,7 @@ def _parse_turn(raw_meta: str, raw_text: str) -> Turn:
     turn_id = meta.get("id")
     key = meta.get("history")
     steps = meta.get("steps")
+    report = meta.get("report")
     return Turn(
         time=parse_time(meta.get("time")) or utc_now(),
         question=_unescaped(question.strip()),
@@ -242,6 +250,7 @@ def _parse_turn(raw_meta: str, raw_text: str) -> Turn:
         steps=[str(s) for s in steps] if isinstance(steps, list) else [],
         citations=_citations(meta.get("citations")),
         statement=meta.get("statement") is True,
+        report=report if isinstance(report, dict) and report else None,
     )
 
 

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from gam_desktop.engine.chats import library as chats
 from gam_desktop.engine.chats.conversation import working_memory
@@ -43,6 +44,7 @@ class TurnToSave:
     at: datetime | None = None
     turn_id: str | None = None  # kept in the turn's data (gam-serve's queue looks for it)
     history_key: str | None = None  # what the client's next request continues
+    report: dict[str, Any] | None = None  # the structured report the answer shows, if any
 
 
 @dataclass
@@ -93,6 +95,7 @@ def stage_turns(root: Path, items: Sequence[TurnToSave], model: str = "") -> Sta
             item.confidence,
             item.turn_id,
             item.history_key,
+            report=item.report,
         )
         record = chats.with_turn(record, turn, conversation.summary, conversation.folded)
         touched[record.id] = (record, path)

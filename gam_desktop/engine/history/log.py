@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from gam_desktop.engine.errors import GamError
-from gam_desktop.engine.history.gitrepo import MemoryRepo
+from gam_desktop.engine.history.gitrepo import GitFailed, MemoryRepo
 from gam_desktop.engine.store import faults
 from gam_desktop.engine.store.changes import Changes
 
@@ -182,6 +182,19 @@ class History:
         """The patch of one file in one operation (both names of a moved file)."""
         paths = [path] + [c.old_path for c in self.changes(sha) if c.path == path and c.old_path]
         return self.repo.git("diff-tree", "-p", "-M", "--root", "--no-commit-id", sha, "--", *paths)
+
+    def versions(self, sha: str, path: str) -> tuple[str | None, str | None]:
+        """One file's text before and after one operation (None where it was not there; a
+        moved file's, before, at its old name): the History says in words what changed in
+        a note's front matter, and shows the rest of the patch without it."""
+        old = next((c.old_path for c in self.changes(sha) if c.path == path and c.old_path), path)
+        return self._text(f"{sha}^", old), self._text(sha, path)
+
+    def _text(self, rev: str, path: str) -> str | None:
+        try:  # the blob as stored (cat-file runs no filter or driver of the repository's)
+            return self.repo.git("cat-file", "blob", f"{rev}:{path}")
+        except GitFailed:  # no such file then (or no commit before the first)
+            return None
 
     # -- undoing -------------------------------------------------------------------
 

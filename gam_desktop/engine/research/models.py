@@ -7,6 +7,8 @@ validated with pydantic; every claim it writes is checked against the excerpts i
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel, Field, field_validator
 
 from gam_desktop.engine.models import Citation
@@ -130,3 +132,25 @@ class ResearchReport(BaseModel):
     @property
     def partial(self) -> bool:
         return bool(self.limits_hit)
+
+    def kept_form(self) -> dict[str, Any]:
+        """The report as its conversation keeps it: all of it but the excerpts' text
+        (windows of the notes' wording, which the report shows through its claims and
+        quotes, and which would make the conversation a hit for every search of them)."""
+        form = self.model_dump(mode="json")
+        for section in form["sections"]:
+            for claim in section["claims"]:
+                for excerpt in claim["sources"]:
+                    excerpt["text"] = ""
+        return form
+
+    @classmethod
+    def from_kept(cls, form: dict[str, Any] | None) -> ResearchReport | None:
+        """The report a conversation kept (None when there is none, or it was edited into
+        something that is not a report any more)."""
+        if not form:
+            return None
+        try:
+            return cls.model_validate(form)
+        except ValueError:
+            return None
