@@ -130,6 +130,55 @@ def test_unknown_tools_and_bad_arguments_are_errors(memory: Path) -> None:
     assert tools.run("grep", {"pattern": "  "}).error
 
 
+@pytest.mark.parametrize(
+    ("name", "arguments"),
+    [
+        ("cat", {"file": 5}),
+        ("ls", {"path": ["a"]}),
+        ("grep", {"pattern": 7}),
+        ("bm25_search", {"query": "bert", "top_k": "abc"}),
+        ("bm25_search", {"query": {"q": "bert"}}),
+    ],
+)
+def test_arguments_of_the_wrong_type_come_back_as_errors(
+    memory: Path, name: str, arguments: dict
+) -> None:
+    """A small model's {"file": 5} crashed the question (AttributeError in the sandbox, a
+    ValueError from int("abc")): it is a mistake to tell the model, as any other."""
+    result = MemoryTools(memory).run(name, arguments)
+    assert result.error and result.text.startswith(f"error: bad arguments for {name}: ")
+
+
+def test_cat_reads_no_more_of_a_huge_file_than_it_shows(memory: Path, monkeypatch) -> None:
+    """A 400 MB note another program wrote was read whole (800 MB of memory) to show its
+    first 60,000 characters."""
+    from gam_desktop.engine.retrieval import tools
+
+    monkeypatch.setattr(tools, "CAT_LIMIT", 100)
+    (memory / "huge.md").write_text("word " * 100_000)
+    read: list[int] = []
+    opened = Path.open
+
+    def counting_open(self: Path, *args, **kwargs):  # type: ignore[no-untyped-def]
+        handle = opened(self, *args, **kwargs)
+        original_read = handle.read
+
+        def read_some(size: int = -1) -> str:
+            text = original_read(size)
+            read.append(len(text))
+            return text
+
+        handle.read = read_some
+        return handle
+
+    monkeypatch.setattr(Path, "open", counting_open)
+    result = MemoryTools(memory).cat("huge.md")
+    assert result.text.startswith("word word") and "[truncated: the file has 500,000 bytes" in (
+        result.text
+    )
+    assert sum(read) <= 101
+
+
 def test_bm25_ranks_by_relevance_and_reuses_its_index(memory: Path) -> None:
     for i in range(50):
         topic = "transformers attention heads" if i % 10 == 0 else f"gardening tomatoes {i}"

@@ -111,6 +111,18 @@ TOOLS = [
 ]
 
 
+def _wrongly_typed(name: str, arguments: dict[str, Any]) -> str:
+    """What of `arguments` is not of the type its tool's schema gives ("file must be
+    text"), or "" when they all are (None stands for an argument left out)."""
+    schema = next((t.parameters for t in TOOLS if t.name == name), {})
+    kinds = {"string": (str,), "integer": (int, str), "boolean": (bool, str, int)}
+    for key, value in arguments.items():
+        wanted = schema.get("properties", {}).get(key, {}).get("type")
+        if value is not None and wanted in kinds and not isinstance(value, kinds[wanted]):
+            return f"{key} must be {'text' if wanted == 'string' else 'a ' + wanted}"
+    return ""
+
+
 class MemoryTools:
     """The tools over one memory folder. With `embeddings` (not off), search fuses BM25 with
     the nearest texts by meaning (retrieval/vectors.py); without, BM25 alone."""
@@ -164,11 +176,14 @@ class MemoryTools:
         }
         if name not in handlers:
             return ToolResult(f"error: unknown tool '{name}'", error=True)
+        wrong = _wrongly_typed(name, arguments)
+        if wrong:  # a model's {"file": 5}: said to it, as any other mistake
+            return ToolResult(f"error: bad arguments for {name}: {wrong}", error=True)
         try:
             return handlers[name](**{k: v for k, v in arguments.items() if v is not None})
         except ToolError as exc:
             return ToolResult(f"error: {exc}", error=True)
-        except TypeError as exc:
+        except (TypeError, ValueError) as exc:
             return ToolResult(f"error: bad arguments for {name}: {exc}", error=True)
         except OSError as exc:
             return ToolResult(f"error: {exc.strerror or exc}", error=True)
@@ -188,13 +203,17 @@ class MemoryTools:
 
     def cat(self, file: str, original: bool = False) -> ToolResult:
         path, rel = self.sandbox.resolve(file, want_dir=False)
-        text = path.read_text(encoding="utf-8", errors="replace")
+        # never more than is shown: a 400 MB file another program put in the folder is
+        # read up to the limit, not whole (it cost 800 MB of memory for 60,000 characters)
+        with path.open(encoding="utf-8", errors="replace") as handle:
+            text = handle.read(CAT_LIMIT + 1)
         if original in (True, "true", "True", 1):
             text = self._original(rel, text)
         if len(text) > CAT_LIMIT:
+            size = path.stat().st_size
             text = (
-                text[:CAT_LIMIT] + f"\n[truncated: the file has {len(text)} characters; "
-                f"the first {CAT_LIMIT} are shown]"
+                text[:CAT_LIMIT] + f"\n[truncated: the file has {size:,} bytes; "
+                f"the first {CAT_LIMIT:,} characters are shown]"
             )
         return ToolResult(text, read=[rel])
 
