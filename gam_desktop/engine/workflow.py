@@ -118,6 +118,7 @@ class OutsideEdit:
     changed: list[str] = field(default_factory=list)  # everything that changed on disk
     changes: Changes = field(default_factory=lambda: Changes(OUTSIDE_EDIT))  # ...as Changes
     head: str | None = None  # the memory's last commit once they were recorded
+    left_out: list[str] = field(default_factory=list)  # a pipe or device among the notes
 
 
 @dataclass
@@ -584,6 +585,7 @@ class Workflow:
                     changed=paths,
                     changes=recorded.changes,
                     head=recorded.head,
+                    left_out=list(recorded.left_out),
                 )
             )
 

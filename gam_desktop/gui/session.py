@@ -370,6 +370,8 @@ class MemorySession(QObject):
     def _outside_edit(self, edit: OutsideEdit) -> None:
         if not self._echo(edit) and not edit.changes.empty:
             self.memory_changed.emit(edit.changes)
+        for line in edit.left_out:  # a pipe or device another program put among the notes
+            self.status.emit(line)
         if not edit.paths:  # written by the app itself (another window, gam-add, a rollback)
             return
         self.status.emit(

@@ -156,6 +156,8 @@ def test_the_watcher_records_the_rest_while_a_pipe_is_made(
     assert "By hand." in git(memory, "show", f"HEAD:{rel}")
     assert "python/x.md" not in committed(memory)
     assert not pipes.opened
+    told = [line for e in edits for line in e.left_out]  # what the window shows
+    assert told and "python/x.md is a named pipe" in told[0], edits
 
 
 def test_special_files_are_listed_and_a_hidden_pipe_is_still_refused(
