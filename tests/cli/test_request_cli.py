@@ -30,8 +30,8 @@ def test_gam_request_prints_answer_sources_confidence(memory: Path, llm_server) 
     )
     assert out.returncode == 0, out.stderr
     assert "2018" in out.stdout and "Sources: nlp/bert_encoder.md" in out.stdout
-    assert "Confidence: 0.80" in out.stdout and 'grep("BERT")' in out.stdout
-    assert "reading README.md" in out.stderr  # live steps
+    assert "Confidence: 0.80" in out.stdout and "searched for “BERT”" in out.stdout
+    assert "… read README.md" in out.stderr  # live steps
 
 
 def test_gam_request_json(memory: Path, llm_server) -> None:
@@ -53,9 +53,9 @@ def test_gam_request_errors_are_one_line(
     assert ("not a GAM memory" if case == "not_a_memory" else "cannot reach") in out.stderr
 
 
-def test_the_general_pipeline_cites_only_passages_it_read(memory: Path, llm_server) -> None:
+def test_an_answer_cites_only_passages_it_read(memory: Path, llm_server) -> None:
     args = ["--gam-dir", str(memory), "-Q", "How much of its input does BERT mask?", "--json"]
-    out = run_cli([*args, "--answering", "general"], llm_server.base_url, entry="request_main")
+    out = run_cli(args, llm_server.base_url, entry="request_main")
     assert out.returncode == 0, out.stderr
     result = ChatResult.model_validate(json.loads(out.stdout))
     assert result.sources == ["nlp/bert_encoder.md"]
