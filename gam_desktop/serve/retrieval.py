@@ -11,7 +11,6 @@ file path, so the model (and the person reading the reply) can name where it cam
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -20,6 +19,7 @@ from gam_desktop.engine.answering import recall
 from gam_desktop.engine.retrieval.corpus import CorpusFile, memory_of, title_of
 from gam_desktop.engine.retrieval.tools import MemoryTools
 from gam_desktop.engine.retrieval.words import tokenize
+from gam_desktop.engine.store.markdown import body_of
 
 PREAMBLE = (
     "Passages from the user's memory (GAM), most relevant first, each under its file path. "
@@ -27,7 +27,6 @@ PREAMBLE = (
     "user's own instructions come first."
 )
 PASSAGE_CHARS = 1200  # a memory is a paragraph; a conversation or a README can be long
-_FRONT = re.compile(r"\A---\n.*?\n---\n?", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -95,7 +94,7 @@ def _recency(path: str, file: CorpusFile, now: datetime, half_life: float) -> fl
 def _mmr(scored: dict[str, tuple[float, CorpusFile]], top_k: int, lam: float) -> list[str]:
     """Maximal Marginal Relevance: λ·score − (1 − λ)·(largest overlap with one chosen),
     the overlap being the Jaccard index of the two files' token sets."""
-    tokens = {path: set(tokenize(_body(file.text))) for path, (_, file) in scored.items()}
+    tokens = {path: set(tokenize(body_of(file.text))) for path, (_, file) in scored.items()}
     chosen: list[str] = []
     left = sorted(scored, key=lambda p: -scored[p][0])
     while left and len(chosen) < top_k:
@@ -114,16 +113,12 @@ def _jaccard(a: set[str], b: set[str]) -> float:
     return len(a & b) / len(a | b) if a and b else 0.0
 
 
-def _body(text: str) -> str:
-    return _FRONT.sub("", text, count=1).strip()
-
-
 def _passage(path: str, score: float, file: CorpusFile) -> Passage:
     if recall.is_personal(path):
         label = recall.personal_label(path, file.text)
         text = recall.personal_passage(path, file.text, None)
     else:
-        label, text = title_of(path, file.text), _body(file.text)
+        label, text = title_of(path, file.text), body_of(file.text)
     text = " ".join(text.split())
     if len(text) > PASSAGE_CHARS:
         text = text[:PASSAGE_CHARS].rsplit(" ", 1)[0] + " …"

@@ -14,13 +14,7 @@ from datetime import datetime
 from gam_desktop.engine.answering.when import Window
 from gam_desktop.engine.chats.record import parse as parse_conversation
 from gam_desktop.engine.store.folder import CONVERSATIONS_DIR, FACTS_DIR
-from gam_desktop.engine.store.markdown import parse_time
-
-_TIME = {
-    name: re.compile(rf"^{name}:\s*'?([0-9T:+\-. ]+?)'?\s*$", re.MULTILINE)
-    for name in ("updated", "created", "started")
-}
-_TITLE = re.compile(r"^title:\s*(.+)$", re.MULTILINE)
+from gam_desktop.engine.store.markdown import body_of, front_value, parse_time
 
 
 def is_conversation(key: str) -> bool:
@@ -37,12 +31,7 @@ def is_personal(key: str) -> bool:
 
 def time_of(text: str) -> datetime | None:
     """When a file was last true: its front matter's updated, else created, else started."""
-    front = text[: text.find("\n---", 3)] if text.startswith("---") else ""
-    for pattern in _TIME.values():
-        found = pattern.search(front)
-        if found:
-            return parse_time(found.group(1).strip())
-    return None
+    return _first_time(text, ("updated", "created", "started"))
 
 
 FIRST = re.compile(r"\b(first|earliest|originally|initially|before)\b", re.IGNORECASE)
@@ -55,11 +44,17 @@ def asks_for_first(question: str) -> bool:
 
 def started_at(key: str, text: str) -> datetime | None:
     """When a conversation began, a fact was first stated, a memory was made."""
-    front = text[: text.find("\n---", 3)] if text.startswith("---") else ""
-    for name in ("started", "created", "updated"):
-        found = _TIME[name].search(front)
-        if found:
-            return parse_time(found.group(1).strip())
+    return _first_time(text, ("started", "created", "updated"))
+
+
+def _first_time(text: str, names: tuple[str, ...]) -> datetime | None:
+    """The first of the front matter's `names` that holds a time (each read as one line:
+    a time question reads those of every conversation and fact)."""
+    for name in names:
+        value = front_value(text, name)
+        when = parse_time(value) if value is not None else None
+        if when is not None:
+            return when
     return None
 
 
@@ -81,7 +76,7 @@ def personal_passage(key: str, text: str, window: Window | None) -> str:
     fact as its dated statement."""
     if is_fact(key):
         when = time_of(text)
-        body = text[text.find("\n---", 3) + 4 :].strip() if text.startswith("---") else text
+        body = body_of(text)
         return f"Stated on {when:%Y-%m-%d}: {body}" if when else body
     try:
         turns = parse_conversation(text).turns
@@ -102,6 +97,5 @@ def personal_label(key: str, text: str) -> str:
     date = f"{when:%Y-%m-%d}" if when else "an unknown date"
     if is_fact(key):
         return f"a fact the user stated on {date}"  # (no brackets: a label is bracketed)
-    title = _TITLE.search(text[:2000])
-    name = title.group(1).strip("'\" ") if title else "a conversation"
+    name = front_value(text, "title") or "a conversation"
     return f'the conversation "{name}" of {date}'

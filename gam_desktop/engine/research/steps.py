@@ -30,7 +30,7 @@ from gam_desktop.engine.research.models import (
 )
 from gam_desktop.engine.retrieval.search import query_terms, tokenize
 from gam_desktop.engine.retrieval.tools import MemoryTools
-from gam_desktop.engine.store.markdown import README
+from gam_desktop.engine.store.markdown import README, split_front
 
 PASSAGES_PER_QUESTION = 6  # windows shown to the integrator for one sub-question
 MAX_SUB_QUESTIONS = 6
@@ -167,10 +167,9 @@ def _line_span(text: str, terms: set[str]) -> tuple[int, int]:
     """The first and last line (1-based) of the file's body that hold the terms; the
     whole body when none does."""
     lines = text.splitlines()
-    start = 0
-    if text.startswith("---"):
-        closing = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), 0)
-        start = closing + 1
+    split = split_front(text)
+    # The body starts after the front matter's lines (its two "---" lines included).
+    start = len(text[: len(text) - len(split[1])].splitlines()) if split is not None else 0
     body = [i for i in range(start, len(lines)) if lines[i].strip()]
     if not body:
         return (1, max(1, len(lines)))

@@ -27,15 +27,14 @@ from pathlib import Path
 
 from gam_desktop.engine.store.folder import SOURCES_DIR, stat_files
 from gam_desktop.engine.store.links import is_absent, is_real_dir, resolve_within
+from gam_desktop.engine.store.markdown import front_value
 
 ORIGINAL = "#original"  # suffix of the key of a memory's original text
 TEXT_CACHE_CHARS = 32_000_000  # the texts kept after reading (memories and sources)
 LOGGED_GENERATIONS = 64  # the last changes the search index can catch up with, path by path
 LOGGED_CHANGES = 5_000  # a change of more files is logged as "many": compare them all
-_SOURCE_HASH = re.compile(r"^source_hash:\s*'?([0-9a-f]{64})'?\s*$", re.MULTILINE)
-_SOURCE = re.compile(r"^source:\s*(.+)$", re.MULTILINE)
-_SPAN = re.compile(r"^span:\s*\[\s*(\d{1,15})\s*,\s*(\d{1,15})\s*\]\s*$", re.MULTILINE)
-_FRONT_TITLE = re.compile(r"^(?:title|statement):[ \t]*(.+?)[ \t]*$", re.MULTILINE)
+_SOURCE_HASH = re.compile(r"[0-9a-f]{64}")
+_SPAN = re.compile(r"\[\s*(\d{1,15})\s*,\s*(\d{1,15})\s*\]")
 _HEADING = re.compile(r"^#[ \t]+(.+?)[ \t]*$", re.MULTILINE)
 
 
@@ -50,8 +49,7 @@ def is_original(key: str) -> bool:
 
 def document_of(memory_text: str) -> str | None:
     """The source document a memory's front matter names ("acme-oncall.md"), if any."""
-    found = _SOURCE.search(memory_text[: memory_text.find("\n---", 3)])
-    return found.group(1).strip("'\" ") if found and memory_text.startswith("---") else None
+    return front_value(memory_text, "source")
 
 
 def reader_name(document: str) -> str:
@@ -62,30 +60,29 @@ def reader_name(document: str) -> str:
 
 def title_of(path: str, text: str) -> str:
     """A file's title: its front matter's (a fact's statement), a README's heading, else
-    its name. Read with a regular expression: parsing the YAML of 10,000 files would cost
-    seconds, and a title is one line."""
-    if text.startswith("---"):
-        end = text.find("\n---", 3)
-        found = _FRONT_TITLE.search(text[: end if end > 0 else len(text)])
-        if found:
-            return _unquote(found.group(1)) or _name(path)
-    elif path.rsplit("/", 1)[-1] == "README.md":
+    its name. Read as one line (`front_value`): parsing the YAML of 10,000 files would
+    cost seconds."""
+    title = front_value(text, "title") or front_value(text, "statement")
+    if title:
+        return title
+    if path.rsplit("/", 1)[-1] == "README.md":
         heading = _HEADING.search(text[:2000])
         if heading:
             return heading.group(1)
     return _name(path)
 
 
-def _unquote(value: str) -> str:
-    if len(value) >= 2 and value[0] == value[-1] == "'":
-        return value[1:-1].replace("''", "'")
-    if len(value) >= 2 and value[0] == value[-1] == '"':
-        return value[1:-1].replace('\\"', '"')
-    return value
-
-
 def _name(path: str) -> str:
     return path.rsplit("/", 1)[-1].removesuffix(".md")
+
+
+def _span_of(memory_text: str) -> tuple[str, int, int] | None:
+    """The content hash of a memory's source and the span of it the memory covers."""
+    digest, span = front_value(memory_text, "source_hash"), front_value(memory_text, "span")
+    if digest is None or span is None or not _SOURCE_HASH.fullmatch(digest):
+        return None
+    found = _SPAN.fullmatch(span)
+    return (digest, int(found.group(1)), int(found.group(2))) if found else None
 
 
 class CorpusFile:
@@ -317,34 +314,30 @@ class Corpus:
                 self._cached_chars -= len(self._texts.pop(key) or "") + 64
 
     def _original(self, memory_text: str) -> str | None:
-        """The memory's original wording, from the span its front matter names (read with
-        two regular expressions: parsing YAML for 10,000 files would cost seconds)."""
-        front = memory_text[: memory_text.find("\n---", 3)] if memory_text.startswith("---") else ""
-        digest, span = _SOURCE_HASH.search(front), _SPAN.search(front)
-        if not digest or not span:
+        """The memory's original wording, from the span its front matter names (its lines
+        read alone: parsing YAML for 10,000 files would cost seconds)."""
+        found = _span_of(memory_text)
+        if found is None:
             return None
-        source = self._source(digest.group(1))
-        original = source[int(span.group(1)) : int(span.group(2))] if source else ""
+        digest, start, end = found
+        source = self._source(digest)
+        original = source[start:end] if source else ""
         if not original:
             return None
         # Contextual retrieval: the passage is indexed under its memory's title and source,
         # or a middle section that never names its company would not be found by the name.
-        title, name = _FRONT_TITLE.search(front), _SOURCE.search(front)
-        header = " — ".join(m.group(1).strip("'\" ") for m in (name, title) if m)
+        named = (front_value(memory_text, "source"), front_value(memory_text, "title"))
+        header = " — ".join(value for value in named if value)
         return f"[{header}]\n{original}" if header else original
 
     def source_of(self, memory: str) -> tuple[str, str, int, int] | None:
         """Where a memory's original wording comes from: its document's name and content
         hash, and the span of that document it covers (None: no such span)."""
-        text = self.text(memory)
-        if not text or not text.startswith("---"):
+        text = self.text(memory) or ""
+        name, found = front_value(text, "source"), _span_of(text)
+        if not name or found is None:
             return None
-        front = text[: text.find("\n---", 3)]
-        name, digest, span = _SOURCE.search(front), _SOURCE_HASH.search(front), _SPAN.search(front)
-        if not name or not digest or not span:
-            return None
-        start, end = int(span.group(1)), int(span.group(2))
-        return name.group(1).strip("'\" "), digest.group(1), start, end
+        return name, *found
 
     def source(self, digest: str) -> str | None:
         """A source document's whole text, by its content hash."""

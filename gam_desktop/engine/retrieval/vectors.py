@@ -40,6 +40,7 @@ import numpy.typing as npt
 from gam_desktop.engine.llm.embeddings import Embedder, EmbeddingError
 from gam_desktop.engine.retrieval.corpus import title_of
 from gam_desktop.engine.retrieval.postings import Postings
+from gam_desktop.engine.store.markdown import split_front
 from gam_desktop.engine.textutil import plural
 
 log = logging.getLogger(__name__)
@@ -78,11 +79,8 @@ def fuse(rankings: Sequence[Sequence[str]], k: int = RRF_K) -> list[tuple[str, f
 def pieces_of(key: str, text: str) -> list[str]:
     """The texts `key` is embedded as: its title and body (not its front matter's hashes
     and spans) in windows of WINDOW words; one piece up to WINDOW + STRIDE / 3 words."""
-    body = text
-    if text.startswith("---"):
-        end = text.find("\n---", 3)
-        body = text[end + 4 :] if end > 0 else text
-        body = f"{title_of(key, text)}\n{body}"
+    split = split_front(text)
+    body = f"{title_of(key, text)}\n{split[1]}" if split is not None else text
     words = body.split()
     if len(words) <= WINDOW + STRIDE // 3:
         return [" ".join(words)] if words else []

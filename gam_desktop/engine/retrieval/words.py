@@ -14,6 +14,7 @@ import re
 import unicodedata
 from typing import Any
 
+from gam_desktop.engine.store.markdown import body_of
 from gam_desktop.engine.textutil import STOPWORDS
 
 _CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
@@ -95,8 +96,7 @@ def is_one_word(needle: str) -> bool:
 
 
 def snippet(text: str, terms: list[str], width: int = 160) -> str:
-    body = text.split("\n---", 2)[-1] if text.startswith("---") else text
-    flat = " ".join(body.split())
+    flat = " ".join(body_of(text).split())
     lower = flat.lower()
     at = min((i for t in terms if (i := lower.find(t)) >= 0), default=0)
     start = max(0, at - width // 4)

@@ -4,6 +4,11 @@ A memory file is YAML front matter (title, index, tldr, source, source_hash,
 span, pages, tokens, hash) followed by the memory text. A README has a title,
 an LLM-written description and a `## Contents` list. Parsing is forgiving: a file
 a person broke by hand still yields its body, with the problem reported.
+
+This module is the one place that knows where front matter starts and ends
+(`split_front`) and how it is read: `parse_memory` (front, body and what is wrong),
+`front_of` and `body_of` (one of the two), and `front_value`, the cheap reading of one
+key's line that the corpus does for every file (the YAML of 10,000 files costs seconds).
 """
 
 from __future__ import annotations
@@ -53,24 +58,110 @@ def render_memory(front: dict[str, Any], body: str) -> str:
     return f"---\n{header}---\n\n{body.strip()}\n"
 
 
+FENCE = "---"  # the line that opens and closes front matter
+_CLOSING = "\n" + FENCE
+
+
+def split_front(text: str) -> tuple[str, str] | None:
+    """The front matter's text (the YAML between the two "---" lines, not parsed) and the
+    body after its closing line (as written, not stripped); None when the text has none:
+    it does not start with "---", or no later line starts with "---" to close it (then
+    the whole text is the body). The closing line is the first after the opening one that
+    starts with "---", so a "---" rule in the body is the body's."""
+    end = _front_end(text)
+    return (text[len(FENCE) : end], text[end + len(_CLOSING) :]) if end >= 0 else None
+
+
+def _front_end(text: str) -> int:
+    """Where the front matter ends (the newline before its closing line), or -1."""
+    return text.find(_CLOSING, len(FENCE)) if text.startswith(FENCE) else -1
+
+
+def body_of(text: str) -> str:
+    """A memory file's body, stripped: what follows its front matter, or the whole text
+    when it has none (parse_memory's body, without reading the YAML)."""
+    split = split_front(text)
+    return split[1].strip() if split is not None else text
+
+
+def front_of(text: str) -> dict[str, Any]:
+    """A memory file's front matter as parse_memory reads it ({} when it has none or it
+    cannot be read, an alias bomb included), its body not looked at."""
+    split = split_front(text)
+    return _load_front(split[0])[0] if split is not None else {}
+
+
 def parse_memory(text: str) -> ParsedMemory:
     """The front matter and body of a memory file. A broken front matter gives its body and,
     as `problem`, what is wrong in words ("line 3 has a ':' where a value was expected"),
     to follow "The front matter of x.md cannot be read: "."""
-    if not text.startswith("---"):
+    split = split_front(text)
+    if split is None:
+        if text.startswith(FENCE):
+            return ParsedMemory({}, text, "it is not closed by a line of three dashes (---)")
         return ParsedMemory({}, text, "the file does not start with a line of three dashes (---)")
-    end = text.find("\n---", 3)
-    if end < 0:
-        return ParsedMemory({}, text, "it is not closed by a line of three dashes (---)")
+    front, problem = _load_front(split[0])
+    return ParsedMemory(front, split[1].strip(), problem)
+
+
+def _load_front(front_text: str) -> tuple[dict[str, Any], str | None]:
+    """The front matter's YAML read with the bounded loader, or {} and what is wrong."""
     try:
-        front = yaml.load(text[3:end], Loader=_BoundedLoader) or {}  # a SafeLoader, bounded
+        front = yaml.load(front_text, Loader=_BoundedLoader) or {}  # a SafeLoader, bounded
     except yaml.YAMLError as exc:
-        return ParsedMemory({}, text[end + 4 :].strip(), yaml_problem(exc))
+        return {}, yaml_problem(exc)
     except (_TooLarge, RecursionError):
-        return ParsedMemory({}, text[end + 4 :].strip(), _TOO_LARGE)
+        return {}, _TOO_LARGE
     if not isinstance(front, dict):
-        return ParsedMemory({}, text[end + 4 :].strip(), "it is not a list of 'name: value' lines")
-    return ParsedMemory(front, text[end + 4 :].strip())
+        return {}, "it is not a list of 'name: value' lines"
+    return front, None
+
+
+def front_value(text: str, name: str) -> str | None:
+    """The value of the front matter's top-level `name:` line as text, read without
+    parsing the YAML (what the corpus reads of every file: a title, a source, a span): its
+    quotes taken off as YAML does, anything else as written (`[0, 120]` for a span, no
+    comment removed, `123` not made a number). None when the file has no front matter (as
+    `split_front` says), no such line, or no value. A value YAML reads differently from
+    its line (one continued on the next lines, as a title past 100 characters is written;
+    a block scalar, an anchor, an alias, a tag, a double-quoted escape) is read with the
+    bounded loader, as parse_memory reads it: None when that gives no text (a list, a
+    mapping, a front matter that cannot be read, an alias bomb)."""
+    end = _front_end(text)  # (searched in place: no copy of the front matter or the body)
+    found = _key_line(name).search(text, len(FENCE), end) if end >= 0 else None
+    if found is None:
+        return None
+    value = found.group(1).rstrip(" \t\r")
+    continued = _CONTINUED.match(text, found.end(), end) is not None
+    if continued or value[:1] in _YAML_READS or (value[:1] == '"' and "\\" in value):
+        read = _load_front(text[len(FENCE) : end])[0].get(name)
+        return None if read is None or read == "" or isinstance(read, list | dict) else str(read)
+    return _unquoted(value) or None
+
+
+# The first character of a value that YAML reads as something other than the line's text:
+# an empty value (a nested block may follow), a block scalar, an anchor, an alias, a tag.
+_YAML_READS = ("", "|", ">", "&", "*", "!")
+_CONTINUED = re.compile(r"\n(?:[ \t]*\r?\n)*[ \t]+\S")  # the next line with text is indented
+_KEY_LINES: dict[str, re.Pattern[str]] = {}
+
+
+def _key_line(name: str) -> re.Pattern[str]:
+    pattern = _KEY_LINES.get(name)
+    if pattern is None:  # (a handful of names: title, source, span, times)
+        pattern = re.compile(rf"^{re.escape(name)}:[ \t]*(.*)", re.MULTILINE)  # (no lazy .*?: slow)
+        _KEY_LINES[name] = pattern
+    return pattern
+
+
+def _unquoted(value: str) -> str:
+    """A one-line scalar's text: a single-quoted one's '' is a quote, a double-quoted one
+    holds no escape (one that does is read by YAML); a plain one as written."""
+    if len(value) >= 2 and value[0] == value[-1] == "'":
+        return value[1:-1].replace("''", "'")
+    if len(value) >= 2 and value[0] == value[-1] == '"':
+        return value[1:-1]
+    return value
 
 
 # Front matter is untrusted (a memory may arrive as a zip): 1 KB of nested anchors and
