@@ -13,7 +13,7 @@ import json
 import re
 
 from gam_desktop.engine.build.estimate import Estimate, duration, money
-from gam_desktop.engine.store.markdown import README, parse_memory
+from gam_desktop.engine.store.markdown import README, front_of, split_front
 from gam_desktop.engine.textutil import plural
 
 _CALL = re.compile(r"^\s*(?:\d+\.\s+)?(\w+)\((.*)\)\s*->\s*(.*)$", re.DOTALL)
@@ -241,14 +241,12 @@ class _FrontLines:
 def _front_length(text: str | None) -> int:
     """How many lines the front matter of `text` has, its two "---" lines included (0:
     none, or one not closed)."""
-    if not text or not text.startswith("---"):
-        return 0
-    end = text.find("\n---", 3)
-    return text[: end + 1].count("\n") + 1 if end >= 0 else 0
+    split = split_front(text or "")
+    return split[0].count("\n") + 2 if split is not None else 0
 
 
 def _front(text: str | None) -> dict[str, object]:
-    return parse_memory(text).front if text else {}
+    return front_of(text) if text else {}
 
 
 # A note's front matter in words: what a person knows each field as. The rest of what the

@@ -20,7 +20,7 @@ from gam_desktop.engine.models import utc_now
 from gam_desktop.engine.store.changeset import ChangeSet
 from gam_desktop.engine.store.folder import CONVERSATIONS_DIR
 from gam_desktop.engine.store.links import resolve_within
-from gam_desktop.engine.store.markdown import parse_count, parse_time
+from gam_desktop.engine.store.markdown import parse_count, parse_time, split_front
 
 FRONT_BYTES = 16_384  # enough for any front matter: listing never reads the turns
 
@@ -103,7 +103,7 @@ def _scan(root: Path) -> tuple[list[ConversationInfo], list[UnreadableConversati
         rel = path.relative_to(root).as_posix()
         with path.open(encoding="utf-8", errors="replace") as handle:
             head = handle.read(FRONT_BYTES)
-            if head.find("\n---", 3) < 0:  # front matter longer than usual: read it all
+            if split_front(head) is None:  # front matter longer than usual: read it all
                 head += handle.read()
         parsed = read_front(head)
         if parsed.front.get("id"):

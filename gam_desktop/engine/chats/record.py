@@ -48,6 +48,7 @@ from gam_desktop.engine.store.markdown import (
     parse_count,
     parse_memory,
     parse_time,
+    split_front,
 )
 from gam_desktop.engine.store.naming import sanitize_name
 
@@ -219,8 +220,8 @@ def parse_front(text: str) -> dict[str, Any]:
 def read_front(text: str) -> ParsedMemory:
     """The front matter alone, with what is wrong with it in words when it cannot be read
     (`problem`: "line 3 has a ':' where a value was expected …")."""
-    end = text.find("\n---", 3)
-    return parse_memory(text[: end + 4] if end > 0 else text)
+    split = split_front(text)  # the body is not read: a 1,000-turn file lists fast
+    return parse_memory(f"---{split[0]}\n---\n" if split is not None else text)
 
 
 def _parse_turn(raw_meta: str, raw_text: str) -> Turn:
