@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         base_url = args.base_url
         if not base_url:
             base_url = stack.enter_context(RunningServer()).base_url
-            print(f"Using the scripted local endpoint at {base_url}")
+            print(f"Using the scripted local endpoint at {base_url}", flush=True)
         root = Path(args.gam_dir or stack.enter_context(tempfile.TemporaryDirectory()))
         root = root / "memory" if not args.gam_dir else root
         settings = LLMSettings.from_env("builder", base_url=base_url, model=args.model)
@@ -104,6 +104,11 @@ def main(argv: list[str] | None = None) -> int:
         print("\nREADME.md:\n" + (root / "README.md").read_text(encoding="utf-8"))
         ask(workflow, QUESTION)
         workflow.close()
+        if not args.gam_dir:  # the temporary folder goes with the demo: say how to keep one
+            print(
+                "\n(That folder is temporary: it goes when the demo ends. To keep a memory: "
+                "--gam-dir FOLDER; to open it in the app: gam-desktop.)"
+            )
     return 0
 
 

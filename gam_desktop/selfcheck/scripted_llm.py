@@ -792,7 +792,8 @@ class RunningServer:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description="Scripted OpenAI-compatible test server")
-    parser.add_argument("--port", type=int, default=8089)
+    # a free port unless one is asked for (8089 is where a real local model usually is)
+    parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--latency-ms", type=float, default=0)
     parser.add_argument(
         "--reject", nargs="*", default=[], help="features to refuse: json_schema json_object tools"

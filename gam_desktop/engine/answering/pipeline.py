@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from gam_desktop.engine.answering.checks import CHECKS, Check, Draft, Support
+from gam_desktop.engine.answering.checks import CHECKS, Check, Draft, Support, words
 from gam_desktop.engine.answering.lexicon import NOT_CLEARLY, NOT_IN_MEMORY
 from gam_desktop.engine.answering.passages import PASSAGES, Passage, rare_names, retrieve
 from gam_desktop.engine.answering.reading import read
@@ -159,14 +159,19 @@ def check_draft(
 
 
 def _result(evidence: Evidence, draft: Draft, read_files: list[str]) -> ChatResult:
+    # a sentence the answer copies word for word is not quoted under it again
+    said = words(draft.answer)
     quoted = "\n".join(
-        f"> {s.sentence} ({s.passage.document or s.passage.memory})" for s in draft.support
+        f"> {s.sentence} ({s.passage.document or s.passage.memory})"
+        for s in draft.support
+        if draft.from_quote or words(s.sentence) != said
     )
     if draft.from_quote:  # the model's answer was not what its sentences say
         text = f"{NOT_CLEARLY}\n{quoted}"
         confidence, note = FROM_QUOTE, "not found; the closest sentence shown"
     else:
-        text, confidence, note = f"{draft.answer.strip()}\n\n{quoted}", CHECKED, "quotes checked"
+        shown = f"{draft.answer.strip()}\n\n{quoted}" if quoted else draft.answer.strip()
+        text, confidence, note = shown, CHECKED, "quotes checked"
     sources = _with_conversations(evidence.tools, [s.passage.memory for s in draft.support])
     evidence.step(f"answered from {plural(len(draft.support), 'quoted sentence')}")
     return _finish(evidence, text, confidence, sources, read_files, note)
