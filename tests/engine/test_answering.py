@@ -369,3 +369,15 @@ def test_a_workflow_answers_with_the_llm_it_is_handed(tmp_path: Path) -> None:
         workflow.close()
     assert BERT in result.answer and result.sources == ["nlp/bert_encoder.md"]
     assert fake.stages() == ["read"] and asked_for == [chat]  # the chat role's LLM, no HTTP
+
+
+def test_an_answer_copying_its_sentence_does_not_quote_it_again(tools: MemoryTools) -> None:
+    """The walkthrough saw every answer followed by itself as a quote: a sentence the
+    answer copies is its source, named in the sources, not shown twice."""
+    question = "When was BERT released?"
+    first = passages.retrieve(tools, question)[0]
+    sentence = next(u for u in passages.units_of(first.text) if "2018" in u)
+    copied = answer(evidence(tools, question, Reading(answer=sentence, passages=[1])))
+    assert copied.answer == sentence and copied.sources == [first.memory]
+    shorter = answer(evidence(tools, question, Reading(answer="In 2018.", passages=[1])))
+    assert shorter.answer.startswith("In 2018.\n\n> ") and sentence in shorter.answer
