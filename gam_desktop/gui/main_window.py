@@ -166,6 +166,7 @@ class MainWindow(QMainWindow):
         self.find_panel.opened.connect(self.open_file)
         self.preview = PreviewPane()
         self.preview.edit_requested.connect(self.edit_file)
+        self.preview.open_requested.connect(self.open_file)
         self.preview.shown.connect(self.find_panel.follow)  # the tree highlights what it shows
         self.preview.shown.connect(self._remember_shown)  # shown again at the next start
         self.chat = ChatPanel()

@@ -15,8 +15,8 @@ from __future__ import annotations
 import html
 import re
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QTextCharFormat
+from PySide6.QtCore import Qt, QUrl, Signal
+from PySide6.QtGui import QDesktopServices, QTextCharFormat
 from PySide6.QtWidgets import (
     QFormLayout,
     QFrame,
@@ -65,6 +65,7 @@ class PreviewPane(QWidget):
     changed (`original`: the memory's original text is on show, not the memory)."""
 
     edit_requested = Signal(str)
+    open_requested = Signal(str)  # a link of the shown note to another note of the memory
     shown = Signal(object, bool)
 
     def __init__(self) -> None:
@@ -92,7 +93,11 @@ class PreviewPane(QWidget):
         self.problem.setWordWrap(True)
         self.body = QTextBrowser()
         self.body.setAccessibleName("Preview")
-        self.body.setOpenExternalLinks(True)
+        # A note's links are followed here: one to another note (a research report's
+        # sources, "../sqlite/x.md:14") opens that note; QTextBrowser would load it as a
+        # document of its own and show an empty page. Web links go to the browser.
+        self.body.setOpenLinks(False)
+        self.body.anchorClicked.connect(self._link_clicked)
         # Short labels (what they do in their tooltips): with long ones the preview could not
         # be narrower than 340 px, and the window not narrower than 849.
         self.original = QPushButton(ORIGINAL_LABEL)
@@ -194,6 +199,16 @@ class PreviewPane(QWidget):
             self.show_file(folder, README)
         elif not _is_empty(folder):
             self.clear()
+
+    def _link_clicked(self, url: QUrl) -> None:
+        if url.scheme() in ("http", "https", "mailto"):
+            QDesktopServices.openUrl(url)
+            return
+        if url.scheme() or not self.path or self.folder is None:
+            return  # file:, javascript: and the like from an untrusted note: nothing
+        target = linked_note(self.path, url.path())
+        if target is not None and (self.folder.root / target).is_file():
+            self.open_requested.emit(target)
 
     def show_file(self, folder: MemoryFolder, path: str, original: bool = False) -> None:
         """Show `path`; with `original`, the original text it was written from, if known.
@@ -349,3 +364,18 @@ def _folder_html(folder: MemoryFolder, view: DirView) -> str:
         f"<p>This {where} has no overview ({README}). It holds {' and '.join(holds)}"
         f"{in_all}{':' if items else '.'}</p>{listing}"
     )
+
+
+def linked_note(shown: str, link: str) -> str | None:
+    """The memory path a relative link of the note `shown` points to ("../sqlite/x.md:14"
+    from "research/r.md" is "sqlite/x.md"), or None when it leads out of the memory."""
+    target = re.sub(r":\d+(-\d+)?$", "", link)  # a line reference
+    parts: list[str] = [] if target.startswith("/") else shown.split("/")[:-1]
+    for part in target.split("/"):
+        if part == "..":
+            if not parts:
+                return None
+            parts.pop()
+        elif part not in ("", "."):
+            parts.append(part)
+    return "/".join(parts) or None

@@ -276,3 +276,23 @@ def test_a_shallow_view_reads_that_folder_and_counts_the_rest(tmp_path) -> None:
     assert top is not None and top.memory_count() == 3 and list(top.subdirs) == ["alpha"]
     for absent in ("gone", "alpha/one.md", ".hidden", "facts", "alpha//deep"):
         assert folder.shallow_view(absent) is None, absent
+
+
+def test_a_link_of_the_shown_note_opens_the_note_it_names(qtbot, window, tmp_path) -> None:
+    """A saved research report's source links ("../sqlite/x.md:14") emptied the preview:
+    QTextBrowser loaded them as documents of their own. They open the note, in the tree."""
+    memory = tmp_path / "memory"
+    built(qtbot, window, memory, SAMPLES)
+    target = memories(memory)[-1]
+    report = memory / "research" / "2026-11-28-report.md"
+    report.parent.mkdir()
+    report.write_text(
+        render_memory({"title": "A report"}, f"Claim ([source](../{target}:3)). [out](../../x.md)")
+    )
+    window.open_file("research/2026-11-28-report.md")
+    assert window.preview.title.text() == "A report"
+    window.preview.body.anchorClicked.emit(QUrl("../../x.md"))  # out of the memory: nothing
+    assert window.preview.path == "research/2026-11-28-report.md"
+    window.preview.body.anchorClicked.emit(QUrl(f"../{target}:3"))
+    assert window.preview.path == target and highlighted(window) == target
+    assert window.preview.body.toPlainText().strip()  # the note shown, not an empty page
