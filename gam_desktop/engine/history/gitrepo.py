@@ -25,7 +25,11 @@ from gam_desktop.engine.store import faults
 from gam_desktop.engine.store.changeset import StoreError
 from gam_desktop.engine.store.folder import CACHE_DIR, UNTRACKED
 from gam_desktop.engine.store.gitdir import UnsafeRepositoryError, check_repository, kind_of
-from gam_desktop.engine.store.links import is_absent, resolve_within
+from gam_desktop.engine.store.links import (
+    is_absent,
+    linked_folder_error,
+    resolve_within,
+)
 
 APP_AUTHOR = ("GAM Desktop", "gam-desktop@localhost")
 NO_GIT_MESSAGE = (
@@ -709,6 +713,28 @@ class MemoryRepo:
         found.pop("", None)
         return found
 
+    def linked_folders(self) -> list[str]:
+        """The folders the last commit holds files in that are links now (another program
+        moved one away and left a link to it, or linked it to .git): git cannot record
+        anything under them ("Unable to process path report/README.md"). The topmost
+        only, from the commit's folders alone (a few thousand at 100,000 files)."""
+        try:
+            listing = self.git("ls-tree", "-r", "-d", "-z", "--name-only", "HEAD")
+        except GitFailed:  # no commit yet
+            return []
+        found: list[str] = []
+        for rel in listing.split("\0"):  # a folder comes before the folders in it
+            inside = any(rel.startswith(f"{link}/") for link in found)
+            if rel and not inside and (self.root / rel).is_symlink():
+                found.append(rel)
+        return found
+
+    def refuse_linked_folders(self) -> None:
+        """LinkedFolderError naming the first folder of `linked_folders`, if any."""
+        linked = self.linked_folders()
+        if linked:
+            raise linked_folder_error(self.root, linked[0])
+
     def stage_all(self) -> None:
         """Stage every change git's status lists, as `git add -A` would, leaving out links
         that leave the memory (their targets are not the memory's to record; the engine
@@ -790,10 +816,19 @@ class MemoryRepo:
                     )
                 return self._commit_index(message)
         except GitFailed as exc:
+            self._refuse_linked_after(exc)
             cause = exc.__cause__ if isinstance(exc.__cause__, Exception) else exc
             raise HistoryWriteError(cause) from exc
         except OSError as exc:  # the list of paths for git could not be written (no space)
             raise HistoryWriteError(exc) from exc
+
+    def _refuse_linked_after(self, exc: GitFailed) -> None:
+        """A commit git refused because a folder became a link ("Unable to process path
+        report/README.md", "beyond a symbolic link") is said naming the link."""
+        with contextlib.suppress(GitFailed):
+            linked = self.linked_folders()
+            if linked:
+                raise linked_folder_error(self.root, linked[0]) from exc
 
     @contextlib.contextmanager
     def _index_kept(self) -> Iterator[None]:

@@ -23,7 +23,7 @@ from pathlib import Path
 from gam_desktop.engine.errors import GamError
 from gam_desktop.engine.history import journal
 from gam_desktop.engine.history.gitrepo import GitUnavailable, MemoryRepo, UnsafeHistory
-from gam_desktop.engine.history.held import retry_git
+from gam_desktop.engine.history.held import retry_git, stale_locks
 from gam_desktop.engine.history.log import TRAILER_KIND, History
 from gam_desktop.engine.history.recovery import clear_git_leftovers, keep_files, restore_last_saved
 from gam_desktop.engine.models import META_FILE, utc_now
@@ -188,9 +188,11 @@ class Transaction:
 
     def _differs(self) -> dict[str, str] | None:
         """What git says differs from the last commit (one look at every file), or None
-        without git."""
+        without git. A folder made a link meanwhile is refused here, naming it, before
+        anything is written or committed (git could record nothing under it)."""
         if self.repo is None:
             return None
+        self.repo.refuse_linked_folders()
         differs = self.repo.status(refresh=not self._refreshed)
         self._refreshed = True
         return differs
@@ -327,10 +329,15 @@ def _commit_pending(
     """Anything dirty (`differs`, or what git says now) is the user's and is committed
     first, on its own."""
     dirty = differs if differs is not None else repo.status(refresh=refresh)
-    if dirty and repo.head() is None:
-        repo.commit_dirty("Started keeping history", {TRAILER_KIND: "snapshot"}, dirty)
-    elif dirty:
-        repo.commit_dirty("Manual edits", {TRAILER_KIND: "manual-edit"}, dirty)
+    if not dirty:
+        return
+    summary, kind = (
+        ("Started keeping history", "snapshot")
+        if repo.head() is None
+        else ("Manual edits", "manual-edit")
+    )
+    # (another git's lock file: retried on Windows, then named with what to do)
+    retry_git(lambda: repo.commit_dirty(summary, {TRAILER_KIND: kind}, dirty))
 
 
 @dataclass(frozen=True)
@@ -485,10 +492,9 @@ class VersionedFolder:
                 log.warning("%s", line)
             sha = None
             if dirty:
-                sha = repo.commit_dirty(
-                    f"Edited {plural(len(dirty), 'file')} outside the app",
-                    {TRAILER_KIND: "manual-edit"},
-                    dirty,
+                summary = f"Edited {plural(len(dirty), 'file')} outside the app"
+                sha = retry_git(
+                    lambda: repo.commit_dirty(summary, {TRAILER_KIND: "manual-edit"}, dirty)
                 )
             if sha is None:
                 return RecordedEdits(None, outside, seen, repo.head(), unrecorded)
@@ -500,9 +506,14 @@ class VersionedFolder:
     def check_recovered(self) -> None:
         """Refuse before any work (any LLM call) when a crash left an operation to recover;
         an operation running now is no reason (`operation` waits for it). Nor a lock file
-        that cannot be taken (a link): said now, not after the LLM calls."""
+        that cannot be taken (a link), nor a folder of the memory made a link (git could
+        record no change while it is): said now, not after the LLM calls."""
         check_lock_file(self.folder)
         self._refuse_if_unsafe()
+        if os.path.lexists(self.folder.root / ".git") and self.repo is not None:
+            self.repo.refuse_linked_folders()
+            if stale := stale_locks(self.folder.root / ".git"):  # a git killed mid-commit
+                raise stale[0]
         interrupted = self.interrupted()
         if interrupted is not None:
             raise _must_recover(interrupted)

@@ -18,7 +18,11 @@ server's limiter allows (llm/concurrency.py: learned, or the person's `workers`)
 attempt that got no first token in time is asked again with twice the patience, and so are
 the calls that follow (at most 8 times the first limit, given back as first tokens come in
 time again): a server busy with another program's calls keeps a call waiting for longer
-than any limit we could learn from our own calls.
+than any limit we could learn from our own calls. Over all its attempts, though, a call
+waits for a first token no longer than its most patient attempt would (`FirstTokenWait`):
+a server that keeps every attempt open without a token (an endless stream of keep-alive
+comments, a stuck slot) is given up on and said so (LLMNoReply, which stops the operation
+as an unreachable server does), not waited on for 31 times the limit for every call.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ import random
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -40,6 +45,7 @@ from gam_desktop.engine.llm import capabilities, concurrency
 from gam_desktop.engine.llm.errors import (
     LLMAuthError,
     LLMCallFailed,
+    LLMNoReply,
     LLMRejected,
     LLMUnreachable,
     StructuredOutputError,
@@ -89,6 +95,33 @@ def _retryable() -> tuple[type[Exception], ...]:
         Silent,  # a stream given up on for its silence (closed: the server stopped)
         BrokenReply,
     )
+
+
+@dataclass
+class FirstTokenWait:
+    """How long one call has waited for a first token, over its attempts, and the most it
+    may: as long as its most patient attempt would (the first-token limit our own calls
+    explain for its first attempt, which grows with our calls queued ahead, times the most
+    patience: `concurrency.patient`). Each attempt waits at most what is left of it."""
+
+    ceiling: float | None = None  # set by the first attempt
+    waited: float = 0.0  # the limits of the attempts that got no first token
+    attempts: int = 0
+
+    def limit(self, limit: float, explained: Callable[[], float]) -> float:
+        """The attempt's first-token `limit`, no longer than what is left."""
+        if self.ceiling is None:
+            self.ceiling = concurrency.patient(explained(), concurrency.PATIENCE_STEPS)
+        return min(limit, max(0.0, self.ceiling - self.waited))
+
+    def unanswered(self, limit: float) -> None:
+        """An attempt with this `limit` got no first token."""
+        self.waited += limit
+        self.attempts += 1
+
+    @property
+    def spent(self) -> bool:
+        return self.ceiling is not None and self.waited >= self.ceiling * (1 - 1e-9)
 
 
 class LLMClient:
@@ -142,12 +175,13 @@ class LLMClient:
             "extra_headers": {**(extra.get("extra_headers") or {}), STAGE_HEADER: stage},
         }
         patience = 0  # an attempt after one that got no first token waits longer
+        waiting = FirstTokenWait()  # ... but all of them together no longer than this
         for attempt in range(self.settings.max_retries + 1):
             cancel.raise_if_cancelled()
             redactor = self.redactor
             try:
                 try:
-                    response = self._call(kwargs, cancel, patience)
+                    response = self._call(kwargs, cancel, patience, waiting)
                 except Exception as exc:
                     # an error quoting a server that echoes the key must not carry it
                     # into a message, a log or a traceback
@@ -173,7 +207,7 @@ class LLMClient:
             except _retryable() as exc:
                 if isinstance(exc, NoFirstToken):
                     patience = exc.patience + 1
-                self._wait_before_retry(exc, attempt, cancel)
+                self._wait_before_retry(exc, attempt, cancel, waiting)
             except openai.APIStatusError as exc:  # 402, 405, 413 …: asking again won't help
                 raise LLMCallFailed(
                     f"the LLM server at {self.settings.base_url} refused the request "
@@ -184,21 +218,33 @@ class LLMClient:
                 return response
         raise AssertionError("unreachable")  # _wait_before_retry raises on the last attempt
 
-    def _call(self, kwargs: dict[str, Any], cancel: CancelToken, patience: int = 0) -> Any:
+    def _call(
+        self,
+        kwargs: dict[str, Any],
+        cancel: CancelToken,
+        patience: int = 0,
+        waiting: FirstTokenWait | None = None,
+    ) -> Any:
         """One request, holding a place among the calls in flight; what it took (or that it
         was refused with a 429, or timed out) teaches the limiter. `patience`: the steps of
         patience for its first token at least (one more than an earlier attempt's that got
-        none)."""
+        none); `waiting`: what the call's earlier attempts waited for one, which bounds
+        this attempt's wait."""
         openai = sdk()
         limiter = self.limiter
         permit = limiter.acquire(self.settings.workers, cancel, patience)
-        limit = limiter.first_token_limit(permit, self.settings.timeout)
+        timeout = self.settings.timeout
+        limit = limiter.first_token_limit(permit, timeout)
+        if waiting is not None:
+            limit = waiting.limit(limit, lambda: limiter.explained(permit, timeout))
         try:
             response, first_token = self._ask(kwargs, limit, permit.sent)
         except openai.RateLimitError as exc:
             limiter.backed_off(permit, _requests_per_minute(exc))
             raise
         except NoFirstToken as exc:
+            if waiting is not None:
+                waiting.unanswered(limit)
             exc.patience = permit.patience
             limiter.unanswered(permit)  # more patience for the calls that follow, too
             raise
@@ -262,7 +308,15 @@ class LLMClient:
             raise _as_sdk_error(exc, reply.response.request, limit) from exc
         return _checked(completion), first_token
 
-    def _wait_before_retry(self, exc: Exception, attempt: int, cancel: CancelToken) -> None:
+    def _wait_before_retry(
+        self,
+        exc: Exception,
+        attempt: int,
+        cancel: CancelToken,
+        waiting: FirstTokenWait | None = None,
+    ) -> None:
+        if isinstance(exc, NoFirstToken) and waiting is not None and waiting.spent:
+            raise self._no_first_token(waiting) from exc
         error = self._give_up(exc, attempt)
         if error is not None:
             raise error from exc
@@ -296,6 +350,20 @@ class LLMClient:
         return LLMCallFailed(
             f"the LLM server at {url} kept failing after {plural(attempt + 1, 'attempt')}: "
             f"{problem}"
+        )
+
+    def _no_first_token(self, waiting: FirstTokenWait) -> LLMNoReply:
+        """The call waited as long as its most patient attempt would, over all its
+        attempts, and no token came (the server kept it open without a word, as an endless
+        stream of keep-alive comments does, or queued it behind more work than that): the
+        operation stops, as for a server that cannot be reached, rather than wait as long
+        again for each of its calls."""
+        return LLMNoReply(
+            f"the LLM server at {self.settings.base_url} sent no reply in "
+            f"{round(waiting.waited, 1):g} s over {plural(waiting.attempts, 'attempt')} (it "
+            "kept the call open without a single token): it may be stuck, or busy with other "
+            f"programs' work. Try again later, or raise the timeout ({self.settings.timeout:g} "
+            "s) if the server is only slow"
         )
 
     def _record_usage(self, stage: str, messages: Messages, response: Any) -> None:

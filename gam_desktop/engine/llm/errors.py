@@ -32,6 +32,19 @@ class LLMAuthError(LLMError):
     advice = "Open Settings, check the key for this endpoint and save it again."
 
 
+class LLMNoReply(LLMError):
+    """The server kept a call open without a single token for as long as the most patient
+    attempt waits, over all the call's attempts (keep-alive comments only, a stuck slot, a
+    queue of other programs' work): the operation stops, rather than wait as long again
+    for each of its calls and fall back on every one."""
+
+    title = "The LLM server does not reply"
+    advice = (
+        "Check the server (its log, its load). If it is only slow or busy with other "
+        "programs' work, raise the timeout in Settings, then try again."
+    )
+
+
 class NoModels(LLMError):
     """The server answered, but lists no models (none loaded, or no model list at all)."""
 

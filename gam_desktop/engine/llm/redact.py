@@ -2,10 +2,13 @@
 prompt injection) that echoes the API key it was sent must not put it in a reply passed
 on to another app, nor in a conversation, fact or memory committed to git.
 
-`Redactor.text` replaces each secret in a whole text. A stream is redacted as it comes with
-`partial` and `pieces`: a secret may be split across two chunks, so a stream holds back a
-chunk whose end could be the start of a secret until the next says whether it is, and then
-redacts the chunks together (`pieces`), the label where the secret started.
+`Redactor.text` replaces each secret in a whole text; one of SPACED_MIN characters or more
+also with whitespace between its characters ("sk-ADV44-S ECRET-…", a key a reply broke
+over two lines), which only that key's characters in that order can be. A stream is
+redacted as it comes with `partial` and `pieces`: a secret may be split across two chunks,
+so a stream holds back a chunk whose end could be the start of a secret until the next
+says whether it is, and then redacts the chunks together (`pieces`), the label where the
+secret started.
 
 An error built from a server's reply quotes it, and a server may quote the key there too
 (an "Incorrect API key provided: Bearer sk-…" reply): `redact_error` takes the secrets out
@@ -29,7 +32,30 @@ LABEL = "[redacted]"
 # Shorter "keys" ("none", "x", "ollama") are placeholders a local server ignores; replacing
 # them would mangle ordinary words of every answer.
 MIN_SECRET = 8
+# A secret this long is found with whitespace between its characters as well: a random
+# key's characters in order are no phrase of anyone's (a shorter one might be).
+SPACED_MIN = 16
 _TEXT_FIELDS = ("content", "reasoning_content", "refusal")
+_SPACE = re.compile(r"\s")
+
+
+def _spaced(secret: str) -> bool:
+    return len(secret) >= SPACED_MIN
+
+
+def _pattern_of(secret: str) -> str:
+    """The regular expression that finds `secret` (with whitespace between its characters
+    when it is long enough: `SPACED_MIN`)."""
+    if not _spaced(secret):
+        return re.escape(secret)
+    return r"\s*".join(re.escape(char) for char in secret)
+
+
+def _bytes_pattern_of(secret: str) -> bytes:
+    raw = secret.encode()
+    if not _spaced(secret):
+        return re.escape(raw)
+    return rb"\s*".join(re.escape(raw[n : n + 1]) for n in range(len(raw)))
 
 
 class Redactor:
@@ -39,9 +65,10 @@ class Redactor:
         kept = {s for s in secrets if s and len(s) >= MIN_SECRET}
         self.secrets = sorted(kept, key=len, reverse=True)  # the longest first where two overlap
         _remember(self.secrets)
-        either = "|".join(re.escape(s) for s in self.secrets)
+        either = "|".join(_pattern_of(s) for s in self.secrets)
         self._pattern = re.compile(either) if self.secrets else None
-        self._bytes = re.compile(either.encode()) if self.secrets else None
+        either_bytes = b"|".join(_bytes_pattern_of(s) for s in self.secrets)
+        self._bytes = re.compile(either_bytes) if self.secrets else None
 
     @classmethod
     def for_settings(cls, settings: LLMSettings, *others: str | None) -> Redactor:
@@ -61,9 +88,13 @@ class Redactor:
 
     def partial(self, text: str) -> int:
         """How many characters at the end of `text` could be the start of a secret (none
-        for one already whole there)."""
+        for one already whole there); whitespace in it, and after it, counts for a secret
+        found with whitespace between its characters."""
         longest = 0
         for secret in self.secrets:
+            if _spaced(secret):
+                longest = max(longest, _spaced_start(text, secret))
+                continue
             for size in range(min(len(secret) - 1, len(text)), longest, -1):
                 if secret.startswith(text[-size:]):
                     longest = size
@@ -88,6 +119,23 @@ class Redactor:
                 out[owner[at]].append(whole[at])
                 at += 1
         return ["".join(chars) for chars in out]
+
+
+def _spaced_start(text: str, secret: str) -> int:
+    """How many characters at the end of `text` are the start of `secret` with whitespace
+    between (and after) its characters: fewer of its characters than it has, the first
+    not whitespace; 0 for none."""
+    at, seen = len(text), 0  # the window: back to where the last len(secret)-1 non-spaces begin
+    while at > 0 and (seen < len(secret) - 1 or _SPACE.match(text[at - 1])):
+        at -= 1
+        seen += not _SPACE.match(text[at])
+    for start in range(at, len(text)):
+        if text[start] != secret[0]:
+            continue
+        tail = _SPACE.sub("", text[start:])
+        if len(tail) < len(secret) and secret.startswith(tail):
+            return len(text) - start
+    return 0
 
 
 def redact_reply(response: Any, redactor: Redactor) -> Any:
@@ -174,7 +222,7 @@ def _remember(secrets: Iterable[str]) -> None:
             return
         _known.update(new)
         ordered = sorted(_known, key=len, reverse=True)
-        _known_pattern = re.compile("|".join(re.escape(s) for s in ordered))
+        _known_pattern = re.compile("|".join(_pattern_of(s) for s in ordered))
 
 
 def known(text: str) -> str:

@@ -4,10 +4,12 @@ A call that waits in the server's queue and then writes slowly is still being wo
 giving up on it after a fixed total (and asking again) pays the server for it twice. So
 replies are streamed and a call is given up only when the server falls silent: no first
 token within the limit the limiter gives (it grows with the calls queued ahead), or no
-token for `silence` seconds after that. A call given up on is closed at once (the socket
-shut down under the reading thread), so the server stops working on it. The two silences
-are told apart (`NoFirstToken`): a reply that never began may only have waited behind
-someone else's work, and the client asks again with more patience (llm/concurrency.py).
+token for `silence` seconds after that. Only a token is progress: SSE comments (a proxy's
+keep-alives, which the SDK never yields) and chunks without one move no deadline. A call
+given up on is closed at once (the socket shut down under the reading thread), so the
+server stops working on it. The two silences are told apart (`NoFirstToken`): a reply that
+never began may only have waited behind someone else's work, and the client asks again
+with more patience (llm/concurrency.py), within a ceiling for the whole call (client.py).
 A cancel does not close the calls in flight: their replies are kept when they arrive
 (build/resume.py), so the same add run again pays for none of them.
 

@@ -9,6 +9,7 @@ through a link: a write whose path crosses a linked folder is refused.
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path, PurePosixPath
 
@@ -22,6 +23,36 @@ class LinkedPathError(GamError, OSError):
 
     title = "Nothing is written through links"
     advice = "Remove or rename the link in the memory folder, then try again."
+
+
+class LinkedFolderError(LinkedPathError):
+    """A folder holding the memory's recorded files was replaced by a link (moved away by
+    another program, or linked to .git): git cannot record what it held, and nothing is
+    written through it. str() names the link and what to do."""
+
+    title = "A folder of the memory is a link"
+    advice = ""  # str() says it, naming the link
+
+
+def linked_folder_error(root: Path, rel: str) -> LinkedFolderError:
+    """The refusal naming the folder `rel` (relative to `root`) that is now a link."""
+    link = root / rel
+    try:
+        target = os.readlink(link)
+    except OSError:
+        target = "?"
+    resolved = resolve_within(root, link)
+    if resolved is not None and is_private(root, resolved):
+        where = f"{target} (the memory's own {resolved.relative_to(root).parts[0]} folder)"
+    else:
+        where = target
+    return LinkedFolderError(
+        errno.ELOOP,
+        f"'{rel}/' is a link to {where}, and the memory's history holds files in that "
+        f"folder: git cannot record them, and nothing is written through a link. Replace "
+        f"the link '{link}' with a folder (move its files back into it), or remove it, then "
+        "try again",
+    )
 
 
 def resolve_within(root: Path, path: Path) -> Path | None:
