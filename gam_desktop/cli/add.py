@@ -17,7 +17,9 @@ from gam_desktop.cli.common import (
     llm_arguments,
     reason,
     recover_hint,
+    say,
     settings_for,
+    shown,
     whole,
 )
 from gam_desktop.engine.build.builder import BuildOptions, BuildReport
@@ -81,7 +83,7 @@ def _expand_files(names: Sequence[str], gam_dir: str, quiet: bool) -> tuple[list
         if not found:
             problems.append(f"{name}: a folder with no {READABLE} files")
         elif not quiet:
-            print(f"{name}: {plural(len(found), 'supported file')}", file=sys.stderr)
+            say(f"{name}: {plural(len(found), 'supported file')}")
         files += found
     return files, problems
 
@@ -119,7 +121,7 @@ def _add(args: argparse.Namespace) -> int:
     files, problems = _expand_files(args.files, args.gam_dir, args.quiet)
     if not files and not text:
         for problem in problems:
-            print(f"gam-add: {problem}", file=sys.stderr)
+            say(f"gam-add: {problem}")
         return 1
     bar = ProgressBar(enabled=not args.quiet)
     options = BuildOptions(
@@ -134,20 +136,20 @@ def _add(args: argparse.Namespace) -> int:
         fallbacks = workflow.fallback_memories()  # this add's and any earlier add's
     except (KeyboardInterrupt, OperationCancelled):
         bar.close()
-        print(f"gam-add: cancelled; {_kept(workflow)}", file=sys.stderr)
+        say(f"gam-add: cancelled; {_kept(workflow)}")
         return 130
     except InterruptedOperationError:
         bar.close()
         # Nothing was added: "run the same command again" is what adds the documents,
         # once the interrupted operation's half-written files are restored or kept.
         again = "run the same gam-add again (nothing was added this time)"
-        print(f"gam-add: {recover_hint(args.gam_dir, again)}", file=sys.stderr)
+        say(f"gam-add: {recover_hint(args.gam_dir, again)}")
         return 1
     except EXPECTED_ERRORS as exc:
         bar.close()
-        print(f"gam-add: {reason(exc)}", file=sys.stderr)
+        say(f"gam-add: {reason(exc)}")
         if workflow is not None and workflow.last_add and workflow.last_add.documents:
-            print(f"gam-add: {_kept(workflow)}", file=sys.stderr)
+            say(f"gam-add: {_kept(workflow)}")
         return 1
     finally:
         if workflow is not None:  # nothing of the memory stays open (issue 38)
@@ -180,12 +182,12 @@ def _report_add(
     without the LLM (`fallbacks`, exit 1 when this add wrote some: not every memory asked
     for was made) and how to summarize them again."""
     for problem in problems:
-        print(f"error: {problem}", file=sys.stderr)
+        say(f"error: {problem}")
     for warning in report.warnings:
         if warning not in problems:
-            print(f"warning: {warning}", file=sys.stderr)
+            say(f"warning: {warning}")
     if report.documents or report.remaining:
-        print(f"{report.summary()} — {report.usage.summary()}")
+        print(shown(f"{report.summary()} — {report.usage.summary()}"))
     elif not problems:  # "Added 0 documents" read as a success: say why nothing was added
         held = sum(ALREADY_HELD in warning for warning in report.warnings)
         print(f"Nothing added: {_nothing_added(held)}")
@@ -200,11 +202,10 @@ def _say_fallbacks(fallbacks: list[str], gam_dir: str, made_now: bool) -> None:
     memory it made is what was asked for), else a warning."""
     count = len(fallbacks)
     again = f"gam-add --gam-dir {shlex.quote(gam_dir)} --summarize-again"
-    print(
+    say(
         f"{'error' if made_now else 'warning'}: {plural(count, 'memory')} in this memory "
         f"{'is' if count == 1 else 'are'} written without the LLM (its calls kept failing; "
-        f"marked fallback: true); once the LLM works, summarize them again: {again}",
-        file=sys.stderr,
+        f"marked fallback: true); once the LLM works, summarize them again: {again}"
     )
 
 
@@ -232,9 +233,7 @@ def _summarize_again(args: argparse.Namespace) -> int:
         return 130
     except InterruptedOperationError:
         bar.close()
-        print(
-            f"gam-add: {recover_hint(args.gam_dir, 'run the same command again')}", file=sys.stderr
-        )
+        say(f"gam-add: {recover_hint(args.gam_dir, 'run the same command again')}")
         return 1
     except EXPECTED_ERRORS as exc:
         bar.close()
@@ -257,13 +256,12 @@ def _report_summarized(changes: Changes, left: list[str]) -> int:
         print("Nothing to summarize again: no memory was written without the LLM")
     if not left:
         return 0
-    shown = ", ".join(left[:5]) + (", …" if len(left) > 5 else "")
+    listed = ", ".join(left[:5]) + (", …" if len(left) > 5 else "")
     one = len(left) == 1
-    print(
+    say(
         f"error: {plural(len(left), 'memory')} {'is' if one else 'are'} still written without "
-        f"the LLM ({shown}): {'its' if one else 'their'} calls failed again, or the original "
-        "text is missing; run the same command again once the LLM works",
-        file=sys.stderr,
+        f"the LLM ({listed}): {'its' if one else 'their'} calls failed again, or the original "
+        "text is missing; run the same command again once the LLM works"
     )
     return 1
 

@@ -1,5 +1,5 @@
 """What every command shares: expected errors, UTF-8 output, argument types, LLM flags,
-the one-line reason of a failure."""
+the one-line reason of a failure, names shown with their control characters escaped."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import argparse
 import contextlib
 import functools
 import math
+import re
 import shlex
 import sys
 import traceback
@@ -72,6 +73,25 @@ def utf8_output() -> None:
                 reconfigure(encoding="utf-8", errors="replace")
 
 
+# What a terminal line must not hold as is: control codes (a newline in a file's name split
+# the line, an ESC repaints the screen or retitles the window) and the bidirectional
+# controls that show a name reversed ("\u202eevil\u202dtxt.md").
+_UNSHOWN = re.compile(
+    r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
+)
+
+
+def shown(text: str) -> str:
+    """`text` for one line of the terminal, those characters written as escapes: "new\\nline.txt",
+    "esc\\x1b]0;TITLE"."""
+    return _UNSHOWN.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
+def say(line: str) -> None:
+    """A progress, warning or error line on stderr, the names in it shown safely."""
+    print(shown(line), file=sys.stderr, flush=True)
+
+
 class ProgressBar:
     """One tqdm bar per stage, replaced when the stage changes. Events that tell the person
     something (`SAID`: "Resuming: 312 of 500 chunks already summarized") are printed as a
@@ -92,16 +112,16 @@ class ProgressBar:
         if event.stage in self.SAID:
             message = f"{self.name}: {event.message}"
             if self.bar is not None:
-                self.bar.write(message, file=sys.stderr)
+                self.bar.write(shown(message), file=sys.stderr)
             else:
-                print(message, file=sys.stderr, flush=True)
+                say(message)
             return
         if not self.enabled:
             return
         if self.lines:
             if event.stage != self.stage:
                 self.stage = event.stage
-                print(f"{self.name}: {event.message or event.stage}", file=sys.stderr, flush=True)
+                say(f"{self.name}: {event.message or event.stage}")
             return
         if event.stage != self.stage:
             self.close()
@@ -116,7 +136,7 @@ class ProgressBar:
         if self.bar is not None:
             self.bar.total = max(event.total, 1)
             self.bar.n = event.done
-            self.bar.set_postfix_str(event.message[:40], refresh=True)
+            self.bar.set_postfix_str(shown(event.message)[:40], refresh=True)
 
     def close(self) -> None:
         if self.bar is not None:
@@ -208,7 +228,7 @@ def recover_hint(gam_dir: str, then: str = "") -> str:
         f"a previous {found.operation if found else 'operation'} was interrupted; recover "
         f"first: gam-history --gam-dir {shlex.quote(gam_dir)} recover --restore (or --keep)"
     )
-    return f"{hint}, then {then}" if then else hint
+    return shown(f"{hint}, then {then}" if then else hint)  # a folder's name may hold a newline
 
 
 def reason(exc: BaseException) -> str:
@@ -216,8 +236,8 @@ def reason(exc: BaseException) -> str:
     if isinstance(exc, ValidationError) and exc.errors():
         error = exc.errors()[0]
         where = ".".join([exc.title, *(str(part) for part in error["loc"])])
-        return f"{where}: {error['msg']}"  # "LLMSettings.workers: Input should be ..."
+        return shown(f"{where}: {error['msg']}")  # "LLMSettings.workers: Input should be ..."
     if isinstance(exc, OSError) and exc.strerror:  # "[Errno 30] ..." reads badly
-        return f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
+        return shown(f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror)
     text = str(exc).strip().splitlines()  # git's own message is its last line
-    return text[-1] if text else type(exc).__name__
+    return shown(text[-1]) if text else type(exc).__name__

@@ -14,6 +14,7 @@ from gam_desktop.cli.common import (
     llm_arguments,
     reason,
     recover_hint,
+    say,
     seconds,
     settings_for,
     whole,
@@ -73,14 +74,14 @@ def research_main(argv: Sequence[str] | None = None) -> int:
         return 2
     workflow = Workflow(gam_dir=args.gam_dir, chat_settings=settings)
     if workflow.folder.is_memory() and workflow.interrupted() is not None:
-        print(f"gam-research: warning: {recover_hint(args.gam_dir)}", file=sys.stderr)
+        say(f"gam-research: warning: {recover_hint(args.gam_dir)}")
     limits = Limits(args.max_iterations, args.max_calls, args.max_tokens, args.max_seconds)
 
     def show(step: ResearchStep) -> None:
         if args.quiet:
             return
         ticks = " ".join("✓" if done else "·" for done in step.answered)
-        print(f"  … [{step.iteration}] {step.message}  {ticks}".rstrip(), file=sys.stderr)
+        say(f"  … [{step.iteration}] {step.message}  {ticks}".rstrip())
 
     try:
         report = workflow.research(args.question, limits, on_step=show)
@@ -115,5 +116,6 @@ def research_main(argv: Sequence[str] | None = None) -> int:
         return 0
     print(markdown(report), end="")
     if saved:
-        print(f"\nSaved as {saved}", file=sys.stderr)
+        print(file=sys.stderr)
+        say(f"Saved as {saved}")
     return 0

@@ -60,8 +60,8 @@ class DocumentError(GamError, ValueError):
 
 
 class TooMuchText(DocumentError):
-    """A reader got more than MAX_TEXT_BYTES of text out of a document (`load_file` puts
-    the file's name before the reason)."""
+    """A reader got more than MAX_TEXT_BYTES of text out of a document, or a part of it
+    too large to parse (`load_file` puts the file's name before the reason)."""
 
 
 @dataclass(frozen=True)
@@ -216,8 +216,23 @@ def _reader(suffix: str) -> Reader:
     return _load_plain
 
 
+# What `normalize` takes out of a text besides "\r": control codes, and line breaks other
+# than "\n" (vertical tab, form feed, NEL, the Unicode line and paragraph separators).
+_UNUSUAL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029]")
+# Terminal escape sequences (a log's colours, a window title) go whole: CSI and OSC.
+# An OSC must end within its line (else only its ESC goes: the text after it stays).
+_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\n]{0,512}(?:\x07|\x1b\\)")
+_BREAKS = re.compile("[\x0b\x0c\x85\u2028\u2029]")
+_CONTROLS = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x84\x86-\x9f]")
+
+
 def normalize(text: str) -> str:
-    return text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "")
+    """`text` with "\n" for every line break and no control code but tab and newline:
+    they are never text, and in a note an ESC repaints the terminal that shows it."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if _UNUSUAL.search(text) is None:  # the common case: one scan
+        return text
+    return _CONTROLS.sub("", _BREAKS.sub("\n", _ESCAPES.sub("", text)))
 
 
 def decode_bytes(data: bytes, name: str) -> tuple[str, list[str]]:

@@ -22,7 +22,7 @@ from gam_desktop.engine.build.context import (
     with_subject_title,
     without_tldr,
 )
-from gam_desktop.engine.build.documents import sha256_hex
+from gam_desktop.engine.build.documents import normalize, sha256_hex
 from gam_desktop.engine.build.prompts import (
     MemoryDraft,
     SplitPlan,
@@ -157,10 +157,9 @@ def _memorized(chunk: Chunk, draft: MemoryDraft, index: int, fallback: bool) -> 
     if fallback:
         metadata["fallback"] = True
     title = sanitize_name(draft.title, fallback=passage_title(chunk))
-    tldr = " ".join(draft.tldr.split()) or first_sentence(draft.memory)
-    return MemorizedChunk(
-        index=index, title=title, memory=draft.memory.strip(), tldr=tldr, metadata=metadata
-    )
+    memory = normalize(draft.memory).strip()  # the model may echo control codes: none kept
+    tldr = " ".join(normalize(draft.tldr).split()) or first_sentence(memory)
+    return MemorizedChunk(index=index, title=title, memory=memory, tldr=tldr, metadata=metadata)
 
 
 def llm_split_advisor(

@@ -7,13 +7,16 @@ and comments are left out (they repeat or sit beside the text). PowerPoint: one 
 slide (a memory names its slides as pages), its title as a heading, the text of its
 shapes in reading order (their order in the slide, as a screen reader reads them), tables,
 and the speaker notes.
-Both libraries parse XML without resolving entities; nothing is fetched.
+Both libraries parse XML without resolving entities; nothing is fetched. A Word body is
+not given to python-docx whole but read block by block as it is parsed (`wordxml`), its
+elements still python-docx's: its tree could take gigabytes.
 """
 
 from __future__ import annotations
 
 import io
 import re
+import zipfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,17 +24,21 @@ from typing import TYPE_CHECKING, Any
 
 from gam_desktop.engine.build.blocks import TextBlocks
 from gam_desktop.engine.build.documents import DocumentError, SourceDocument
-from gam_desktop.engine.build.packages import a, open_package
+from gam_desktop.engine.build.packages import a, check_elements, open_package
+from gam_desktop.engine.build.wordxml import body_blocks, paragraph_styles, word_parts, word_styles
 
 if TYPE_CHECKING:
-    from docx.document import Document as WordDocument
+    from docx.styles.styles import Styles
     from pptx.presentation import Presentation
 
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 _FALLBACK = "{http://schemas.openxmlformats.org/markup-compatibility/2006}Fallback"
 # Left out of a paragraph's text: text boxes anchored in it (their own paragraphs, read
-# apart or not at all) and the fallback copy of alternate content (the same text twice).
-_NOT_TEXT = frozenset({f"{_W}txbxContent", f"{_W}del", f"{_W}instrText", _FALLBACK})
+# apart or not at all), the fallback copy of alternate content (the same text twice), and
+# formatting, never text (not walked: a run can carry thousands of property elements).
+_NOT_TEXT = frozenset(
+    {f"{_W}txbxContent", f"{_W}del", f"{_W}instrText", _FALLBACK, f"{_W}rPr", f"{_W}pPr"}
+)
 _HEADING = re.compile(r"heading ([1-9])$")
 WORD = "Word document"
 POWERPOINT = "PowerPoint presentation"
@@ -39,9 +46,8 @@ POWERPOINT = "PowerPoint presentation"
 
 def load_docx(path: Path, data: bytes) -> SourceDocument:
     def parse() -> TextBlocks:
-        from docx import Document
-
-        return _word_blocks(Document(io.BytesIO(data)))
+        with zipfile.ZipFile(io.BytesIO(data)) as package:
+            return _word_blocks(package)
 
     return _load(path, data, WORD, parse, "")
 
@@ -50,6 +56,9 @@ def load_pptx(path: Path, data: bytes) -> SourceDocument:
     def parse() -> TextBlocks:
         from pptx import Presentation
 
+        with zipfile.ZipFile(io.BytesIO(data)) as package:  # python-pptx parses all its XML
+            xml = [n for n in package.namelist() if n.lower().endswith((".xml", ".rels"))]
+            check_elements(package, xml)
         return _deck_blocks(Presentation(io.BytesIO(data)))
 
     return _load(path, data, POWERPOINT, parse, " (pictures only?)")
@@ -78,32 +87,34 @@ def _load(
 
 
 class _WordReader:
-    """Walks a Word body, turning its paragraphs and tables into blocks."""
+    """Turns a Word body's paragraphs and tables, block by block, into text blocks."""
 
-    def __init__(self, document: WordDocument) -> None:
-        self.document = document
+    def __init__(self, styles: Styles) -> None:
+        self.document_styles = styles
         self.blocks = TextBlocks()
         self.styles: dict[str | None, _Style] = {}  # by style id
         self.items: list[str] = []  # the list being read: its items are one block
-        # With a "Title" paragraph the title is the level-1 heading, "Heading 1" level 2.
-        body = document.element.body
-        self.shift = int(any(self._style(p).level == 0 for p in body.iter(f"{_W}p")))
+        self.shift = 0  # 1 when a "Title" paragraph is the level-1 heading (`_word_blocks`)
 
-    def read(self, container: Any) -> None:
-        for element in container.iterchildren():
-            if element.tag == f"{_W}p":
-                self._paragraph(element)
-            elif element.tag == f"{_W}tbl":
-                self._flush_list()
-                self.blocks.add(_table_text(element))
-            elif element.tag == f"{_W}sdt":  # a content control: a cover page, a TOC
-                for content in element.iterchildren(f"{_W}sdtContent"):
-                    self.read(content)
+    def read(self, elements: Iterable[Any]) -> None:
+        for element in elements:
+            self.block(element)
         self._flush_list()
+
+    def block(self, element: Any) -> None:
+        """One element of the body (or of a content control in it)."""
+        if element.tag == f"{_W}p":
+            self._paragraph(element)
+        elif element.tag == f"{_W}tbl":
+            self._flush_list()
+            self.blocks.add(_table_text(element))
+        elif element.tag == f"{_W}sdt":  # a content control: a cover page, a TOC
+            for content in element.iterchildren(f"{_W}sdtContent"):
+                self.read(content.iterchildren())
 
     def _paragraph(self, p: Any) -> None:
         text = _runs_text(p)
-        style = self._style(p)
+        style = self.style(p.style)
         numbered = p.pPr is not None and p.pPr.numPr is not None
         if style.level is not None:
             self._flush_list()
@@ -123,12 +134,11 @@ class _WordReader:
             self.blocks.add("\n".join(self.items))
             self.items = []
 
-    def _style(self, p: Any) -> _Style:
-        style_id = p.style
+    def style(self, style_id: str | None) -> _Style:
         if style_id not in self.styles:
             from docx.enum.style import WD_STYLE_TYPE
 
-            style = self.document.part.get_style(style_id, WD_STYLE_TYPE.PARAGRAPH)
+            style = self.document_styles.get_by_id(style_id, WD_STYLE_TYPE.PARAGRAPH)
             self.styles[style_id] = _style_of(style)
         return self.styles[style_id]
 
@@ -156,9 +166,14 @@ def _style_of(style: Any) -> _Style:
     return _Style(None, listed)
 
 
-def _word_blocks(document: WordDocument) -> TextBlocks:
-    reader = _WordReader(document)
-    reader.read(document.element.body)
+def _word_blocks(package: zipfile.ZipFile) -> TextBlocks:
+    """The body read as it is parsed (`wordxml`): memory for one block at a time. With a
+    "Title" paragraph anywhere the title is the level-1 heading and "Heading 1" level 2,
+    so the paragraphs' styles are scanned first (a pass that builds no tree)."""
+    body, styles = word_parts(package)
+    reader = _WordReader(word_styles(package, styles))
+    reader.shift = int(any(reader.style(s).level == 0 for s in paragraph_styles(package, body)))
+    reader.read(body_blocks(package, body))
     return reader.blocks
 
 

@@ -11,15 +11,20 @@ in memory). The sizes a zip states are a true bound: Python's zipfile, which eve
 here goes through (python-docx, python-pptx, the EPUB reader), stops each part at its
 stated size as it streams it, and a part that has more is a CRC error (damaged). What is
 read out of the parts is counted too, as text (`blocks`, at most MAX_TEXT_BYTES).
+
+Bytes are not memory: an XML part a converter parses whole becomes a tree of about 200
+bytes an element, so 120 MB of tiny elements took 2 GB. Such parts are counted first, in
+a pass that builds nothing (`check_elements`), and refused past `MAX_TREE_ELEMENTS`.
 """
 
 from __future__ import annotations
 
 import io
 import zipfile
+from collections.abc import Iterable
 from pathlib import Path
 
-from gam_desktop.engine.build.documents import DocumentError, megabytes
+from gam_desktop.engine.build.documents import DocumentError, TooMuchText, megabytes
 
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 _ENCRYPTED_STREAM = "EncryptedPackage".encode("utf-16-le")  # an OLE directory entry's name
@@ -27,6 +32,9 @@ _ENCRYPTED_STREAM = "EncryptedPackage".encode("utf-16-le")  # an OLE directory e
 # disk, itself at most 100 MB), the XML of a 1,000-page book is tens of MB. Tests lower them.
 MAX_UNPACKED = 256 * 2**20
 MAX_PART = 128 * 2**20
+# The elements of the XML trees a converter holds at once: ~400 MB of lxml tree. A deck of
+# a few hundred slides, with its layouts and masters, holds a few hundred thousand.
+MAX_TREE_ELEMENTS = 2_000_000
 
 
 def open_package(path: Path, data: bytes, kind: str) -> zipfile.ZipFile:
@@ -62,6 +70,45 @@ def _too_large(members: list[zipfile.ZipInfo]) -> str:
     if unpacked > MAX_UNPACKED:
         return f"{unpacked // 2**20} MB; the limit is {megabytes(MAX_UNPACKED)}"
     return ""
+
+
+def check_elements(package: zipfile.ZipFile, members: Iterable[str]) -> None:
+    """TooMuchText (`load_file` names the file) when the XML parts `members` hold more
+    than MAX_TREE_ELEMENTS elements together, counted as they stream by: no tree is
+    built, no entity expanded. A part that is not well-formed is left to the converter
+    (which says it is damaged)."""
+    from lxml import etree
+
+    counter = _Counter()
+    for member in members:
+        parser = etree.XMLParser(
+            target=counter, resolve_entities=False, no_network=True, load_dtd=False
+        )
+        try:
+            with package.open(member) as stream:
+                while chunk := stream.read(1 << 20):
+                    parser.feed(chunk)
+            parser.close()
+        except etree.XMLSyntaxError:
+            continue
+
+
+class _Counter:
+    """An lxml parser target that counts the elements and stops past the limit."""
+
+    def __init__(self) -> None:
+        self.elements = 0
+
+    def start(self, tag: str, attrib: object) -> None:
+        self.elements += 1
+        if self.elements > MAX_TREE_ELEMENTS:
+            raise TooMuchText(
+                f"its XML holds more than {MAX_TREE_ELEMENTS:,} elements, more than can be"
+                " read in memory"
+            )
+
+    def close(self) -> None:
+        return None
 
 
 def a(kind: str) -> str:

@@ -44,13 +44,16 @@ SECONDS = "call_seconds"  # model -> measured seconds per memorize call, for est
 
 
 class StageResults:
-    """The kept results of one add, for its stages; `reused` counts the calls saved. With
-    no store (`NO_RESULTS`), every call is made and nothing is kept."""
+    """The kept results of one add, for its stages; `reused` counts the calls saved by
+    results an earlier run kept (a passage repeated in this run, summarized once, is not
+    one: "91 earlier LLM results reused" on a first build misled). With no store
+    (`NO_RESULTS`), every call is made and nothing is kept."""
 
     def __init__(self, store: ResultStore | None, model: str) -> None:
         self.store = store
         self.model = model
         self.reused = 0
+        self._made: set[str] = set()  # the keys of the results this run paid for
         self._lock = threading.Lock()
         self._seconds: list[float] = []
         self._calls = 0  # calls in flight: a cancel does not wait for them, and their
@@ -90,7 +93,7 @@ class StageResults:
                 pass  # kept by another version of the schema: ask again
             else:
                 with self._lock:
-                    self.reused += 1
+                    self.reused += key not in self._made
                 return value
         with self._lock:
             self._calls += 1
@@ -101,6 +104,8 @@ class StageResults:
             )
             if stage == "memorize":
                 self._seconds.append(time.monotonic() - started)
+            with self._lock:  # before it is kept: a thread finding it then did not reuse
+                self._made.add(key)
             self.store.put(key, stage, document, self.model, value.model_dump_json())
         finally:
             with self._lock:

@@ -10,13 +10,27 @@ escape the loop.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path, PurePosixPath
 
+from gam_desktop.engine.store.gitdir import kind_of
 from gam_desktop.engine.store.links import is_absent, is_private, is_private_name, resolve_within
 
 
 class ToolError(ValueError):
     """A tool call that was refused or failed; str() is what the agent is told."""
+
+
+def _kind(path: Path) -> str:
+    """What `path` is, as the agent is told ("a named pipe"): a FIFO is neither a file nor
+    a directory, and calling it one sent the agent looking for what was not there."""
+    try:
+        mode = path.stat().st_mode  # (resolved already: through links inside the memory)
+    except OSError:
+        return "unreadable"
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    return kind_of(path.resolve()) or "a file"
 
 
 class Sandbox:
@@ -44,9 +58,9 @@ class Sandbox:
             raise ToolError(f"'{raw}' is private to the app and cannot be read")
         inside = path.relative_to(self.root).as_posix()
         if want_dir is True and not path.is_dir():
-            raise ToolError(f"'{raw}' is a file, not a directory")
+            raise ToolError(f"'{raw}' is {_kind(path)}, not a directory")
         if want_dir is False and not path.is_file():
-            raise ToolError(f"'{raw}' is a directory, not a file")
+            raise ToolError(f"'{raw}' is {_kind(path)}, not a file")
         return path, "" if inside == "." else inside
 
     def visible(self, path: Path) -> bool:
