@@ -30,6 +30,7 @@ NOT_FOR_PEOPLE = {
     "BrokenReply",
     "_OverBudget",  # a PDF's reading past its budget: a DocumentError where it is caught
     "_TooLarge",  # front matter expanding too far: a damaged note where it is caught
+    "_Full",  # the results store's write met a full disk: kept in the process instead
 }
 
 
