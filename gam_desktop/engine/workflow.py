@@ -684,7 +684,7 @@ class Workflow:
                 on_step(Step(len(steps), line))
 
         evidence = answering.Evidence(
-            question_part(user_prompt),  # "I live in Porto. What is …?" asks only its question
+            question_part(user_prompt),  # "I moved. What is …?" asks only its question
             tools,
             self.make_llm(self.chat_settings),
             self.cancel,

@@ -94,7 +94,7 @@ class PreviewPane(QWidget):
         self.body = QTextBrowser()
         self.body.setAccessibleName("Preview")
         # A note's links are followed here: one to another note (a research report's
-        # sources, "../sqlite/x.md:14") opens that note; QTextBrowser would load it as a
+        # sources, "../topic/note.md:14") opens that note; QTextBrowser would load it as a
         # document of its own and show an empty page. Web links go to the browser.
         self.body.setOpenLinks(False)
         self.body.anchorClicked.connect(self._link_clicked)
@@ -367,8 +367,8 @@ def _folder_html(folder: MemoryFolder, view: DirView) -> str:
 
 
 def linked_note(shown: str, link: str) -> str | None:
-    """The memory path a relative link of the note `shown` points to ("../sqlite/x.md:14"
-    from "research/r.md" is "sqlite/x.md"), or None when it leads out of the memory."""
+    """The memory path a relative link of the note `shown` points to ("../topic/note.md:14"
+    from "research/r.md" is "topic/note.md"), or None when it leads out of the memory."""
     target = re.sub(r":\d+(-\d+)?$", "", link)  # a line reference
     parts: list[str] = [] if target.startswith("/") else shown.split("/")[:-1]
     for part in target.split("/"):

@@ -254,7 +254,7 @@ def cover(draft: Draft, most: int = 3) -> list[Support]:
 
 class AboutWhatIsAsked:
     """The sentences an answer rests on come from passages that name the identifiers the
-    question gives ("15.4", "gpl-3") and the names that tell documents apart (`Draft.named`):
+    question gives ("2.1", "iso-9001") and the names that tell documents apart (`Draft.named`):
     a look-alike's sentence answers another question."""
 
     name = "about what is asked"

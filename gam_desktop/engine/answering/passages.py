@@ -82,7 +82,7 @@ def retrieve(
     weights = _weights(question, [text for _, text in texts.values()])
     chosen: list[Passage] = []
     per_document: Counter[str] = Counter()
-    # A file holding the question's identifiers as written ("15.4", "utf-8", "GPL-3") comes
+    # A file holding the question's identifiers as written ("2.1", "utf-8", "ISO-9001") comes
     # first, one whose name holds them before one that only mentions them (a document is
     # about what its name says; look-alikes mention each other): the search splits them into
     # digits that every look-alike holds. A README lists what its folder holds: it matches
@@ -157,7 +157,7 @@ def _said_in(key: str, text: str, period: Window) -> bool:
 
 def identifiers(text: str) -> set[str]:
     """The words of `text` written with digits or joined by dots, dashes or underscores
-    ("15.4", "3.0", "gpl-3", "sqlite3_open"), lowercased."""
+    ("2.1", "3.0", "iso-9001", "open_file"), lowercased."""
     return {m.lower() for m in _IDENTIFIER.findall(text)}
 
 
@@ -177,8 +177,9 @@ def names(question: str) -> set[str]:
 
 def rare_names(tools: MemoryTools, question: str, share: float = RARE_SHARE) -> set[str]:
     """The names of `question` that fewer than `share` of the memory's files hold: they
-    tell one document from its look-alikes ("Osprine" among companies), where a name every
-    file holds ("SQLite" in SQLite's manual) tells nothing. A name no file holds is rare."""
+    tell one document from its look-alikes (a company's name among policies alike), where
+    a name every file holds (a product's in its own manual) tells nothing. A name no file
+    holds is rare."""
     total = len(tools.corpus.snapshot())
     rare = set()
     for name in names(question):
@@ -222,7 +223,7 @@ def _shown(
 
 
 def source_name(files: Mapping[str, CorpusFile], key: str) -> str:
-    """The reader's name of the source document of a memory ("Acme oncall"), or "" for a
+    """The reader's name of the source document of a memory ("Widget manual"), or "" for a
     README, a conversation, a fact or a memory without a source."""
     memory = files.get(memory_of(key))
     name = document_of(memory.text) if memory is not None and not is_personal(key) else None

@@ -40,8 +40,8 @@ GENERIC = frozenset(
 
 @dataclass(frozen=True)
 class DocumentContext:
-    title: str  # "Borealis Systems On-Call Policy"
-    subject: tuple[str, ...]  # ("Borealis", "Systems"): whose document it is
+    title: str  # "Example Corp Travel Policy"
+    subject: tuple[str, ...]  # ("Example", "Corp"): whose document it is
     label: str  # "borealis_systems": what every memory title starts with
 
     def describe(self, name: str) -> str:

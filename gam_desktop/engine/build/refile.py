@@ -1,11 +1,11 @@
 """Memories a plan filed under a folder that does not name them, moved to the one that does.
 
-A small model names its folders well ("tallowmere_analytics", "saltcellar_kitchen") and
-then assigns the chunk numbers to them carelessly: a Tallowmere memory in the kitchen's
+A small model names its folders well ("northwind_analytics", "harbour_kitchen") and
+then assigns the chunk numbers to them carelessly: one company's memory in the kitchen's
 folder, a field report among kitchen procedures. A memory's title names what it is about
 (memorize puts the document's company, product or author in it), so it is checked against
 the folders' names and descriptions, each word weighted by how few folders have it
-("quillfern" tells more than "policy", which four folders share).
+(a company's name tells more than "policy", which four folders share).
 
 A memory moves only when its title holds every word of another folder's own name, its
 title does not name its own folder, and that folder names it more than twice as well as

@@ -21,7 +21,7 @@ _REQUEST = re.compile(
 
 def question_part(message: str) -> str:
     """The message without the statements it makes before or after its question ("I live
-    in Porto. What is…?"); a full stop inside a question ("Borealis Inc. for P1?", "2.1")
+    last week. What is…?"); a full stop inside a question ("Example Inc. for the X?", "2.1")
     does not cut it. The whole message when it asks nothing."""
     if "?" not in message:
         return message

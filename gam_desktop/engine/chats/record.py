@@ -2,7 +2,7 @@
 
     ---
     id: 20261122-204400-1f3a9c
-    title: How long until escalation at Borealis?
+    title: How long is the warranty on the Model X?
     started: '2026-11-22T20:44:00+00:00'
     updated: '2026-11-22T20:50:12+00:00'
     model: qwen2.5-coder-1.5b-instruct
@@ -11,12 +11,12 @@
     summary: ''
     ---
 
-    # How long until escalation at Borealis?
+    # How long is the warranty on the Model X?
 
     ## Turn 1 · 2026-11-22 20:44 UTC
     <!-- turn {"time": "...", "sources": [...], "confidence": 0.6} -->
 
-    > How long until escalation at Borealis?
+    > How long is the warranty on the Model X?
 
     After 45 minutes.
 

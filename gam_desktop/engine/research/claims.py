@@ -48,7 +48,7 @@ def name_words(text: str) -> set[str]:
 
 
 class AboutWhatIsAsked:
-    """The identifiers a claim is about ("15.4", "gpl-3": those of the question it writes,
+    """The identifiers a claim is about ("2.1", "utf-8": those of the question it writes,
     else all its sub-question's) are named by the passages of its sentences: answering's
     check, asked of them. A look-alike's sentence answers of another version."""
 
