@@ -28,7 +28,7 @@ if sys.platform != "linux":
     # Service is tested on Linux.
     os.environ["PYTHON_KEYRING_BACKEND"] = "keyring.backends.null.Keyring"
 
-from gam_desktop.engine.build.builder import BuildOptions  # noqa: E402
+from gam_desktop.engine.ingest.builder import BuildOptions  # noqa: E402
 from gam_desktop.engine.llm import LLMSettings, capabilities, embeddings  # noqa: E402
 from gam_desktop.engine.models import ChunkConfig  # noqa: E402
 from gam_desktop.engine.workflow import Workflow  # noqa: E402

@@ -22,10 +22,10 @@ from gam_desktop.cli.common import (
     shown,
     whole,
 )
-from gam_desktop.engine.build.builder import BuildOptions, BuildReport
-from gam_desktop.engine.build.documents import READABLE, files_in
-from gam_desktop.engine.build.summarize_again import notes_in
 from gam_desktop.engine.history.versioned import InterruptedOperationError
+from gam_desktop.engine.ingest.builder import BuildOptions, BuildReport
+from gam_desktop.engine.ingest.documents import READABLE, files_in
+from gam_desktop.engine.ingest.summarize_again import notes_in
 from gam_desktop.engine.models import ChunkConfig
 from gam_desktop.engine.progress import OperationCancelled
 from gam_desktop.engine.store.changes import Changes

@@ -8,7 +8,7 @@ be asked between steps, and a cancel keeps the finished steps.
 
 A step's memories are made before it takes the folder (the writer lock and the journal
 cover placing and writing only): a crash while the LLM works, most of a big add, leaves
-no interrupted operation to recover, only the results kept so far (`build.resume`), which
+no interrupted operation to recover, only the results kept so far (`ingest.resume`), which
 the same add run again uses instead of calling the LLM. The chunks of the whole drop are
 cut first, so that "Resuming: 312 of 500 chunks already summarized" can be said at once.
 
@@ -24,14 +24,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
-from gam_desktop.engine.build.builder import BuildOptions, BuildReport, MemoryBuilder
-from gam_desktop.engine.build.chunking import Chunk
-from gam_desktop.engine.build.documents import SourceDocument
-from gam_desktop.engine.build.memorize import already_memorized
-from gam_desktop.engine.build.resume import StageResults
-from gam_desktop.engine.build.stages import CUT_WEIGHT, later_stages
 from gam_desktop.engine.history import journal
 from gam_desktop.engine.history.versioned import VersionedFolder
+from gam_desktop.engine.ingest.builder import BuildOptions, BuildReport, MemoryBuilder
+from gam_desktop.engine.ingest.chunking import Chunk
+from gam_desktop.engine.ingest.documents import SourceDocument
+from gam_desktop.engine.ingest.memorize import already_memorized
+from gam_desktop.engine.ingest.resume import StageResults
+from gam_desktop.engine.ingest.stages import CUT_WEIGHT, later_stages
 from gam_desktop.engine.llm import UsageMeter
 from gam_desktop.engine.models import MemorizedChunk
 from gam_desktop.engine.progress import CancelToken, OperationCancelled, Stages

@@ -24,14 +24,6 @@ from typing import Any
 from gam_desktop.engine.answering import pipeline as answering
 from gam_desktop.engine.answering.exploring import Explorer
 from gam_desktop.engine.answering.pipeline import Step, StepCallback
-from gam_desktop.engine.build import resume
-from gam_desktop.engine.build import summarize_again as summarizing
-from gam_desktop.engine.build.builder import BuildOptions, BuildReport, MemoryBuilder
-from gam_desktop.engine.build.documents import DocumentError, SourceDocument, load_file, load_text
-from gam_desktop.engine.build.estimate import SECONDS_PER_CALL, Estimate, Pace
-from gam_desktop.engine.build.estimate import estimate as size_of
-from gam_desktop.engine.build.resume import PendingAdd
-from gam_desktop.engine.build.stages import WRITE_WEIGHT
 from gam_desktop.engine.chats import library as chats
 from gam_desktop.engine.chats.conversation import Conversation, working_memory
 from gam_desktop.engine.chats.intent import is_statement, question_part
@@ -47,6 +39,14 @@ from gam_desktop.engine.history import journal
 from gam_desktop.engine.history.journal import Interrupted
 from gam_desktop.engine.history.log import TRAILER_KIND, History, NothingToUndo, restore_summary
 from gam_desktop.engine.history.versioned import RecordedEdits, VersionedFolder
+from gam_desktop.engine.ingest import resume
+from gam_desktop.engine.ingest import summarize_again as summarizing
+from gam_desktop.engine.ingest.builder import BuildOptions, BuildReport, MemoryBuilder
+from gam_desktop.engine.ingest.documents import DocumentError, SourceDocument, load_file, load_text
+from gam_desktop.engine.ingest.estimate import SECONDS_PER_CALL, Estimate, Pace
+from gam_desktop.engine.ingest.estimate import estimate as size_of
+from gam_desktop.engine.ingest.resume import PendingAdd
+from gam_desktop.engine.ingest.stages import WRITE_WEIGHT
 from gam_desktop.engine.llm import LLM, LLMClient, LLMSettings
 from gam_desktop.engine.llm.concurrency import expected as expected_parallel
 from gam_desktop.engine.llm.embeddings import EmbeddingSettings
@@ -463,7 +463,7 @@ class Workflow:
 
     def summarize_again(self) -> Changes:
         """Summarize again with the LLM, from their original wording, the memories written
-        without it, each in its place (build/summarize_again.py): one commit ("Summarized
+        without it, each in its place (ingest/summarize_again.py): one commit ("Summarized
         again: 3 notes") that History can undo. A memory whose call fails again stays as it
         was, still marked; `fallback_memories` then names it. The calls are made before the
         folder is taken and kept as they arrive, so a cancel (OperationCancelled, nothing

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gam_desktop.engine.build.documents import READABLE, SUPPORTED_SUFFIXES
+from gam_desktop.engine.ingest.documents import READABLE, SUPPORTED_SUFFIXES
 from gam_desktop.gui import error_advice
 
 log = logging.getLogger(__name__)

@@ -14,10 +14,10 @@ from typing import cast
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QMessageBox, QWidget
 
-from gam_desktop.engine.build.builder import BuildReport
-from gam_desktop.engine.build.documents import READABLE, files_in, is_supported
-from gam_desktop.engine.build.estimate import Estimate
-from gam_desktop.engine.build.resume import PendingAdd
+from gam_desktop.engine.ingest.builder import BuildReport
+from gam_desktop.engine.ingest.documents import READABLE, files_in, is_supported
+from gam_desktop.engine.ingest.estimate import Estimate
+from gam_desktop.engine.ingest.resume import PendingAdd
 from gam_desktop.engine.store.changes import ADD, BUILD, Changes
 from gam_desktop.engine.textutil import plural
 from gam_desktop.gui import dialogs, words

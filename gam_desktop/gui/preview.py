@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gam_desktop.engine.build.documents import READABLE
+from gam_desktop.engine.ingest.documents import READABLE
 from gam_desktop.engine.store.changes import Changes
 from gam_desktop.engine.store.folder import DELETED_FACTS_DIR, DirView, MemoryFolder
 from gam_desktop.engine.store.markdown import README, parse_memory, parse_time

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 from PySide6.QtCore import QObject, QSettings, Signal, Slot
 
 from gam_desktop import appdirs
-from gam_desktop.engine.build.resume import PendingAdd
+from gam_desktop.engine.ingest.resume import PendingAdd
 from gam_desktop.engine.llm.prices import PriceTable
 from gam_desktop.engine.progress import CancelToken
 from gam_desktop.engine.store.changes import Changes

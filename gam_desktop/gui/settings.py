@@ -21,7 +21,7 @@ from pydantic import SecretStr
 from PySide6.QtCore import QLockFile, QSettings
 
 from gam_desktop import appdirs
-from gam_desktop.engine.build.builder import BuildOptions
+from gam_desktop.engine.ingest.builder import BuildOptions
 from gam_desktop.engine.llm import LLMSettings
 from gam_desktop.engine.llm.embeddings import (
     EmbeddingChoice,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
-from gam_desktop.engine.build.summarize_again import notes_in
+from gam_desktop.engine.ingest.summarize_again import notes_in
 from gam_desktop.engine.progress import CancelToken
 from gam_desktop.engine.store.changes import Changes
 from gam_desktop.engine.store.folder import PERSONAL_DIRS

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 
-from gam_desktop.engine.build.estimate import Estimate, duration, money
+from gam_desktop.engine.ingest.estimate import Estimate, duration, money
 from gam_desktop.engine.store.markdown import README, front_of, split_front
 from gam_desktop.engine.textutil import plural
 
@@ -266,7 +266,7 @@ _BOOKKEEPING = {
     "index", "hash", "source_hash", "span", "created", "updated", "id", "model", "turns",
     "summarized", "summary", "files", "kind", "partial", "said", "valid_from", "replaces",
 }  # fmt: skip
-FALLBACK_KEY = "fallback"  # a note written without the LLM (engine.build.summarize_again)
+FALLBACK_KEY = "fallback"  # a note written without the LLM (engine.ingest.summarize_again)
 NOT_BY_THE_MODEL = "summary not written by the model (Memory ▸ Summarize again)"
 _QUOTED = 80  # characters of a value quoted in a change's words
 

@@ -18,7 +18,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import TextIO
 
-from gam_desktop.engine.build.builder import BuildOptions
+from gam_desktop.engine.ingest.builder import BuildOptions
 from gam_desktop.engine.llm import LLMSettings
 from gam_desktop.engine.llm.tokenizer import resources_dir
 from gam_desktop.engine.models import ChunkConfig

@@ -24,8 +24,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from gam_desktop.engine.build.builder import BuildOptions, BuildReport
-from gam_desktop.engine.build.context import NUMBER
+from gam_desktop.engine.ingest.builder import BuildOptions, BuildReport
+from gam_desktop.engine.ingest.context import NUMBER
 from gam_desktop.engine.llm import LLMSettings
 from gam_desktop.engine.llm.tokenizer import count_tokens
 from gam_desktop.engine.models import ChunkConfig

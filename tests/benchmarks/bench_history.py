@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from gam_desktop.engine.build.builder import BuildOptions
+from gam_desktop.engine.ingest.builder import BuildOptions
 from gam_desktop.engine.llm import LLMSettings
 from gam_desktop.engine.store.markdown import render_memory
 from gam_desktop.engine.workflow import Workflow

@@ -312,7 +312,7 @@ def commits(root: Path) -> None:
 
 
 def whole_add(root: Path) -> None:
-    from gam_desktop.engine.build.builder import BuildOptions
+    from gam_desktop.engine.ingest.builder import BuildOptions
     from gam_desktop.engine.llm import LLMSettings
     from gam_desktop.engine.workflow import Workflow
     from gam_desktop.selfcheck.scripted_llm import RunningServer

@@ -12,7 +12,7 @@ Each set's documents are built into a fresh memory with `gam-add` (its real entr
 in-process) against the scripted server, in three variants:
 - plan: the scripted server as it is (its memories keep the chunk's facts; it plans folders);
 - fallback: every taxonomy plan organizes nothing (one folder "topic"), so the folders come
-  from the deterministic grouping (build/grouping.py);
+  from the deterministic grouping (ingest/grouping.py);
 - lazy: every memorize reply is a lazy small model's (title "overview", a body listing the
   chunk's headings), so titles and bodies come from the checks made without the LLM.
 

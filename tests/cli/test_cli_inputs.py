@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from gam_desktop.cli import add_main, history_main, request_main
-from gam_desktop.engine.build.documents import READABLE
+from gam_desktop.engine.ingest.documents import READABLE
 from tests import invariants
 from tests.clirun import run_cli
 from tests.crash import crash_mid_add

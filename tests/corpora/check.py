@@ -17,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from gam_desktop.engine.build.documents import load_file  # noqa: E402
+from gam_desktop.engine.ingest.documents import load_file  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 KINDS_AT_LEAST = {

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gam_desktop.engine.build.context import NUMBER, number_coverage
+from gam_desktop.engine.ingest.context import NUMBER, number_coverage
 from gam_desktop.engine.retrieval.tools import MemoryTools
 from gam_desktop.engine.store.folder import MemoryFolder
 from gam_desktop.engine.store.markdown import parse_memory

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from gam_desktop.engine.build.chunking import Chunker
-from gam_desktop.engine.build.documents import load_text
-from gam_desktop.engine.build.memorize import llm_split_advisor
-from gam_desktop.engine.build.prompts import SplitPlan
+from gam_desktop.engine.ingest.chunking import Chunker
+from gam_desktop.engine.ingest.documents import load_text
+from gam_desktop.engine.ingest.memorize import llm_split_advisor
+from gam_desktop.engine.ingest.prompts import SplitPlan
 from gam_desktop.engine.models import ChunkConfig
 from gam_desktop.engine.progress import CancelToken
 from tests.documents import topic_document, words_document

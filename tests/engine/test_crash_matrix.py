@@ -67,7 +67,7 @@ def run_until_killed(cmd: list[str], base_url: str, fault: str | None, server) -
 
 def base_memory(memory: Path, settings) -> None:
     """python/ with 12 memories (so it can be reorganized), two operations to undo."""
-    from gam_desktop.engine.build.builder import BuildOptions
+    from gam_desktop.engine.ingest.builder import BuildOptions
     from gam_desktop.engine.models import ChunkConfig
 
     options = BuildOptions(ChunkConfig(min_tokens=20, max_tokens=200), reorganize_threshold=100)

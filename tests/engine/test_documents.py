@@ -7,8 +7,8 @@ import pytest
 from PIL import Image
 from pypdf import PdfReader, PdfWriter
 
-from gam_desktop.engine.build import documents
-from gam_desktop.engine.build.documents import DocumentError, load_file, load_text
+from gam_desktop.engine.ingest import documents
+from gam_desktop.engine.ingest.documents import DocumentError, load_file, load_text
 from tests.documents import make_pdf
 
 

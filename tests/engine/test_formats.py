@@ -13,8 +13,8 @@ from typing import ClassVar
 
 import pytest
 
-from gam_desktop.engine.build import packages
-from gam_desktop.engine.build.documents import (
+from gam_desktop.engine.ingest import packages
+from gam_desktop.engine.ingest.documents import (
     SUPPORTED_SUFFIXES,
     DocumentError,
     files_in,

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 import time
 
-from gam_desktop.engine.build.grouping import MAX_FOLDER, group_memories
-from gam_desktop.engine.build.prompts import MAX_DEPTH
-from gam_desktop.engine.build.taxonomy import degenerate_problems, validate_plan
+from gam_desktop.engine.ingest.grouping import MAX_FOLDER, group_memories
+from gam_desktop.engine.ingest.prompts import MAX_DEPTH
+from gam_desktop.engine.ingest.taxonomy import degenerate_problems, validate_plan
 from gam_desktop.engine.models import DirectoryNode, MemorizedChunk
 from gam_desktop.engine.store.describing import is_generic_name
 from gam_desktop.selfcheck.scripted_llm import memorize
@@ -108,6 +108,6 @@ def test_hundreds_of_memories_are_grouped_quickly() -> None:
 
 
 def _with_paths(plan: DirectoryNode) -> DirectoryNode:
-    from gam_desktop.engine.build.taxonomy import normalize_plan
+    from gam_desktop.engine.ingest.taxonomy import normalize_plan
 
     return normalize_plan(plan)

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from bs4 import BeautifulSoup
 
-from gam_desktop.engine.build import stylesheet
-from gam_desktop.engine.build.visibility import remove_hidden
+from gam_desktop.engine.ingest import stylesheet
+from gam_desktop.engine.ingest.visibility import remove_hidden
 from tests.engine.test_hidden_text import HIDDEN, VISIBLE, page, read_as
 
 # (name, the page's <style> block, markup holding HIDDEN)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gam_desktop.engine.build.documents import load_file
+from gam_desktop.engine.ingest.documents import load_file
 from gam_desktop.engine.store.folder import MemoryFolder
 from tests.documents import make_eml
 from tests.engine.test_build import memory_files

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from gam_desktop.engine.build import mail, packages
-from gam_desktop.engine.build.documents import DocumentError, load_file
+from gam_desktop.engine.ingest import mail, packages
+from gam_desktop.engine.ingest.documents import DocumentError, load_file
 from tests.documents import make_pptx
 
 W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
@@ -97,7 +97,7 @@ def test_a_long_header_does_not_stall_the_rest_of_the_drop(
 _PEAK = """
 import resource, sys
 from pathlib import Path
-from gam_desktop.engine.build import office
+from gam_desktop.engine.ingest import office
 import docx, lxml.etree  # the libraries' own memory is not the document's
 path = Path(sys.argv[1]); data = path.read_bytes()
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from gam_desktop.engine.build.prompts import MemoryDraft, memorize_messages
+from gam_desktop.engine.ingest.prompts import MemoryDraft, memorize_messages
 from gam_desktop.engine.llm import (
     LLMAuthError,
     LLMCallFailed,

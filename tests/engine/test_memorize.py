@@ -1,4 +1,4 @@
-"""Memorizing chunks (build/memorize.py) with the in-process fake LLM: the model's draft is
+"""Memorizing chunks (ingest/memorize.py) with the in-process fake LLM: the model's draft is
 checked without it (the document's subject named, titles told apart, nothing pasted from the
 original), a failed or empty reply falls back to the chunk's own words, and every call is
 capped."""
@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import re
 
-from gam_desktop.engine.build.chunking import Chunk, Chunker
-from gam_desktop.engine.build.documents import load_text
-from gam_desktop.engine.build.memorize import llm_split_advisor, memorize_chunks
-from gam_desktop.engine.build.prompts import MemoryDraft, SplitPlan
+from gam_desktop.engine.ingest.chunking import Chunk, Chunker
+from gam_desktop.engine.ingest.documents import load_text
+from gam_desktop.engine.ingest.memorize import llm_split_advisor, memorize_chunks
+from gam_desktop.engine.ingest.prompts import MemoryDraft, SplitPlan
 from gam_desktop.engine.llm import LLM, LLMCallFailed, LLMClient, LLMSettings
 from gam_desktop.engine.models import ChunkConfig, MemorizedChunk
 from gam_desktop.engine.progress import CancelToken

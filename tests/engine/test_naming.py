@@ -47,7 +47,7 @@ def test_unique_name_is_case_insensitive() -> None:
 def test_a_memory_path_fits_windows_under_a_long_documents_folder() -> None:
     """Three 64-character folder levels and a 64-character title used to make a 200-character
     path inside the memory: under C:\\Users\\...\\OneDrive\\Documents it passed Windows' 260."""
-    from gam_desktop.engine.build.planning import normalize_dir_path
+    from gam_desktop.engine.ingest.planning import normalize_dir_path
     from gam_desktop.engine.store.naming import (
         MAX_PATH_CHARS,
         fit_stem,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from gam_desktop.engine.build.documents import DocumentError, load_file
+from gam_desktop.engine.ingest.documents import DocumentError, load_file
 
 posix_only = pytest.mark.skipif(sys.platform == "win32", reason="pipes and devices are POSIX")
 

@@ -9,12 +9,12 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from gam_desktop.engine.build.chunking import Chunk, Chunker
-from gam_desktop.engine.build.compose import place_memory
-from gam_desktop.engine.build.documents import load_text
-from gam_desktop.engine.build.grouping import group_memories
-from gam_desktop.engine.build.memorize import memorize_chunks
-from gam_desktop.engine.build.prompts import MemoryDraft
+from gam_desktop.engine.ingest.chunking import Chunk, Chunker
+from gam_desktop.engine.ingest.compose import place_memory
+from gam_desktop.engine.ingest.documents import load_text
+from gam_desktop.engine.ingest.grouping import group_memories
+from gam_desktop.engine.ingest.memorize import memorize_chunks
+from gam_desktop.engine.ingest.prompts import MemoryDraft
 from gam_desktop.engine.models import ChunkConfig, DirectoryNode, MemorizedChunk
 from gam_desktop.engine.progress import CancelToken
 from gam_desktop.engine.store.changeset import ChangeSet

@@ -189,7 +189,7 @@ def test_a_plan_shown_is_applied_as_shown_without_the_llm(
 def test_a_plan_the_folder_outgrew_is_refused_and_changes_nothing(
     make_workflow, memory_dir: Path, llm_server
 ) -> None:
-    from gam_desktop.engine.build.reorganize import ReorganizeError
+    from gam_desktop.engine.ingest.reorganize import ReorganizeError
 
     llm_server.state.faults.append(Fault("invalid_taxonomy", times=3, task="organize"))
     workflow = make_workflow(min_tokens=20, max_tokens=200, threshold=50)

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from gam_desktop.engine.build import pdf
-from gam_desktop.engine.build.documents import DocumentError, load_file
+from gam_desktop.engine.ingest import pdf
+from gam_desktop.engine.ingest.documents import DocumentError, load_file
 
 STREAM = b"BT /F1 12 Tf 72 712 Td (Shared page text) Tj ET\n" + b"0 0 m 1 1 l S\n" * 300
 

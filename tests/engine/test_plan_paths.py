@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gam_desktop.engine.build.reorganize import ReorganizeError
+from gam_desktop.engine.ingest.reorganize import ReorganizeError
 from gam_desktop.engine.models import ReorganizeOperation
 from gam_desktop.engine.store.markdown import README
 from tests.documents import topic_document

@@ -1,16 +1,16 @@
-"""The LLM's decisions about structure (build/planning.py) with the in-process fake LLM,
+"""The LLM's decisions about structure (ingest/planning.py) with the in-process fake LLM,
 which answers by the reply's model (TaxonomyPlan, PlacementPlan, DescriptionBatch): a plan
 is re-asked naming its problems, mended after three broken ones, replaced by the grouping
 when it organizes nothing; placements and descriptions fall back without the model."""
 
 from __future__ import annotations
 
-from gam_desktop.engine.build.planning import (
+from gam_desktop.engine.ingest.planning import (
     describe_directories,
     place_memories,
     plan_taxonomy,
 )
-from gam_desktop.engine.build.prompts import (
+from gam_desktop.engine.ingest.prompts import (
     DescriptionBatch,
     DirectoryDescription,
     Placement,

@@ -1,4 +1,4 @@
-"""Memories a plan filed under a folder that does not name them (build/refile.py): the
+"""Memories a plan filed under a folder that does not name them (ingest/refile.py): the
 misfilings a small local model made of 14 look-alike documents (a Tallowmere on-call
 memory in the Saltcellar kitchen's folder, release notes among field reports), moved
 where the folders' own names put them; a model's grouping by topic stands."""
@@ -9,9 +9,9 @@ from collections.abc import Callable
 
 import pytest
 
-from gam_desktop.engine.build.planning import place_memories, plan_taxonomy
-from gam_desktop.engine.build.prompts import Placement, PlacementPlan, PlannedFolder, TaxonomyPlan
-from gam_desktop.engine.build.refile import refile
+from gam_desktop.engine.ingest.planning import place_memories, plan_taxonomy
+from gam_desktop.engine.ingest.prompts import Placement, PlacementPlan, PlannedFolder, TaxonomyPlan
+from gam_desktop.engine.ingest.refile import refile
 from gam_desktop.engine.models import DirectoryNode, MemorizedChunk
 from gam_desktop.engine.progress import CancelToken
 from gam_desktop.engine.store.folder import DirView
@@ -408,7 +408,7 @@ def test_a_new_folder_never_takes_the_name_of_one_the_plan_has() -> None:
 
 
 def plan_taxonomy_valid(plan: DirectoryNode, expected: set[int]) -> bool:
-    from gam_desktop.engine.build.taxonomy import normalize_plan, validate_plan
+    from gam_desktop.engine.ingest.taxonomy import normalize_plan, validate_plan
 
     return validate_plan(normalize_plan(plan), expected) == []
 

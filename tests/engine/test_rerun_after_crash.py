@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from gam_desktop.engine.build.builder import BuildOptions
-from gam_desktop.engine.build.documents import load_file
 from gam_desktop.engine.history.versioned import InterruptedOperationError
+from gam_desktop.engine.ingest.builder import BuildOptions
+from gam_desktop.engine.ingest.documents import load_file
 from gam_desktop.engine.models import ChunkConfig
 from gam_desktop.engine.workflow import Workflow
 from tests import invariants

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from gam_desktop.engine.build import prompts, resume
-from gam_desktop.engine.build.estimate import Pace
+from gam_desktop.engine.ingest import prompts, resume
+from gam_desktop.engine.ingest.estimate import Pace
 from gam_desktop.engine.llm import LLMSettings
 from gam_desktop.engine.llm.prices import PriceTable
 from gam_desktop.engine.progress import CancelToken, OperationCancelled, ProgressEvent

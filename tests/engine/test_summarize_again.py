@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gam_desktop.engine.build.builder import BuildOptions
+from gam_desktop.engine.ingest.builder import BuildOptions
 from gam_desktop.engine.models import ChunkConfig
 from gam_desktop.engine.progress import CancelToken, OperationCancelled, ProgressEvent
 from gam_desktop.engine.store.derived import regenerate

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gam_desktop.engine.build.taxonomy import normalize_plan, repair_plan, validate_plan
+from gam_desktop.engine.ingest.taxonomy import normalize_plan, repair_plan, validate_plan
 from gam_desktop.engine.models import DirectoryNode
 
 
@@ -61,7 +61,7 @@ def test_repair_gives_up_without_any_folder() -> None:
 
 
 def test_soft_problems_only_for_mostly_single_chunk_folders() -> None:
-    from gam_desktop.engine.build.taxonomy import soft_problems
+    from gam_desktop.engine.ingest.taxonomy import soft_problems
 
     singles = node("root", children=[node(f"f{i}", [i]) for i in range(8)])
     assert "8 of 8 folders hold a single chunk" in soft_problems(singles, set(range(8)))[0]
@@ -72,7 +72,7 @@ def test_soft_problems_only_for_mostly_single_chunk_folders() -> None:
 
 
 def test_a_broken_reask_keeps_the_first_valid_plan() -> None:
-    from gam_desktop.engine.build.taxonomy import plan_with_retries
+    from gam_desktop.engine.ingest.taxonomy import plan_with_retries
 
     singles = node("root", children=[node(f"f{i}", [i]) for i in range(8)])
     broken = node("root", children=[node("a", [0, 0])])
@@ -92,7 +92,7 @@ def test_a_broken_reask_keeps_the_first_valid_plan() -> None:
 
 
 def test_most_chunks_in_one_folder_is_degenerate() -> None:
-    from gam_desktop.engine.build.taxonomy import degenerate_problems
+    from gam_desktop.engine.ingest.taxonomy import degenerate_problems
 
     crowded = node("root", children=[node("acme", range(8)), node("globex", [8, 9, 10, 11])])
     (problem,) = degenerate_problems(crowded, set(range(12)))
@@ -104,7 +104,7 @@ def test_most_chunks_in_one_folder_is_degenerate() -> None:
 
 
 def test_folders_named_with_empty_words_are_degenerate() -> None:
-    from gam_desktop.engine.build.taxonomy import degenerate_problems
+    from gam_desktop.engine.ingest.taxonomy import degenerate_problems
     from gam_desktop.engine.store.describing import is_generic_name
 
     for name in ("topic", "Topics", "general", "misc_notes", "other_2", "part_1", "documents"):
@@ -117,7 +117,7 @@ def test_folders_named_with_empty_words_are_degenerate() -> None:
 
 
 def test_a_degenerate_plan_is_reasked_once_with_the_problem_named() -> None:
-    from gam_desktop.engine.build.taxonomy import plan_with_retries
+    from gam_desktop.engine.ingest.taxonomy import plan_with_retries
 
     one = node("root", children=[node("topic", range(10))])
     good = node("root", children=[node("acme", range(5)), node("globex", range(5, 10))])
@@ -134,7 +134,7 @@ def test_a_degenerate_plan_is_reasked_once_with_the_problem_named() -> None:
 
 
 def test_a_second_degenerate_plan_is_refused() -> None:
-    from gam_desktop.engine.build.taxonomy import plan_with_retries
+    from gam_desktop.engine.ingest.taxonomy import plan_with_retries
 
     one = node("root", children=[node("topic", range(10))])
     broken = node("root", children=[node("acme", [0, 0])])
@@ -162,7 +162,7 @@ def test_descriptions_that_say_nothing_are_blanked() -> None:
 
 
 def test_a_lone_wrapper_folder_is_hoisted() -> None:
-    from gam_desktop.engine.build.taxonomy import hoist_lone_folder
+    from gam_desktop.engine.ingest.taxonomy import hoist_lone_folder
 
     wrapped = node("root", children=[node("topic", children=[node("a", [0]), node("b", [1])])])
     assert [c.name for c in hoist_lone_folder(wrapped).children] == ["a", "b"]

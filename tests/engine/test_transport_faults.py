@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from gam_desktop.engine.build.prompts import MemoryDraft, memorize_messages
+from gam_desktop.engine.ingest.prompts import MemoryDraft, memorize_messages
 from gam_desktop.engine.llm import LLMCallFailed, LLMClient, LLMSettings, LLMUnreachable
 from gam_desktop.selfcheck.scripted_llm import RunningServer
 from tests.documents import topic_document

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from gam_desktop import keystore
-from gam_desktop.engine.build.estimate import Estimate
 from gam_desktop.engine.history import journal
 from gam_desktop.engine.history.gitrepo import MemoryRepo
 from gam_desktop.engine.history.log import Operation, RollbackConflict, rollback_summary
 from gam_desktop.engine.history.versioned import InterruptedOperationError, VersionedFolder
+from gam_desktop.engine.ingest.estimate import Estimate
 from gam_desktop.engine.llm import LLMAuthError, LLMClient, LLMSettings
 from gam_desktop.engine.llm.probe import probe
 from gam_desktop.engine.llm.usage import UsageMeter

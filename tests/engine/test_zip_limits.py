@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from gam_desktop.engine.build import documents, packages
-from gam_desktop.engine.build.documents import DocumentError, load_file
+from gam_desktop.engine.ingest import documents, packages
+from gam_desktop.engine.ingest.documents import DocumentError, load_file
 from gam_desktop.selfcheck.formats import SECTIONS
 from tests.documents import make_docx, make_epub, make_pptx
 

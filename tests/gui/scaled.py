@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gam_desktop.engine.build.builder import BuildOptions
+from gam_desktop.engine.ingest.builder import BuildOptions
 from gam_desktop.engine.llm import LLMSettings
 from gam_desktop.engine.llm.tokenizer import resources_dir
 from gam_desktop.engine.models import ChunkConfig

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gam_desktop.engine.build.resume import PENDING
+from gam_desktop.engine.ingest.resume import PENDING
 from gam_desktop.engine.store.folder import MemoryFolder
 from gam_desktop.engine.store.results import ResultStore
 from gam_desktop.gui.closing import question
@@ -199,8 +199,8 @@ def test_screenshots_of_a_drop_in_steps(
     Settings, in both schemes, for a person to look at (GAM_SCREENSHOTS=folder keeps them)."""
     from PySide6.QtWidgets import QApplication
 
-    from gam_desktop.engine.build.estimate import Estimate
-    from gam_desktop.engine.build.resume import PendingAdd
+    from gam_desktop.engine.ingest.estimate import Estimate
+    from gam_desktop.engine.ingest.resume import PendingAdd
     from gam_desktop.gui import dialogs, theme
     from gam_desktop.gui.intake import STOP_ANSWERS, STOP_ROLES
     from gam_desktop.gui.settings_dialog import SettingsDialog

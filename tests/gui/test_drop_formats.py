@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QFileDialog
 
-from gam_desktop.engine.build.documents import READABLE, SUPPORTED_SUFFIXES
+from gam_desktop.engine.ingest.documents import READABLE, SUPPORTED_SUFFIXES
 from gam_desktop.gui import dialogs
 from gam_desktop.selfcheck.formats import one_of_each
 from tests.gui.test_main_window import built, history

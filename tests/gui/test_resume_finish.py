@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from gam_desktop.engine.build.resume import PENDING
+from gam_desktop.engine.ingest.resume import PENDING
 from gam_desktop.engine.progress import OperationCancelled
 from gam_desktop.engine.store.folder import MemoryFolder
 from gam_desktop.engine.store.results import ResultStore

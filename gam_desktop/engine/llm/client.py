@@ -503,7 +503,7 @@ class LLMClient:
             finished_cleanly = True
         finally:
             # On cancel or error, do not wait for calls already in flight: they finish in the
-            # background (what a memorize call returns is kept: build/resume.py).
+            # background (what a memorize call returns is kept: ingest/resume.py).
             pool.shutdown(wait=finished_cleanly, cancel_futures=True)
         return results
 

@@ -11,7 +11,7 @@ server stops working on it. The two silences are told apart (`NoFirstToken`): a 
 never began may only have waited behind someone else's work, and the client asks again
 with more patience (llm/concurrency.py), within a ceiling for the whole call (client.py).
 A cancel does not close the calls in flight: their replies are kept when they arrive
-(build/resume.py), so the same add run again pays for none of them.
+(ingest/resume.py), so the same add run again pays for none of them.
 
 The deltas are put back together into the chat completion a non-streamed call returns:
 its content, its tool calls (their arguments arrive in pieces, by index), the finish

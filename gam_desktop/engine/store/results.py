@@ -7,7 +7,7 @@ and must survive a `kill -9` right after: a committed transaction is in the WAL 
 before `put` returns (synchronous=NORMAL: a power cut may lose the last few, a crash of
 the process none). Two processes on one memory (the app and `gam-add`) may share it.
 
-It stores text by key and knows nothing of prompts: `build.resume` makes the keys. Every
+It stores text by key and knows nothing of prompts: `ingest.resume` makes the keys. Every
 failure here (a locked or damaged file) is logged and treated as "not kept": the cache
 saves money, it must never stop a build. A full disk is the exception: what cannot be
 written is kept in this process (read back like the rest) and written when the store is

@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gam_desktop.engine.build.grouping import group_memories
+from gam_desktop.engine.ingest.grouping import group_memories
 from gam_desktop.engine.models import DirectoryNode, MemorizedChunk
 from gam_desktop.engine.store.naming import sanitize_folder_name, unique_name
 from gam_desktop.engine.textutil import STOPWORDS, WORD

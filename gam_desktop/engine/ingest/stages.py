@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
-from gam_desktop.engine.build.documents import SourceDocument
+from gam_desktop.engine.ingest.documents import SourceDocument
 from gam_desktop.engine.store.changeset import ChangeSet
 from gam_desktop.engine.textutil import plural
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from gam_desktop.engine.build.documents import SourceDocument
-from gam_desktop.engine.build.titles import OWN_WORDS, content_words, joined
+from gam_desktop.engine.ingest.documents import SourceDocument
+from gam_desktop.engine.ingest.titles import OWN_WORDS, content_words, joined
 from gam_desktop.engine.models import MemorizedChunk
 from gam_desktop.engine.store.changeset import ChangeSet
 from gam_desktop.engine.store.folder import SOURCES_DIR, DirView

@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gam_desktop.engine.build.blocks import TextBlocks
-from gam_desktop.engine.build.documents import DocumentError, SourceDocument
-from gam_desktop.engine.build.packages import a, check_elements, open_package
-from gam_desktop.engine.build.wordxml import body_blocks, paragraph_styles, word_parts, word_styles
+from gam_desktop.engine.ingest.blocks import TextBlocks
+from gam_desktop.engine.ingest.documents import DocumentError, SourceDocument
+from gam_desktop.engine.ingest.packages import a, check_elements, open_package
+from gam_desktop.engine.ingest.wordxml import body_blocks, paragraph_styles, word_parts, word_styles
 
 if TYPE_CHECKING:
     from docx.styles.styles import Styles

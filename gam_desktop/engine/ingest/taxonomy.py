@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 
-from gam_desktop.engine.build.prompts import MAX_DEPTH
+from gam_desktop.engine.ingest.prompts import MAX_DEPTH
 from gam_desktop.engine.models import DirectoryNode
 from gam_desktop.engine.store.describing import is_empty_description, is_generic_name
 from gam_desktop.engine.store.naming import sanitize_folder_name

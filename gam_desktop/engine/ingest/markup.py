@@ -19,14 +19,14 @@ from bs4 import BeautifulSoup, MarkupResemblesLocatorWarning, XMLParsedAsHTMLWar
 from bs4.dammit import EncodingDetector
 from bs4.element import NavigableString, PreformattedString, Tag
 
-from gam_desktop.engine.build.blocks import TextBlocks
-from gam_desktop.engine.build.documents import (
+from gam_desktop.engine.ingest.blocks import TextBlocks
+from gam_desktop.engine.ingest.documents import (
     DocumentError,
     SourceDocument,
     decode_bytes,
     refuse_binary,
 )
-from gam_desktop.engine.build.visibility import remove_hidden
+from gam_desktop.engine.ingest.visibility import remove_hidden
 
 # An EPUB chapter is XHTML, read on purpose with the HTML parser (no XML entities); a
 # one-line page can look like a file name. Neither is worth a warning on the console.

@@ -22,9 +22,9 @@ from email.policy import EmailPolicy
 from pathlib import Path
 from typing import Any, cast
 
-from gam_desktop.engine.build.blocks import TextBlocks
-from gam_desktop.engine.build.documents import DocumentError, SourceDocument
-from gam_desktop.engine.build.markup import add_html
+from gam_desktop.engine.ingest.blocks import TextBlocks
+from gam_desktop.engine.ingest.documents import DocumentError, SourceDocument
+from gam_desktop.engine.ingest.markup import add_html
 
 HEADERS = ("From", "To", "Cc", "Date")
 ENCRYPTED_TYPES = frozenset(

@@ -38,7 +38,7 @@ from bs4 import BeautifulSoup
 from bs4.element import NavigableString, PreformattedString, Tag
 from tinycss2.color4 import parse_color
 
-from gam_desktop.engine.build.stylesheet import ALL_SCREENS, SCREENS, Rank, StyleSheet
+from gam_desktop.engine.ingest.stylesheet import ALL_SCREENS, SCREENS, Rank, StyleSheet
 
 # Only the properties that can hide text are kept from a stylesheet (big ones hold thousands
 # of rules about margins and borders).

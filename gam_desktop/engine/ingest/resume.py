@@ -28,9 +28,9 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from gam_desktop.engine.build.chunking import Chunk
-from gam_desktop.engine.build.documents import SourceDocument
-from gam_desktop.engine.build.prompts import PROMPT_VERSIONS
+from gam_desktop.engine.ingest.chunking import Chunk
+from gam_desktop.engine.ingest.documents import SourceDocument
+from gam_desktop.engine.ingest.prompts import PROMPT_VERSIONS
 from gam_desktop.engine.llm import LLM
 from gam_desktop.engine.llm.protocol import Messages
 from gam_desktop.engine.models import utc_now

@@ -11,8 +11,8 @@ import logging
 import re
 from collections.abc import Sequence
 
-from gam_desktop.engine.build.grouping import group_memories
-from gam_desktop.engine.build.prompts import (
+from gam_desktop.engine.ingest.grouping import group_memories
+from gam_desktop.engine.ingest.prompts import (
     DescriptionBatch,
     PlacementPlan,
     TaxonomyPlan,
@@ -20,9 +20,9 @@ from gam_desktop.engine.build.prompts import (
     organize_messages,
     place_messages,
 )
-from gam_desktop.engine.build.refile import refile, refile_placements
-from gam_desktop.engine.build.resume import NO_RESULTS, StageResults
-from gam_desktop.engine.build.taxonomy import (
+from gam_desktop.engine.ingest.refile import refile, refile_placements
+from gam_desktop.engine.ingest.resume import NO_RESULTS, StageResults
+from gam_desktop.engine.ingest.taxonomy import (
     degenerate_problems,
     hoist_lone_folder,
     normalize_plan,

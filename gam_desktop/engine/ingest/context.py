@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from gam_desktop.engine.build.documents import PASTED_TEXT, SourceDocument
+from gam_desktop.engine.ingest.documents import PASTED_TEXT, SourceDocument
 from gam_desktop.engine.store.naming import sanitize_name
 from gam_desktop.engine.textutil import STOPWORDS
 

@@ -1,7 +1,7 @@
 """Memories written without the LLM summarized again, in their place (issue 36).
 
 A memorize call whose retries ran out leaves a memory written without the LLM (`fallback:
-true`, the passage's own sentences: build/memorize.py), and the add still succeeds; adding
+true`, the passage's own sentences: ingest/memorize.py), and the add still succeeds; adding
 the document again skips it as held. Here every such memory is found, the original wording
 it stands for (`.gam/sources/<source_hash>.txt[span]`, the chunk it was written from) is
 memorized again as an add would (the same prompt, the document's context, the same checks),
@@ -12,7 +12,7 @@ Nothing is lost: a memory whose call fails again stays as it was, still marked (
 run tries it again); one whose original is missing or no longer matches its `hash` cannot
 be summarized again and stays too; a file changed since it was read (by a person, another
 window) is left as it now is. The calls are made before the folder is taken, as an add
-memorizes before its step takes it, and each result is kept as it arrives (`build.resume`):
+memorizes before its step takes it, and each result is kept as it arrives (`ingest.resume`):
 cancelled or killed mid-way, the next run pays for none of them twice. The writes are one
 change set, staged here and committed by the caller as one operation.
 """
@@ -24,10 +24,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gam_desktop.engine.build.chunking import Chunk
-from gam_desktop.engine.build.documents import SourceDocument, sha256_hex
-from gam_desktop.engine.build.memorize import memorize_chunks
-from gam_desktop.engine.build.resume import NO_RESULTS, StageResults
+from gam_desktop.engine.ingest.chunking import Chunk
+from gam_desktop.engine.ingest.documents import SourceDocument, sha256_hex
+from gam_desktop.engine.ingest.memorize import memorize_chunks
+from gam_desktop.engine.ingest.resume import NO_RESULTS, StageResults
 from gam_desktop.engine.llm import LLM
 from gam_desktop.engine.models import MemorizedChunk
 from gam_desktop.engine.progress import CancelToken, Stages

@@ -24,7 +24,7 @@ import zipfile
 from collections.abc import Iterable
 from pathlib import Path
 
-from gam_desktop.engine.build.documents import DocumentError, TooMuchText, megabytes
+from gam_desktop.engine.ingest.documents import DocumentError, TooMuchText, megabytes
 
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 _ENCRYPTED_STREAM = "EncryptedPackage".encode("utf-16-le")  # an OLE directory entry's name

@@ -12,8 +12,8 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from gam_desktop.engine.build.chunking import Chunk, SplitAdvisor
-from gam_desktop.engine.build.context import (
+from gam_desktop.engine.ingest.chunking import Chunk, SplitAdvisor
+from gam_desktop.engine.ingest.context import (
     DocumentContext,
     document_context,
     opening,
@@ -22,15 +22,15 @@ from gam_desktop.engine.build.context import (
     with_subject_title,
     without_tldr,
 )
-from gam_desktop.engine.build.documents import normalize, sha256_hex
-from gam_desktop.engine.build.prompts import (
+from gam_desktop.engine.ingest.documents import normalize, sha256_hex
+from gam_desktop.engine.ingest.prompts import (
     MemoryDraft,
     SplitPlan,
     memorize_messages,
     split_messages,
 )
-from gam_desktop.engine.build.resume import NO_RESULTS, StageResults
-from gam_desktop.engine.build.titles import (
+from gam_desktop.engine.ingest.resume import NO_RESULTS, StageResults
+from gam_desktop.engine.ingest.titles import (
     distinguish,
     passage_title,
     says_little,

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 from lxml import etree
 
-from gam_desktop.engine.build import packages
-from gam_desktop.engine.build.documents import TooMuchText
+from gam_desktop.engine.ingest import packages
+from gam_desktop.engine.ingest.documents import TooMuchText
 
 if TYPE_CHECKING:
     from docx.styles.styles import Styles

@@ -7,7 +7,7 @@ input token with the default chunk sizes). The time is the memorize calls spread
 the workers plus each step's planning calls, at the seconds per call measured in this
 memory's last add (else a typical hosted model's); the cost comes from the price table
 (llm/prices.py) when the provider is in it. Chunks whose memories an unfinished add kept
-(build/resume.py) cost nothing.
+(ingest/resume.py) cost nothing.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ import math
 from collections.abc import Set
 from dataclasses import dataclass, field
 
-from gam_desktop.engine.build.chunking import Chunker
-from gam_desktop.engine.build.documents import SourceDocument
-from gam_desktop.engine.build.resume import PendingAdd
+from gam_desktop.engine.ingest.chunking import Chunker
+from gam_desktop.engine.ingest.documents import SourceDocument
+from gam_desktop.engine.ingest.resume import PendingAdd
 from gam_desktop.engine.llm.prices import Price
 from gam_desktop.engine.models import ChunkConfig
 from gam_desktop.engine.textutil import plural

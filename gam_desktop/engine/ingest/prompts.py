@@ -137,7 +137,7 @@ about and what tells them apart, never a count of notes or a list of file names.
 Output JSON: {"directories": [{"path": "...", "title": "...", "description": "..."}]}"""
 
 
-# Each prompt's version: part of the key its results are kept under (build/resume.py), so
+# Each prompt's version: part of the key its results are kept under (ingest/resume.py), so
 # that a result made with an older prompt is never reused. The key also holds the whole
 # request, so rewording a prompt invalidates by itself; bump the version when the meaning
 # of a reply changes without the prompt's text changing (its schema, how it is read).

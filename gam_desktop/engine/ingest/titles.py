@@ -15,8 +15,8 @@ import itertools
 import re
 from collections.abc import Sequence
 
-from gam_desktop.engine.build.chunking import Chunk
-from gam_desktop.engine.build.context import (
+from gam_desktop.engine.ingest.chunking import Chunk
+from gam_desktop.engine.ingest.context import (
     SECTION_NUMBER,
     DocumentContext,
     document_title,

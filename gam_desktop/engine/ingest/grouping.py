@@ -3,7 +3,7 @@
 The deterministic taxonomy for when the model gives no usable plan, or twice one that
 organizes nothing. Documents are the units (a document's memories stay together unless
 there are more of them than a folder should hold). First the families: documents whose
-file names share a word and whose contents hang together (build/families.py:
+file names share a word and whose contents hang together (ingest/families.py:
 `north-pricing.md` and `south-pricing.md`) get one folder, named by what their names
 share, with a folder per document inside when they are more than a folder holds. The
 other units are compared by TF-IDF cosine over their memories' titles, tldrs, texts and
@@ -11,7 +11,7 @@ source names, merged by average linkage, and the merge tree is cut where similar
 most. A cluster larger than a folder becomes a parent whose subfolders are found the same
 way. Folder names are a cluster's distinctive terms (or the document's name, for a
 folder holding one whole document); descriptions, in words, come from its memories'
-titles. The clustering itself is build/clustering.py.
+titles. The clustering itself is ingest/clustering.py.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
-from gam_desktop.engine.build.clustering import (
+from gam_desktop.engine.ingest.clustering import (
     MAX_FOLDER,
     MAX_FOLDERS,
     Vector,
@@ -31,8 +31,8 @@ from gam_desktop.engine.build.clustering import (
     cut,
     kmeans,
 )
-from gam_desktop.engine.build.families import Family, find_families, name_parts, name_words
-from gam_desktop.engine.build.prompts import MAX_DEPTH
+from gam_desktop.engine.ingest.families import Family, find_families, name_parts, name_words
+from gam_desktop.engine.ingest.prompts import MAX_DEPTH
 from gam_desktop.engine.models import DirectoryNode, MemorizedChunk
 from gam_desktop.engine.store.describing import (
     GENERIC_WORDS,

@@ -16,8 +16,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from gam_desktop.engine.build import documents
-from gam_desktop.engine.build.documents import (
+from gam_desktop.engine.ingest import documents
+from gam_desktop.engine.ingest.documents import (
     PageSpan,
     SourceDocument,
     TooMuchText,

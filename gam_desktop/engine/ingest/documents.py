@@ -194,23 +194,23 @@ Reader = Callable[[Path, bytes], SourceDocument]
 def _reader(suffix: str) -> Reader:
     """The reader of a supported suffix (its module imported now, on first use)."""
     if suffix == ".pdf":
-        from gam_desktop.engine.build.pdf import load_pdf
+        from gam_desktop.engine.ingest.pdf import load_pdf
 
         return load_pdf
     if suffix in (".docx", ".pptx"):
-        from gam_desktop.engine.build.office import load_docx, load_pptx
+        from gam_desktop.engine.ingest.office import load_docx, load_pptx
 
         return load_docx if suffix == ".docx" else load_pptx
     if suffix == ".epub":
-        from gam_desktop.engine.build.epub import load_epub
+        from gam_desktop.engine.ingest.epub import load_epub
 
         return load_epub
     if suffix in HTML_SUFFIXES:
-        from gam_desktop.engine.build.markup import load_html
+        from gam_desktop.engine.ingest.markup import load_html
 
         return load_html
     if suffix == ".eml":
-        from gam_desktop.engine.build.mail import load_eml
+        from gam_desktop.engine.ingest.mail import load_eml
 
         return load_eml
     return _load_plain

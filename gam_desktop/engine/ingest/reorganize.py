@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gam_desktop.engine.build.planning import plan_taxonomy
 from gam_desktop.engine.errors import GamError
+from gam_desktop.engine.ingest.planning import plan_taxonomy
 from gam_desktop.engine.llm import LLM
 from gam_desktop.engine.models import DirectoryNode, MemorizedChunk, ReorganizeOperation
 from gam_desktop.engine.progress import CancelToken

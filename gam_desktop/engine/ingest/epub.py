@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-from gam_desktop.engine.build.blocks import TextBlocks
-from gam_desktop.engine.build.documents import DocumentError, SourceDocument, TooMuchText
-from gam_desktop.engine.build.markup import add_html, decode_html
-from gam_desktop.engine.build.packages import a, open_package
+from gam_desktop.engine.ingest.blocks import TextBlocks
+from gam_desktop.engine.ingest.documents import DocumentError, SourceDocument, TooMuchText
+from gam_desktop.engine.ingest.markup import add_html, decode_html
+from gam_desktop.engine.ingest.packages import a, open_package
 
 EPUB = "EPUB book"
 CHAPTER_TYPES = frozenset({"application/xhtml+xml", "text/html"})

@@ -18,8 +18,8 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
-from gam_desktop.engine.build.blocks import TextBlocks
-from gam_desktop.engine.build.documents import DocumentError, SourceDocument, megabytes
+from gam_desktop.engine.ingest.blocks import TextBlocks
+from gam_desktop.engine.ingest.documents import DocumentError, SourceDocument, megabytes
 
 log = logging.getLogger(__name__)
 

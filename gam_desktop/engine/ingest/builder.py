@@ -5,7 +5,7 @@ as one ChangeSet. Cancel or fail before the write and the folder is untouched;
 fail during the write and the ChangeSet undoes itself. The chunks and their memories
 may be made beforehand (`chunk`, `memorize`: a drop committed in steps memorizes each
 step before it takes the folder), and every result worth keeping is kept as it arrives
-(`results`, build/resume.py).
+(`results`, ingest/resume.py).
 """
 
 from __future__ import annotations
@@ -16,13 +16,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gam_desktop.engine.build.chunking import Chunk, Chunker
-from gam_desktop.engine.build.compose import place_memory, stage_sources
-from gam_desktop.engine.build.documents import SourceDocument
-from gam_desktop.engine.build.memorize import llm_split_advisor, memorize_chunks
-from gam_desktop.engine.build.planning import describe_directories, place_memories, plan_taxonomy
-from gam_desktop.engine.build.resume import NO_RESULTS, StageResults
-from gam_desktop.engine.build.stages import (
+from gam_desktop.engine.ingest.chunking import Chunk, Chunker
+from gam_desktop.engine.ingest.compose import place_memory, stage_sources
+from gam_desktop.engine.ingest.documents import SourceDocument
+from gam_desktop.engine.ingest.memorize import llm_split_advisor, memorize_chunks
+from gam_desktop.engine.ingest.planning import describe_directories, place_memories, plan_taxonomy
+from gam_desktop.engine.ingest.resume import NO_RESULTS, StageResults
+from gam_desktop.engine.ingest.stages import (
     CUT_WEIGHT,
     PLAN_WEIGHT,
     WRITE_WEIGHT,
@@ -365,7 +365,7 @@ class MemoryBuilder:
         """Re-plan one directory's memories into subdirectories, or carry out the `plan`
         made for it before (shown to the person: applied as shown, no LLM call). `later`:
         how many more reorganizations are known to follow, each with a share of the bar."""
-        from gam_desktop.engine.build.reorganize import plan_reorganization, stage_reorganization
+        from gam_desktop.engine.ingest.reorganize import plan_reorganization, stage_reorganization
 
         write = 0.0 if dry_run else WRITE_WEIGHT
         planning = PLAN_WEIGHT if plan is None else 0.0

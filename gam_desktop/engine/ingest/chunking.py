@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gam_desktop.engine.build.documents import SourceDocument
+from gam_desktop.engine.ingest.documents import SourceDocument
 from gam_desktop.engine.llm.tokenizer import count_tokens
 from gam_desktop.engine.models import ChunkConfig
 
