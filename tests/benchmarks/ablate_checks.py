@@ -5,9 +5,8 @@ asserts nothing.
 
     .venv/bin/python tests/benchmarks/ablate_checks.py /tmp/evalout/dev-*.json
 
-A check's effect is the score with it minus the score without it: what it pays. The last
-column keeps only the first reading's draft: what the second reading (the next five
-passages) pays. (Only recorded drafts are replayed: a new answerer needs model calls.)
+A check's effect is the score with it minus the score without it: what it pays.
+(Only recorded drafts are replayed: a new answerer needs model calls.)
 """
 
 from __future__ import annotations
@@ -22,16 +21,13 @@ sys.path.insert(0, str(ROOT))
 
 from gam_desktop.engine.answering.checks import CHECKS, Check, Draft  # noqa: E402
 from gam_desktop.engine.answering.lexicon import NOT_CLEARLY, NOT_IN_MEMORY  # noqa: E402
-from gam_desktop.engine.answering.passages import Passage, rare_names  # noqa: E402
+from gam_desktop.engine.answering.passages import Passage  # noqa: E402
 from gam_desktop.engine.answering.pipeline import FROM_QUOTE, NOT_FOUND, check_draft  # noqa: E402
-from gam_desktop.engine.retrieval.tools import MemoryTools  # noqa: E402
 from tests.benchmarks.eval_answers import score  # noqa: E402
 from tests.benchmarks.eval_corpora import sets  # noqa: E402
 
 
-def drafts(
-    recorded: list[dict[str, Any]], question: str, named: frozenset[str] = frozenset()
-) -> list[Draft]:
+def drafts(recorded: list[dict[str, Any]], question: str) -> list[Draft]:
     """The drafts of one question, in the order the answerers made them."""
     made = []
     for entry in recorded:
@@ -42,7 +38,7 @@ def drafts(
         answer = reading["answer"] if reading.get("found", True) else ""
         quotes = [(q["passage"], q["text"]) for q in reading.get("quotes", [])]  # older runs
         cited = tuple(reading.get("passages", []))
-        made.append(Draft(question, answer, quotes, passages, cited=cited, named=named))
+        made.append(Draft(question, answer, quotes, passages, cited=cited))
     return made
 
 
@@ -65,9 +61,8 @@ def main(paths: list[str]) -> int:
         for _docs, file in sets().values()
         for q in json.loads(file.read_text(encoding="utf-8"))
     }
-    variants: dict[str, tuple[tuple[Check, ...], int]] = {"all checks": (CHECKS, 9)}
-    variants |= {f"without {c.name}": (tuple(x for x in CHECKS if x is not c), 9) for c in CHECKS}
-    variants["first reading only"] = (CHECKS, 1)  # what the second reading pays
+    variants = {"all checks": CHECKS}
+    variants |= {f"without {c.name}": tuple(x for x in CHECKS if x is not c) for c in CHECKS}
     print(f"{'set':<10} " + "".join(f"{name:>30}" for name in variants))
     for path in paths:
         for report in json.loads(Path(path).read_text(encoding="utf-8")):
@@ -76,14 +71,12 @@ def main(paths: list[str]) -> int:
                 (o for n, o in report["outcomes"].items() if n in ("project", "project-general")),
                 [],
             )
-            tools = MemoryTools(Path(report["memory"])) if Path(report["memory"]).is_dir() else None
             cells = []
-            for checks, readings in variants.values():
+            for checks in variants.values():
                 right = 0
                 for out in outcomes:
                     q = questions[out["id"]]
-                    named = frozenset(rare_names(tools, q["question"])) if tools else frozenset()
-                    made = drafts(recorded.get(q["question"], []), q["question"], named)[:readings]
+                    made = drafts(recorded.get(q["question"], []), q["question"])
                     text, confidence = replay(made, checks)
                     right += bool(score(q, text, confidence)["correct"])
                 cells.append(f"{right}/{len(outcomes)}")

@@ -233,6 +233,18 @@ def test_readmes_only_fill_places_no_memory_took(tools: MemoryTools) -> None:
     assert not any(p.memory.endswith("README.md") for p in found)
 
 
+def test_a_readme_naming_the_identifier_asked_still_comes_after_the_memories(
+    tmp_path: Path,
+) -> None:
+    root = write_memory(tmp_path / "memory")
+    (root / "nlp" / "README.md").write_text("# nlp\nNotes on release 3.1 of the BERT encoder.")
+    found = passages.retrieve(MemoryTools(root), "How are BERT encoder checkpoints kept in 3.1?")
+    readmes = [i for i, p in enumerate(found) if p.memory.endswith("README.md")]
+    assert readmes and len(found) > 1
+    assert all(not p.memory.endswith("README.md") for p in found[: readmes[0]])
+    assert readmes == list(range(readmes[0], len(found)))  # memories first, READMEs after
+
+
 def test_an_answer_quoting_the_wrong_sentence_is_supported_by_the_right_one() -> None:
     other = "BERT is a bidirectional transformer encoder."
     shown = passage(1, f"{other} {BERT}")
@@ -289,31 +301,6 @@ def test_an_answer_of_two_documents_is_supported_by_a_sentence_of_each() -> None
     assert [s.passage.memory for s in finding.repaired.support] == ["a.md", "b.md"]
 
 
-def test_names_are_the_words_written_with_a_capital_where_no_sentence_starts() -> None:
-    asked = passages.names("How long does Osprine's rotation last? Does SQLite say, or do I?")
-    assert asked == {"osprine", "sqlite"}  # "How", "Does" start sentences; "I" says nothing
-
-
-def test_a_name_only_some_files_hold_tells_documents_apart(tmp_path: Path) -> None:
-    root = tmp_path / "memory"
-    root.mkdir()
-    for company in ("Osprine", "Tallowmere", "Brindle"):
-        note = root / f"{company.lower()}.md"
-        note.write_text(f"---\ntitle: {company} policy\n---\nAt {company}, Acme rotations last.")
-    question = "How long is a rotation at Osprine under the Acme policy?"
-    assert passages.rare_names(MemoryTools(root), question) == {"osprine"}  # all say Acme
-
-
-def test_an_answer_resting_on_a_look_alike_named_otherwise_is_rejected() -> None:
-    look_alike = Passage(1, "t.md", "Tallowmere policy", "Tallowmere policy", "A week.")
-    support = [checks.Support(look_alike, "A week.")]
-    draft = Draft("How long at Osprine?", "A week", [], [look_alike], support)
-    named = replace(draft, named=frozenset({"osprine"}))
-    assert checks.AboutWhatIsAsked().check(draft) is None
-    finding = checks.AboutWhatIsAsked().check(named)
-    assert finding is not None and finding.repaired is None
-
-
 def test_an_answer_that_is_only_a_value_is_stated_by_the_sentence_giving_it() -> None:
     shown = [
         passage(1, "A page is acknowledged within 5 minutes at the other site.", "a.md"),
@@ -333,13 +320,38 @@ def test_the_question_s_words_in_another_form_are_not_the_answer_s_own() -> None
     assert finding is not None and finding.repaired is not None  # "pays" is the question's
 
 
-def test_a_name_written_in_a_label_s_file_name_is_named_by_it() -> None:
-    label = "Acme policy — acme_osprine_escalation"
-    shown = Passage(1, "e.md", "Acme policy", label, "A page escalates after 10 minutes.")
+def test_a_name_written_with_its_version_joined_is_named_by_its_parts() -> None:
+    shown = Passage(
+        1, "g.md", "GPL 3.0", "GPL 3.0 — conveying", "An offer is valid for three years."
+    )
     support = [checks.Support(shown, shown.text)]
-    draft = Draft("At Osprine, when?", "10 minutes", [], [shown], support)
-    draft = replace(draft, named=frozenset({"osprine"}))
+    draft = Draft("Under GPLv3, how long is an offer valid?", "three years", [], [shown], support)
     assert checks.AboutWhatIsAsked().check(draft) is None
+    older = Passage(
+        1, "g.md", "GPL 2.0", "GPL 2.0 — conveying", "An offer is valid for three years."
+    )
+    draft = replace(draft, passages=[older], support=[checks.Support(older, older.text)])
+    assert checks.AboutWhatIsAsked().check(draft) is not None  # "gpl" alone is not "GPLv3"
+
+
+def test_one_identifier_asked_is_enough_and_names_are_not_asked() -> None:
+    notes = Passage(1, "r.md", "Release 15.9 notes", "Release 15.9 notes — Fixes", BERT)
+    support = [checks.Support(notes, BERT)]
+    contrast = "Unlike 15.4, how much does 15.9 mask for a US team at Osprine?"
+    draft = Draft(contrast, "15 percent", [], [notes], support)
+    assert checks.AboutWhatIsAsked().check(draft) is None  # 15.4 is only the contrast
+    other = replace(draft, question="How much does 15.4 mask for a US team at Osprine?")
+    assert checks.AboutWhatIsAsked().check(other) is not None
+
+
+def test_a_possessive_is_the_word_it_is_made_of() -> None:
+    said = "To accept remote messages, activate the entries in rsyslog.conf ($UDPServerRun 514)."
+    shown = [passage(1, said)]
+    question = "Which UDP port do the ready-made entries of the rsyslog configuration listen on?"
+    answer = "The ready-made entries in rsyslog's configuration listen on UDP port 514."
+    draft = Draft(question, answer, [], shown)
+    finding = checks.QuotesInSources().check(draft)
+    assert finding is not None and finding.repaired is not None  # "rsyslog's" is the question's
 
 
 # -- the LLM handed in ----------------------------------------------------------------------

@@ -20,6 +20,7 @@ QUOTE_OVERLAP = 0.75  # share of a quote's words a source sentence must hold to 
 ANSWER_OVERLAP = 0.5  # share of an answer's own words its quotes must hold
 _WORD = re.compile(r"[^\W_]+(?:[._'’-][^\W_]+)*", re.UNICODE)
 _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
+_POSSESSIVE = re.compile(r"['’]s$")
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,6 @@ class Draft:
     passages: list[Passage]
     support: list[Support] = field(default_factory=list)  # the quotes found in the sources
     cited: tuple[int, ...] = ()  # the passages the model says state the answer
-    named: frozenset[str] = frozenset()  # the question's names that tell documents apart
     from_quote: bool = False  # the answer is the sentence that states it
 
 
@@ -60,7 +60,8 @@ class Check(Protocol):
 
 
 def words(text: str) -> list[str]:
-    return [w.lower().strip(".'’-") for w in _WORD.findall(text)]
+    """The words of `text`, lowercased, a possessive's "'s" off ("rsyslog's" is "rsyslog")."""
+    return [_POSSESSIVE.sub("", w.lower()).strip(".'’-") for w in _WORD.findall(text)]
 
 
 def numbers(text: str) -> set[str]:
@@ -253,24 +254,58 @@ def cover(draft: Draft, most: int = 3) -> list[Support]:
 
 
 class AboutWhatIsAsked:
-    """The sentences an answer rests on come from passages that name the identifiers the
-    question gives ("2.1", "iso-9001") and the names that tell documents apart (`Draft.named`):
-    a look-alike's sentence answers another question."""
+    """When the question gives identifiers ("2.1", "iso-9001", "GPLv3"), the document an
+    answer rests on writes at least one of them: a look-alike's sentence (another version's
+    notes) answers another question, and a version no document writes is not in the memory.
+    One is enough: a question may give a second identifier only to contrast it. Names
+    without digits are not asked for: they are written too many ways ("US", "United
+    States"), and measured, asking for them cost more answers than it saved."""
 
     name = "about what is asked"
 
     def check(self, draft: Draft) -> Finding | None:
-        asked = identifiers(draft.question) | draft.named
+        asked = identifiers(draft.question)
         if not asked or not draft.support:
             return None
-        # a label's file name parts are words too ("acme_payments_escalation")
-        sources = " ".join(
-            f"{s.passage.label.replace('_', ' ')}\n{s.passage.text}" for s in draft.support
+        documents = _documents(draft)
+        own = "\n".join(
+            documents[d] for d in dict.fromkeys(_document(s.passage) for s in draft.support)
         )
-        missing = sorted(a for a in asked if not holds(sources, a))
-        if not missing:
+        if any(writes(own, a) for a in asked):
             return None
-        return Finding(self.name, f"its sources do not name {', '.join(missing)}")
+        return Finding(self.name, f"its sources do not name {', '.join(sorted(asked))}")
+
+
+def _document(passage: Passage) -> str:
+    return passage.document or passage.memory
+
+
+def _documents(draft: Draft) -> dict[str, str]:
+    """Each document shown, with all its passages' labels and texts (a label's file name
+    parts are words too: "acme_payments_escalation")."""
+    texts: dict[str, list[str]] = {}
+    shown = {(p.number, p.memory): p for p in draft.passages}
+    shown |= {(s.passage.number, s.passage.memory): s.passage for s in draft.support}
+    for p in shown.values():
+        texts.setdefault(_document(p), []).append(f"{p.label.replace('_', ' ')}\n{p.text}")
+    return {doc: "\n".join(parts) for doc, parts in texts.items()}
+
+
+_JOINED = re.compile(r"[^\W\d_]+|\d+")
+
+
+def writes(text: str, identifier: str) -> bool:
+    """Whether `text` writes `identifier`: as a whole word, or, for one written with letters
+    and digits joined ("GPLv3", "ISO9001"), with each run of letters and of digits a word of
+    its own ("GPL version 3", "ISO 9001"); a "v" before the digits is "version", not a word."""
+    if holds(text, identifier):
+        return True
+    if not re.fullmatch(r"\w+", identifier) or not re.search(r"\d", identifier):
+        return False
+    runs = _JOINED.findall(re.sub(r"(?<=[^\W\d_])v(?=\d)", " ", identifier))
+    parts = [p for p in runs if len(p) > 1 or p.isdigit()]
+    said = set(tokenize(text))
+    return len(parts) > 1 and all(part in said for part in parts)
 
 
 # The answering pipeline's checks, in order (ARCHITECTURE.md: each one's measured effect).

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from gam_desktop.engine.answering import recall
-from gam_desktop.engine.answering.lexicon import FUNCTION_WORDS
 from gam_desktop.engine.answering.recall import is_personal
 from gam_desktop.engine.answering.when import (
     Window,
@@ -49,9 +48,6 @@ CANDIDATES = 30  # files read from the search before choosing
 _UNIT = re.compile(r"\n\s*\n|\n(?=\s*(?:[#>|*-]|\d{1,3}[.)]\s))|(?<=[.!?])\s+(?=[\"“(\[A-Z0-9])")
 _HEADING = re.compile(r"^\s*#{1,6}\s+\S")
 _IDENTIFIER = re.compile(r"\w*\d\w*(?:[._-]\w+)+|\w+(?:[._-]\w+)*[._-]\d\w*|\w*[a-z]\d\w*", re.I)
-_CAPITALIZED = re.compile(r"(?<![\w'’.-])([A-Z][\w'’-]*)")
-_SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n)\W*$")
-RARE_SHARE = 0.5  # a name in fewer than this share of the files tells documents apart
 _LABEL = re.compile(r"^\[([^\]\n]{1,300})\]\n")  # an original's "[document — title]" line
 
 
@@ -82,18 +78,19 @@ def retrieve(
     weights = _weights(question, [text for _, text in texts.values()])
     chosen: list[Passage] = []
     per_document: Counter[str] = Counter()
-    # A file holding the question's identifiers as written ("2.1", "utf-8", "ISO-9001") comes
-    # first, one whose name holds them before one that only mentions them (a document is
-    # about what its name says; look-alikes mention each other): the search splits them into
-    # digits that every look-alike holds. A README lists what its folder holds: it matches
-    # a question's words without stating facts, so it only fills places no memory took.
+    # A README lists what its folder holds: it matches a question's words (and its
+    # identifiers, in the folder names it lists) without stating facts, so it only fills
+    # places no memory took. Among the rest, a file holding the question's identifiers as
+    # written ("2.1", "utf-8", "ISO-9001") comes first, one whose name holds them before one
+    # that only mentions them (a document is about what its name says; look-alikes mention
+    # each other): the search splits them into digits that every look-alike holds.
     asked = identifiers(question)
     ordered = sorted(
         texts.items(),
         key=lambda item: (
+            item[0].endswith(README),
             -_held(asked, item[1][0]),
             -_held(asked, item[1][1]),
-            item[0].endswith(README),
         ),
     )
     for memory, (label, text) in ordered:
@@ -159,34 +156,6 @@ def identifiers(text: str) -> set[str]:
     """The words of `text` written with digits or joined by dots, dashes or underscores
     ("2.1", "3.0", "iso-9001", "open_file"), lowercased."""
     return {m.lower() for m in _IDENTIFIER.findall(text)}
-
-
-def names(question: str) -> set[str]:
-    """The words `question` writes with a capital where a sentence does not start, and words
-    written with a capital inside ("SQLite", "GPL") anywhere, lowercased, possessives off:
-    in English, the names of things."""
-    found = set()
-    for match in _CAPITALIZED.finditer(question):
-        word = re.sub(r"['’]s?$", "", match.group(1))
-        inner_capital = any(c.isupper() for c in word[1:])
-        starts = _SENTENCE_START.search(question[: match.start()]) is not None
-        if (inner_capital or not starts) and word.lower() not in FUNCTION_WORDS:
-            found.add(word.lower())
-    return found
-
-
-def rare_names(tools: MemoryTools, question: str, share: float = RARE_SHARE) -> set[str]:
-    """The names of `question` that fewer than `share` of the memory's files hold: they
-    tell one document from its look-alikes (a company's name among policies alike), where
-    a name every file holds (a product's in its own manual) tells nothing. A name no file
-    holds is rare."""
-    total = len(tools.corpus.snapshot())
-    rare = set()
-    for name in names(question):
-        terms = tokenize(name)
-        if terms and len(tools.index.containing(terms)) < share * total:
-            rare.add(name)
-    return rare
 
 
 def _held(asked: set[str], text: str) -> int:
