@@ -455,7 +455,7 @@ def test_a_model_that_keeps_making_single_folders_is_not_asked_forever(
 def test_the_estimates_reading_goes_on_to_the_build(make_workflow, tmp_path, monkeypatch) -> None:
     """Each dropped document is parsed once: the estimate's reading is the build's, unless
     the file changed in between."""
-    from gam_desktop.engine import workflow as workflow_module
+    from gam_desktop.engine.operations import ingest as workflow_module  # reads the files
 
     files = []
     for name, topics in (("a.md", {"python": 3}), ("b.md", {"rust": 3})):

@@ -327,7 +327,7 @@ def test_two_windows_chatting_in_one_conversation_lose_no_turn(memory: Workflow)
     other.save_turn("A turn from the other window?", "Yes.", first.conversation_id)
     turn = Turn(utc_now(), "And mine?", "Also kept.")
     result = ChatResult(question="And mine?", answer="Also kept.")
-    memory._save_turn(record, path, turn, conversation, result)
+    memory.ops.conversations.save(record, path, turn, conversation, result)
     questions = [t.question for t in parse((memory.folder.root / path).read_text()).turns]
     assert questions == [
         "What is the launch planned with?",
@@ -339,7 +339,7 @@ def test_two_windows_chatting_in_one_conversation_lose_no_turn(memory: Workflow)
 def test_facts_learned_meanwhile_are_reconciled_again(memory: Workflow, monkeypatch) -> None:
     """Learning reads the facts, asks the model, then takes the lock: when another process
     learned in between, it reconciles again with what is there now (no duplicate)."""
-    from gam_desktop.engine import workflow as workflow_module
+    from gam_desktop.engine.operations import facts as workflow_module  # learns the facts
 
     calls = []
     real = workflow_module.learn

@@ -147,7 +147,7 @@ def test_pypdf_outside_a_document_being_read_pays_nothing(
 def test_a_cancel_while_documents_are_read_stops_before_the_next(
     make_workflow, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from gam_desktop.engine import workflow as workflow_module
+    from gam_desktop.engine.operations import ingest as workflow_module  # reads the files
     from gam_desktop.engine.progress import CancelToken, OperationCancelled
 
     files = []

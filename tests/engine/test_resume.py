@@ -195,7 +195,7 @@ def test_a_measured_pace_is_used_by_the_next_estimate(
     make_workflow().add(files=document_files(tmp_path / "docs", 3))
     seconds = resume.measured_seconds(MemoryFolder(memory_dir), settings.model)
     assert seconds is not None and seconds < 5  # the scripted server answers at once
-    assert make_workflow()._pace() == Pace(4, seconds, True, "scripted", None)
+    assert make_workflow().ops.ingest._pace() == Pace(4, seconds, True, "scripted", None)
 
 
 def test_the_kept_results_stay_under_their_cap(tmp_path: Path) -> None:
