@@ -18,6 +18,8 @@ import logging
 import os
 import re
 import stat
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -96,7 +98,8 @@ def is_supported(path: Path) -> bool:
 def files_in(folder: Path) -> tuple[list[Path], list[Path]]:
     """A chosen folder's files, recursively: (supported, unsupported). Hidden names are
     left out, and so are links that leave the folder (an unpacked archive may hold
-    `paper.txt -> ~/.ssh/id_rsa`) and linked folders (loops), the memory's own rule."""
+    `paper.txt -> ~/.ssh/id_rsa`) and linked folders (loops), the memory's own rule. Each
+    supported file's identity is noted (`_walked`): read later, it must still be that file."""
     root = folder.resolve()
     supported: list[Path] = []
     unsupported: list[Path] = []
@@ -106,8 +109,48 @@ def files_in(folder: Path) -> tuple[list[Path], list[Path]]:
             path = Path(base) / name
             if name.startswith(".") or resolve_within(root, path) is None or not path.is_file():
                 continue
-            (supported if is_supported(path) else unsupported).append(path)
+            if is_supported(path):
+                supported.append(path)
+                _walked.note(path)
+            else:
+                unsupported.append(path)
     return supported, unsupported
+
+
+class _Walked:
+    """The files a folder's walk approved, by absolute path: their identity (device, inode)
+    then. Another program may swap one for a link to a secret between the walk and the
+    read (`paper.txt -> ~/.ssh/id_rsa`, or its folder for a link elsewhere: an archive
+    still unpacking, a synced folder): what is read must be the file the walk approved. A
+    bounded table: a walk of more files forgets the oldest (they are read unchecked)."""
+
+    LIMIT = 100_000
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._files: OrderedDict[str, tuple[int, int]] = OrderedDict()
+
+    def note(self, path: Path) -> None:
+        try:
+            found = path.stat()
+        except OSError:  # gone meanwhile: the read says so
+            return
+        with self._lock:
+            key = os.path.abspath(path)
+            self._files[key] = (found.st_dev, found.st_ino)
+            self._files.move_to_end(key)
+            while len(self._files) > self.LIMIT:
+                self._files.popitem(last=False)
+
+    def approved(self, path: Path, opened: os.stat_result) -> bool:
+        """Whether the file opened at `path` is the one a walk found there (True for a path
+        no walk found: a file named by the person is read as named, links and all)."""
+        with self._lock:
+            identity = self._files.get(os.path.abspath(path))
+        return identity is None or identity == (opened.st_dev, opened.st_ino)
+
+
+_walked = _Walked()
 
 
 PASTED_TEXT = "text"  # the name of a document added as raw text (gam-add --text)
@@ -152,6 +195,11 @@ def _read_file(path: Path) -> bytes:
     try:
         with os.fdopen(os.open(path, flags), "rb") as file:
             opened = os.fstat(file.fileno())
+            if not _walked.approved(path, opened):
+                raise DocumentError(
+                    f"{path.name}: replaced since its folder was read (by a link, or another"
+                    " file); nothing of it was read: add it again"
+                )
             if not stat.S_ISREG(opened.st_mode):
                 raise DocumentError(_not_regular(path, opened.st_mode))
             _check_size(path, opened.st_size)

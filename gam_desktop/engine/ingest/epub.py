@@ -3,8 +3,12 @@ as HTML, under the book's title.
 
 An EPUB is a zip: META-INF/container.xml names the package document, whose manifest and
 spine list the chapters. Those two XML files are parsed by lxml with entities left
-unresolved and no network; the chapters go through `markup` like any web page. A book
-with DRM (META-INF/encryption.xml encrypting more than fonts) is refused by name.
+unresolved and no network, their elements counted first (`packages.check_elements`); the
+chapters go through `markup` like any web page, all of them within one count of elements
+and texts (`htmltree.NodeBudget`: a book's size is its chapters', and a spine naming one
+chapter 100,000 times reads it once). A path in the package (`../../etc/passwd`) names a
+member of the zip, never a file on disk. A book with DRM (META-INF/encryption.xml
+encrypting more than fonts) is refused by name.
 (EbookLib is not used: it is AGPL-licensed, and the format needs no more than this.)
 """
 
@@ -18,8 +22,9 @@ from urllib.parse import unquote
 
 from gam_desktop.engine.ingest.blocks import TextBlocks
 from gam_desktop.engine.ingest.documents import DocumentError, SourceDocument, TooMuchText
+from gam_desktop.engine.ingest.htmltree import NodeBudget, TooDeep
 from gam_desktop.engine.ingest.markup import add_html, decode_html
-from gam_desktop.engine.ingest.packages import a, open_package
+from gam_desktop.engine.ingest.packages import a, check_elements, open_package
 
 EPUB = "EPUB book"
 CHAPTER_TYPES = frozenset({"application/xhtml+xml", "text/html"})
@@ -34,6 +39,8 @@ def load_epub(path: Path, data: bytes) -> SourceDocument:
         try:
             title, chapters = _contents(package)
             protected = _drm(package)
+        except DocumentError:  # too many elements (`check_elements`): not damage
+            raise
         except (KeyError, ValueError, SyntaxError) as exc:  # lxml's XMLSyntaxError too
             raise DocumentError(
                 f"{path.name}: could not be read as {a(EPUB)} (damaged?): {exc}"
@@ -45,8 +52,15 @@ def load_epub(path: Path, data: bytes) -> SourceDocument:
         blocks = TextBlocks()
         blocks.heading(title, 1)
         headed = len(blocks)
+        budget = NodeBudget()  # the whole book's
+        missing = []
         for chapter in chapters:
-            _add_chapter(blocks, package, chapter, path.name, shift=1 if title else 0)
+            try:
+                _add_chapter(blocks, package, chapter, path.name, 1 if title else 0, budget)
+            except KeyError:  # not in the zip (a path leading out of it is not either)
+                missing.append(chapter)
+        if missing:  # one line: a spine may name thousands
+            blocks.warnings.append(_missing(path.name, missing))
     if len(blocks) == headed:  # a title and nothing else: the reader should not go on
         empty = TextBlocks()
         empty.warnings = [
@@ -58,17 +72,30 @@ def load_epub(path: Path, data: bytes) -> SourceDocument:
 
 
 def _add_chapter(
-    blocks: TextBlocks, package: zipfile.ZipFile, chapter: str, name: str, shift: int
+    blocks: TextBlocks,
+    package: zipfile.ZipFile,
+    chapter: str,
+    name: str,
+    shift: int,
+    budget: NodeBudget,
 ) -> None:
+    data = package.read(chapter)  # KeyError: not in the zip (the caller counts them)
     try:
-        html, _notes = decode_html(package.read(chapter), chapter)
-        add_html(blocks, html, shift=shift)
-    except KeyError:
-        blocks.warnings.append(f"{name}: the chapter {chapter} is missing; skipped")
-    except TooMuchText:
-        raise  # the whole book is refused, not one chapter
+        html, _notes = decode_html(data, chapter)
+        add_html(blocks, html, shift=shift, budget=budget)
+    except TooMuchText as exc:
+        if not isinstance(exc, TooDeep):  # one chapter's markup: the others are read
+            raise  # the whole book is refused, not one chapter
+        blocks.warnings.append(f"{name}: the chapter {chapter} could not be read ({exc}); skipped")
     except (DocumentError, RecursionError) as exc:
         blocks.warnings.append(f"{name}: the chapter {chapter} could not be read ({exc}); skipped")
+
+
+def _missing(name: str, chapters: list[str]) -> str:
+    if len(chapters) == 1:
+        return f"{name}: the chapter {chapters[0]} is missing; skipped"
+    shown = ", ".join(chapters[:3]) + (", …" if len(chapters) > 3 else "")
+    return f"{name}: {len(chapters):,} chapters are missing ({shown}); skipped"
 
 
 def _xml(data: bytes) -> Any:
@@ -85,11 +112,11 @@ def _named(root: Any, name: str) -> list[Any]:
 
 def _contents(package: zipfile.ZipFile) -> tuple[str, list[str]]:
     """The book's title and its chapters' paths in the zip, in reading order."""
-    rootfiles = _named(_xml(package.read("META-INF/container.xml")), "rootfile")
+    rootfiles = _named(_parsed(package, "META-INF/container.xml"), "rootfile")
     if not rootfiles or not rootfiles[0].get("full-path"):
         raise ValueError("META-INF/container.xml names no package document")
     opf_path = rootfiles[0].get("full-path")
-    opf = _xml(package.read(opf_path))
+    opf = _parsed(package, opf_path)
     titles = [" ".join("".join(e.itertext()).split()) for e in _named(opf, "title")]
     manifest = {item.get("id"): item for item in _named(opf, "item")}
     chapters = []
@@ -101,12 +128,19 @@ def _contents(package: zipfile.ZipFile) -> tuple[str, list[str]]:
             continue
         href = unquote((item.get("href") or "").split("#", 1)[0])
         chapters.append(posixpath.normpath(posixpath.join(posixpath.dirname(opf_path), href)))
-    return (titles[0] if titles else ""), chapters
+    return (titles[0] if titles else ""), list(dict.fromkeys(chapters))  # each read once
+
+
+def _parsed(package: zipfile.ZipFile, member: str) -> Any:
+    """A part's XML tree, its elements counted first (TooMuchText past the limit): lxml
+    holds the tree whole, about 200 bytes an element."""
+    check_elements(package, [member])
+    return _xml(package.read(member))
 
 
 def _drm(package: zipfile.ZipFile) -> bool:
     try:
-        encryption = _xml(package.read("META-INF/encryption.xml"))
+        encryption = _parsed(package, "META-INF/encryption.xml")
     except KeyError:
         return False
     methods = [m.get("Algorithm") for m in _named(encryption, "EncryptionMethod")]

@@ -6,18 +6,21 @@ HTML's named characters. Scripts, styles, embedded objects, forms' controls and 
 are left out, and so is every text the page hides from its reader (`visibility`: hidden
 elements, `display:none`, zero-size, off-screen, transparent or background-coloured
 text); headings become `#` lines, paragraphs and other blocks are apart by a blank line,
-list items are `- ` lines and table rows are cells apart by ` | `.
+list items are `- ` lines and table rows are cells apart by ` | `. The tree is built within
+bounds (`htmltree`: its depth, its elements and texts, HTML's implied end tags) and read
+without recursion.
 """
 
 from __future__ import annotations
 
 import re
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 
-from bs4 import BeautifulSoup, MarkupResemblesLocatorWarning, XMLParsedAsHTMLWarning
+from bs4 import MarkupResemblesLocatorWarning, XMLParsedAsHTMLWarning
 from bs4.dammit import EncodingDetector
-from bs4.element import NavigableString, PreformattedString, Tag
+from bs4.element import NavigableString, PageElement, PreformattedString, Tag
 
 from gam_desktop.engine.ingest.blocks import TextBlocks
 from gam_desktop.engine.ingest.documents import (
@@ -26,6 +29,7 @@ from gam_desktop.engine.ingest.documents import (
     decode_bytes,
     refuse_binary,
 )
+from gam_desktop.engine.ingest.htmltree import BoundedSoup, NodeBudget
 from gam_desktop.engine.ingest.visibility import remove_hidden
 
 # An EPUB chapter is XHTML, read on purpose with the HTML parser (no XML entities); a
@@ -61,11 +65,20 @@ def decode_html(data: bytes, name: str) -> tuple[str, list[str]]:
     return decode_bytes(data, name)
 
 
-def add_html(blocks: TextBlocks, html: str, *, shift: int = 0, titled: bool = False) -> int:
+def add_html(
+    blocks: TextBlocks,
+    html: str,
+    *,
+    shift: int = 0,
+    titled: bool = False,
+    budget: NodeBudget | None = None,
+) -> int:
     """The blocks of `html`, its headings `shift` levels down; `titled`: a page's <title>
-    is its level-1 heading when the page has no <h1>. The number of hidden elements and
-    runs of text left out."""
-    soup = BeautifulSoup(html, "html.parser")
+    is its level-1 heading when the page has no <h1>; `budget`: the elements and texts the
+    document may still hold (an EPUB's chapters share one). The number of hidden elements
+    and runs of text left out. TooMuchText (`htmltree.TooDeep` among them) when the page
+    is nested too deeply or holds too much."""
+    soup = BoundedSoup(html, budget)
     title = soup.title.get_text(" ") if titled and soup.title else ""
     hidden = remove_hidden(soup)  # first: it reads the page's <style> blocks
     for element in soup.find_all(_LEFT_OUT):
@@ -82,7 +95,7 @@ def load_html(path: Path, data: bytes) -> SourceDocument:
     blocks.warnings += notes
     try:
         hidden = add_html(blocks, text, titled=True)
-    except RecursionError as exc:
+    except RecursionError as exc:  # the last guard: `htmltree` refuses such depths first
         raise DocumentError(f"{path.name}: the HTML is nested too deeply to be read") from exc
     if not blocks.text:
         why = " (all of its text is hidden by its markup or styles)" if hidden else ""
@@ -100,19 +113,27 @@ class _Walker:
         self.inline: list[str] = []
 
     def walk(self, node: Tag) -> None:
-        """A block-level `node`: its content, then the end of its last paragraph."""
-        self._content(node)
-        self._end_paragraph()
-
-    def _content(self, node: Tag) -> None:
-        for child in node.children:
-            if isinstance(child, NavigableString):
+        """A block-level `node`: its content, then the end of its last paragraph. With a
+        stack of the elements open, not by recursion: a page may nest 512 deep."""
+        open_: list[tuple[Iterator[PageElement], bool]] = [(iter(node.children), True)]
+        while open_:
+            children, block = open_[-1]
+            child = next(children, None)
+            if child is None:  # the element is read: a block ends its last paragraph
+                open_.pop()
+                if block:
+                    self._end_paragraph()
+            elif isinstance(child, NavigableString):
                 if not isinstance(child, PreformattedString):  # comments, doctypes, CDATA
                     self.inline.append(_SPACE.sub(" ", child))
             elif isinstance(child, Tag):  # hidden ones are gone already (`visibility`)
-                self._element(child)
+                inside = self._element(child)
+                if inside is not None:
+                    open_.append((iter(child.children), inside))
 
-    def _element(self, tag: Tag) -> None:
+    def _element(self, tag: Tag) -> bool | None:
+        """Read `tag` unless its content is to be walked: then whether it is a block (True)
+        or inline (False)."""
         name = tag.name
         if name == "br":
             self.inline.append("\n")
@@ -130,9 +151,10 @@ class _Walker:
             self.blocks.add(tag.get_text())
         elif name in _BLOCKS:
             self._end_paragraph()
-            self.walk(tag)
+            return True
         else:  # inline: <a>, <b>, <span>, …
-            self._content(tag)
+            return False
+        return None
 
     def _end_paragraph(self) -> None:
         lines = (" ".join(line.split()) for line in "".join(self.inline).split("\n"))

@@ -31,6 +31,10 @@ from gam_desktop.engine.store.markdown import front_value
 
 ORIGINAL = "#original"  # suffix of the key of a memory's original text
 TEXT_CACHE_CHARS = 32_000_000  # the texts kept after reading (memories and sources)
+# A memory file is read (and indexed, searched) up to this many characters, as `cat` reads
+# only what it shows: a note is a few thousand, a long conversation a few hundred thousand;
+# a 400 MB file another program put in the folder took gigabytes to index whole (issue 36).
+READ_LIMIT = 8_000_000
 LOGGED_GENERATIONS = 64  # the last changes the search index can catch up with, path by path
 LOGGED_CHANGES = 5_000  # a change of more files is logged as "many": compare them all
 _SOURCE_HASH = re.compile(r"[0-9a-f]{64}")
@@ -286,13 +290,14 @@ class Corpus:
             memory = self.text(memory_of(key), fresh)
             text = self._original(memory) if memory is not None else None
         else:
-            text = self._read(self.root / key)
+            text = self._read(self.root / key, READ_LIMIT)
         self._keep(key, text, replace=fresh)
         return text
 
-    def _read(self, path: Path) -> str | None:
+    def _read(self, path: Path, limit: int = -1) -> str | None:
         try:
-            return path.read_text(encoding="utf-8", errors="replace")
+            with path.open(encoding="utf-8", errors="replace") as handle:
+                return handle.read(limit)  # (-1: whole)
         except OSError:  # gone meanwhile (the next refresh notices)
             return None
 
