@@ -21,13 +21,16 @@ sys.path.insert(0, str(ROOT))
 
 from gam_desktop.engine.answering.checks import CHECKS, Check, Draft  # noqa: E402
 from gam_desktop.engine.answering.lexicon import NOT_CLEARLY, NOT_IN_MEMORY  # noqa: E402
-from gam_desktop.engine.answering.passages import Passage  # noqa: E402
+from gam_desktop.engine.answering.passages import Passage, unknown_names  # noqa: E402
 from gam_desktop.engine.answering.pipeline import FROM_QUOTE, NOT_FOUND, check_draft  # noqa: E402
+from gam_desktop.engine.retrieval.tools import MemoryTools  # noqa: E402
 from tests.benchmarks.eval_answers import score  # noqa: E402
 from tests.benchmarks.eval_corpora import sets  # noqa: E402
 
 
-def drafts(recorded: list[dict[str, Any]], question: str) -> list[Draft]:
+def drafts(
+    recorded: list[dict[str, Any]], question: str, unknown: frozenset[str] = frozenset()
+) -> list[Draft]:
     """The drafts of one question, in the order the answerers made them."""
     made = []
     for entry in recorded:
@@ -38,7 +41,7 @@ def drafts(recorded: list[dict[str, Any]], question: str) -> list[Draft]:
         answer = reading["answer"] if reading.get("found", True) else ""
         quotes = [(q["passage"], q["text"]) for q in reading.get("quotes", [])]  # older runs
         cited = tuple(reading.get("passages", []))
-        made.append(Draft(question, answer, quotes, passages, cited=cited))
+        made.append(Draft(question, answer, quotes, passages, cited=cited, unknown=unknown))
     return made
 
 
@@ -71,12 +74,14 @@ def main(paths: list[str]) -> int:
                 (o for n, o in report["outcomes"].items() if n in ("project", "project-general")),
                 [],
             )
+            tools = MemoryTools(Path(report["memory"]))
             cells = []
             for checks in variants.values():
                 right = 0
                 for out in outcomes:
                     q = questions[out["id"]]
-                    made = drafts(recorded.get(q["question"], []), q["question"])
+                    unknown = frozenset(unknown_names(tools, q["question"]))
+                    made = drafts(recorded.get(q["question"], []), q["question"], unknown)
                     text, confidence = replay(made, checks)
                     right += bool(score(q, text, confidence)["correct"])
                 cells.append(f"{right}/{len(outcomes)}")

@@ -354,6 +354,21 @@ def test_a_possessive_is_the_word_it_is_made_of() -> None:
     assert finding is not None and finding.repaired is not None  # "rsyslog's" is the question's
 
 
+def test_a_name_no_file_writes_is_not_in_the_memory(tmp_path: Path) -> None:
+    root = tmp_path / "memory"
+    root.mkdir()
+    (root / "gpl.md").write_text("---\ntitle: GPL 3.0\n---\nThe GPL version 3 offer lasts.")
+    tools = MemoryTools(root)
+    asked = "Under GPLv3, how long does the offer of Dunmore Shipping last for a US party?"
+    assert passages.unknown_names(tools, asked) == {"dunmore", "shipping"}  # GPLv3: GPL 3
+    shown = passage(1, "The GPL version 3 offer lasts three years.", "gpl.md")
+    draft = Draft(asked, "three years", [], [shown], [checks.Support(shown, shown.text)])
+    assert checks.AboutWhatIsAsked().check(draft) is None
+    unknown = replace(draft, unknown=frozenset({"dunmore"}))
+    finding = checks.AboutWhatIsAsked().check(unknown)
+    assert finding is not None and finding.repaired is None and "dunmore" in finding.why
+
+
 # -- the LLM handed in ----------------------------------------------------------------------
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from gam_desktop.engine.answering.lexicon import FUNCTION_WORDS, MONTHS, NOT_STATED
-from gam_desktop.engine.answering.passages import Passage, holds, identifiers, units_of
+from gam_desktop.engine.answering.passages import Passage, holds, identifiers, parts_of, units_of
 from gam_desktop.engine.retrieval.search import tokenize
 
 QUOTE_OVERLAP = 0.75  # share of a quote's words a source sentence must hold to be it
@@ -44,6 +44,7 @@ class Draft:
     support: list[Support] = field(default_factory=list)  # the quotes found in the sources
     cited: tuple[int, ...] = ()  # the passages the model says state the answer
     from_quote: bool = False  # the answer is the sentence that states it
+    unknown: frozenset[str] = frozenset()  # the question's names no file of the memory writes
 
 
 @dataclass(frozen=True)
@@ -259,11 +260,14 @@ class AboutWhatIsAsked:
     notes) answers another question, and a version no document writes is not in the memory.
     One is enough: a question may give a second identifier only to contrast it. Names
     without digits are not asked for: they are written too many ways ("US", "United
-    States"), and measured, asking for them cost more answers than it saved."""
+    States"); but a name no file of the memory writes at all (`Draft.unknown`) says that what
+    is asked about is not in it."""
 
     name = "about what is asked"
 
     def check(self, draft: Draft) -> Finding | None:
+        if draft.unknown and draft.support:
+            return Finding(self.name, f"the memory never names {', '.join(sorted(draft.unknown))}")
         asked = identifiers(draft.question)
         if not asked or not draft.support:
             return None
@@ -291,9 +295,6 @@ def _documents(draft: Draft) -> dict[str, str]:
     return {doc: "\n".join(parts) for doc, parts in texts.items()}
 
 
-_JOINED = re.compile(r"[^\W\d_]+|\d+")
-
-
 def writes(text: str, identifier: str) -> bool:
     """Whether `text` writes `identifier`: as a whole word, or, for one written with letters
     and digits joined ("GPLv3", "ISO9001"), with each run of letters and of digits a word of
@@ -302,8 +303,7 @@ def writes(text: str, identifier: str) -> bool:
         return True
     if not re.fullmatch(r"\w+", identifier) or not re.search(r"\d", identifier):
         return False
-    runs = _JOINED.findall(re.sub(r"(?<=[^\W\d_])v(?=\d)", " ", identifier))
-    parts = [p for p in runs if len(p) > 1 or p.isdigit()]
+    parts = parts_of(identifier)
     said = set(tokenize(text))
     return len(parts) > 1 and all(part in said for part in parts)
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from gam_desktop.engine.answering.checks import Draft
-from gam_desktop.engine.answering.passages import Passage, retrieve
+from gam_desktop.engine.answering.passages import Passage, retrieve, unknown_names
 from gam_desktop.engine.answering.when import describe_today
 from gam_desktop.engine.llm import LLMCallFailed
 from gam_desktop.engine.llm.tools import ToolCall, ToolReply, chat_with_tools
@@ -89,7 +89,8 @@ class Explorer:
         if not text.strip():
             return None
         numbers = tuple(p.number for p in passages if p.memory in cited)
-        return Draft(evidence.question, text, [], passages, cited=numbers)
+        unknown = frozenset(unknown_names(evidence.tools, evidence.question))
+        return Draft(evidence.question, text, [], passages, cited=numbers, unknown=unknown)
 
     def _first_messages(
         self, evidence: Evidence, found: list[Passage], trail: _Trail

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from gam_desktop.engine.answering import recall
+from gam_desktop.engine.answering.lexicon import FUNCTION_WORDS
 from gam_desktop.engine.answering.recall import is_personal
 from gam_desktop.engine.answering.when import (
     Window,
@@ -48,6 +49,11 @@ CANDIDATES = 30  # files read from the search before choosing
 _UNIT = re.compile(r"\n\s*\n|\n(?=\s*(?:[#>|*-]|\d{1,3}[.)]\s))|(?<=[.!?])\s+(?=[\"“(\[A-Z0-9])")
 _HEADING = re.compile(r"^\s*#{1,6}\s+\S")
 _IDENTIFIER = re.compile(r"\w*\d\w*(?:[._-]\w+)+|\w+(?:[._-]\w+)*[._-]\d\w*|\w*[a-z]\d\w*", re.I)
+_CAPITALIZED = re.compile(r"(?<![\w'’.-])([A-Z][\w'’-]*)")
+_SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n)\W*$")
+_RUNS = re.compile(r"[^\W\d_]+|\d+")
+_VERSION_V = re.compile(r"(?<=[^\W\d_])v(?=\d)", re.I)  # the "v" of "GPLv3": "version"
+_INITIALISM = re.compile(r"[A-Z]{2,5}")  # "US", "EU": often written out in full instead
 _LABEL = re.compile(r"^\[([^\]\n]{1,300})\]\n")  # an original's "[document — title]" line
 
 
@@ -156,6 +162,42 @@ def identifiers(text: str) -> set[str]:
     """The words of `text` written with digits or joined by dots, dashes or underscores
     ("2.1", "3.0", "iso-9001", "open_file"), lowercased."""
     return {m.lower() for m in _IDENTIFIER.findall(text)}
+
+
+def names(question: str) -> set[str]:
+    """The words `question` writes with a capital where a sentence does not start, and words
+    written with a capital inside ("SQLite", "GPL") anywhere, lowercased, possessives off:
+    in English, the names of things."""
+    found = set()
+    for match in _CAPITALIZED.finditer(question):
+        word = re.sub(r"['’]s?$", "", match.group(1))
+        inner_capital = any(c.isupper() for c in word[1:])
+        starts = _SENTENCE_START.search(question[: match.start()]) is not None
+        if (inner_capital or not starts) and word.lower() not in FUNCTION_WORDS:
+            found.add(word.lower())
+    return found
+
+
+def parts_of(name: str) -> list[str]:
+    """A name's runs of letters and of digits, as the search writes them ("GPLv3": "gpl",
+    "3"; a lone letter is no word of its own)."""
+    runs = _RUNS.findall(_VERSION_V.sub(" ", name))
+    return [t for run in runs if len(run) > 1 or run.isdigit() for t in tokenize(run)]
+
+
+def unknown_names(tools: MemoryTools, question: str) -> set[str]:
+    """The names of `question` that no file of the memory writes, even in parts ("GPLv3"
+    where a file says "GPL" and "3"): what is asked about is not in the memory. An
+    initialism ("US") is not asked for: it is often written out in full."""
+    unknown = set()
+    for match in _CAPITALIZED.finditer(question):
+        if _INITIALISM.fullmatch(match.group(1)):
+            continue
+        name = re.sub(r"['’]s?$", "", match.group(1)).lower()
+        parts = parts_of(name) or tokenize(name)
+        if name in names(question) and parts and not tools.index.containing(parts):
+            unknown.add(name)
+    return unknown
 
 
 def _held(asked: set[str], text: str) -> int:

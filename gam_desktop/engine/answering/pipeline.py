@@ -12,7 +12,7 @@ from typing import Protocol
 
 from gam_desktop.engine.answering.checks import CHECKS, Check, Draft, Support, words
 from gam_desktop.engine.answering.lexicon import NOT_CLEARLY, NOT_IN_MEMORY
-from gam_desktop.engine.answering.passages import PASSAGES, Passage, retrieve
+from gam_desktop.engine.answering.passages import PASSAGES, Passage, retrieve, unknown_names
 from gam_desktop.engine.answering.reading import read
 from gam_desktop.engine.answering.recall import is_fact
 from gam_desktop.engine.chats.library import list_conversations
@@ -102,7 +102,8 @@ class Grounded:
             return None
         answer = reading.answer if reading.found else ""
         cited = tuple(n for n in reading.passages if 1 <= n <= len(passages))
-        return Draft(evidence.question, answer, [], passages, cited=cited)
+        unknown = frozenset(unknown_names(evidence.tools, evidence.question))
+        return Draft(evidence.question, answer, [], passages, cited=cited, unknown=unknown)
 
 
 # One reading: a second one of the next five passages changed no answer on the dev halves
