@@ -22,15 +22,20 @@ from gam_desktop.cli.common import (
     shown,
     whole,
 )
-from gam_desktop.engine.history.versioned import InterruptedOperationError
-from gam_desktop.engine.ingest.builder import BuildOptions, BuildReport
-from gam_desktop.engine.ingest.documents import READABLE, files_in
-from gam_desktop.engine.ingest.summarize_again import notes_in
-from gam_desktop.engine.models import ChunkConfig
-from gam_desktop.engine.progress import OperationCancelled
-from gam_desktop.engine.store.changes import Changes
-from gam_desktop.engine.textutil import plural
-from gam_desktop.engine.workflow import ALREADY_HELD, Workflow
+from gam_desktop.engine.api import (
+    ALREADY_HELD,
+    READABLE,
+    BuildOptions,
+    BuildReport,
+    Changes,
+    ChunkConfig,
+    InterruptedOperationError,
+    OperationCancelled,
+    Workflow,
+    files_in,
+    notes_in,
+    plural,
+)
 
 
 def add_parser() -> argparse.ArgumentParser:

@@ -17,12 +17,15 @@ from gam_desktop.cli.common import (
     settings_for,
     whole,
 )
-from gam_desktop.engine.answering.pipeline import Step
-from gam_desktop.engine.facts.learn import Learned
-from gam_desktop.engine.models import ChatResult
-from gam_desktop.engine.progress import OperationCancelled
-from gam_desktop.engine.textutil import plural
-from gam_desktop.engine.workflow import ChatTurn, Workflow
+from gam_desktop.engine.api import (
+    ChatResult,
+    ChatTurn,
+    Learned,
+    OperationCancelled,
+    Step,
+    Workflow,
+    plural,
+)
 
 
 def request_parser() -> argparse.ArgumentParser:

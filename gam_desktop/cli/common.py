@@ -18,15 +18,20 @@ from pydantic import ValidationError
 from tqdm import tqdm
 
 from gam_desktop import appdirs
-from gam_desktop.engine.errors import GamError
-from gam_desktop.engine.history import journal
-from gam_desktop.engine.history.gitrepo import GitUnavailable
-from gam_desktop.engine.history.log import History
-from gam_desktop.engine.llm import LLMSettings, capabilities, redact
-from gam_desktop.engine.llm.settings import Role
-from gam_desktop.engine.progress import ProgressEvent
-from gam_desktop.engine.store.folder import MemoryFolder, NotAMemoryError
-from gam_desktop.engine.workflow import Workflow
+from gam_desktop.engine.api import (
+    GamError,
+    GitUnavailable,
+    History,
+    LLMSettings,
+    MemoryFolder,
+    NotAMemoryError,
+    ProgressEvent,
+    Role,
+    Workflow,
+    interrupted_operation,
+    redact_known,
+    remember_capabilities_in,
+)
 
 # What a person can act on: the engine's errors (with advice), the environment's (a
 # folder that cannot be written, a full disk) and a bad setting. Anything else is a bug.
@@ -48,9 +53,9 @@ def entry_point(name: str) -> Callable[[Callable[..., int]], Callable[..., int]]
                 return main(argv, **options)
             except Exception as exc:  # the expected ones were handled inside
                 # no key this process sends, even in a bug's traceback
-                print(redact.known(traceback.format_exc()), end="", file=sys.stderr)
+                print(redact_known(traceback.format_exc()), end="", file=sys.stderr)
                 print(
-                    redact.known(
+                    redact_known(
                         f"{name}: unexpected error (a bug; the traceback is above): "
                         f"{type(exc).__name__}: {exc}"
                     ),
@@ -196,7 +201,7 @@ def llm_arguments(parser: argparse.ArgumentParser) -> None:
 def settings_for(role: Role, args: argparse.Namespace) -> LLMSettings:
     """LLM settings for `role` from the environment, with the shared flags on top; what
     the server is found to support is remembered across runs (as the window does)."""
-    capabilities.remember_in(appdirs.capabilities_file())
+    remember_capabilities_in(appdirs.capabilities_file())
     return LLMSettings.from_env(
         role, model=args.model, base_url=args.base_url, workers=args.workers, timeout=args.timeout
     )
@@ -215,7 +220,7 @@ def history_workflow(gam_dir: str) -> tuple[Workflow, History]:
 
 def recovery_workflow(gam_dir: str) -> Workflow:
     workflow = Workflow(gam_dir=gam_dir, settings=LLMSettings())
-    if not workflow.folder.is_memory() and journal.read(workflow.folder) is None:
+    if not workflow.folder.is_memory() and interrupted_operation(workflow.folder) is None:
         raise NotAMemoryError(f"{workflow.folder.root} is not a GAM memory")
     return workflow
 
@@ -223,7 +228,7 @@ def recovery_workflow(gam_dir: str) -> Workflow:
 def recover_hint(gam_dir: str, then: str = "") -> str:
     """What to do after a crash in the middle of an operation (the journal names it), and
     `then` what to do once it is recovered."""
-    found = journal.read(MemoryFolder(gam_dir))
+    found = interrupted_operation(MemoryFolder(gam_dir))
     hint = (
         f"a previous {found.operation if found else 'operation'} was interrupted; recover "
         f"first: gam-history --gam-dir {shlex.quote(gam_dir)} recover --restore (or --keep)"

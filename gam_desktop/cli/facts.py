@@ -9,12 +9,15 @@ import sys
 from collections.abc import Sequence
 
 from gam_desktop.cli.common import EXPECTED_ERRORS, entry_point, reason
-from gam_desktop.engine.facts.history import lineages
-from gam_desktop.engine.facts.record import Fact
-from gam_desktop.engine.llm import LLMSettings
-from gam_desktop.engine.store.folder import NotAMemoryError
-from gam_desktop.engine.textutil import plural
-from gam_desktop.engine.workflow import FactNotFound, Workflow
+from gam_desktop.engine.api import (
+    Fact,
+    FactNotFound,
+    LLMSettings,
+    NotAMemoryError,
+    Workflow,
+    fact_lineages,
+    plural,
+)
 
 
 def facts_parser() -> argparse.ArgumentParser:
@@ -114,10 +117,7 @@ def _show(workflow: Workflow, fact: Fact) -> None:
     for key, value in _as_dict(fact).items():
         if value is not None:
             print(f"{key}: {value}")
-    line = next(
-        (x for x in lineages(workflow.facts(), workflow.facts(deleted=True)) if x.fact == fact),
-        None,
-    )
+    line = next((x for x in fact_lineages(workflow) if x.fact == fact), None)
     for event in line.events if line is not None else ():
         where = (
             f" (conversation {event.conversation}, turn {event.turn})" if event.conversation else ""

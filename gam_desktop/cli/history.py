@@ -16,15 +16,15 @@ from gam_desktop.cli.common import (
     recovery_workflow,
     whole,
 )
-from gam_desktop.engine.history.log import (
+from gam_desktop.engine.api import (
     History,
+    InterruptedOperationError,
     RollbackConflict,
+    Workflow,
+    plural,
     restore_summary,
     rollback_summary,
 )
-from gam_desktop.engine.history.versioned import InterruptedOperationError
-from gam_desktop.engine.textutil import plural
-from gam_desktop.engine.workflow import Workflow
 
 
 def history_parser() -> argparse.ArgumentParser:

@@ -19,11 +19,13 @@ from gam_desktop.cli.common import (
     settings_for,
     whole,
 )
-from gam_desktop.engine.progress import OperationCancelled
-from gam_desktop.engine.research.agent import ResearchStep
-from gam_desktop.engine.research.budget import Limits
-from gam_desktop.engine.research.report import markdown
-from gam_desktop.engine.workflow import Workflow
+from gam_desktop.engine.api import (
+    Limits,
+    OperationCancelled,
+    ResearchStep,
+    Workflow,
+    report_markdown,
+)
 
 DEFAULTS = Limits()
 
@@ -97,7 +99,7 @@ def research_main(argv: Sequence[str] | None = None) -> int:
     if args.json:
         payload = {
             "question": report.question,
-            "report": markdown(report),
+            "report": report_markdown(report),
             "sources": report.sources,
             "citations": [c.model_dump(mode="json") for c in report.citations],
             "sections": [s.model_dump(mode="json") for s in report.sections],
@@ -114,7 +116,7 @@ def research_main(argv: Sequence[str] | None = None) -> int:
         }
         print(json.dumps(payload, indent=2, ensure_ascii=False))
         return 0
-    print(markdown(report), end="")
+    print(report_markdown(report), end="")
     if saved:
         print(file=sys.stderr)
         say(f"Saved as {saved}")

@@ -10,7 +10,7 @@ from pathlib import Path
 from PySide6 import __version__ as pyside_version
 
 from gam_desktop import __version__
-from gam_desktop.engine.history.gitrepo import bundled_git, find_git
+from gam_desktop.engine.api import bundled_git, find_git
 
 GIT_VERSION_SECONDS = 5  # `git --version` answers at once; a broken one must not hang the menu
 

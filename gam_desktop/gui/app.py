@@ -11,37 +11,20 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import cast
 
-from PySide6.QtCore import QCoreApplication, QSettings, QStandardPaths, QTimer
-from PySide6.QtGui import QIcon
+from PySide6.QtCore import QSettings, QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from gam_desktop import __version__, appdirs, keystore
-from gam_desktop.engine.llm import capabilities
-from gam_desktop.engine.llm.redact import RedactingFormatter
-from gam_desktop.engine.llm.tokenizer import resources_dir
-from gam_desktop.gui import display_libraries, theme
-from gam_desktop.gui.accessible import ring_focus
+from gam_desktop.engine.api import RedactingFormatter, remember_capabilities_in, warm_up_llm
+from gam_desktop.gui import display_libraries, selftest
 from gam_desktop.gui.app_lock import Elsewhere, ask_to_raise
+from gam_desktop.gui.application import log_folder, make_app, set_identity
 from gam_desktop.gui.main_window import MainWindow
 from gam_desktop.gui.settings import clear_broken_lock, load
 from gam_desktop.gui.workers import call_in_daemon
 
 log = logging.getLogger("gam_desktop")
-
-
-def set_identity() -> None:
-    """The names QSettings and QStandardPaths build their paths from: set before either is
-    asked (the log folder used to be found before, and landed in a shared `logs`)."""
-    QCoreApplication.setApplicationName("GAM Desktop")
-    QCoreApplication.setOrganizationName("GAM Desktop")
-    QCoreApplication.setApplicationVersion(__version__)
-
-
-def log_folder() -> Path:
-    base = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.AppLocalDataLocation)
-    return Path(base or Path.home() / ".gam-desktop") / "logs"
 
 
 def setup_logging() -> Path:
@@ -64,11 +47,7 @@ def setup_logging() -> Path:
 def warm_up() -> None:
     """Import the LLM SDK and load the tokenizer early, on a worker thread while the person
     looks at the window, so the first build does not pay for it on its critical path."""
-    from gam_desktop.engine.llm.client import sdk
-    from gam_desktop.engine.llm.tokenizer import count_tokens
-
-    sdk()
-    count_tokens("warm up")
+    warm_up_llm()
 
 
 def say_shown(app: QApplication) -> None:
@@ -94,30 +73,6 @@ def start_in_background(window: MainWindow, endpoint: str, embedding_endpoint: s
             lambda error: log.warning("keychain: %s", error),
         )
     window.tasks.start("warm-up", lambda w, c: warm_up())
-
-
-def make_app(argv: list[str]) -> QApplication:
-    # Hand the GIL over more often than the default 5 ms: worker threads parsing, chunking
-    # and importing then starve the GUI thread less (shorter stalls while building).
-    sys.setswitchinterval(0.001)
-    set_identity()
-    # Only QApplications are made in this process (the tests' qapp is one too).
-    app = cast(QApplication | None, QApplication.instance()) or QApplication(argv)
-    icon = resources_dir() / "icons" / "gam-desktop-256.png"
-    if icon.is_file():
-        app.setWindowIcon(QIcon(str(icon)))
-    apply_theme(app)
-    ring_focus(app)  # combo and spin boxes show they have the keyboard too
-    if not app.property("gamThemeFollowed"):  # the OS switching light/dark (Qt 6.5+)
-        app.styleHints().colorSchemeChanged.connect(lambda _scheme: apply_theme(app))
-        app.setProperty("gamThemeFollowed", True)
-    return app
-
-
-def apply_theme(app: QApplication) -> None:
-    """The stylesheet in the colours of the scheme followed: the one chosen in View ▸ Theme,
-    else the OS's (light or dark)."""
-    theme.apply(app)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -186,13 +141,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv if argv is not None else sys.argv[1:])
     set_identity()
     if args.self_test:
-        from gam_desktop.gui.selftest import run
-
-        return run(args.self_test_log)
+        return selftest.run(args.self_test_log)
     logs = setup_logging()
     log.info("GAM Desktop %s starting; logs in %s", __version__, logs)
     say_missing_display_libraries()  # before Qt, which would abort naming none of them
-    capabilities.remember_in(appdirs.capabilities_file())  # what each server supports
+    remember_capabilities_in(appdirs.capabilities_file())  # what each server supports
     app = make_app(sys.argv[:1])
     store = QSettings()
     if clear_broken_lock(store):

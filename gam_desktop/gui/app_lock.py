@@ -16,7 +16,7 @@ from filelock import FileLock, Timeout
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtNetwork import QLocalServer, QLocalSocket
 
-from gam_desktop.engine.store.folder import APP_DIR, APP_LOCK_FILE, MemoryFolder
+from gam_desktop.engine.api import APP_DIR, APP_LOCK_FILE, MemoryFolder
 
 log = logging.getLogger(__name__)
 RAISED = b"raised\n"  # the window's answer: it came to the front

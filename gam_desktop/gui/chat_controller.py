@@ -20,13 +20,18 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
-from gam_desktop.engine.chats.conversation import Conversation
-from gam_desktop.engine.facts.learn import Learned
-from gam_desktop.engine.history.log import TRAILER_KIND, Operation
-from gam_desktop.engine.research.models import ResearchReport
-from gam_desktop.engine.research.report import markdown as report_markdown
-from gam_desktop.engine.store.changes import LEARN, Changes
-from gam_desktop.engine.workflow import ChatTurn, Workflow
+from gam_desktop.engine.api import (
+    LEARN,
+    TRAILER_KIND,
+    Changes,
+    ChatTurn,
+    Conversation,
+    Learned,
+    Operation,
+    ResearchReport,
+    Workflow,
+    report_markdown,
+)
 from gam_desktop.gui import error_advice
 from gam_desktop.gui.learned import FORGET, LearnedItem, LearnedNote
 from gam_desktop.gui.session import MemorySession
@@ -63,6 +68,7 @@ class ChatController(QObject):
         self.conversation_id: str | None = None  # where the next question goes
         self.notes: dict[tuple[str, int], LearnedNote] = {}  # what saved turns taught
         self.reports: dict[tuple[str, int], KeptReport] = {}  # the research turns' reports
+        self.saved_reports: dict[tuple[str, int], str] = {}  # ...as found saved in the memory
         self._view = 0  # changes whenever another conversation (or memory) is shown
         self._unsaved: Conversation | None = None  # follow-ups when saving is off
         self._queue: deque[Learning] = deque()
@@ -85,14 +91,28 @@ class ChatController(QObject):
     def notes_for(self, conversation_id: str) -> dict[int, LearnedNote]:
         return {turn: n for (cid, turn), n in self.notes.items() if cid == conversation_id}
 
-    def reports_for(self, conversation_id: str) -> dict[int, tuple[ResearchReport, str | None]]:
+    def reports_for(
+        self, conversation_id: str
+    ) -> dict[int, tuple[ResearchReport | None, str | None]]:
         """The reports this session kept in the conversation, by turn, with where each was
-        saved (the file keeps each report, not where it was saved)."""
-        return {
-            turn: (kept.report, kept.saved)
-            for (cid, turn), kept in self.reports.items()
+        saved; and where the reports its file keeps were found saved in the memory (None
+        for the report: the panel reads it from the file)."""
+        found: dict[int, tuple[ResearchReport | None, str | None]] = {
+            turn: (None, path)
+            for (cid, turn), path in self.saved_reports.items()
             if cid == conversation_id
         }
+        for (cid, turn), kept in self.reports.items():
+            if cid == conversation_id:
+                found[turn] = (kept.report, kept.saved or found.get(turn, (None, None))[1])
+        return found
+
+    def reports_saved_as(self, conversation_id: str, saved: dict[int, str]) -> None:
+        """Where the reports of a conversation read back were found saved, by turn: shown as
+        saved after a restart too (its Save link came back, and saved a numbered copy)."""
+        for key in [k for k in self.saved_reports if k[0] == conversation_id]:
+            del self.saved_reports[key]
+        self.saved_reports.update({(conversation_id, turn): path for turn, path in saved.items()})
 
     def report_saved(
         self, report: ResearchReport, path: str, conversation_id: str | None = None, turn: int = 0

@@ -16,6 +16,7 @@ from math import ceil
 
 from PySide6.QtCore import QEvent, QSize, Qt, QUrl, Signal
 from PySide6.QtGui import (
+    QFocusEvent,
     QGuiApplication,
     QKeyEvent,
     QTextCharFormat,
@@ -31,20 +32,24 @@ from PySide6.QtWidgets import (
     QPushButton,
     QSizePolicy,
     QTextBrowser,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
-from gam_desktop.engine.chats.record import ConversationRecord
-from gam_desktop.engine.chats.record import Turn as SavedTurn
-from gam_desktop.engine.models import ChatResult, Citation
-from gam_desktop.engine.research.agent import ResearchStep
-from gam_desktop.engine.research.models import ResearchReport
-from gam_desktop.engine.research.report import is_report
-from gam_desktop.engine.research.report import markdown as report_markdown
-from gam_desktop.engine.store.changes import Changes
-from gam_desktop.engine.textutil import plural
-from gam_desktop.engine.workflow import STATEMENT
+from gam_desktop.engine.api import (
+    STATEMENT,
+    Changes,
+    ChatResult,
+    Citation,
+    ConversationRecord,
+    ResearchReport,
+    ResearchStep,
+    is_report,
+    plural,
+    report_markdown,
+)
+from gam_desktop.engine.api import Turn as SavedTurn
 from gam_desktop.gui import local_time, theme, words
 from gam_desktop.gui.labels import ElidedLabel, never_widens
 from gam_desktop.gui.learned import LearnedItem, LearnedNote
@@ -104,8 +109,11 @@ def fragment(
 
 class Transcript(QTextBrowser):
     """The conversation: in the Tab chain, its links reached with Tab (Shift+Tab back) and
-    followed with Enter. Tab into it goes to the latest turn's links first (`start`), the
-    answer just given, not the first source of the conversation's first answer."""
+    followed with Enter. Tab into it stops on the conversation itself, then goes to the
+    latest turn's links (`start`), the answer just given, not the first source of the
+    conversation's first answer; Shift+Tab is the same way back: from the question box to
+    the latest turn's last link, back through its links to the conversation itself, then
+    out (it went from the question box to the conversations list, past the answer)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -117,12 +125,41 @@ class Transcript(QTextBrowser):
         )
 
     def focusNextPrevChild(self, next: bool) -> bool:
-        if next and self.hasFocus() and not self.textCursor().hasSelection() and self.start:
+        if not self.hasFocus():
+            return super().focusNextPrevChild(next)
+        cursor = self.textCursor()
+        if next and not cursor.hasSelection() and self.start:
             link = fragment(self.document(), lambda f: bool(f.anchorHref()), self.start)
             if link is not None:
                 self.select(*link)
                 return True
-        return super().focusNextPrevChild(next)
+        if next:
+            return super().focusNextPrevChild(next)
+        if not cursor.hasSelection():  # on the conversation itself: out, to what is before
+            return QWidget.focusNextPrevChild(self, False)
+        before = [link for link in self.latest_links() if link[0] < cursor.selectionStart()]
+        if before:
+            self.select(*before[-1])
+        else:  # back from the latest turn's first link: the conversation itself
+            cursor.clearSelection()
+            self.setTextCursor(cursor)
+        return True
+
+    def focusInEvent(self, event: QFocusEvent) -> None:
+        super().focusInEvent(event)
+        if event.reason() == Qt.FocusReason.BacktabFocusReason:  # back from the question
+            links = self.latest_links()
+            if links:
+                self.select(*links[-1])
+
+    def latest_links(self) -> list[tuple[int, int]]:
+        """Where each link of the latest turn starts and ends, in order."""
+        links: list[tuple[int, int]] = []
+        found = fragment(self.document(), lambda f: bool(f.anchorHref()), self.start)
+        while found is not None:
+            links.append(found)
+            found = fragment(self.document(), lambda f: bool(f.anchorHref()), found[1])
+        return links
 
     def select(self, start: int, end: int) -> None:
         """Put the keyboard on the link from `start` to `end` (Enter follows it)."""
@@ -200,6 +237,7 @@ class ChatPanel(QWidget):
     cancel_requested = Signal()
     source_clicked = Signal(str)
     undo_requested = Signal(object, object)
+    conversations_toggled = Signal(bool)  # the list beside the chat: shown or hidden
 
     def __init__(self) -> None:
         super().__init__()
@@ -215,6 +253,15 @@ class ChatPanel(QWidget):
         self.heading.setObjectName("conversationTitle")
         self.heading.setWordWrap(True)
         never_widens(self.heading)  # a question naming a long path
+        # The conversations list beside the chat, shown or hidden: in a window 800 px wide
+        # it took 120 px of the chat's room, and links broke mid-word.
+        self.list_toggle = QToolButton()
+        self.list_toggle.setObjectName("conversationsToggle")
+        self.list_toggle.setText("☰")
+        self.list_toggle.setCheckable(True)
+        self.list_toggle.setAccessibleName("Conversations list")
+        self.list_toggle.toggled.connect(self._list_toggled)
+        self._list_toggled(False, announce=False)
         self.caption = QLabel()
         self.caption.setObjectName("conversationCaption")
         self.caption.setWordWrap(True)
@@ -262,7 +309,10 @@ class ChatPanel(QWidget):
         buttons.addWidget(self.send)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 8)
-        layout.addWidget(self.heading)
+        top = QHBoxLayout()
+        top.addWidget(self.list_toggle, 0, Qt.AlignmentFlag.AlignTop)
+        top.addWidget(self.heading, 1)
+        layout.addLayout(top)
         layout.addWidget(self.caption)
         layout.addWidget(self.transcript, 1)
         layout.addWidget(self.live)
@@ -273,12 +323,28 @@ class ChatPanel(QWidget):
 
     # -- driven by the main window ------------------------------------------------------
 
-    def links_last(self) -> None:
-        """The question box before the answers' links in the window's Tab order: Tab
-        stopped on every source of every answer before it reached the question. The links
-        stay reachable, after Ask. (Called once the panel is in its window: alone, the
-        transcript already follows Ask, the chain being a ring.)"""
-        QWidget.setTabOrder(self.send, self.transcript)
+    def reading_order(self) -> None:
+        """The window's Tab order through the chat as it reads, top to bottom: the
+        conversation (then the latest answer's links), the question box, its buttons; and
+        Shift+Tab the same way back. With the links after Ask, Shift+Tab from the question
+        box skipped the conversation. (Called once the panel is in its window.)"""
+        chain = [self.transcript, self.input, self.copy, self.research, self.stop, self.send]
+        for at in range(len(chain) - 1):
+            QWidget.setTabOrder(chain[at], chain[at + 1])
+
+    def show_list_shown(self, shown: bool) -> None:
+        """The toggle says whether the conversations list is shown (not a click on it)."""
+        self.list_toggle.blockSignals(True)
+        self.list_toggle.setChecked(shown)
+        self.list_toggle.blockSignals(False)
+        self._list_toggled(shown, announce=False)
+
+    def _list_toggled(self, shown: bool, announce: bool = True) -> None:
+        tip = "Hide the conversations list" if shown else "Show the conversations list"
+        self.list_toggle.setToolTip(tip)
+        self.list_toggle.setAccessibleDescription(tip)
+        if announce:
+            self.conversations_toggled.emit(shown)
 
     def set_busy(self, busy: bool) -> None:
         self._busy = busy
@@ -364,7 +430,7 @@ class ChatPanel(QWidget):
         self,
         record: ConversationRecord,
         notes: dict[int, LearnedNote] | None = None,
-        reports: dict[int, tuple[ResearchReport, str | None]] | None = None,
+        reports: dict[int, tuple[ResearchReport | None, str | None]] | None = None,
     ) -> None:
         """A saved conversation's turns, read from its file, to continue it; `notes`: what
         its turns taught, by turn number (those learned while the app was open); `reports`:

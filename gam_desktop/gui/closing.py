@@ -17,17 +17,14 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QTimer
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import QApplication, QLabel, QMessageBox
 
-from gam_desktop.engine.textutil import plural
+from gam_desktop.engine.api import plural
 from gam_desktop.gui import dialogs
-
-if TYPE_CHECKING:
-    from gam_desktop.gui.main_window import MainWindow
+from gam_desktop.gui.window import Window
 
 GUARDED = ("build", "reorganize")  # the tasks whose work a close would throw away
 WHAT = {"build": "the build", "reorganize": "the reorganization"}
@@ -101,7 +98,7 @@ class CloseGuard(QObject):
     `ask(task, title, text, answers)` is the question's answer, one of `answers`' keys (a
     message box; tests replace it)."""
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: Window) -> None:
         super().__init__(window)
         self.window = window
         self.ask: Callable[[str, str, str, dict[CloseChoice, str]], CloseChoice] = self._ask_box

@@ -17,8 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gam_desktop.engine.chats.library import ConversationInfo
-from gam_desktop.engine.textutil import plural
+from gam_desktop.engine.api import ConversationInfo, plural
 from gam_desktop.gui import local_time
 from gam_desktop.gui.accessible import name_clear_button
 from gam_desktop.gui.labels import never_widens

@@ -16,12 +16,17 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, QSettings, Signal
 
-from gam_desktop.engine.chats import library as chats
-from gam_desktop.engine.chats.library import ConversationInfo
-from gam_desktop.engine.chats.record import ConversationRecord
-from gam_desktop.engine.store.changes import CHAT, Changes
-from gam_desktop.engine.store.folder import CONVERSATIONS_DIR, MemoryFolder
-from gam_desktop.engine.textutil import plural
+from gam_desktop.engine.api import (
+    CHAT,
+    CONVERSATIONS_DIR,
+    Changes,
+    ConversationInfo,
+    ConversationRecord,
+    MemoryFolder,
+    load_conversation,
+    plural,
+    saved_reports,
+)
 from gam_desktop.gui.chat_controller import ChatController
 from gam_desktop.gui.prompts import Prompter
 from gam_desktop.gui.session import MemorySession
@@ -144,8 +149,13 @@ class ConversationsController(QObject):
         workflow = self.session.task_workflow()
         root = workflow.folder.root
 
-        def shown(loaded: tuple[ConversationRecord, str]) -> None:
+        def read(_worker: object, _cancel: object) -> tuple[ConversationRecord, dict[int, str]]:
+            record, _path = load_conversation(root, conversation_id)
+            return record, saved_reports(record, root)  # (a report saved before a restart)
+
+        def shown(loaded: tuple[ConversationRecord, dict[int, str]]) -> None:
             if self.current_id == conversation_id:  # else another was chosen meanwhile
+                self.chat.reports_saved_as(conversation_id, loaded[1])
                 self.shown.emit(loaded[0])
 
         def failed(error: Exception) -> None:
@@ -155,7 +165,7 @@ class ConversationsController(QObject):
 
         self.session.operations.tasks.start(
             "conversation",
-            lambda _w, _c: chats.load(root, conversation_id),
+            read,
             on_success=shown,
             on_failure=failed,
         )

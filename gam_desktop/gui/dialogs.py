@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gam_desktop.engine.ingest.documents import READABLE, SUPPORTED_SUFFIXES
+from gam_desktop.engine.api import READABLE, SUPPORTED_SUFFIXES
 from gam_desktop.gui import error_advice
 
 log = logging.getLogger(__name__)
@@ -183,3 +183,10 @@ def choose_documents(parent: QWidget) -> list[Path]:
     patterns = " ".join(f"*{suffix}" for suffix in sorted(SUPPORTED_SUFFIXES))
     files, _ = QFileDialog.getOpenFileNames(parent, "Add documents", "", f"Documents ({patterns})")
     return [Path(f) for f in files]
+
+
+def choose_document_folder(parent: QWidget) -> Path | None:
+    """A folder whose readable files are added (all of them, in its subfolders too: the
+    files a dropped folder gives)."""
+    folder = QFileDialog.getExistingDirectory(parent, "Add a folder of documents")
+    return Path(folder) if folder else None

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gam_desktop.engine.errors import GamError
+from gam_desktop.engine.api import GamError
 
 
 @dataclass(frozen=True)

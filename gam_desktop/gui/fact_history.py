@@ -9,7 +9,7 @@ import html
 
 from PySide6.QtCore import QUrl
 
-from gam_desktop.engine.facts.history import Event
+from gam_desktop.engine.api import Event
 from gam_desktop.gui import local_time, theme
 from gam_desktop.gui.personal_memory import FactRow
 

@@ -28,8 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gam_desktop.engine.facts.record import Fact
-from gam_desktop.engine.textutil import plural
+from gam_desktop.engine.api import Fact, plural
 from gam_desktop.gui import local_time
 from gam_desktop.gui.fact_history import WORDS, history_html, parse_turn_link
 from gam_desktop.gui.labels import never_widens

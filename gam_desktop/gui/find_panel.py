@@ -34,10 +34,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gam_desktop.engine.retrieval.find import Found
-from gam_desktop.engine.store.changes import Changes
-from gam_desktop.engine.store.folder import MemoryFolder
-from gam_desktop.engine.textutil import plural
+from gam_desktop.engine.api import Changes, Found, MemoryFolder, plural
 from gam_desktop.gui import theme
 from gam_desktop.gui.accessible import name_clear_button
 from gam_desktop.gui.overview import is_overview, overview_name

@@ -7,14 +7,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from gam_desktop.engine.history.log import (
+from gam_desktop.engine.api import (
     FileChange,
     Operation,
+    ReorganizeOperation,
+    plural,
     restore_summary,
     rollback_summary,
 )
-from gam_desktop.engine.models import ReorganizeOperation
-from gam_desktop.engine.textutil import plural
+from gam_desktop.gui import words
 from gam_desktop.gui.history_panel import rollback_label
 from gam_desktop.gui.prompts import Prompter
 from gam_desktop.gui.session import MemorySession
@@ -57,7 +58,8 @@ class HistoryActions:
         doing = rollback_label(operation).removesuffix("…")  # as the History's button says
         if not self.prompter.confirm(
             "Roll back this operation?" if doing == "Roll back" else f"{doing}?",
-            f"“{operation.summary}”\n\nIts changes to {plural(len(changes), 'file')} "
+            f"“{words.counted_notes(operation.summary)}”\n\nIts changes to "
+            f"{plural(len(changes), 'file')} "
             f"({effect}) will be reversed as a new operation, which you can "
             "undo in turn.",
             buttons=(doing, "Cancel"),
@@ -74,7 +76,7 @@ class HistoryActions:
         if not self.prompter.confirm(
             "Restore the whole memory?",
             f"The memory will be made exactly as it was before “"
-            f"{operation.summary}”. Later operations are undone too; all of "
+            f"{words.counted_notes(operation.summary)}”. Later operations are undone too; all of "
             "it stays in the history.",
             buttons=("Restore", "Cancel"),
         ):

@@ -27,9 +27,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gam_desktop.engine.history.gitrepo import MemoryRepo
-from gam_desktop.engine.history.log import UNDID_ROLLBACK, FileChange, History, Operation
-from gam_desktop.engine.store.changes import Changes
+from gam_desktop.engine.api import (
+    UNDID_ROLLBACK,
+    Changes,
+    FileChange,
+    History,
+    Operation,
+    open_history,
+)
 from gam_desktop.gui import local_time, theme, words
 from gam_desktop.gui.labels import never_widens
 from gam_desktop.gui.workers import TaskRunner
@@ -70,7 +75,7 @@ class HistorySource:
     git_path: str | None = None
 
     def open(self) -> History:
-        return History(MemoryRepo.open(self.root, self.git_path))
+        return open_history(self.root, self.git_path)
 
 
 def kind_label(operation: Operation) -> str:
@@ -93,9 +98,10 @@ def _row(operation: Operation) -> QTreeWidgetItem:
     # how much the model read and wrote, in words (the tokens, exact, in the tooltip)
     size = words.approximate_words(operation.tokens, short=True) if operation.tokens else ""
     when = local_time.when(operation.time)
-    item = QTreeWidgetItem([when, kind_label(operation), operation.summary, size])
+    summary = words.counted_notes(operation.summary)  # "(5 notes)", not "(5 memories)"
+    item = QTreeWidgetItem([when, kind_label(operation), summary, size])
     item.setData(0, Qt.ItemDataRole.UserRole, operation)
-    item.setToolTip(2, operation.summary)
+    item.setToolTip(2, summary)
     if operation.tokens:
         said = words.approximate_words(operation.tokens)
         item.setToolTip(3, f"The model read and wrote {said}: {operation.tokens:,} tokens")
@@ -180,6 +186,7 @@ class HistoryPanel(QWidget):
         self.diff.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
         self._shown_patch: FileDiff | None = None  # drawn again in new colours on a theme change
         self._refocus: QWidget | None = None  # the button the keyboard was on before a reload
+        self._wanted: str | None = None  # an operation to select once the list has it
         self.rollback = QPushButton("Roll back…")
         self.rollback.setAccessibleDescription("Undo this operation (itself recorded, undoable)")
         self.rollback.clicked.connect(lambda: self._request(self.rollback_requested))
@@ -297,6 +304,7 @@ class HistoryPanel(QWidget):
         first = self.list.topLevelItem(0)  # None when the list is empty
         if self.list.currentItem() is None and first is not None:
             self.list.setCurrentItem(first)
+        self._select_wanted()
 
     def _replace(self, page: list[Operation]) -> None:
         """The rows read again: the operation selected stays selected (its files and diff
@@ -360,6 +368,19 @@ class HistoryPanel(QWidget):
         item = self._item(sha)
         if item is not None:
             self.list.setCurrentItem(item)
+
+    def show_operation(self, sha: str) -> None:
+        """Select the operation `sha`, now or once the list being read has it (a removed
+        file's "show it in History")."""
+        self._wanted = sha
+        self._select_wanted()
+
+    def _select_wanted(self) -> None:
+        item = None if self._wanted is None else self._item(self._wanted)
+        if item is not None:
+            self._wanted = None
+            self.list.setCurrentItem(item)
+            self.list.scrollToItem(item)
 
     def _enable(self, item: QTreeWidgetItem | None, operation: Operation | None) -> None:
         self.rollback.setEnabled(operation is not None)

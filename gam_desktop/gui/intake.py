@@ -14,12 +14,18 @@ from typing import cast
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QMessageBox, QWidget
 
-from gam_desktop.engine.ingest.builder import BuildReport
-from gam_desktop.engine.ingest.documents import READABLE, files_in, is_supported
-from gam_desktop.engine.ingest.estimate import Estimate
-from gam_desktop.engine.ingest.resume import PendingAdd
-from gam_desktop.engine.store.changes import ADD, BUILD, Changes
-from gam_desktop.engine.textutil import plural
+from gam_desktop.engine.api import (
+    ADD,
+    BUILD,
+    READABLE,
+    BuildReport,
+    Changes,
+    Estimate,
+    PendingAdd,
+    files_in,
+    is_supported,
+    plural,
+)
 from gam_desktop.gui import dialogs, words
 from gam_desktop.gui.operations import Operations
 from gam_desktop.gui.prompts import Prompter
@@ -51,12 +57,12 @@ STOP_ROLES = {
 
 
 def kept_parts(pending: PendingAdd) -> str:
-    """What an unfinished add kept, counted in parts of documents (the LLM calls paid for):
-    "0 of 1 documents already summarized" was said of a document 20 of whose 120 parts were
-    kept. Documents when it stopped before they were cut into parts."""
+    """What an unfinished add kept, counted in passages of documents (the LLM calls paid
+    for): "0 of 1 documents already summarized" was said of a document 20 of whose 120
+    passages were kept. Documents when it stopped before they were cut into passages."""
     if not pending.parts:
         return pending.summary()
-    return f"{pending.parts_kept} of {plural(pending.parts, 'part')} already summarized"
+    return f"{pending.parts_kept} of {plural(pending.parts, 'passage')} already summarized"
 
 
 def collect_files(paths: list[Path]) -> tuple[list[Path], list[Path]]:

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gam_desktop.engine.facts.learn import Learned
-from gam_desktop.engine.store.changes import Changes
+from gam_desktop.engine.api import Changes, Learned
 
 FORGET, ROLL_BACK = "forget", "roll back"
 

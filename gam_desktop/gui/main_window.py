@@ -28,20 +28,22 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import (
     QLabel,
-    QMainWindow,
     QProgressBar,
     QPushButton,
     QSplitter,
     QTabWidget,
 )
 
-from gam_desktop.engine.chats.library import ConversationInfo
-from gam_desktop.engine.history.log import Operation
-from gam_desktop.engine.models import ReorganizeOperation
-from gam_desktop.engine.store.folder import MemoryFolder
-from gam_desktop.engine.store.markdown import README
-from gam_desktop.engine.textutil import plural
-from gam_desktop.engine.workflow import Workflow
+from gam_desktop.engine.api import (
+    README,
+    ConversationInfo,
+    MemoryFolder,
+    Operation,
+    ReorganizeOperation,
+    Workflow,
+    plural,
+    removed_by,
+)
 from gam_desktop.gui import dialogs
 from gam_desktop.gui.chat_controller import ChatController
 from gam_desktop.gui.chat_panel import ChatPanel
@@ -65,15 +67,28 @@ from gam_desktop.gui.settings import Preferences
 from gam_desktop.gui.sharing import Sharing
 from gam_desktop.gui.summarize_again import SummarizeAgain
 from gam_desktop.gui.tree_panel import MemoryTree, reveal
+from gam_desktop.gui.undo_last import UndoLast
+from gam_desktop.gui.window import Window
 from gam_desktop.gui.workers import TaskRunner
 
 PROGRESS_STEPS = 1000  # the status bar's progress: tenths of a percent
 PREVIEW_KEY = "preview"  # the file shown last in a memory (QSettings, per memory)
 NO_MEMORY = "Create a memory (File ▸ New memory…) or open one (File ▸ Open memory…), then ask."
-TREE_MIN_CHARS = 36  # the memory tree is never narrower than this many characters
+LLM_NOT_SET_UP = "Set up your LLM first"
+ADD_NEEDS_LLM = (
+    "The LLM is not set up yet, and adding documents needs it: it writes the notes. Open "
+    "Settings to give an OpenAI key, or the address of a server on this computer (Ollama, "
+    "LM Studio or llama.cpp). Nothing was read or sent."
+)
+TREE_MIN_CHARS = 34  # the memory tree is never narrower than this many characters
+PREVIEW_MIN_CHARS = 36  # ...nor the preview than this many (at 800 px it had 165 px)
+PREVIEW_SHARE = 0.4  # of the room the tree leaves (the chat and its tabs have the rest)
+LIST_WIDTH = 200  # the conversations list beside the chat, when shown
+WIDE_FOR_LIST = 1100  # a window this wide shows the list unless the person hid it
+LIST_SETTING = "view/conversations"  # "shown" or "hidden", as chosen; none: by the width
 
 
-class MainWindow(QMainWindow):
+class MainWindow(Window):
     def __init__(self, prefs: Preferences, store: QSettings, api_key: str | None = None) -> None:
         super().__init__()
         # How the controllers talk to the person; tests and the self-test replace these.
@@ -84,6 +99,7 @@ class MainWindow(QMainWindow):
         self.ask_text: Callable[[str, str, str], str | None] = boxes.ask_text
         self.open_external: Callable[[QUrl], object] = QDesktopServices.openUrl
         self.review_plan: Callable[[ReorganizeOperation], bool] = self._review
+        self.choose_folder_to_add: Callable[..., Path | None] = dialogs.choose_document_folder
         self.store = store
         self.tasks = TaskRunner(self)
         self.operations = Operations(self.tasks, self, self)
@@ -93,6 +109,7 @@ class MainWindow(QMainWindow):
         self.history_actions = HistoryActions(
             self.session, self.tasks, self, lambda plan: self.review_plan(plan)
         )
+        self.undo_last = UndoLast(self.session, self.tasks, self.history_actions, self)  # Ctrl+Z
         self.questions = ChatController(self.session, self)
         self.research = ResearchController(self.session, self)
         self.conversations = ConversationsController(
@@ -169,15 +186,20 @@ class MainWindow(QMainWindow):
         self.preview.open_requested.connect(self.open_file)
         self.preview.shown.connect(self.find_panel.follow)  # the tree highlights what it shows
         self.preview.shown.connect(self._remember_shown)  # shown again at the next start
+        self.preview.missing.connect(self._explain_missing)  # what removed it, and the way back
+        self.preview.operation_requested.connect(self.show_operation)
+        self.preview.summarize_requested.connect(lambda: self.resummarize.run())
         self.chat = ChatPanel()
         self.chat.source_clicked.connect(self.open_file)
         self.conversation_list = ConversationList()
         self.chat_split = QSplitter(Qt.Orientation.Horizontal)
         self.chat_split.addWidget(self.conversation_list)
         self.chat_split.addWidget(self.chat)
-        self.chat_split.setStretchFactor(0, 1)  # a narrow window (200% on a laptop) narrows
-        self.chat_split.setStretchFactor(1, 3)  # both, the list less: the chat stays readable
-        self.chat_split.setSizes([230, 470])
+        self.chat_split.setStretchFactor(0, 0)  # the list keeps its width, the chat grows
+        self.chat_split.setStretchFactor(1, 1)
+        self.chat_split.setCollapsible(1, False)
+        self.chat_split.setSizes([LIST_WIDTH, 470])
+        self.chat.conversations_toggled.connect(self._choose_conversations)
         self.facts = FactsView()
         self.history = HistoryPanel()
         self.history.rollback_requested.connect(self.history_actions.roll_back)
@@ -191,9 +213,17 @@ class MainWindow(QMainWindow):
         self.split = QSplitter(Qt.Orientation.Horizontal)
         for widget in (self.find_panel, self.preview, self.tabs):
             self.split.addWidget(widget)
+        # The room a wider window has goes to the preview and the chat (2:3), none to the
+        # tree; no pane is collapsed by a drag: at 800 px the preview had 165 px.
+        for pane, stretch in enumerate((0, 2, 3)):
+            self.split.setStretchFactor(pane, stretch)
+            self.split.setCollapsible(pane, False)
+        self.preview.setMinimumWidth(self.fontMetrics().averageCharWidth() * PREVIEW_MIN_CHARS)
         self.split.setSizes([230, 350, 700])
+        self._panes_chosen = False  # a divider dragged: the widths are the person's from then
+        self.split.splitterMoved.connect(lambda _pos, _index: self._chose_panes())
         self.setCentralWidget(self.split)
-        self.chat.links_last()
+        self.chat.reading_order()
         self.drop_hint = QLabel(self)  # its words: DocumentIntake.drop_hint, when shown
         self.drop_hint.setObjectName("dropHint")
         self.drop_hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -309,10 +339,54 @@ class MainWindow(QMainWindow):
         state = self.store.value("window/splitter")
         if state:
             self.split.restoreState(state)
+            self._panes_chosen = True  # the widths the person left them at
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # the drop hint covers the window
         super().resizeEvent(event)
         self.drop_hint.setGeometry(self.rect().adjusted(40, 60, -40, -40))
+        self._fit_panes()
+        self._fit_conversations()
+
+    def _fit_panes(self) -> None:
+        """The three panes shared out for the window's width, until the person drags a
+        divider: the tree two elevenths (at least its minimum), the preview PREVIEW_SHARE of the
+        rest, the chat and its tabs the remainder. Qt's own sharing left the preview 165 px
+        of a window 800 px wide."""
+        if self._panes_chosen:
+            return
+        room = self.split.width() - 2 * self.split.handleWidth()
+        if room <= 0:
+            return
+        tree = max(self.find_panel.minimumWidth(), room * 2 // 11)
+        preview = max(self.preview.minimumWidth(), round((room - tree) * PREVIEW_SHARE))
+        self.split.setSizes([tree, preview, max(room - tree - preview, 0)])
+
+    def _chose_panes(self) -> None:
+        self._panes_chosen = True
+
+    def _fit_conversations(self) -> None:
+        """The conversations list beside the chat: as the person chose (its toggle), else
+        shown in a window wide enough for it and the chat (WIDE_FOR_LIST)."""
+        chosen = self.store.value(LIST_SETTING)
+        shown = (
+            chosen == "shown" if chosen in ("shown", "hidden") else (self.width() >= WIDE_FOR_LIST)
+        )
+        if shown != self.conversation_list.isVisibleTo(self):
+            self.conversation_list.setVisible(shown)
+            if shown:  # back at its width, not squeezed by the chat
+                rest = max(
+                    self.chat_split.width() - LIST_WIDTH, self.chat.minimumSizeHint().width()
+                )
+                self.chat_split.setSizes([LIST_WIDTH, rest])
+        self.chat.show_list_shown(shown)
+
+    def _choose_conversations(self, shown: bool) -> None:
+        """The toggle above the chat: the list shown or hidden from now on, at any width."""
+        self.store.setValue(LIST_SETTING, "shown" if shown else "hidden")
+        self._fit_conversations()
+        focus = self.focusWidget()
+        if not shown and focus is not None and self.conversation_list.isAncestorOf(focus):
+            self.chat.list_toggle.setFocus()  # (the keyboard was in the list just hidden)
 
     # -- opening a memory -----------------------------------------------------------------
 
@@ -392,11 +466,19 @@ class MainWindow(QMainWindow):
     def choose_documents(self) -> None:
         self.add_paths(dialogs.choose_documents(self))
 
+    def choose_document_folder(self) -> None:
+        """File ▸ Add a folder…: every readable file under it, as a dropped folder gives."""
+        folder = self.choose_folder_to_add(self)
+        if folder is not None:
+            self.add_paths([folder])
+
     def add_paths(self, paths: list[Path]) -> None:
         """Add files (and folders of them) to the open memory. With none open, offer to
         create one (or to open an existing one), then go on with these files."""
         from gam_desktop.gui.new_memory_dialog import offer_new_memory
 
+        if paths and not self.llm_ready_to_add():
+            return
         files = self.intake.documents(paths)
         if not files or self.workflow is not None:
             self.intake.add_documents(files)
@@ -407,6 +489,16 @@ class MainWindow(QMainWindow):
                 self.intake.add_documents(files)
 
         offer_new_memory(self, go_on, len(files))
+
+    def llm_ready_to_add(self) -> bool:
+        """Whether the LLM is set up, said before any work when it is not (an add went
+        ahead and failed with a DNS error: api.openai.com, with no key), with Settings
+        offered; True once they are saved with an LLM that can be used."""
+        if self.prefs.llm_missing(self.api_key) is None:
+            return True
+        if self.confirm(LLM_NOT_SET_UP, ADD_NEEDS_LLM, buttons=("Open Settings", "Cancel")):
+            self.open_settings()
+        return self.prefs.llm_missing(self.api_key) is None
 
     # -- the preview ----------------------------------------------------------------------
 
@@ -466,6 +558,25 @@ class MainWindow(QMainWindow):
 
     def roll_back(self, operation: Operation) -> None:
         self.history_actions.roll_back(operation)
+
+    def show_operation(self, sha: str) -> None:
+        """The History tab with the operation `sha` selected (the keyboard on the list)."""
+        self.menus.show_tab(self.history, self.history.list)
+        self.history.show_operation(sha)
+
+    def _explain_missing(self, path: str) -> None:
+        """The preview shows a file that is gone: the history says which operation removed
+        it (read on a task thread), so the preview can say how to get it back."""
+        source = self.session.history_source()
+        if source is None:
+            self.preview.explain_removal(path, None)
+            return
+        self.tasks.start(
+            "removed-by",
+            lambda _worker, _cancel: removed_by(source.root, path, source.git_path),
+            on_success=lambda operation: self.preview.explain_removal(path, operation),
+            on_failure=lambda _error: self.preview.explain_removal(path, None),
+        )
 
     def restore_before(self, operation: Operation) -> None:
         self.history_actions.restore_before(operation)

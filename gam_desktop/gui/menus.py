@@ -11,21 +11,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Qt, QUrl
 from PySide6.QtGui import QAction, QActionGroup, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QDialog, QMenu, QWidget
 
-from gam_desktop.engine.llm.tokenizer import resources_dir
+from gam_desktop.engine.api import resources_dir
 from gam_desktop.gui import theme
 from gam_desktop.gui.about import about_text
+from gam_desktop.gui.application import log_folder
 from gam_desktop.gui.settings import save
 from gam_desktop.gui.summarize_again import label as summarize_label
 from gam_desktop.gui.tree_panel import IS_DIR_ROLE, PATH_ROLE
-
-if TYPE_CHECKING:
-    from gam_desktop.gui.main_window import MainWindow
+from gam_desktop.gui.window import Window
 
 StandardKey = QKeySequence.StandardKey
 FALLBACKS = {StandardKey.Quit: "Ctrl+Q", StandardKey.Preferences: "Ctrl+,"}
@@ -83,7 +81,7 @@ def _flag(value: object, default: bool = True) -> bool:
 class Menus(QObject):
     """The menu bar of `window`, and the actions in it (tests trigger them)."""
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: Window) -> None:
         super().__init__(window)
         self.window = window
         self.documentation: QDialog | None = None
@@ -136,6 +134,9 @@ class Menus(QObject):
         self.add_documents = self._action(
             menu, "&Add documents…", lambda: self.window.choose_documents()
         )
+        self.add_folder = self._action(  # all the readable files under it, as a drop gives
+            menu, "Add a &folder…", lambda: self.window.choose_document_folder()
+        )
         menu.addSeparator()
         self.quit = self._action(
             menu, "&Quit", lambda: self.window.close(), StandardKey.Quit, QAction.MenuRole.QuitRole
@@ -185,6 +186,10 @@ class Menus(QObject):
 
     def _edit(self) -> None:
         menu, window = self.edit_menu, self.window
+        menu.setToolTipsVisible(True)  # why Undo is off, what it would undo
+        self.undo = self._action(menu, "&Undo", lambda: window.undo_last.undo(), StandardKey.Undo)
+        window.undo_last.attach(self.undo)
+        menu.addSeparator()
         self.find = self._action(menu, "&Find…", self.show_find, StandardKey.Find)
         self.find.setEnabled(hasattr(window, "show_find"))  # the find bar may not exist
         menu.addSeparator()
@@ -354,8 +359,6 @@ class Menus(QObject):
         )
 
     def open_log_folder(self) -> None:
-        from gam_desktop.gui.app import log_folder  # app.py imports this module's window
-
         folder = log_folder()
         folder.mkdir(parents=True, exist_ok=True)
         self.window.open_outside(QUrl.fromLocalFile(str(folder)), "the log folder")
@@ -380,7 +383,5 @@ class Menus(QObject):
 
     def show_about(self) -> None:
         """The version, the git in use and where the logs are (gui/about.py)."""
-        from gam_desktop.gui.app import log_folder
-
         git_setting = self.window.session.prefs.git_path or None
         self.window.tell("About GAM Desktop", about_text(git_setting, log_folder()))

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gam_desktop.engine.store.location import cannot_create, free_name
+from gam_desktop.engine.api import cannot_create, free_name
 from gam_desktop.gui import dialogs
 
 TITLE = "Create a memory"

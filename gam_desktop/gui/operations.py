@@ -10,7 +10,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from gam_desktop.engine.progress import CancelToken, ProgressEvent
+from gam_desktop.engine.api import CancelToken, ProgressEvent
 from gam_desktop.gui import words
 from gam_desktop.gui.prompts import Prompter
 from gam_desktop.gui.workers import Task, TaskRunner, Worker
@@ -87,7 +87,7 @@ class Operations(QObject):
 
     def _progress(self, event: ProgressEvent) -> None:
         """The stage in words; the bar only when the engine knows how far it has come."""
-        self.status.emit(words.parts(event.message or event.stage.capitalize()))  # not "chunks"
+        self.status.emit(words.passages(event.message or event.stage.capitalize()))  # not "chunks"
         if event.fraction is not None:
             self.progressed.emit(event.fraction)
 

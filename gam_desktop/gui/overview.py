@@ -4,7 +4,7 @@ the one at the top), so a person recognizes the same file in each."""
 
 from __future__ import annotations
 
-from gam_desktop.engine.store.markdown import README
+from gam_desktop.engine.api import README
 
 
 def is_overview(path: str) -> bool:

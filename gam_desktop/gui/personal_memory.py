@@ -11,12 +11,17 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
-from gam_desktop.engine.facts.history import Event, lineages
-from gam_desktop.engine.facts.record import Fact
-from gam_desktop.engine.models import META_FILE
-from gam_desktop.engine.store.changes import Changes
-from gam_desktop.engine.store.folder import CONVERSATIONS_DIR, FACTS_DIR, MemoryFolder
-from gam_desktop.engine.workflow import Workflow
+from gam_desktop.engine.api import (
+    CONVERSATIONS_DIR,
+    FACTS_DIR,
+    META_FILE,
+    Changes,
+    Event,
+    Fact,
+    MemoryFolder,
+    Workflow,
+    fact_lineages,
+)
 from gam_desktop.gui.prompts import Prompter
 from gam_desktop.gui.session import MemorySession
 
@@ -40,7 +45,7 @@ def fact_rows(workflow: Workflow) -> list[FactRow]:
     """On a task thread: the current facts, the most recently updated first, then those
     taken back, the most recently ended first."""
     titles = {c.id: c.title for c in workflow.conversations()}
-    lines = lineages(workflow.facts(), workflow.facts(deleted=True))
+    lines = fact_lineages(workflow)
     lines.sort(key=lambda line: (line.current, line.fact.updated, line.fact.id), reverse=True)
     return [
         FactRow(

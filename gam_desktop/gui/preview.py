@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import html
 import re
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices, QTextCharFormat
@@ -28,14 +29,23 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gam_desktop.engine.ingest.documents import READABLE
-from gam_desktop.engine.store.changes import Changes
-from gam_desktop.engine.store.folder import DELETED_FACTS_DIR, DirView, MemoryFolder
-from gam_desktop.engine.store.markdown import README, parse_memory, parse_time
-from gam_desktop.engine.textutil import plural
+from gam_desktop.engine.api import (
+    DELETED_FACTS_DIR,
+    READABLE,
+    README,
+    Changes,
+    DirView,
+    MemoryFolder,
+    parse_memory,
+    parse_time,
+    plural,
+)
 from gam_desktop.gui import local_time, words
 from gam_desktop.gui.labels import ElidedLabel, never_widens
 from gam_desktop.gui.overview import folder_of, is_overview, overview_name
+
+if TYPE_CHECKING:
+    from gam_desktop.engine.api import Operation
 
 _FIELDS = (
     ("tldr", "Summary"),
@@ -53,10 +63,16 @@ NO_LONGER_TRUE = (
     "This fact was forgotten or taken back. The Facts tab lists it under “Show what is no "
     "longer true”, where Restore brings it back."
 )
+GONE = "It is not in the memory any more. Looking in the history for what removed it…"
+GONE_UNKNOWN = (
+    "It is not in the memory any more, and the history does not say what removed it (it "
+    "was deleted outside the app before the history recorded it, or history is off)."
+)
 EMPTY_TITLE = "This memory is empty"
 EMPTY_TEXT = (
     f"Drag documents ({READABLE}), or folders of them, onto this window, or use File ▸ "
-    "Add documents. You will see an estimate before anything is sent to the LLM."
+    "Add documents… or File ▸ Add a folder…. You will see an estimate before anything is "
+    "sent to the LLM."
 )
 
 
@@ -66,6 +82,9 @@ class PreviewPane(QWidget):
 
     edit_requested = Signal(str)
     open_requested = Signal(str)  # a link of the shown note to another note of the memory
+    missing = Signal(str)  # a file to show is gone: the window asks the history what removed it
+    operation_requested = Signal(str)  # "Show it in History": the operation (its sha)
+    summarize_requested = Signal()  # a note written without the LLM: Summarize again
     shown = Signal(object, bool)
 
     def __init__(self) -> None:
@@ -91,6 +110,17 @@ class PreviewPane(QWidget):
         self.problem = QLabel()
         self.problem.setObjectName("warning")
         self.problem.setWordWrap(True)
+        self.without_llm = QLabel()  # a note written without the LLM: why, and the fix
+        self.without_llm.setObjectName("warning")
+        self.without_llm.setWordWrap(True)
+        self.without_llm.setTextFormat(Qt.TextFormat.RichText)
+        self.without_llm.setTextInteractionFlags(
+            Qt.TextInteractionFlag.TextSelectableByMouse
+            | Qt.TextInteractionFlag.LinksAccessibleByMouse
+            | Qt.TextInteractionFlag.LinksAccessibleByKeyboard
+        )
+        self.without_llm.setAccessibleName("Written without the LLM")
+        self.without_llm.linkActivated.connect(lambda _link: self.summarize_requested.emit())
         self.body = QTextBrowser()
         self.body.setAccessibleName("Preview")
         # A note's links are followed here: one to another note (a research report's
@@ -114,7 +144,7 @@ class PreviewPane(QWidget):
         buttons.addWidget(self.editor)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(12, 8, 12, 8)
-        for widget in (self.title, self.fields, self.problem, self.body):
+        for widget in (self.title, self.fields, self.without_llm, self.problem, self.body):
             layout.addWidget(widget)
         layout.addLayout(buttons)
         self.clear()
@@ -130,6 +160,7 @@ class PreviewPane(QWidget):
         self.title.setText(SELECT)
         self.fields.hide()
         self.problem.hide()
+        self.without_llm.hide()
         self.original.hide()
         self.editor.hide()
         self.body.setMarkdown("")
@@ -200,9 +231,38 @@ class PreviewPane(QWidget):
         elif not _is_empty(folder):
             self.clear()
 
+    def explain_removal(self, path: str, operation: Operation | None) -> None:
+        """What removed `path`, shown while it is still the file missing: the operation
+        (by its summary and time) and how to get the file back (roll that operation back;
+        a link selects it in History)."""
+        if self.path is not None or self._gone != path:
+            return  # something else is shown by now
+        if operation is None:
+            self.body.setMarkdown(GONE_UNKNOWN)
+            return
+        from gam_desktop.gui.history_panel import rollback_label
+
+        what = "This folder" if is_overview(path) else "This note"
+        summary = html.escape(words.counted_notes(operation.summary))
+        when = html.escape(local_time.when(operation.time, in_sentence=True))
+        button = html.escape(rollback_label(operation).removesuffix("…"))
+        self.body.setHtml(
+            f"<p>{what} was removed by <b>“{summary}”</b> ({when}).</p>"
+            f"<p>To get it back, roll back “{summary}”: "
+            f'<a href="history:{html.escape(operation.sha)}">show it in History</a> and '
+            f"choose <b>{button}…</b> (or Edit ▸ Undo, when it is the last operation). The "
+            "undo is recorded too, and can itself be undone.</p>"
+        )
+
     def _link_clicked(self, url: QUrl) -> None:
         if url.scheme() in ("http", "https", "mailto"):
             QDesktopServices.openUrl(url)
+            return
+        if url.scheme() == "history":  # a removed file's: the operation that removed it
+            self.operation_requested.emit(url.path())
+            return
+        if url.scheme() == "summarize":  # a note written without the LLM
+            self.summarize_requested.emit()
             return
         if url.scheme() or not self.path or self.folder is None:
             return  # file:, javascript: and the like from an untrusted note: nothing
@@ -220,8 +280,10 @@ class PreviewPane(QWidget):
                 return
             self.clear()
             gone = folder_of(path) if is_overview(path) and folder_of(path) else path
-            self.title.setText(f"{gone} no longer exists")
+            self.title.setText(f"{breakable(gone)} no longer exists")
             self._gone = path
+            self.body.setMarkdown(GONE)  # (an empty page was all it showed)
+            self.missing.emit(path)
             return
         self._showing = True
         try:
@@ -234,7 +296,9 @@ class PreviewPane(QWidget):
 
     def _show_parsed(self, folder: MemoryFolder, path: str, text: str) -> None:
         parsed = parse_memory(text)
-        self._front, self._body = parsed.front, parsed.body
+        # an overview's listing counts notes ("(5 notes)"; the engine writes "memories")
+        body = words.counted_notes(parsed.body) if is_overview(path) else parsed.body
+        self._front, self._body = parsed.front, body
         front = parsed.front
         title = str(front.get("title") or front.get("statement") or path)  # a fact: statement
         self.title.setText(
@@ -291,10 +355,10 @@ class PreviewPane(QWidget):
             if key == "tokens" and isinstance(front[key], int):  # not "Tokens: 412"
                 value = words.approximate_words(front[key])
             self.form.addRow(f"{label}:", _value_label(value, one_line=key == "source"))
-        if front.get(words.FALLBACK_KEY):  # not "fallback: true"
-            said = _value_label(words.sentence(words.NOT_BY_THE_MODEL))
-            said.setObjectName("warning")
-            self.form.addRow(said)
+        # not "fallback: true": that the LLM did not write it, why, and the fix
+        fallback, reason = front.get(words.FALLBACK_KEY), front.get(words.FALLBACK_REASON_KEY)
+        self.without_llm.setText(words.without_llm_html(str(reason) if reason else None))
+        self.without_llm.setVisible(bool(fallback))
         self.fields.setVisible(self.form.rowCount() > 0)
 
     def _original_toggled(self, _checked: bool) -> None:
@@ -325,6 +389,12 @@ def _value_label(value: str, one_line: bool = False) -> QLabel:
     text.setWordWrap(not one_line)
     text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
     return text
+
+
+def breakable(path: str) -> str:
+    """A path a title may wrap after its slashes and underscores (a zero-width space after
+    each): one long word was cut at the preview's edge."""
+    return path.replace("/", "/\u200b").replace("_", "_\u200b")
 
 
 def readable_original(text: str) -> str:

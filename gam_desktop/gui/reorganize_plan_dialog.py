@@ -22,8 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gam_desktop.engine.models import ReorganizeOperation
-from gam_desktop.engine.textutil import plural
+from gam_desktop.engine.api import ReorganizeOperation, plural
 from gam_desktop.gui import theme
 
 

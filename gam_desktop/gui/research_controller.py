@@ -11,8 +11,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import QObject, Signal
 
-from gam_desktop.engine.research.models import ResearchReport
-from gam_desktop.engine.workflow import Workflow
+from gam_desktop.engine.api import ResearchReport, Workflow
 from gam_desktop.gui import error_advice
 from gam_desktop.gui.session import MemorySession
 from gam_desktop.gui.workers import Worker

@@ -24,6 +24,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
+from PySide6.QtCore import QSettings
+from PySide6.QtWidgets import QApplication
+
+from gam_desktop.engine.api import bundled_git, remove_tree, resources_dir
+from gam_desktop.gui.application import make_app
+from gam_desktop.gui.closing import CloseChoice
+from gam_desktop.gui.main_window import MainWindow
+from gam_desktop.gui.settings import Preferences
+
 WAIT_SECONDS = 120
 KEYCHAIN_SECONDS = 30  # a locked keychain may wait on a password prompt: never for ever
 
@@ -76,10 +85,6 @@ def run(log_file: Path | None = None) -> int:
 
 def _run(report: Report, problems: list[str]) -> None:
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from PySide6.QtWidgets import QApplication
-
-    from gam_desktop.gui.app import make_app
-
     owns_app = QApplication.instance() is None
     app = make_app(sys.argv[:1])
     folder = Path(tempfile.mkdtemp(prefix="gam-selftest-"))
@@ -94,13 +99,7 @@ def _run(report: Report, problems: list[str]) -> None:
 
 def _in_a_window(app, folder: Path, report: Report, problems: list[str]) -> None:
     """The window's part, closed (and with it the memory) before its folder is deleted."""
-    from PySide6.QtCore import QSettings
-
-    from gam_desktop.engine.llm.tokenizer import resources_dir
-    from gam_desktop.gui.closing import CloseChoice
-    from gam_desktop.gui.main_window import MainWindow
-    from gam_desktop.gui.settings import Preferences
-    from gam_desktop.selfcheck.scripted_llm import RunningServer
+    from gam_desktop.selfcheck.scripted_llm import RunningServer  # test tooling: on demand
 
     with RunningServer() as server:
         store = QSettings(str(folder / "settings.ini"), QSettings.Format.IniFormat)
@@ -134,8 +133,6 @@ def _in_a_window(app, folder: Path, report: Report, problems: list[str]) -> None
 def clean_up(folder: Path) -> list[str]:
     """Delete the self-test's folder; what could not be deleted, as problems (never raised).
     On Windows an open file cannot be deleted: a file left here is one the app left open."""
-    from gam_desktop.engine.store.portable import remove_tree
-
     try:
         remove_tree(folder)
     except OSError as exc:
@@ -264,8 +261,6 @@ def steps(app, window, memory: Path, samples: Path, report: Report) -> None:
 def _git_in_use(window) -> str:
     """The git the memory's history runs; a packaged app carrying one must use it (an app
     started from Finder finds only /usr/bin/git, which needs the Command Line Tools)."""
-    from gam_desktop.engine.history.gitrepo import bundled_git
-
     repo = window.session.workflow.versioned.repo
     if repo is None:
         raise RuntimeError(f"no history: {window.session.history_message()}")

@@ -17,16 +17,20 @@ from typing import Any, TypeVar
 from PySide6.QtCore import QObject, QSettings, Signal, Slot
 
 from gam_desktop import appdirs
-from gam_desktop.engine.ingest.resume import PendingAdd
-from gam_desktop.engine.llm.prices import PriceTable
-from gam_desktop.engine.progress import CancelToken
-from gam_desktop.engine.store.changes import Changes
-from gam_desktop.engine.store.folder import MemoryFolder
-from gam_desktop.engine.store.location import unsuitable
-from gam_desktop.engine.store.watcher import FolderWatcher
-from gam_desktop.engine.textutil import plural
-from gam_desktop.engine.workflow import OutsideEdit, Workflow, foreign_content
-from gam_desktop.gui import local_time
+from gam_desktop.engine.api import (
+    CancelToken,
+    Changes,
+    FolderWatcher,
+    MemoryFolder,
+    OutsideEdit,
+    PendingAdd,
+    PriceTable,
+    Workflow,
+    foreign_content,
+    plural,
+    unsuitable,
+)
+from gam_desktop.gui import local_time, words
 from gam_desktop.gui.app_lock import AppLock, FolderInUse
 from gam_desktop.gui.dialogs import MAKE_MEMORY_TITLE
 from gam_desktop.gui.history_panel import HistorySource
@@ -256,7 +260,7 @@ class MemorySession(QObject):
 
         def succeeded(result: Any) -> None:
             self._announce_heard(heard)
-            self.status.emit(said(result))
+            self.status.emit(words.counted_notes(said(result)))  # "(5 notes)", not memories
             if then is not None:
                 then(result)
 

@@ -21,15 +21,15 @@ from pydantic import SecretStr
 from PySide6.QtCore import QLockFile, QSettings
 
 from gam_desktop import appdirs
-from gam_desktop.engine.ingest.builder import BuildOptions
-from gam_desktop.engine.llm import LLMSettings
-from gam_desktop.engine.llm.embeddings import (
+from gam_desktop.engine.api import (
+    BuildOptions,
+    ChunkConfig,
     EmbeddingChoice,
     EmbeddingSettings,
     Enabled,
+    LLMSettings,
     same_server,
 )
-from gam_desktop.engine.models import ChunkConfig
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +37,7 @@ PRESETS = {  # name -> (base URL, default model, needs a key)
     "OpenAI": ("https://api.openai.com/v1", "gpt-4o-mini", True),
     "Ollama": ("http://127.0.0.1:11434/v1", "qwen2.5:7b", False),
     "LM Studio": ("http://127.0.0.1:1234/v1", "local-model", False),
+    "llama.cpp": ("http://127.0.0.1:8080/v1", "local-model", False),  # llama-server's default
     "Custom": ("http://127.0.0.1:8080/v1", "local-model", False),
 }
 MAX_RECENT = 8

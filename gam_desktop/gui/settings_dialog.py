@@ -1,7 +1,7 @@
 """Settings, in three tabs. Basic: the provider preset, the server's address, the API key
 (kept in the keychain) and the models, chosen from the list the server gives (or typed);
 Test connection and Detect local servers, their findings under their buttons. Advanced:
-temperatures, chunk sizes, parallel calls (automatic, or a number), the reorganization
+temperatures, passage sizes, parallel calls (automatic, or a number), the reorganization
 threshold, the silence limit per call, the git executable. Search: search by meaning
 (automatic, on, off), its endpoint (the chat's server when empty; a key of its own, kept in
 the keychain, for another server) and its model (found on the server when empty: the one
@@ -33,11 +33,22 @@ from PySide6.QtWidgets import (
 )
 
 from gam_desktop import keystore
-from gam_desktop.engine.llm import LLMAuthError, LLMError, LLMSettings, NoModels, concurrency
-from gam_desktop.engine.llm import embeddings as embedding_models
-from gam_desktop.engine.llm.embeddings import Enabled, is_local, pick_model, same_server
-from gam_desktop.engine.llm.probe import detect_local, list_models, probe
-from gam_desktop.engine.textutil import plural
+from gam_desktop.engine.api import (
+    Enabled,
+    LLMAuthError,
+    LLMError,
+    LLMSettings,
+    NoModels,
+    automatic_parallel_calls,
+    detect_local,
+    forget_found_models,
+    is_local,
+    list_models,
+    pick_model,
+    plural,
+    probe,
+    same_server,
+)
 from gam_desktop.gui import error_advice
 from gam_desktop.gui.settings import PRESETS, Preferences
 from gam_desktop.gui.workers import TaskRunner, call_in_daemon
@@ -101,7 +112,7 @@ def _parallel_calls(prefs: Preferences) -> QSpinBox:
     """Parallel calls: 0 shows as "automatic (now 3)", the limit learned for the server (the
     number left out until one is known); any other number fixes it."""
     box = _spin(0, 64, prefs.workers)
-    now = concurrency.current(prefs.base_url, prefs.builder_model)
+    now = automatic_parallel_calls(prefs.base_url, prefs.builder_model)
     box.setSpecialValueText(f"automatic (now {now})" if now else "automatic")
     box.setToolTip(
         "How many LLM calls run at once. Automatic: as many as the server is found to take "
@@ -266,8 +277,9 @@ class SettingsDialog(QDialog):
             (
                 "Building",
                 [
-                    ("Smallest chunk (tokens)", self.min_tokens),
-                    ("Largest chunk (tokens)", self.max_tokens),
+                    # a passage of a document becomes a note (never "chunk" in the window)
+                    ("Shortest passage (tokens)", self.min_tokens),
+                    ("Longest passage (tokens)", self.max_tokens),
                     ("Reorganize a folder above (notes)", self.threshold),
                     ("Save big drops every (documents)", self.step_documents),
                 ],
@@ -656,7 +668,7 @@ class SettingsDialog(QDialog):
         own_key = self.embedding_key.text().strip()
         self.key_for_session = key or None
         self.saving.setText("Saving…")
-        embedding_models.forget_found()  # what a server lists is asked again, as it may change
+        forget_found_models()  # what a server lists is asked again, as it may change
 
         keys = {endpoint: key, **({own_url: own_key} if own else {})}
         self._key_typed = any(keys.values())

@@ -38,9 +38,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gam_desktop.engine.llm import LLMSettings
-from gam_desktop.engine.llm.embeddings import EmbeddingSettings
-from gam_desktop.engine.textutil import plural
+from gam_desktop.engine.api import EmbeddingSettings, LLMSettings, plural
 from gam_desktop.gui.workers import call_in_daemon
 from gam_desktop.serve.auth import DEFAULT_PORT, Token, resolve_token
 

@@ -14,18 +14,23 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
-from gam_desktop.engine.ingest.summarize_again import notes_in
-from gam_desktop.engine.progress import CancelToken
-from gam_desktop.engine.store.changes import Changes
-from gam_desktop.engine.store.folder import PERSONAL_DIRS
-from gam_desktop.engine.textutil import plural
-from gam_desktop.engine.workflow import Workflow
+from gam_desktop.engine.api import (
+    PERSONAL_DIRS,
+    CancelToken,
+    Changes,
+    Workflow,
+    front_of,
+    notes_in,
+    plural,
+)
+from gam_desktop.gui import words
 from gam_desktop.gui.prompts import Prompter
 from gam_desktop.gui.session import MemorySession
 from gam_desktop.gui.workers import Worker
 
 TASK = "summarize-again"  # the operation (status bar, Cancel)
 COUNT_TASK = "fallbacks"  # counting them (quiet)
+REASONS_TASK = "fallback-reasons"  # why they were written without it (quiet)
 MENU_LABEL = "Summarize &again"
 
 
@@ -135,12 +140,25 @@ class SummarizeAgain(QObject):
         if notes_in(changes):
             self._left_after_run = True  # said once they are counted again
             return
-        if self.count:
-            self.prompter.tell(
-                "Nothing was summarized again",
-                f"The LLM failed again for {plural(self.count, 'note')} written without it. "
-                "They are kept as they were; try again later (Memory ▸ Summarize again).",
+        if self.count and self.session.workflow is not None:
+            workflow = self.session.task_workflow()  # why, as the notes keep it: read first
+            self.session.operations.tasks.start(
+                REASONS_TASK,
+                lambda _worker, _cancel: fallback_reasons(workflow),
+                on_success=self._failed_again,
+                on_failure=lambda _error: self._failed_again([]),
             )
+
+    def _failed_again(self, reasons: list[str]) -> None:
+        """Nothing was summarized again: said with the error (it said only "The LLM failed
+        again") and what to do about it."""
+        why = f"The LLM's error when they were written: {reasons[0]}.\n\n" if reasons else ""
+        self.prompter.tell(
+            "Nothing was summarized again",
+            f"The LLM failed again for {plural(self.count, 'note')} written without it; "
+            f"they are kept as they were.\n\n{why}Check the LLM (Edit ▸ Settings… ▸ Test "
+            "connection), then choose Memory ▸ Summarize again.",
+        )
 
     def cancel(self) -> bool:
         """The status bar's Cancel: stops summarizing again, if that is what runs."""
@@ -148,6 +166,22 @@ class SummarizeAgain(QObject):
         for task in tasks:
             task.cancel.cancel()
         return bool(tasks)
+
+
+def fallback_reasons(workflow: Workflow) -> list[str]:
+    """Why the memory's notes written without the LLM were (the errors their front matter
+    keeps, redacted when kept), the most frequent first; read on a task thread."""
+    counts: dict[str, int] = {}
+    for path in workflow.fallback_memories():
+        try:
+            text = (workflow.folder.root / path).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        reason = front_of(text).get(words.FALLBACK_REASON_KEY)
+        if reason:
+            said = " ".join(str(reason).split()).rstrip(". ")
+            counts[said] = counts.get(said, 0) + 1
+    return sorted(counts, key=lambda said: -counts[said])
 
 
 def _in_tree(path: str) -> bool:

@@ -22,7 +22,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication
 
-from gam_desktop.engine.llm.tokenizer import resources_dir
+from gam_desktop.engine.api import resources_dir
 
 SYSTEM, LIGHT_CHOICE, DARK_CHOICE = "system", "light", "dark"
 CHOICES = {SYSTEM: "&System", LIGHT_CHOICE: "&Light", DARK_CHOICE: "&Dark"}  # menu labels

@@ -26,9 +26,7 @@ from PySide6.QtCore import QModelIndex, Qt, QUrl, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QStyle, QTreeWidget, QTreeWidgetItem
 
-from gam_desktop.engine.store.changes import Changes
-from gam_desktop.engine.store.folder import RESEARCH_DIR, DirView, MemoryFolder
-from gam_desktop.engine.store.markdown import README
+from gam_desktop.engine.api import README, RESEARCH_DIR, Changes, DirView, MemoryFolder
 from gam_desktop.gui.overview import is_overview, overview_name
 
 PATH_ROLE = Qt.ItemDataRole.UserRole

@@ -22,8 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gam_desktop.engine.llm.tokenizer import resources_dir
-from gam_desktop.engine.textutil import plural
+from gam_desktop.engine.api import plural, resources_dir
 from gam_desktop.gui import theme
 from gam_desktop.gui.accessible import name_clear_button
 

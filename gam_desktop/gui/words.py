@@ -3,24 +3,25 @@
 The engine's trajectory lists tool calls (`cat("README.md") -> # Mem (+8 lines)`), its live
 steps name them ("reading README.md") and its progress counts "chunks"; the command line
 shows them as they are, the window in words: "Read the memory's overview", "Searched the
-text for “bert”", "parts" of a document. Anything not recognised is shown as it came,
-its first letter capitalised: a new kind of step is never hidden.
+text for “bert”", "passages" of a document, "notes" (the engine's "memories" counted in its
+summaries). Anything not recognised is shown as it came, its first letter capitalised: a
+new kind of step is never hidden.
 """
 
 from __future__ import annotations
 
+import html
 import json
 import re
 
-from gam_desktop.engine.ingest.estimate import Estimate, duration, money
-from gam_desktop.engine.store.markdown import README, front_of, split_front
-from gam_desktop.engine.textutil import plural
+from gam_desktop.engine.api import README, Estimate, duration, front_of, money, plural, split_front
 
 _CALL = re.compile(r"^\s*(?:\d+\.\s+)?(\w+)\((.*)\)\s*->\s*(.*)$", re.DOTALL)
 _NUMBERED = re.compile(r"^\s*\d+\.\s+")
 _CONFIDENCE = re.compile(r"^answer \(confidence ([0-9.]+)\)$")
 _LIVE = re.compile(r"^(reading|listing|searching for|searching)\s+(.*)$", re.DOTALL)
 _CHUNK = re.compile(r"\b([Cc])hunk(s?)\b")
+_MEMORIES = re.compile(r"\b(\d[\d,]*) memor(y|ies)\b")  # a count of notes, not the memory
 
 
 def place(path: str) -> str:
@@ -100,9 +101,16 @@ def live_step(text: str) -> str:
     return f"Searching the text for “{what}”"
 
 
-def parts(text: str) -> str:
-    """The engine's "chunks" are parts of a document to a person."""
-    return _CHUNK.sub(lambda m: ("P" if m.group(1) == "C" else "p") + "art" + m.group(2), text)
+def passages(text: str) -> str:
+    """The engine's "chunks" are passages of a document to a person (each one becomes a
+    note); the window never says "chunks" or "parts"."""
+    return _CHUNK.sub(lambda m: ("P" if m.group(1) == "C" else "p") + "assage" + m.group(2), text)
+
+
+def counted_notes(text: str) -> str:
+    """The engine's summaries count "memories" ("Added 9 documents (34 memories)"): the
+    window calls the Markdown files notes, and the folder the memory."""
+    return _MEMORIES.sub(lambda m: f"{m.group(1)} note{'s' if m.group(2) == 'ies' else ''}", text)
 
 
 # -- a change as a person reads it -------------------------------------------------------
@@ -267,8 +275,22 @@ _BOOKKEEPING = {
     "summarized", "summary", "files", "kind", "partial", "said", "valid_from", "replaces",
 }  # fmt: skip
 FALLBACK_KEY = "fallback"  # a note written without the LLM (engine.ingest.summarize_again)
+FALLBACK_REASON_KEY = "fallback_reason"  # ...and why: its call's error (engine.ingest.memorize)
 NOT_BY_THE_MODEL = "summary not written by the model (Memory ▸ Summarize again)"
+UNKNOWN_REASON = "its LLM calls kept failing when it was added"
 _QUOTED = 80  # characters of a value quoted in a change's words
+
+
+def without_llm_html(reason: str | None) -> str:
+    """A note written without the LLM, said in plain words (it showed "fallback: true"):
+    that the LLM did not write it, why (`reason`: the error, redacted when it was kept; none
+    kept in notes of older versions), and how to fix it, as a link ("summarize:")."""
+    why = html.escape(reason.rstrip(". ")) if reason else UNKNOWN_REASON
+    return (  # short: a window 800 × 600 has little room above the note
+        "<b>Written without the LLM</b>: the passage's own sentences, not a summary. "
+        f"<b>Why:</b> {why}. <b>Fix:</b> once the LLM works, "
+        '<a href="summarize:">Summarize again</a>.'
+    )
 
 
 def front_changes(old: dict[str, object], new: dict[str, object]) -> list[str]:
@@ -282,7 +304,9 @@ def front_changes(old: dict[str, object], new: dict[str, object]) -> list[str]:
             else sentence(NOT_BY_THE_MODEL)
         )
     for key in dict.fromkeys([*old, *new]):
-        if key == FALLBACK_KEY or key in _BOOKKEEPING or old.get(key) == new.get(key):
+        if key in (FALLBACK_KEY, FALLBACK_REASON_KEY) or key in _BOOKKEEPING:
+            continue
+        if old.get(key) == new.get(key):
             continue
         name = _FIELD_WORDS.get(key, key.replace("_", " ").capitalize())
         was, now = _value(key, old.get(key)), _value(key, new.get(key))

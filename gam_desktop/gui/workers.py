@@ -18,7 +18,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
 
-from gam_desktop.engine.progress import CancelToken, OperationCancelled
+from gam_desktop.engine.api import CancelToken, OperationCancelled
 
 log = logging.getLogger(__name__)
 

@@ -26,14 +26,15 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from gam_desktop.engine.history import journal
-from gam_desktop.engine.llm import LLMSettings
-from gam_desktop.engine.llm.embeddings import EmbeddingSettings
-from gam_desktop.engine.progress import ProgressEvent
-from gam_desktop.engine.store.changes import Changes
-from gam_desktop.engine.store.folder import MemoryFolder
-from gam_desktop.engine.store.lock import writer_lock
-from gam_desktop.engine.workflow import Workflow
+from gam_desktop.engine.api import (
+    Changes,
+    EmbeddingSettings,
+    LLMSettings,
+    MemoryFolder,
+    ProgressEvent,
+    Workflow,
+    needs_recovery,
+)
 from gam_desktop.serve import retrieval
 from gam_desktop.serve.auth import MAX_BODY, Guard
 from gam_desktop.serve.errors import HANDLERS, ServeError
@@ -113,7 +114,7 @@ class MemoryEndpoint:
     async def health(self, _request: Request) -> Response:
         folder = MemoryFolder(self.config.gam_dir)
         status = "ok" if folder.is_memory() else "not a memory"
-        if await anyio.to_thread.run_sync(_interrupted, folder):
+        if await anyio.to_thread.run_sync(needs_recovery, folder):
             # a crash left an operation half-done: every turn fails until it is recovered
             status = "needs recovery"
         return JSONResponse(
@@ -184,18 +185,6 @@ class MemoryEndpoint:
             return
         pending.answer = text
         self.writer.submit(pending)
-
-
-def _interrupted(folder: MemoryFolder) -> bool:
-    """An operation a crash left half-done (never one running now: its writer holds the
-    lock)."""
-    if journal.read(folder) is None:
-        return False
-    try:
-        with writer_lock(folder, timeout=0):
-            return journal.read(folder) is not None
-    except Exception:  # busy (an operation is running) or not writable: not interrupted
-        return False
 
 
 async def _json_body(request: Request) -> dict[str, Any]:

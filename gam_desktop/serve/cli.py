@@ -13,10 +13,14 @@ from pydantic import SecretStr
 
 from gam_desktop import appdirs, keystore
 from gam_desktop.cli.common import entry_point, reason, recover_hint, settings_for, whole
-from gam_desktop.engine.llm import LLMSettings
-from gam_desktop.engine.llm.embeddings import EmbeddingChoice, EmbeddingSettings, same_server
-from gam_desktop.engine.store.folder import MemoryFolder
-from gam_desktop.engine.workflow import Workflow
+from gam_desktop.engine.api import (
+    EmbeddingChoice,
+    EmbeddingSettings,
+    LLMSettings,
+    MemoryFolder,
+    Workflow,
+    same_server,
+)
 from gam_desktop.serve.app import ServeConfig, create_app
 from gam_desktop.serve.auth import (
     DEFAULT_PORT,

@@ -14,8 +14,7 @@ import logging
 import threading
 from pathlib import Path
 
-from gam_desktop.engine.llm.embeddings import EmbeddingSettings
-from gam_desktop.engine.retrieval.tools import MemoryTools
+from gam_desktop.engine.api import EmbeddingSettings, MemoryTools
 
 log = logging.getLogger(__name__)
 

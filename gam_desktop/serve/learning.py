@@ -34,12 +34,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from gam_desktop.engine.chats.library import list_conversations, saved_turn_ids
-from gam_desktop.engine.chats.record import parse
-from gam_desktop.engine.chats.saved_turns import TurnToSave
-from gam_desktop.engine.models import utc_now
-from gam_desktop.engine.store.markdown import parse_time
-from gam_desktop.engine.workflow import Workflow
+from gam_desktop.engine.api import (
+    TurnToSave,
+    Workflow,
+    list_conversations,
+    parse_conversation,
+    parse_time,
+    saved_turn_ids,
+    utc_now,
+)
 from gam_desktop.serve.retrieval import text_of
 from gam_desktop.serve.turnqueue import TurnQueue
 
@@ -65,7 +68,9 @@ def known_histories(root: Path, recent: int = RECENT_CONVERSATIONS) -> dict[str,
     known: dict[str, str] = {}
     for info in reversed(list_conversations(root)[:recent]):
         try:
-            record = parse((root / info.path).read_text(encoding="utf-8", errors="replace"))
+            record = parse_conversation(
+                (root / info.path).read_text(encoding="utf-8", errors="replace")
+            )
         except (OSError, ValueError):  # vanished meanwhile, or no longer a conversation
             continue
         known.update((t.history_key, record.id) for t in record.turns if t.history_key)

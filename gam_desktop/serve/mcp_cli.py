@@ -13,7 +13,7 @@ import uvicorn
 from starlette.types import ASGIApp
 
 from gam_desktop.cli.common import entry_point, reason, settings_for, whole
-from gam_desktop.engine.store.folder import MemoryFolder
+from gam_desktop.engine.api import MemoryFolder
 from gam_desktop.serve.auth import (
     DEFAULT_PORT,
     MAX_BODY,

@@ -16,12 +16,16 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 
-from gam_desktop.engine.errors import GamError
-from gam_desktop.engine.llm import LLMError, LLMSettings
-from gam_desktop.engine.llm.embeddings import EmbeddingSettings
-from gam_desktop.engine.llm.redact import Redactor
-from gam_desktop.engine.retrieval.tools import MemoryTools, ToolResult
-from gam_desktop.engine.workflow import Workflow
+from gam_desktop.engine.api import (
+    EmbeddingSettings,
+    GamError,
+    LLMError,
+    LLMSettings,
+    MemoryTools,
+    Redactor,
+    ToolResult,
+    Workflow,
+)
 
 INSTRUCTIONS = (
     "A GAM memory: Markdown notes organized in folders by topic, each folder with a "

@@ -15,11 +15,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from gam_desktop.engine.answering import recall
-from gam_desktop.engine.retrieval.corpus import CorpusFile, memory_of, title_of
-from gam_desktop.engine.retrieval.tools import MemoryTools
-from gam_desktop.engine.retrieval.words import tokenize
-from gam_desktop.engine.store.markdown import body_of
+from gam_desktop.engine.api import (
+    CorpusFile,
+    MemoryTools,
+    memory_of,
+    passage_of,
+    search_terms,
+    time_of,
+)
 
 PREAMBLE = (
     "Passages from the user's memory (GAM), most relevant first, each under its file path. "
@@ -84,7 +87,7 @@ def passages(
 def _recency(path: str, file: CorpusFile, now: datetime, half_life: float) -> float:
     """exp(-age / half_life) from the front matter's time (a fact's update, a
     conversation's start), else the file's modification time."""
-    when = recall.time_of(file.text)
+    when = time_of(file.text)
     if when is None:
         when = datetime.fromtimestamp(file.mtime_ns / 1e9, UTC)
     age_days = max(0.0, (now - when).total_seconds() / 86400)
@@ -94,7 +97,7 @@ def _recency(path: str, file: CorpusFile, now: datetime, half_life: float) -> fl
 def _mmr(scored: dict[str, tuple[float, CorpusFile]], top_k: int, lam: float) -> list[str]:
     """Maximal Marginal Relevance: λ·score − (1 − λ)·(largest overlap with one chosen),
     the overlap being the Jaccard index of the two files' token sets."""
-    tokens = {path: set(tokenize(body_of(file.text))) for path, (_, file) in scored.items()}
+    tokens = {path: search_terms(file.text) for path, (_, file) in scored.items()}
     chosen: list[str] = []
     left = sorted(scored, key=lambda p: -scored[p][0])
     while left and len(chosen) < top_k:
@@ -114,11 +117,7 @@ def _jaccard(a: set[str], b: set[str]) -> float:
 
 
 def _passage(path: str, score: float, file: CorpusFile) -> Passage:
-    if recall.is_personal(path):
-        label = recall.personal_label(path, file.text)
-        text = recall.personal_passage(path, file.text, None)
-    else:
-        label, text = title_of(path, file.text), body_of(file.text)
+    label, text = passage_of(path, file.text)
     text = " ".join(text.split())
     if len(text) > PASSAGE_CHARS:
         text = text[:PASSAGE_CHARS].rsplit(" ", 1)[0] + " …"

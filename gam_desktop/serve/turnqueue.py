@@ -17,10 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from gam_desktop.engine.store.changeset import atomic_write
-from gam_desktop.engine.store.folder import SERVE_QUEUE_DIR
-from gam_desktop.engine.store.links import check_writable_path
-from gam_desktop.engine.store.markdown import parse_time
+from gam_desktop.engine.api import SERVE_QUEUE_DIR, atomic_write, check_writable_path, parse_time
 
 log = logging.getLogger(__name__)
 

@@ -13,12 +13,18 @@ string of the JSON (keys too), whatever its field; a stream through a sliding wi
 (`_RedactedStream`) over every string of its events, as a server may stream any field in
 pieces (`delta.reasoning`, the legacy `delta.function_call`, fields not invented yet), its
 lines ended by CR, LF or CRLF as SSE allows. Nothing here logs a header.
+
+What is read from the upstream is bounded: a line of a stream (MAX_LINE: a server that
+never ended its line had the relay copy and split what it held at every chunk, quadratic,
+the event loop busy for minutes, and gigabytes held), a reply's text kept to be saved and a
+whole non-streaming reply (MAX_REPLY).
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import logging
 import re
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -26,9 +32,16 @@ from typing import Any
 
 import httpx2
 
-from gam_desktop.engine.llm import LLMSettings
-from gam_desktop.engine.llm.redact import Redactor, redact_json
+from gam_desktop.engine.api import LLMSettings, Redactor, redact_json
 from gam_desktop.serve.errors import ServeError, error_body
+
+log = logging.getLogger(__name__)
+MAX_LINE = 8 * 2**20  # bytes of one line of a stream: an event is a few kilobytes
+MAX_REPLY = 64 * 2**20  # bytes of a reply read whole, characters of a stream's text kept
+
+
+class _LineTooLong(Exception):
+    """The upstream sent a line of a stream past MAX_LINE."""
 
 
 @dataclass
@@ -70,14 +83,23 @@ class Upstream:
 
     async def complete(self, request: dict[str, Any]) -> Forwarded:
         """A non-streaming completion: the upstream's JSON, or a ServeError."""
+        sent = self._client.build_request("POST", "chat/completions", json=request)
         try:
-            response = await self._client.post("chat/completions", json=request)
+            response = await self._client.send(sent, stream=True)
+            try:
+                data = await _read_within(response, MAX_REPLY)
+            finally:
+                await response.aclose()
         except httpx2.HTTPError as exc:
             raise self._unreachable(exc) from None
+        if data is None:
+            raise ServeError(
+                502, f"The LLM answered with more than {_mb(MAX_REPLY)}; it was not read."
+            )
         if response.status_code >= 400:
-            raise self._refused(response.status_code, response.text)
+            raise self._refused(response.status_code, data.decode("utf-8", "replace"))
         try:
-            body = response.json()
+            body = json.loads(data)
         except (ValueError, RecursionError):  # RecursionError: nested deeper than Python goes
             raise ServeError(502, "The LLM answered with something that is not JSON.") from None
         if not isinstance(body, dict):
@@ -112,28 +134,39 @@ class Upstream:
         # sends [DONE]) has still answered. One that closes before either cut the reply
         # short, and a truncated answer is not saved as if it were whole.
         # Whole lines go to the client, secrets out (a partial line waits for its end).
-        text, pending, answered = "", b"", False
+        text, stream, answered = _Text(), _Lines(), False
         redacted = _RedactedStream(self.redactor)
         try:
             async for chunk in response.aiter_raw():
-                lines, pending = _lines(pending + chunk)
-                text += "".join(_delta_text(line) for line in lines)
+                lines = stream.feed(chunk)
+                text.add(lines)
                 if not answered and any(_ends_reply(line) for line in lines):
                     answered = True
-                    on_done(self.redactor.text(text))
+                    self._done(text, on_done)
                 if ready := b"".join(redacted.line(line) for line in lines):
                     yield ready
-            last, _ = _lines(pending + b"\n") if pending else ([], b"")
+            last = stream.last()
+            text.add(last)
             if not answered and any(_ends_reply(line) for line in last):
-                on_done(self.redactor.text(text + "".join(_delta_text(line) for line in last)))
+                self._done(text, on_done)
             yield b"".join(redacted.line(line) for line in last) + redacted.release()
-        except httpx2.HTTPError as exc:
+        except (httpx2.HTTPError, _LineTooLong) as exc:
             if not answered:  # cut off mid-reply: the client sees an error event
-                message = f"The LLM stopped answering mid-reply: {type(exc).__name__}."
+                message = (
+                    f"The LLM sent a line of more than {_mb(MAX_LINE)}; the reply was cut."
+                    if isinstance(exc, _LineTooLong)
+                    else f"The LLM stopped answering mid-reply: {type(exc).__name__}."
+                )
                 error = f"data: {json.dumps(error_body(502, message))}\n\n".encode()
                 yield redacted.release() + error
         finally:
             await response.aclose()
+
+    def _done(self, text: _Text, on_done: Callable[[str], None]) -> None:
+        """The reply is whole: `on_done` hears its text, unless it was too long to keep."""
+        said = text.value()
+        if said is not None:
+            on_done(self.redactor.text(said))
 
     def _refused(self, status: int, text: str) -> ServeError:
         """An upstream error passed on with its status and, when it is OpenAI's shape, its
@@ -164,6 +197,80 @@ class Upstream:
         return ServeError(
             502, f"Cannot reach the LLM at {self.settings.base_url}: {type(exc).__name__}."
         )
+
+
+def _mb(size: int) -> str:
+    return f"{size / 2**20:.3g} MB"
+
+
+class _Lines:
+    """A stream's whole lines as its chunks come. The line under way is kept in pieces and
+    joined once it ends (joined at every chunk, a line that never ended cost quadratic
+    time), never past MAX_LINE."""
+
+    def __init__(self) -> None:
+        self.partial: list[bytes] = []
+        self.held = 0  # bytes in `partial`
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        """The lines `chunk` ends (without their ends); _LineTooLong past the limit."""
+        if not chunk:
+            return []
+        ends_crlf = bool(self.partial) and self.partial[-1].endswith(b"\r")
+        if _LINE_END.search(chunk) is None and not ends_crlf:
+            self._hold(chunk)  # no line ends in it (nor a CRLF whose CR came before)
+            return []
+        lines, rest = _lines(b"".join(self.partial) + chunk)
+        self.partial, self.held = [], 0
+        self._hold(rest)
+        return lines
+
+    def _hold(self, data: bytes) -> None:
+        self.partial.append(data)
+        self.held += len(data)
+        if self.held > MAX_LINE:
+            raise _LineTooLong
+
+    def last(self) -> list[bytes]:
+        """The line left when the stream ended without ending it, if any."""
+        pending = b"".join(self.partial)
+        return _lines(pending + b"\n")[0] if pending else []
+
+
+class _Text:
+    """The text a stream's lines add, kept to be saved unless it passes MAX_REPLY
+    characters (then it is passed on to the client, not saved)."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.size = 0
+        self.kept = True
+
+    def add(self, lines: list[bytes]) -> None:
+        if not self.kept:
+            return
+        added = "".join(_delta_text(line) for line in lines)
+        self.parts.append(added)
+        self.size += len(added)
+        if self.size > MAX_REPLY:
+            self.kept, self.parts = False, []
+            log.warning("a streamed reply passed %d characters: passed on, not saved", MAX_REPLY)
+
+    def value(self) -> str | None:
+        return "".join(self.parts) if self.kept else None
+
+
+async def _read_within(response: httpx2.Response, limit: int) -> bytes | None:
+    """The reply's body (decoded, as `response.json()` reads it), or None once it passes
+    `limit` bytes: a server (or a compressed reply) can send more than fits in memory."""
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in response.aiter_bytes():
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 def _message_text(body: dict[str, Any]) -> str:

@@ -135,7 +135,7 @@ def test_a_drop_in_steps_has_one_bar_that_never_goes_back(
     assert all(steps.values())
     assert 0 < max(steps[1]) <= min(steps[2]) and max(steps[2]) <= min(steps[3])
     assert max(steps[1]) < PROGRESS_STEPS / 2
-    assert any(t.startswith("Step 2 of 3: Summarizing 4 of 10 parts") for t, _v, _m in build)
+    assert any(t.startswith("Step 2 of 3: Summarizing 4 of 10 passages") for t, _v, _m in build)
 
 
 def test_an_unfinished_add_is_offered_when_the_memory_opens(
@@ -148,7 +148,7 @@ def test_an_unfinished_add_is_offered_when_the_memory_opens(
     title, text = recorder.asked[-1]
     summarized = memorize_calls(llm_server)
     assert title == "An add did not finish"
-    assert f"{summarized} of 12 parts already summarized; continue?" in text
+    assert f"{summarized} of 12 passages already summarized; continue?" in text
     wait(qtbot, lambda: idle(window) and known(memory_dir) == 12)
     assert memorize_calls(llm_server) == 12  # what it had summarized is not paid again
     assert window.tree.memory_count() == 12
@@ -179,7 +179,7 @@ def test_dropping_the_files_of_an_unfinished_add_offers_to_resume_it(
     wait(qtbot, lambda: idle(window) and known(memory_dir) == 12)
     _title, text = next(q for q in recorder.asked if q[0] == "Resume the interrupted add?")
     assert text.startswith(
-        f"Resume the interrupted add ({summarized} of 12 parts already summarized)?"
+        f"Resume the interrupted add ({summarized} of 12 passages already summarized)?"
     )
     assert memorize_calls(llm_server) == 12
 

@@ -40,8 +40,8 @@ def test_the_bar_moves_forward_through_every_stage(qtbot, window, tmp_path) -> N
     assert {maximum for _t, _v, maximum in build} == {PROGRESS_STEPS}  # never a busy bar
     by_text = {text: value for text, value, _maximum in build}
     # "parts" of documents, as a person says it (the engine's "chunks", issue 39)
-    assert any(t.startswith("Summarizing 3 of 7 parts (document ") for t in by_text)
+    assert any(t.startswith("Summarizing 3 of 7 passages (document ") for t in by_text)
     assert not any("chunk" in t for t in by_text)
-    summarized = by_text["Summarizing 7 of 7 parts (document 3 of 3)"]
+    summarized = by_text["Summarizing 7 of 7 passages (document 3 of 3)"]
     assert 0 < summarized <= by_text["Planning folders"] <= by_text["Writing READMEs"]
     assert by_text["Writing READMEs"] <= by_text["Committing"] < PROGRESS_STEPS

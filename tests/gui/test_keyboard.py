@@ -169,11 +169,12 @@ def test_tab_goes_through_the_window_in_reading_order(qtbot, window, tmp_path: P
         window.conversation_list.fresh,
         window.conversation_list.search,
         *[w for w in (window.conversation_list.list,) if w.isVisible()],
-        chat.input,  # the question before the answers' links (issue 39)
+        chat.list_toggle,
+        chat.transcript,  # the conversation, then the question under it (as it reads)
+        chat.input,
         *[b for b in (chat.copy,) if b.isEnabled()],  # (once there is an answer to copy)
         chat.research,
         chat.send,
-        chat.transcript,
     ]
     assert [type(w).__name__ for w in stops] == [type(w).__name__ for w in expected]
     assert stops == expected
@@ -264,10 +265,10 @@ def test_the_menu_key_opens_the_actions_of_the_item_the_keyboard_is_on(
 
 def test_the_answers_links_are_reached_with_tab_and_followed_with_enter(qtbot, window) -> None:
     """Seen in the walkthrough: the transcript's links (sources, "Show the N steps") were out
-    of the keyboard's reach. Tab from Ask goes into the conversation, then to the latest
-    answer's links; Enter follows one; Enter on "Show the steps" keeps the keyboard on it
-    (the next Tab went back to the conversation's first link), and past the last link Tab
-    leaves the transcript."""
+    of the keyboard's reach. Tab goes into the conversation (from what is above it), then to
+    the latest answer's links; Enter follows one; Enter on "Show the steps" keeps the keyboard
+    on it (the next Tab went back to the conversation's first link), and past the last link
+    Tab goes on to the question box; Shift+Tab from there comes back to the last link."""
     from gam_desktop.engine.models import ChatResult
     from gam_desktop.gui.chat_panel import Turn
 
@@ -286,7 +287,7 @@ def test_the_answers_links_are_reached_with_tab_and_followed_with_enter(qtbot, w
     opened: list[str] = []
     chat.source_clicked.connect(opened.append)
     active(qtbot, window)
-    chat.send.setFocus()
+    chat.list_toggle.setFocus()  # (the conversations list's toggle, above the conversation)
 
     def link() -> str:
         assert focused() is chat.transcript
@@ -305,7 +306,6 @@ def test_the_answers_links_are_reached_with_tab_and_followed_with_enter(qtbot, w
     assert chat.turns[1].show_steps and link() == "Hide the 2 steps"
     assert "Answered from 2 passages" in chat.transcript.toPlainText()
     press(qtbot, Key.Key_Tab)
-    assert focused() is not chat.transcript  # past its last link: on through the window
-    press(qtbot, Key.Key_Tab, Mod.ShiftModifier)
+    assert focused() is chat.input  # past its last link: the question under it
     press(qtbot, Key.Key_Tab, Mod.ShiftModifier)
     assert link() == "Hide the 2 steps"  # and back, to its last link

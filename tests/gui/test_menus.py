@@ -50,9 +50,15 @@ def test_every_menu_is_there_with_its_actions(window) -> None:
         "Open memory…",
         "Open recent",
         "Add documents…",
+        "Add a folder…",
         "Quit",
     ]
-    assert labels(menus.edit_menu) == ["Find…", "Settings…", "Let other apps use this memory…"]
+    assert labels(menus.edit_menu) == [
+        "Undo",
+        "Find…",
+        "Settings…",
+        "Let other apps use this memory…",
+    ]
     assert labels(menus.view_menu) == ["Theme", "Memory tree", "Preview", "Chat, facts and history"]
     assert labels(menus.theme_menu) == ["System", "Light", "Dark"]
     assert labels(menus.memory_menu) == [

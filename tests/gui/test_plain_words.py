@@ -72,7 +72,8 @@ def test_the_window_says_notes_and_people_words(
     note = fallbacks(memory)[0].relative_to(memory).as_posix()
     window.open_file(note)
     shown = fields(window)
-    assert "Summary not written by the model (Memory ▸ Summarize again)" in shown
+    assert "Written without the LLM" in window.preview.without_llm.text()  # (walkthrough 2)
+    assert not any("fallback" in field.lower() for field in shown)
     assert "Original:" in shown and any(re.fullmatch(r"about [\d,]+ words?", f) for f in shown)
     assert "Tokens:" not in shown
     window.preview.original.setChecked(True)

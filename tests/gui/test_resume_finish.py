@@ -96,4 +96,4 @@ def test_after_a_crash_the_question_counts_the_parts_kept(
     assert window.open_memory(memory_dir)
     title, text = recorder.asked[-1]
     assert title == "An add did not finish"
-    assert f"{kept} of {parts} parts already summarized; continue?" in text  # not "0 of 1"
+    assert f"{kept} of {parts} passages already summarized; continue?" in text  # not "0 of 1"

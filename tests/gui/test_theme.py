@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from gam_desktop.gui import theme
-from gam_desktop.gui.app import apply_theme, make_app
+from gam_desktop.gui.application import apply_theme, make_app
 
 
 def os_palette(dark: bool) -> QPalette:

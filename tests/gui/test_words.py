@@ -13,7 +13,7 @@ from PySide6.QtCore import QDateTime, QLocale, Qt
 from gam_desktop import keystore
 from gam_desktop.engine.llm import LLMAuthError, LLMClient
 from gam_desktop.engine.models import ChatResult
-from gam_desktop.gui import error_advice, local_time
+from gam_desktop.gui import error_advice, local_time, words
 from gam_desktop.gui.app import make_app
 from gam_desktop.gui.chat_panel import ChatPanel
 from gam_desktop.gui.settings_dialog import SettingsDialog
@@ -100,12 +100,13 @@ def test_undoing_a_rollback_is_not_rolled_back_twice(qtbot, window, tmp_path) ->
     window.history.select(added.sha)
     window.history.rollback.click()
     wait(qtbot, lambda: idle(window) and newest_is(window, "rollback"))
-    assert window.status_label.text() == f"Rolled back: {added.summary}"
+    summary = words.counted_notes(added.summary)  # "(1 note)": the window's word for it
+    assert window.status_label.text() == f"Rolled back: {summary}"
     window.history.select(history(qtbot, window)[0].sha)
     window.history.rollback.click()
     wait(qtbot, lambda: idle(window) and newest_is(window, "rollback", "Undid rollback"))
-    assert window.status_label.text() == f"Undid rollback: {added.summary}"
-    assert history(qtbot, window)[0].summary == window.status_label.text()
+    assert window.status_label.text() == f"Undid rollback: {summary}"
+    assert words.counted_notes(history(qtbot, window)[0].summary) == window.status_label.text()
 
 
 def test_broken_front_matter_is_told_by_file_and_line(qtbot, window, recorder, tmp_path) -> None:
@@ -188,7 +189,7 @@ def test_rolling_back_the_first_build_is_not_an_outside_edit(qtbot, window, tmp_
         window.history.rollback.click()
         wait(qtbot, lambda: idle(window) and newest_is(window, "rollback"))
     assert not (memory / ".gam_meta.json").exists()
-    assert said == [f"Rolled back: {build.summary}"]
+    assert said == [f"Rolled back: {words.counted_notes(build.summary)}"]
 
 
 def test_the_previews_dates_follow_the_locale(qtbot, german, tmp_path) -> None:

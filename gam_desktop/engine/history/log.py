@@ -148,6 +148,25 @@ class History:
         pairs = dict(line.split(": ", 1) for line in trailers.splitlines() if ": " in line)
         return Operation(sha, int(time), summary, pairs)
 
+    def removed_by(self, path: str) -> Operation | None:
+        """The operation that last removed `path` (a rollback, a reorganization, an edit
+        outside the app), or None when no operation removed it (never there, or there)."""
+        if self.repo.head() is None:
+            return None
+        fmt = f"%H{_FIELD}%at{_FIELD}%s{_FIELD}%(trailers:unfold,only){_RECORD}"
+        out = self.repo.git(
+            "log",
+            "-n1",
+            "--diff-filter=D",
+            f"--format={fmt}",
+            "HEAD",
+            "--",
+            f":(literal){path}",
+            check=False,
+        )
+        records = [record for record in out.split(_RECORD) if record.strip()]
+        return self._parse(records[0]) if records else None
+
     def get(self, sha: str) -> Operation:
         resolved = self.repo.git(
             "rev-parse", "--verify", "-q", f"{sha}^{{commit}}", check=False

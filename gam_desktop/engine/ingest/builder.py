@@ -19,7 +19,11 @@ from typing import Any
 from gam_desktop.engine.ingest.chunking import Chunk, Chunker
 from gam_desktop.engine.ingest.compose import place_memory, stage_sources
 from gam_desktop.engine.ingest.documents import SourceDocument
-from gam_desktop.engine.ingest.memorize import llm_split_advisor, memorize_chunks
+from gam_desktop.engine.ingest.memorize import (
+    FALLBACK_REASON,
+    llm_split_advisor,
+    memorize_chunks,
+)
 from gam_desktop.engine.ingest.planning import describe_directories, place_memories, plan_taxonomy
 from gam_desktop.engine.ingest.resume import NO_RESULTS, StageResults
 from gam_desktop.engine.ingest.stages import (
@@ -35,6 +39,7 @@ from gam_desktop.engine.models import ChunkConfig, MemorizedChunk, ReorganizeOpe
 from gam_desktop.engine.progress import CancelToken, ProgressCallback, Stages, no_progress
 from gam_desktop.engine.store.changeset import ChangeSet
 from gam_desktop.engine.store.folder import DirView, MemoryFolder
+from gam_desktop.engine.store.naming import stored_name
 from gam_desktop.engine.store.readmes import (
     ancestors,
     dir_at,
@@ -194,11 +199,13 @@ class MemoryBuilder:
             memory.index = first_index + number
         report.chunks = len(memories)
         report.fallbacks = sum(1 for m in memories if m.metadata.get("fallback"))
-        if report.fallbacks:
+        if report.fallbacks:  # in words, with why (it said "marked fallback: true")
+            reasons = [str(m.metadata.get(FALLBACK_REASON) or "") for m in memories]
+            why = next((reason for reason in reasons if reason), "it kept failing")
             report.warnings.append(
-                f"{report.fallbacks} of {plural(len(memories), 'memory')} "
-                f"{'was' if report.fallbacks == 1 else 'were'} written without the LLM (it kept "
-                "failing); they are marked fallback: true"
+                f"{report.fallbacks} of {plural(len(memories), 'note')} "
+                f"{'was' if report.fallbacks == 1 else 'were'} written without the LLM, from "
+                f"the passages' own sentences. Why: {why.rstrip('. ')}"
             )
         return memories
 
@@ -224,7 +231,8 @@ class MemoryBuilder:
             "Gam-Model": self.llm.settings.model,
             "Gam-Tokens": self.llm.usage.prompt_tokens + self.llm.usage.completion_tokens,
         }
-        clean = {k: " ".join(str(v).split()) for k, v in details.items()}
+        # one line each; a document's name with an ESC in it is written escaped (`git log`)
+        clean = {k: " ".join(stored_name(str(v)).split()) for k, v in details.items()}
         committing = functools.partial(self._report, "write", 1, 2, "Committing")
         self.write_changes(changes, summary, clean, committing)
         self._report("write", 2, 2, "Saved")
@@ -333,7 +341,10 @@ class MemoryBuilder:
             self.llm, listings, self.cancel, self.results
         ).items():
             node = dir_at(root, path)
-            node.title, node.description = title, description
+            # the memory's own overview keeps its name ("My Notes"): the LLM's title for it
+            # ("Memory") replaced the name the first build gave it at every add
+            node.title = node.title if not path and node.title else title
+            node.description = description
         self._report("describe", len(listings), len(listings), "READMEs written")
 
     def _reorganize_overfull(self, report: BuildReport) -> None:

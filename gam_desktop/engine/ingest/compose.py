@@ -15,7 +15,10 @@ from gam_desktop.engine.store.folder import SOURCES_DIR, DirView
 from gam_desktop.engine.store.markdown import render_memory
 from gam_desktop.engine.store.naming import fit_stem, memory_file_stem, unique_name
 
-_FRONT_ORDER = ("source", "source_hash", "span", "pages", "tokens", "hash", "created", "fallback")
+_FRONT_ORDER = (
+    "source", "source_hash", "span", "pages", "tokens", "hash", "created", "fallback",
+    "fallback_reason",  # why the LLM did not write it (ingest/memorize.py)
+)  # fmt: skip
 
 
 def memory_front(memory: MemorizedChunk) -> dict[str, Any]:

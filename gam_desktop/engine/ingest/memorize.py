@@ -2,7 +2,8 @@
 
 A call that keeps failing (LLMCallFailed) is replaced by an extractive fallback
 so one bad chunk does not sink a build of hundreds; the memory is marked
-`fallback: true` and the report says how many were made that way. Fatal errors
+`fallback: true`, with why (`fallback_reason`: the call's error, its secrets out), and the
+report says how many were made that way. Fatal errors
 (unreachable server, refused key, cancel) propagate and abort the operation.
 """
 
@@ -38,13 +39,24 @@ from gam_desktop.engine.ingest.titles import (
 )
 from gam_desktop.engine.llm import LLM, LLMCallFailed
 from gam_desktop.engine.llm.protocol import Messages
+from gam_desktop.engine.llm.redact import known
 from gam_desktop.engine.models import MemorizedChunk, utc_now
 from gam_desktop.engine.progress import CancelToken
-from gam_desktop.engine.store.naming import sanitize_name
+from gam_desktop.engine.store.naming import sanitize_name, stored_name
 from gam_desktop.engine.textutil import first_sentence
 
 log = logging.getLogger(__name__)
 FALLBACK_CHARS = 1200  # of the passage's prose in a memory written without the LLM
+FALLBACK_REASON = "fallback_reason"  # the front matter's why: the last error of its call
+REASON_CHARS = 300
+
+
+def fallback_reason(exc: Exception) -> str:
+    """Why a memory was written without the LLM, as its front matter keeps it: the error on
+    one line, cut, with every secret this process knows taken out (the client redacted the
+    key already; this is the last line of defence, as for the logs)."""
+    said = " ".join(known(str(exc)).split()) or type(exc).__name__
+    return said if len(said) <= REASON_CHARS else said[: REASON_CHARS - 1].rstrip() + "…"
 
 
 def fallback_draft(chunk: Chunk) -> MemoryDraft:
@@ -94,7 +106,7 @@ def memorize_chunks(
         requests.context(chunk)
 
     def one(chunk: Chunk) -> MemorizedChunk:
-        fallback = False
+        fallback: str | None = None  # why it was written without the LLM
         context = requests.context(chunk)
         try:
             draft = results.structured(
@@ -110,7 +122,7 @@ def memorize_chunks(
                 raise LLMCallFailed("empty memory")
         except LLMCallFailed as exc:
             log.warning("memory for chunk %d written without the LLM: %s", chunk.index, exc)
-            draft, fallback = fallback_draft(chunk), True
+            draft, fallback = fallback_draft(chunk), fallback_reason(exc)
         return _memorized(
             chunk, in_context(draft, chunk, context), first_index + chunk.index, fallback
         )
@@ -141,10 +153,12 @@ def in_context(draft: MemoryDraft, chunk: Chunk, context: DocumentContext) -> Me
     )
 
 
-def _memorized(chunk: Chunk, draft: MemoryDraft, index: int, fallback: bool) -> MemorizedChunk:
+def _memorized(
+    chunk: Chunk, draft: MemoryDraft, index: int, fallback: str | None
+) -> MemorizedChunk:
     source = chunk.source
     metadata: dict[str, Any] = {
-        "source": source.name,
+        "source": stored_name(source.name),  # a newline or ESC in it, escaped
         "source_hash": source.content_hash,
         "span": [chunk.start, chunk.end],
         "tokens": chunk.tokens,
@@ -154,8 +168,9 @@ def _memorized(chunk: Chunk, draft: MemoryDraft, index: int, fallback: bool) -> 
     pages = source.pages_for(chunk.start, chunk.end)
     if pages:
         metadata["pages"] = [pages[0], pages[-1]]
-    if fallback:
+    if fallback is not None:
         metadata["fallback"] = True
+        metadata[FALLBACK_REASON] = fallback
     title = sanitize_name(draft.title, fallback=passage_title(chunk))
     memory = normalize(draft.memory).strip()  # the model may echo control codes: none kept
     tldr = " ".join(normalize(draft.tldr).split()) or first_sentence(memory)

@@ -6,7 +6,8 @@ the document again skips it as held. Here every such memory is found, the origin
 it stands for (`.gam/sources/<source_hash>.txt[span]`, the chunk it was written from) is
 memorized again as an add would (the same prompt, the document's context, the same checks),
 and the result is written over it: the same file in the same folder, its front matter kept
-but for the title, the tldr and the mark; its folder's README lists the new tldr.
+but for the title, the tldr and the mark (and its reason); its folder's README lists the
+new tldr.
 
 Nothing is lost: a memory whose call fails again stays as it was, still marked (the next
 run tries it again); one whose original is missing or no longer matches its `hash` cannot
@@ -26,7 +27,7 @@ from typing import Any
 
 from gam_desktop.engine.ingest.chunking import Chunk
 from gam_desktop.engine.ingest.documents import SourceDocument, sha256_hex
-from gam_desktop.engine.ingest.memorize import memorize_chunks
+from gam_desktop.engine.ingest.memorize import FALLBACK_REASON, memorize_chunks
 from gam_desktop.engine.ingest.resume import NO_RESULTS, StageResults
 from gam_desktop.engine.llm import LLM
 from gam_desktop.engine.models import MemorizedChunk
@@ -189,6 +190,7 @@ def summarized_front(front: dict[str, Any], memory: MemorizedChunk) -> dict[str,
     updated = dict(front)
     updated["title"], updated["tldr"] = memory.title, memory.tldr
     updated.pop(FALLBACK, None)
+    updated.pop(FALLBACK_REASON, None)
     return updated
 
 

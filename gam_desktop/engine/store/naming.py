@@ -37,6 +37,20 @@ _WINDOWS_RESERVED = {
 # reserved characters, but also the commas, dashes and ampersands of document titles.
 _NOT_WORD = re.compile(r"[^\w]+")
 _RESERVED_FILE_STEMS = {"readme"}
+# What a document's name, stored in a note (`source:`) or the meta file, must not hold as
+# is: control codes (a newline split the front matter's line, an ESC repaints the terminal
+# that shows the note) and the bidirectional controls that show a name reversed
+# ("\u202eevil\u202dtxt.md"); the command line shows names by the same rule (cli.common).
+_UNSHOWN = re.compile(
+    r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
+)
+
+
+def stored_name(name: str) -> str:
+    """A document's file name as a memory stores it: those characters written as escapes
+    ("new\\nline.txt", "esc\\x1b[31m.txt"), so the name stays on one line and can still be
+    told to be that file's; any other name as it is."""
+    return _UNSHOWN.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), name)
 
 
 def sanitize_name(raw: str, fallback: str = "untitled", max_chars: int = MAX_NAME_CHARS) -> str:

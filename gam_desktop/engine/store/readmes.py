@@ -16,6 +16,7 @@ from gam_desktop.engine.store.markdown import (
     render_entries,
     render_readme,
 )
+from gam_desktop.engine.store.naming import stored_name
 
 
 def find_dir(root: DirView, path: str) -> DirView | None:
@@ -111,7 +112,7 @@ def stage_meta(
     meta.updated_at = utc_now()
     meta.total_chunks = root.memory_count()
     meta.total_directories = len(root.walk()) - 1
-    meta.source_files = list(dict.fromkeys([*meta.source_files, *sources]))
+    meta.source_files = list(dict.fromkeys([*meta.source_files, *map(stored_name, sources)]))
     meta.model_used = model or meta.model_used
     changes.writes[META_FILE] = meta.model_dump_json(indent=2) + "\n"
     return meta
