@@ -61,7 +61,7 @@ class Check(Protocol):
 
 
 def words(text: str) -> list[str]:
-    """The words of `text`, lowercased, a possessive's "'s" off ("rsyslog's" is "rsyslog")."""
+    """The words of `text`, lowercased, a possessive's "'s" off ("Quillon's" is "Quillon")."""
     return [_POSSESSIVE.sub("", w.lower()).strip(".'’-") for w in _WORD.findall(text)]
 
 
@@ -255,12 +255,12 @@ def cover(draft: Draft, most: int = 3) -> list[Support]:
 
 
 class AboutWhatIsAsked:
-    """When the question gives identifiers ("2.1", "iso-9001", "GPLv3"), the document an
+    """When the question gives identifiers ("2.1", "iso-9001", "ABCv2"), the document an
     answer rests on writes at least one of them: a look-alike's sentence (another version's
     notes) answers another question, and a version no document writes is not in the memory.
     One is enough: a question may give a second identifier only to contrast it. Names
-    without digits are not asked for: they are written too many ways ("US", "United
-    States"); but a name no file of the memory writes at all (`Draft.unknown`) says that what
+    without digits are not asked for: they are written too many ways ("EU", "European
+    Union"); but a name no file of the memory writes at all (`Draft.unknown`) says that what
     is asked about is not in it."""
 
     name = "about what is asked"
@@ -297,8 +297,8 @@ def _documents(draft: Draft) -> dict[str, str]:
 
 def writes(text: str, identifier: str) -> bool:
     """Whether `text` writes `identifier`: as a whole word, or, for one written with letters
-    and digits joined ("GPLv3", "ISO9001"), with each run of letters and of digits a word of
-    its own ("GPL version 3", "ISO 9001"); a "v" before the digits is "version", not a word."""
+    and digits joined ("ABCv2", "ISO9001"), with each run of letters and of digits a word of
+    its own ("ABC version 2", "ISO 9001"); a "v" before the digits is "version", not a word."""
     if holds(text, identifier):
         return True
     if not re.fullmatch(r"\w+", identifier) or not re.search(r"\d", identifier):

@@ -52,8 +52,8 @@ _IDENTIFIER = re.compile(r"\w*\d\w*(?:[._-]\w+)+|\w+(?:[._-]\w+)*[._-]\d\w*|\w*[
 _CAPITALIZED = re.compile(r"(?<![\w'’.-])([A-Z][\w'’-]*)")
 _SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n)\W*$")
 _RUNS = re.compile(r"[^\W\d_]+|\d+")
-_VERSION_V = re.compile(r"(?<=[^\W\d_])v(?=\d)", re.I)  # the "v" of "GPLv3": "version"
-_INITIALISM = re.compile(r"[A-Z]{2,5}")  # "US", "EU": often written out in full instead
+_VERSION_V = re.compile(r"(?<=[^\W\d_])v(?=\d)", re.I)  # the "v" of "ABCv2": "version"
+_INITIALISM = re.compile(r"[A-Z]{2,5}")  # "EU", "UN": often written out in full instead
 _LABEL = re.compile(r"^\[([^\]\n]{1,300})\]\n")  # an original's "[document — title]" line
 
 
@@ -166,7 +166,7 @@ def identifiers(text: str) -> set[str]:
 
 def names(question: str) -> set[str]:
     """The words `question` writes with a capital where a sentence does not start, and words
-    written with a capital inside ("SQLite", "GPL") anywhere, lowercased, possessives off:
+    written with a capital inside ("iPhone", "ABC") anywhere, lowercased, possessives off:
     in English, the names of things."""
     found = set()
     for match in _CAPITALIZED.finditer(question):
@@ -179,16 +179,16 @@ def names(question: str) -> set[str]:
 
 
 def parts_of(name: str) -> list[str]:
-    """A name's runs of letters and of digits, as the search writes them ("GPLv3": "gpl",
-    "3"; a lone letter is no word of its own)."""
+    """A name's runs of letters and of digits, as the search writes them ("ABCv2": "abc",
+    "2"; a lone letter is no word of its own)."""
     runs = _RUNS.findall(_VERSION_V.sub(" ", name))
     return [t for run in runs if len(run) > 1 or run.isdigit() for t in tokenize(run)]
 
 
 def unknown_names(tools: MemoryTools, question: str) -> set[str]:
-    """The names of `question` that no file of the memory writes, even in parts ("GPLv3"
-    where a file says "GPL" and "3"): what is asked about is not in the memory. An
-    initialism ("US") is not asked for: it is often written out in full."""
+    """The names of `question` that no file of the memory writes, even in parts ("ABCv2"
+    where a file says "ABC" and "2"): what is asked about is not in the memory. An
+    initialism ("EU") is not asked for: it is often written out in full."""
     unknown = set()
     for match in _CAPITALIZED.finditer(question):
         if _INITIALISM.fullmatch(match.group(1)):
