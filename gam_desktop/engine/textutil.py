@@ -3,8 +3,10 @@ user-facing count ("1 file", "3 memories")."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
+from typing import Any
 
 WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _FIRST_SENTENCE = re.compile(r"^(.+?[.!?。！？])(\s|$)", re.DOTALL)
@@ -49,3 +51,19 @@ def plural_of(noun: str) -> str:
     if noun.endswith(("s", "x", "z", "ch", "sh")):
         return noun + "es"
     return noun + "s"
+
+
+@functools.cache
+def _stemmer() -> Any:
+    """Snowball's English stemmer, loaded on first use: its import takes a while, and the
+    app's start (the find box imports the search) should not wait for it."""
+    import snowballstemmer
+
+    return snowballstemmer.stemmer("english")
+
+
+@functools.lru_cache(maxsize=200_000)
+def stem(word: str) -> str:
+    """ "escalation", "escalates" and "escalate" are one search term (Snowball English;
+    words with digits, like versions, stay as they are)."""
+    return word if not word.isalpha() or len(word) < 4 else _stemmer().stemWord(word)

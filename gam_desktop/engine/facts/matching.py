@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from gam_desktop.engine.facts import lexicon as lx
 from gam_desktop.engine.facts.record import Fact
 from gam_desktop.engine.facts.said import Said, shape
-from gam_desktop.engine.retrieval.words import query_terms, stem
+from gam_desktop.engine.retrieval.words import query_terms
+from gam_desktop.engine.textutil import stem
 
 NEIGHBOURS = 5  # existing facts shown per new fact
 UPDATE, DELETE = "UPDATE", "DELETE"

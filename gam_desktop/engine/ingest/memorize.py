@@ -24,6 +24,7 @@ from gam_desktop.engine.ingest.context import (
     without_tldr,
 )
 from gam_desktop.engine.ingest.documents import normalize, sha256_hex
+from gam_desktop.engine.ingest.faithful import faithful
 from gam_desktop.engine.ingest.prompts import (
     MemoryDraft,
     SplitPlan,
@@ -137,11 +138,12 @@ def memorize_chunks(
 def in_context(draft: MemoryDraft, chunk: Chunk, context: DocumentContext) -> MemoryDraft:
     """The draft checked without the LLM: a title that says what the passage is about (its
     heading's words when the model's are no phrase of it), a body that does not open by
-    repeating the tldr (the passage's own opening sentences when it said nothing else),
-    and the document's subject named in all three. Nothing is pasted from the chunk: its
+    repeating the tldr (the passage's own opening sentences when it said nothing else), no
+    sentence that says the opposite of the passage's (`faithful`: the passage's own sentence
+    instead), and the document's subject named in all three. Nothing is pasted from the chunk: its
     original wording is kept and searched beside the note."""
-    body = draft.memory.strip()
-    tldr = " ".join(draft.tldr.split()) or first_sentence(body)
+    body = faithful(draft.memory.strip(), chunk.text)
+    tldr = faithful(" ".join(draft.tldr.split()), chunk.text) or first_sentence(body)
     body = without_tldr(body, tldr) or opening(chunk.text, skip=tldr) or body
     title = sanitize_name(draft.title, fallback="")
     if says_little(title, f"{section_heading(chunk)}\n{chunk.text}", context):

@@ -42,13 +42,13 @@ from gam_desktop.engine.retrieval.words import (
     is_one_word,
     query_terms,
     snippet,
-    stem,
     tokenize,
     word_pieces,
     words,
 )
 from gam_desktop.engine.store.folder import CACHE_DIR
 from gam_desktop.engine.store.links import LinkedPathError, check_writable_path
+from gam_desktop.engine.textutil import stem
 
 __all__ = ["SearchHit", "SearchIndex", "index_size", "query_terms", "snippet", "tokenize"]
 

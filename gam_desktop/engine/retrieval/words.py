@@ -12,10 +12,9 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from typing import Any
 
 from gam_desktop.engine.store.markdown import body_of
-from gam_desktop.engine.textutil import STOPWORDS
+from gam_desktop.engine.textutil import STOPWORDS, stem
 
 _CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+", re.UNICODE)
@@ -23,22 +22,6 @@ _IS_CJK = re.compile(rf"[{_CJK}]")
 _ASCII_WORD = re.compile(r"[a-z0-9]+")  # a word of ASCII text, lowercased
 _PLAIN_WORD = re.compile(rf"[^\W_{_CJK}]+", re.UNICODE)  # one word as the index keeps it
 _QUESTION_WORDS = ("long", "many", "much", "does", "did", "do", "until", "after", "before")
-
-
-@functools.cache
-def _stemmer() -> Any:
-    """Snowball's English stemmer, loaded on first use: its import takes a while, and the
-    app's start (the find box imports the search) should not wait for it."""
-    import snowballstemmer
-
-    return snowballstemmer.stemmer("english")
-
-
-@functools.lru_cache(maxsize=200_000)
-def stem(word: str) -> str:
-    """ "escalation", "escalates" and "escalate" are one search term (Snowball English;
-    words with digits, like versions, stay as they are)."""
-    return word if not word.isalpha() or len(word) < 4 else _stemmer().stemWord(word)
 
 
 @functools.cache
