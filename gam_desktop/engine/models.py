@@ -22,10 +22,17 @@ class MemorizedChunk(BaseModel):
     """One memory: the LLM's summary of one chunk."""
 
     index: int
-    title: str
+    title: str  # snake_case: what its file is named by
     memory: str
     tldr: str
     metadata: dict[str, Any] = Field(default_factory=dict)
+    # The title as a reader sees it (its front matter's `title`), in the words, case and
+    # dots its document writes ("PostgreSQL 15.1 Release Notes"); empty: `title`.
+    shown_title: str = ""
+
+    @property
+    def heading(self) -> str:
+        return self.shown_title or self.title
 
 
 class DirectoryNode(BaseModel):

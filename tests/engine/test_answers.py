@@ -85,7 +85,7 @@ def test_every_memory_names_its_document_and_keeps_its_facts(lookalikes, memory_
         company = {"acme": "Acme", "borealis": "Borealis", "cobalt": "Cobalt"}[
             front["source"].split("_")[0]
         ]
-        assert front["title"].startswith(company.lower()), front["title"]
+        assert front["title"].lower().startswith(company.lower()), front["title"]
         assert company in front["body"] and company in front["tldr"]
         original = folder.original_text(front)
         assert original is not None

@@ -15,6 +15,7 @@ from gam_desktop.engine.progress import CancelToken, OperationCancelled
 from gam_desktop.engine.store.changeset import StoreError
 from gam_desktop.engine.store.folder import MemoryFolder, NotAMemoryError
 from gam_desktop.engine.store.markdown import README, parse_memory
+from gam_desktop.engine.store.naming import sanitize_name
 from gam_desktop.selfcheck.scripted_llm import Fault
 from tests.documents import make_pdf, topic_document, words_document
 
@@ -100,7 +101,9 @@ def test_memory_keeps_the_key_fact(make_workflow, memory_dir: Path) -> None:
     body = parse_memory((memory_dir / path).read_text(encoding="utf-8")).body
     assert "GIL" in front["tldr"] and "GIL" not in body  # said once: the body goes on from it
     assert "CPU-bound" in body
-    assert SNAKE.match(front["title"])
+    # named in snake_case, titled as the text writes its words
+    assert SNAKE.match(Path(path).stem) and sanitize_name(front["title"]) == Path(path).stem
+    assert "GIL" in front["title"]
     assert front["tldr"].count(".") == 1 and front["tldr"].endswith(".")
 
 
@@ -116,7 +119,7 @@ def test_taxonomy_groups_twenty_chunks_by_topic(make_workflow, memory_dir: Path)
         leaves.setdefault(str(Path(path).parent), []).append(path)
     assert all(3 <= len(files) <= 7 for files in leaves.values())
     for topic in counts:  # a topic's memories share one folder
-        homes = {str(Path(p).parent) for p, f in memories.items() if topic in f["title"]}
+        homes = {str(Path(p).parent) for p, f in memories.items() if topic in f["title"].lower()}
         assert len(homes) == 1, (topic, homes)
 
 
@@ -266,7 +269,8 @@ def test_memorize_failures_fall_back_and_are_reported(
     assert report.fallbacks == 4 and "written without the LLM" in report.warnings[0]
     fronts = memory_files(memory_dir).values()
     assert all(front["fallback"] is True for front in fronts)
-    assert all(SNAKE.match(front["title"]) for front in fronts)
+    assert all(SNAKE.match(Path(path).stem) for path in memory_files(memory_dir))
+    assert all(front["title"] for front in fronts)
 
 
 def test_empty_input_creates_nothing(make_workflow, memory_dir: Path, llm_server) -> None:
@@ -327,7 +331,7 @@ def test_two_concurrent_adds_are_both_kept(make_workflow, memory_dir: Path) -> N
         thread.join(60)
     assert errors == []
     memories = memory_files(memory_dir)
-    titles = " ".join(front["title"] for front in memories.values())
+    titles = " ".join(front["title"] for front in memories.values()).lower()
     assert len(memories) == 8 and "python" in titles and "rust" in titles
     meta = json.loads((memory_dir / ".gam_meta.json").read_text())
     assert meta["total_chunks"] == 8

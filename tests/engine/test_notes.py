@@ -291,3 +291,57 @@ def test_a_built_memory_reads_as_notes(make_workflow, memory_dir: Path, llm_serv
         homes.setdefault(family, set()).add(path.relative_to(memory_dir).parts[0])
     assert all(len(found) == 1 for found in homes.values()), homes
     assert len({h for found in homes.values() for h in found}) == len(homes), homes
+
+
+# -- titles for people -------------------------------------------------------------------
+
+UPGRADE = """# Quillon 4.2 Release Notes
+
+## Upgrading from 4.1
+
+Quillon's index format changed in 4.2: run the reindex tool once after upgrading from 4.1,
+and keep the old index until the tool says it is done.
+"""
+
+
+def test_a_note_is_titled_as_its_document_writes_the_words_and_named_in_snake_case(
+    tmp_path: Path,
+) -> None:
+    """The title a reader sees keeps the document's case, dots and apostrophes; its file
+    is named by the same words in snake_case."""
+    (chunk,) = chunks_of(UPGRADE, "quillon-4.2-release-notes.md", max_tokens=300)
+    draft = MemoryDraft(
+        title="quillon_4_2_release_notes_upgrading",
+        tldr="Upgrading to Quillon 4.2 needs one reindex.",
+        memory="Run the reindex tool once after upgrading from 4.1.",
+    )
+    (memory,) = memorized(draft, [chunk])
+    assert memory.title == "quillon_4_2_release_notes_upgrading"
+    assert memory.heading == "Quillon 4.2 Release Notes: Upgrading"
+    changes, directory = ChangeSet(), DirView("notes")
+    path = place_memory(changes, directory, memory)
+    assert path == "notes/quillon_4_2_release_notes_upgrading.md"
+    assert parse_memory(changes.writes[path]).front["title"] == memory.heading
+
+
+def test_a_title_keeps_how_its_words_are_written_in_as_few_phrases_as_can_be() -> None:
+    from gam_desktop.engine.ingest.titles import written_title
+
+    texts = ["Quillon 4.2 Release Notes", "Quillon's Log File", "An MMC is eligible if …"]
+    assert written_title("quillon_4_2_release_notes", texts) == "Quillon 4.2 Release Notes"
+    assert written_title("quillon_s_log_file", texts) == "Quillon's Log File"
+    assert written_title("notes_mmc_eligible", texts) == "Notes MMC eligible"
+    assert written_title("quillon_4_2_release_notes_log", texts) == (
+        "Quillon 4.2 Release Notes: Log"  # the document's whole title, then the section
+    )
+    # two phrases one after the other keep what separates them; unknown words stay
+    assert written_title("report_spring_2022", ["Report: Spring 2022"]) == "Report: Spring 2022"
+    assert written_title("zz_top_words", ["nothing alike"]) == "Zz top words"
+    # a title from a file name (lowercase) takes its words' case from the passage
+    assert written_title("abc_2_0_notes", ["abc 2.0 notes", "", "The ABC 2.0 says"]) == (
+        "ABC 2.0 notes"
+    )
+    # a line break ends a phrase; a name with underscores is one word
+    assert written_title("pragma_cache_size_a", ["PRAGMA cache_size\n\nA"]) == (
+        "PRAGMA cache_size A"
+    )

@@ -22,7 +22,7 @@ _FRONT_ORDER = (
 
 
 def memory_front(memory: MemorizedChunk) -> dict[str, Any]:
-    front: dict[str, Any] = {"title": memory.title, "index": memory.index, "tldr": memory.tldr}
+    front: dict[str, Any] = {"title": memory.heading, "index": memory.index, "tldr": memory.tldr}
     front.update({k: memory.metadata[k] for k in _FRONT_ORDER if k in memory.metadata})
     return front
 
@@ -48,7 +48,12 @@ def told_apart(memory: MemorizedChunk, other: str) -> str:
     title = memory.title
     seen = {*title.split("_"), *content_words(other)}
     own = [w for w in content_words(f"{memory.tldr} {memory.memory}") if w not in seen]
-    return joined(title, list(dict.fromkeys(own))[:OWN_WORDS]) if own else title
+    if not own:
+        return title
+    added = list(dict.fromkeys(own))[:OWN_WORDS]
+    if memory.shown_title:  # the reader's title says the same words
+        memory.shown_title = " ".join([memory.shown_title, *added])
+    return joined(title, added)
 
 
 def stage_sources(changes: ChangeSet, docs: Iterable[SourceDocument]) -> None:

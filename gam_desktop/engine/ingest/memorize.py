@@ -37,6 +37,7 @@ from gam_desktop.engine.ingest.titles import (
     passage_title,
     says_little,
     section_heading,
+    written_title,
 )
 from gam_desktop.engine.llm import LLM, LLMCallFailed
 from gam_desktop.engine.llm.protocol import Messages
@@ -130,8 +131,11 @@ def memorize_chunks(
 
     memories = llm.parallel_map(one, chunks, cancel=cancel, on_done=on_done)
     titles = distinguish([m.title for m in memories], chunks)
-    for memory, title in zip(memories, titles, strict=True):
+    for memory, title, chunk in zip(memories, titles, chunks, strict=True):
         memory.title = title
+        context = requests.context(chunk)
+        heading = section_heading(chunk)
+        memory.shown_title = written_title(title, [context.title, heading, chunk.text])
     return memories
 
 

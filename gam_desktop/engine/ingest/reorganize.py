@@ -20,7 +20,7 @@ from gam_desktop.engine.store.changeset import ChangeSet
 from gam_desktop.engine.store.folder import PERSONAL_DIRS, DirView, MemoryFolder
 from gam_desktop.engine.store.links import is_private
 from gam_desktop.engine.store.markdown import README, parse_memory
-from gam_desktop.engine.store.naming import fit_stem, unique_name
+from gam_desktop.engine.store.naming import fit_stem, sanitize_name, unique_name
 from gam_desktop.engine.store.readmes import dir_at, ensure_dir, find_dir, stage_readmes
 
 
@@ -58,7 +58,8 @@ def _memories_in(
         memories.append(
             MemorizedChunk(
                 index=i,
-                title=str(front.get("title", name.removesuffix(".md"))),
+                # as a file is named: the plan and its fallback read titles as slugs
+                title=sanitize_name(str(front.get("title") or name.removesuffix(".md"))),
                 tldr=str(front.get("tldr", "")),
                 memory=_body(folder, directory.child_path(name)),
                 metadata={"source": front.get("source", "")},

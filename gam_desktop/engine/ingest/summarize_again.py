@@ -188,7 +188,7 @@ def summarized_front(front: dict[str, Any], memory: MemorizedChunk) -> dict[str,
     """The memory's front matter with the new title and tldr and without the mark; the rest
     (index, source, span, pages, hash, created, and whatever a person added) as it was."""
     updated = dict(front)
-    updated["title"], updated["tldr"] = memory.title, memory.tldr
+    updated["title"], updated["tldr"] = memory.heading, memory.tldr
     updated.pop(FALLBACK, None)
     updated.pop(FALLBACK_REASON, None)
     return updated

@@ -197,3 +197,113 @@ def _own(i: int, others: list[int], words: dict[int, list[str]], taken: _Taken) 
 
 def _ordinal(position: int) -> str:
     return ORDINALS[position] if position < len(ORDINALS) else f"{position + 1}th"
+
+
+# Between two words of one written phrase: spaces, or one mark inside a word ("15.1",
+# "dpkg's", "dump/restore", "multi-arch", "cache_size"). A colon, a full stop and a space,
+# or a line break end a phrase.
+_JOINER = re.compile(r"[ \t]+|[.'’/_-]")
+_KEPT_MARKS = frozenset(":,;-–—&")  # what may separate two phrases of a title
+_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+def written_title(slug: str, texts: Sequence[str]) -> str:
+    """The title a reader sees, from the slug its file is named by: its words as `texts`
+    (the document's title, the section's heading, the passage) write them, case, dots and
+    apostrophes kept ("postgresql_15_1_release_notes" -> "PostgreSQL 15.1 Release Notes",
+    "dpkg_s_log_file" -> "dpkg's Log File"), in as few written phrases as can be; two
+    phrases one after the other in a text keep what separates them there ("Author: Dr"),
+    and the whole of the first text (the document's title) is followed by a colon. A word
+    no text writes stays as it is."""
+    words = [w for w in slug.split("_") if w]
+    if not words:
+        return slug
+    phrases = [_Phrases(text) for text in texts]
+    title = ""
+    previous: _Run | None = None
+    for run in _cheapest_runs(words, phrases):
+        t, first, last = run
+        if t < 0:
+            written, separator = words[first], " "
+        else:
+            found = phrases[t]
+            written = found.written(first, last, phrases)
+            follows = previous is not None and previous[0] == t and previous[2] + 1 == first
+            between = found.text[found.spans[first - 1][2] : found.spans[first][1]]
+            kept = follows and "\n" not in between and set(between.strip()) <= _KEPT_MARKS
+            separator = re.sub(r"\s+", " ", between) if kept and between.strip() else " "
+            whole_title = previous is not None and previous[:2] == (0, 0)
+            if whole_title and previous and previous[2] == len(phrases[0].spans) - 1 and t:
+                separator = ": "  # the whole document title, then what this note is on
+        title += (separator if title else "") + written
+        previous = run
+    return title[:1].upper() + title[1:]
+
+
+_Run = tuple[int, int, int]  # (text, first token, last token); (-1, i, i): word i as is
+
+
+def _cheapest_runs(words: Sequence[str], phrases: Sequence[_Phrases]) -> list[_Run]:
+    """The fewest written phrases that say `words` in order: a phrase costs 1, a word no
+    text writes 1.5, a phrase that starts inside a written word ("s" of "dpkg's") 1.5, and
+    a phrase that goes on where the one before it ended in the same text 0.75."""
+    best: list[tuple[float, list[_Run]]] = [(0.0, [])] * (len(words) + 1)
+    for i in range(len(words) - 1, -1, -1):
+        options = [(1.5 + best[i + 1][0], [(-1, i, i), *best[i + 1][1]])]
+        for t, found in enumerate(phrases):
+            for first in found.at.get(words[i], ()):
+                last = first
+                while True:
+                    n = last - first + 1
+                    rest = best[i + n]
+                    cost = 1.0 + 0.5 * found.mid_word[first] + rest[0]
+                    if rest[1] and rest[1][0][:2] == (t, last + 1):  # the text goes on so
+                        cost -= 0.25
+                    options.append((cost, [(t, first, last), *rest[1]]))
+                    if not found.continues(last, words, i + n):
+                        break
+                    last += 1
+        best[i] = min(options, key=lambda option: option[0])
+    return best[0][1]
+
+
+class _Phrases:
+    """A text's words, lowercase, with where each is written and whether it continues the
+    word before it within one phrase."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.spans = [(m.group().lower(), m.start(), m.end()) for m in _TOKEN.finditer(text)]
+        self.joined = [False] + [
+            _JOINER.fullmatch(text[before[2] : after[1]]) is not None
+            for before, after in itertools.pairwise(self.spans)
+        ]
+        # A word joined to the one before by a mark: the "s" of "dpkg's", the "1" of "15.1".
+        self.mid_word = [
+            joined and not self.text[self.spans[i - 1][2] : self.spans[i][1]].isspace()
+            for i, joined in enumerate(self.joined)
+        ]
+        self.at: dict[str, list[int]] = {}
+        for position, (word, _start, _end) in enumerate(self.spans):
+            self.at.setdefault(word, []).append(position)
+
+    def written(self, first: int, last: int, others: Sequence[_Phrases]) -> str:
+        """Tokens first..last as this text writes them; a text in lowercase only (a file
+        name) takes each word's case from the other texts ("gpl 2.0" -> "GPL 2.0")."""
+        start, end = self.spans[first][1], self.spans[last][2]
+        if self.text != self.text.lower():
+            return self.text[start:end]
+        cased: dict[str, str] = {}
+        for other in reversed(others):  # the first text's writing wins
+            if other is not self:
+                cased.update((word, other.text[a:b]) for word, a, b in other.spans)
+        return _TOKEN.sub(lambda m: cased.get(m.group(), m.group()), self.text[start:end])
+
+    def continues(self, last: int, words: Sequence[str], i: int) -> bool:
+        """Whether the phrase ending at token `last` goes on with words[i]."""
+        return (
+            i < len(words)
+            and last + 1 < len(self.spans)
+            and self.joined[last + 1]
+            and self.spans[last + 1][0] == words[i]
+        )
