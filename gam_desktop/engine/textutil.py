@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 from collections import Counter
 from typing import Any
 
@@ -53,13 +54,19 @@ def plural_of(noun: str) -> str:
     return noun + "s"
 
 
-@functools.cache
-def _stemmer() -> Any:
-    """Snowball's English stemmer, loaded on first use: its import takes a while, and the
-    app's start (the find box imports the search) should not wait for it."""
-    import snowballstemmer
+_STEMMERS = threading.local()  # a Snowball stemmer keeps its word in itself: one per thread
 
-    return snowballstemmer.stemmer("english")
+
+def _stemmer() -> Any:
+    """Snowball's English stemmer of this thread, made on first use: its import takes a
+    while (the app's start should not wait for it), and one stemmer shared by the threads
+    of a parallel build mixes their words up (an IndexError inside Snowball)."""
+    stemmer = getattr(_STEMMERS, "english", None)
+    if stemmer is None:
+        import snowballstemmer
+
+        stemmer = _STEMMERS.english = snowballstemmer.stemmer("english")
+    return stemmer
 
 
 @functools.lru_cache(maxsize=200_000)
