@@ -231,7 +231,7 @@ def test_the_workflow_finds_by_text_and_by_title(make_workflow) -> None:
     assert len({hit.path for hit in found}) == len(found)  # one per file
     assert not found[0].snippet.startswith("[")  # the wording, not the index's header
     titles = workflow.titles()
-    assert titles["transformers/transformers_bert.md"] == "transformers_bert"
+    assert titles["transformers/transformers_bert.md"] == "Transformers: BERT"  # as written
     assert titles["transformers/README.md"] == "Transformers"
     assert workflow.search("   ") == []
 
