@@ -55,7 +55,7 @@ def add_parser() -> argparse.ArgumentParser:
         "--reorganize-threshold",
         type=whole(1),
         default=10,
-        help="re-plan a folder holding more memories than this",
+        help="re-plan a folder holding more notes than this",
     )
     parser.add_argument(
         "--step-documents",
@@ -66,7 +66,7 @@ def add_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--summarize-again",
         action="store_true",
-        help="summarize again, with the LLM, the memories written without it when its calls "
+        help="summarize again, with the LLM, the notes written without it when its calls "
         "kept failing (fallback: true), each in its place; no --files or --text",
     )
     return parser
@@ -208,7 +208,7 @@ def _say_fallbacks(fallbacks: list[str], gam_dir: str, made_now: bool) -> None:
     count = len(fallbacks)
     again = f"gam-add --gam-dir {shlex.quote(gam_dir)} --summarize-again"
     say(
-        f"{'error' if made_now else 'warning'}: {plural(count, 'memory')} in this memory "
+        f"{'error' if made_now else 'warning'}: {plural(count, 'note')} in this memory "
         f"{'is' if count == 1 else 'are'} written without the LLM (its calls kept failing; "
         f"marked fallback: true); once the LLM works, summarize them again: {again}"
     )
@@ -258,13 +258,13 @@ def _report_summarized(changes: Changes, left: list[str]) -> int:
     if written:
         print(f"Summarized again: {plural(len(written), 'note')}")
     elif not left:
-        print("Nothing to summarize again: no memory was written without the LLM")
+        print("Nothing to summarize again: no note was written without the LLM")
     if not left:
         return 0
     listed = ", ".join(left[:5]) + (", …" if len(left) > 5 else "")
     one = len(left) == 1
     say(
-        f"error: {plural(len(left), 'memory')} {'is' if one else 'are'} still written without "
+        f"error: {plural(len(left), 'note')} {'is' if one else 'are'} still written without "
         f"the LLM ({listed}): {'its' if one else 'their'} calls failed again, or the original "
         "text is missing; run the same command again once the LLM works"
     )

@@ -72,7 +72,7 @@ def start_in_background(window: MainWindow, endpoint: str, embedding_endpoint: s
             window.set_embedding_key,
             lambda error: log.warning("keychain: %s", error),
         )
-    window.tasks.start("warm-up", lambda w, c: warm_up())
+    window.tasks.start("warm-up", lambda w, c: warm_up(), ends_by_itself=True)
 
 
 def parser() -> argparse.ArgumentParser:
@@ -177,6 +177,10 @@ def main(argv: list[str] | None = None) -> int:
     else:
         window.welcome()
     code = app.exec()
+    # However the loop ended, no task's thread may be deleted while it runs: that aborts
+    # the process ("QThread: Destroyed while thread … is still running", exit 134).
+    window.tasks.cancel_all()
+    window.tasks.wait_all()
     del window
     # Delete every Qt object while Python is still whole: PySide objects alive at
     # finalization can crash the interpreter ("none_dealloc"), turning exit 0 into 134.

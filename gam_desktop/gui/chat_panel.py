@@ -22,7 +22,6 @@ from PySide6.QtGui import (
     QTextCharFormat,
     QTextCursor,
     QTextDocument,
-    QTextFormat,
 )
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -51,6 +50,7 @@ from gam_desktop.engine.api import (
 )
 from gam_desktop.engine.api import Turn as SavedTurn
 from gam_desktop.gui import local_time, theme, words
+from gam_desktop.gui.headings import tame_headings
 from gam_desktop.gui.labels import ElidedLabel, never_widens
 from gam_desktop.gui.learned import LearnedItem, LearnedNote
 
@@ -123,6 +123,13 @@ class Transcript(QTextBrowser):
             Qt.TextInteractionFlag.TextBrowserInteraction
             | Qt.TextInteractionFlag.LinksAccessibleByKeyboard
         )
+        # The end of the conversation stays in view while it is: a narrower window wraps
+        # the text onto more lines (laid out bit by bit, after the resize), and the same
+        # scroll position then showed an earlier answer (a fact just learned, out of view).
+        self.at_end = True
+        bar = self.verticalScrollBar()
+        bar.valueChanged.connect(lambda value: setattr(self, "at_end", value >= bar.maximum()))
+        bar.rangeChanged.connect(lambda _low, high: bar.setValue(high) if self.at_end else None)
 
     def focusNextPrevChild(self, next: bool) -> bool:
         if not self.hasFocus():
@@ -191,26 +198,9 @@ class Turn:
 def markdown_html(text: str) -> str:
     document = QTextDocument()
     document.setMarkdown(text)
-    _tame_headings(document)
+    tame_headings(document)
     body = document.toHtml()
     return body.split("<body", 1)[-1].split(">", 1)[-1].rsplit("</body>", 1)[0]
-
-
-def _tame_headings(document: QTextDocument) -> None:
-    """Headings inside an answer a little larger than its text, in bold: Qt draws a
-    Markdown "#" at twice the text's size, a whole screen in the chat's narrow column."""
-    block = document.begin()
-    while block.isValid():
-        level = block.blockFormat().headingLevel()
-        if level:
-            cursor = QTextCursor(document)
-            cursor.setPosition(block.position())
-            end = block.position() + block.length() - 1
-            cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
-            size = QTextCharFormat()
-            size.setProperty(QTextFormat.Property.FontSizeAdjustment, 1 if level <= 2 else 0)
-            cursor.mergeCharFormat(size)
-        block = block.next()
 
 
 def _turn_result(turn: SavedTurn) -> ChatResult:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtCore import QEvent, QSignalBlocker, Qt, Signal, SignalInstance
-from PySide6.QtGui import QColor, QShowEvent, QTextOption
+from PySide6.QtGui import QColor, QResizeEvent, QShowEvent, QTextOption
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
@@ -42,6 +42,7 @@ from gam_desktop.gui.workers import TaskRunner
 PAGE = 50
 MODEL_USE = "Model use"  # the column of how much the model read and wrote
 MODEL_USE_TIP = "How much text the model read and wrote for the operation"
+WHAT_MIN_CHARS = 24  # the What column, before the model use column gives way to it
 ROLLBACK, FORGET = "rollback", "forget"
 RESTORED_FACT = "Restored: "  # a forgotten fact brought back (Workflow.restore_fact)
 _KIND_LABELS = {
@@ -104,7 +105,9 @@ def _row(operation: Operation) -> QTreeWidgetItem:
     item.setToolTip(2, summary)
     if operation.tokens:
         said = words.approximate_words(operation.tokens)
-        item.setToolTip(3, f"The model read and wrote {said}: {operation.tokens:,} tokens")
+        use = f"The model read and wrote {said}: {operation.tokens:,} tokens"
+        item.setToolTip(3, use)
+        item.setToolTip(2, f"{summary}\n{use}")  # (the model use column hidden when narrow)
     return item
 
 
@@ -248,6 +251,22 @@ class HistoryPanel(QWidget):
         if self._stale:
             self.refresh()
 
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)  # (the list is laid out to the new width first)
+        self._fit_columns()
+
+    def _fit_columns(self) -> None:
+        """What each operation did is the column that says something: where the list is
+        narrow (the window at 800 px) the model use gives way to it (each row's tooltip
+        says it): it had ten letters there, "Chat: I a…"."""
+        wanted = WHAT_MIN_CHARS * self.list.fontMetrics().averageCharWidth()
+        header = self.list.header()
+        taken = header.sectionSize(0) + header.sectionSize(1)
+        model_use = max(self.list.sizeHintForColumn(3), header.sectionSizeHint(3))
+        narrow = self.list.viewport().width() - taken - model_use < wanted
+        if narrow != self.list.isColumnHidden(3):
+            self.list.setColumnHidden(3, narrow)
+
     def loading(self) -> bool:
         return bool(self.tasks.running())
 
@@ -301,6 +320,7 @@ class HistoryPanel(QWidget):
         self.more.setEnabled(True)
         for column in (0, 1, 3):
             self.list.resizeColumnToContents(column)
+        self._fit_columns()
         first = self.list.topLevelItem(0)  # None when the list is empty
         if self.list.currentItem() is None and first is not None:
             self.list.setCurrentItem(first)

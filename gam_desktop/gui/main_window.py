@@ -44,7 +44,7 @@ from gam_desktop.engine.api import (
     plural,
     removed_by,
 )
-from gam_desktop.gui import dialogs
+from gam_desktop.gui import dialogs, panes
 from gam_desktop.gui.chat_controller import ChatController
 from gam_desktop.gui.chat_panel import ChatPanel
 from gam_desktop.gui.closing import CloseGuard
@@ -82,9 +82,9 @@ ADD_NEEDS_LLM = (
 )
 TREE_MIN_CHARS = 34  # the memory tree is never narrower than this many characters
 PREVIEW_MIN_CHARS = 36  # ...nor the preview than this many (at 800 px it had 165 px)
-PREVIEW_SHARE = 0.4  # of the room the tree leaves (the chat and its tabs have the rest)
 LIST_WIDTH = 200  # the conversations list beside the chat, when shown
 WIDE_FOR_LIST = 1100  # a window this wide shows the list unless the person hid it
+PANES_SETTING = "window/panes"  # the panes' proportions, as the person left them
 LIST_SETTING = "view/conversations"  # "shown" or "hidden", as chosen; none: by the width
 
 
@@ -197,7 +197,8 @@ class MainWindow(Window):
         self.chat_split.addWidget(self.chat)
         self.chat_split.setStretchFactor(0, 0)  # the list keeps its width, the chat grows
         self.chat_split.setStretchFactor(1, 1)
-        self.chat_split.setCollapsible(1, False)
+        for pane in (0, 1):  # a drag never hides the list: its toggle does
+            self.chat_split.setCollapsible(pane, False)
         self.chat_split.setSizes([LIST_WIDTH, 470])
         self.chat.conversations_toggled.connect(self._choose_conversations)
         self.facts = FactsView()
@@ -220,7 +221,7 @@ class MainWindow(Window):
             self.split.setCollapsible(pane, False)
         self.preview.setMinimumWidth(self.fontMetrics().averageCharWidth() * PREVIEW_MIN_CHARS)
         self.split.setSizes([230, 350, 700])
-        self._panes_chosen = False  # a divider dragged: the widths are the person's from then
+        self._shares = panes.DEFAULT_SHARES  # the panes' proportions: a drag chooses them
         self.split.splitterMoved.connect(lambda _pos, _index: self._chose_panes())
         self.setCentralWidget(self.split)
         self.chat.reading_order()
@@ -336,10 +337,13 @@ class MainWindow(Window):
         else:  # never larger than the screen (200% on a 1080p screen leaves 960x540)
             room = self.screen().availableGeometry()
             self.resize(min(1280, room.width() * 95 // 100), min(800, room.height() * 9 // 10))
-        state = self.store.value("window/splitter")
-        if state:
-            self.split.restoreState(state)
-            self._panes_chosen = True  # the widths the person left them at
+        # The proportions the person left the panes at (an older version kept the sizes)
+        sizes = panes.sizes_in_state(self.store.value("window/splitter")) or []
+        self._shares = (
+            panes.shares_in(self.store.value(PANES_SETTING), self.split.count())
+            or (panes.shares_of(sizes) if len(sizes) == self.split.count() else None)
+            or self._shares
+        )
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # the drop hint covers the window
         super().resizeEvent(event)
@@ -348,21 +352,16 @@ class MainWindow(Window):
         self._fit_conversations()
 
     def _fit_panes(self) -> None:
-        """The three panes shared out for the window's width, until the person drags a
-        divider: the tree two elevenths (at least its minimum), the preview PREVIEW_SHARE of the
-        rest, the chat and its tabs the remainder. Qt's own sharing left the preview 165 px
-        of a window 800 px wide."""
-        if self._panes_chosen:
-            return
-        room = self.split.width() - 2 * self.split.handleWidth()
-        if room <= 0:
-            return
-        tree = max(self.find_panel.minimumWidth(), room * 2 // 11)
-        preview = max(self.preview.minimumWidth(), round((room - tree) * PREVIEW_SHARE))
-        self.split.setSizes([tree, preview, max(room - tree - preview, 0)])
+        """The three panes shared out for the window's width in the proportions the person
+        left them at (a drag), else the window's own (the tree two elevenths, the preview
+        PREVIEW_SHARE of the rest), none narrower than it is usable at. Qt's own sharing
+        left the preview 165 px of a window 800 px wide; and after a drag, the widths of
+        the moment stayed, whatever the window's size."""
+        panes.fit(self.split, self._shares)
 
     def _chose_panes(self) -> None:
-        self._panes_chosen = True
+        """A divider dragged: its proportions are kept from now on."""
+        self._shares = panes.shares_of(self.split.sizes()) or self._shares
 
     def _fit_conversations(self) -> None:
         """The conversations list beside the chat: as the person chose (its toggle), else
@@ -662,6 +661,7 @@ class MainWindow(Window):
             return
         self.store.setValue("window/geometry", self.saveGeometry())
         self.store.setValue("window/splitter", self.split.saveState())
+        self.store.setValue(PANES_SETTING, panes.shares_text(self._shares))
         self.store.sync()
         self.tasks.cancel_all()
         self.tasks.wait_all()

@@ -41,6 +41,7 @@ from gam_desktop.engine.api import (
     plural,
 )
 from gam_desktop.gui import local_time, words
+from gam_desktop.gui.headings import tame_headings
 from gam_desktop.gui.labels import ElidedLabel, never_widens
 from gam_desktop.gui.overview import folder_of, is_overview, overview_name
 
@@ -377,6 +378,7 @@ class PreviewPane(QWidget):
             self.original.setToolTip("Show the note again")
         else:
             self.body.setMarkdown(self._body)
+            tame_headings(self.body.document())  # (a report's sections were over its title)
             self.original.setText(ORIGINAL_LABEL)
             self.original.setToolTip("Show the original text this note was written from")
 

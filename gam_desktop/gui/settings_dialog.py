@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
 
 from gam_desktop import keystore
 from gam_desktop.engine.api import (
+    LOCAL_SERVERS,
     Enabled,
     LLMAuthError,
     LLMError,
@@ -150,6 +151,7 @@ class SettingsDialog(QDialog):
         self.embedding_found: str | None = None  # the embedding model found there, if any
         self._embeddings_asked = 0
         self.tasks = TaskRunner(self)
+        self.local_ports: dict[str, int] | None = None  # Detect's ports, by server (tests)
         # Timers are children: they die with the dialog, and never call a deleted one.
         self._keychain_timer = self._timer(self._keychain_timed_out, KEYCHAIN_TIMEOUT * 1000)
         self._model_timer = self._timer(self.refresh_models, MODEL_LIST_DELAY_MS)
@@ -636,13 +638,14 @@ class SettingsDialog(QDialog):
         )
 
     def detect(self) -> None:
-        self._tell("Looking for Ollama and LM Studio on this computer…")
+        *first, last = [server.name for server in LOCAL_SERVERS]
+        self._tell(f"Looking for {', '.join(first)} and {last} on this computer…")
+        ports = self.local_ports
 
         def found(servers) -> None:
             if not servers:
-                self._tell(
-                    "No local server answered on the default ports (Ollama 11434, LM Studio 1234)."
-                )
+                where = ", ".join(f"{s.name} {s.port}" for s in LOCAL_SERVERS)
+                self._tell(f"No local server answered on the default ports ({where}).")
                 return
             name, url, models = servers[0]
             self.provider.setCurrentText(name)
@@ -654,7 +657,7 @@ class SettingsDialog(QDialog):
             found = (f"{n} at {u} ({plural(len(m), 'model')})" for n, u, m in servers)
             self._tell("Found " + "; ".join(found))
 
-        self.tasks.start("detect", lambda w, c: detect_local(), on_success=found)
+        self.tasks.start("detect", lambda w, c: detect_local(ports=ports), on_success=found)
 
     # -- saving ---------------------------------------------------------------------------
 

@@ -18,19 +18,15 @@ from gam_desktop.engine.api import (
     PERSONAL_DIRS,
     CancelToken,
     Changes,
-    Workflow,
-    front_of,
     notes_in,
     plural,
 )
-from gam_desktop.gui import words
 from gam_desktop.gui.prompts import Prompter
 from gam_desktop.gui.session import MemorySession
 from gam_desktop.gui.workers import Worker
 
 TASK = "summarize-again"  # the operation (status bar, Cancel)
 COUNT_TASK = "fallbacks"  # counting them (quiet)
-REASONS_TASK = "fallback-reasons"  # why they were written without it (quiet)
 MENU_LABEL = "Summarize &again"
 
 
@@ -123,12 +119,13 @@ class SummarizeAgain(QObject):
         if self.session.workflow is None or self.session.operations.running(TASK):
             return
         busy = f"Summarizing {plural(self.count, 'note')} again…" if self.count else ""
+        reasons: list[str] = []  # this run's errors, filled on the task's thread
         self.session.write(
             TASK,
-            Workflow.summarize_again,
+            lambda workflow: workflow.summarize_again(failed_because=reasons),
             busy or "Summarizing again…",
             _said,
-            self._done,
+            lambda changes: self._done(changes, reasons),
             cancellable=True,
             said_on_cancel=lambda: (
                 "Cancelled; the memory was not changed (the summaries made so far are kept "
@@ -136,23 +133,18 @@ class SummarizeAgain(QObject):
             ),
         )
 
-    def _done(self, changes: Changes) -> None:
+    def _done(self, changes: Changes, reasons: list[str]) -> None:
         if notes_in(changes):
             self._left_after_run = True  # said once they are counted again
             return
         if self.count and self.session.workflow is not None:
-            workflow = self.session.task_workflow()  # why, as the notes keep it: read first
-            self.session.operations.tasks.start(
-                REASONS_TASK,
-                lambda _worker, _cancel: fallback_reasons(workflow),
-                on_success=self._failed_again,
-                on_failure=lambda _error: self._failed_again([]),
-            )
+            self._failed_again(reasons)
 
     def _failed_again(self, reasons: list[str]) -> None:
-        """Nothing was summarized again: said with the error (it said only "The LLM failed
-        again") and what to do about it."""
-        why = f"The LLM's error when they were written: {reasons[0]}.\n\n" if reasons else ""
+        """Nothing was summarized again: said with this run's error (it said only "The LLM
+        failed again", then the error kept in the notes, from the add that wrote them) and
+        what to do about it."""
+        why = f"The LLM's error this time: {reasons[0].rstrip('. ')}.\n\n" if reasons else ""
         self.prompter.tell(
             "Nothing was summarized again",
             f"The LLM failed again for {plural(self.count, 'note')} written without it; "
@@ -166,22 +158,6 @@ class SummarizeAgain(QObject):
         for task in tasks:
             task.cancel.cancel()
         return bool(tasks)
-
-
-def fallback_reasons(workflow: Workflow) -> list[str]:
-    """Why the memory's notes written without the LLM were (the errors their front matter
-    keeps, redacted when kept), the most frequent first; read on a task thread."""
-    counts: dict[str, int] = {}
-    for path in workflow.fallback_memories():
-        try:
-            text = (workflow.folder.root / path).read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-        reason = front_of(text).get(words.FALLBACK_REASON_KEY)
-        if reason:
-            said = " ".join(str(reason).split()).rstrip(". ")
-            counts[said] = counts.get(said, 0) + 1
-    return sorted(counts, key=lambda said: -counts[said])
 
 
 def _in_tree(path: str) -> bool:

@@ -14,7 +14,15 @@ import html
 import json
 import re
 
-from gam_desktop.engine.api import README, Estimate, duration, front_of, money, plural, split_front
+from gam_desktop.engine.api import (
+    README,
+    Estimate,
+    duration,
+    money,
+    parse_memory,
+    plural,
+    split_front,
+)
 
 _CALL = re.compile(r"^\s*(?:\d+\.\s+)?(\w+)\((.*)\)\s*->\s*(.*)$", re.DOTALL)
 _NUMBERED = re.compile(r"^\s*\d+\.\s+")
@@ -108,8 +116,9 @@ def passages(text: str) -> str:
 
 
 def counted_notes(text: str) -> str:
-    """The engine's summaries count "memories" ("Added 9 documents (34 memories)"): the
-    window calls the Markdown files notes, and the folder the memory."""
+    """Summaries and READMEs written before the engine counted notes too count "memories"
+    ("Added 9 documents (34 memories)"): the window calls the Markdown files notes, and
+    the folder the memory."""
     return _MEMORIES.sub(lambda m: f"{m.group(1)} note{'s' if m.group(2) == 'ies' else ''}", text)
 
 
@@ -254,7 +263,7 @@ def _front_length(text: str | None) -> int:
 
 
 def _front(text: str | None) -> dict[str, object]:
-    return front_of(text) if text else {}
+    return parse_memory(text).front if text else {}
 
 
 # A note's front matter in words: what a person knows each field as. The rest of what the

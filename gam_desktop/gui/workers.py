@@ -21,6 +21,8 @@ from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
 from gam_desktop.engine.api import CancelToken, OperationCancelled
 
 log = logging.getLogger(__name__)
+# How long a closing window waits for a task that may not end soon (an LLM call, a lock).
+WAIT_AT_CLOSE_MS = 10_000
 
 
 class Worker(QObject):
@@ -75,6 +77,7 @@ class Task:
     on_progress: Callable[[Any], None] | None = None
     on_step: Callable[[Any], None] | None = None
     finished: bool = field(default=False)
+    ends_by_itself: bool = False  # no network, no lock: waited for as long as it takes
 
 
 class TaskRunner(QObject):
@@ -99,9 +102,12 @@ class TaskRunner(QObject):
         on_progress: Callable[[Any], None] | None = None,
         on_step: Callable[[Any], None] | None = None,
         cancel: CancelToken | None = None,
+        ends_by_itself: bool = False,
     ) -> Task:
         """Run `job(worker, cancel)` on a thread of its own. `cancel` is the token the job's
-        Workflow was made with (on this thread, before the start), else a new one."""
+        Workflow was made with (on this thread, before the start), else a new one.
+        `ends_by_itself`: the job ends in finite time whatever happens (the warm-up:
+        imports and a file read), and a closing window waits for it without a limit."""
         task_id = next(self._ids)
         cancel = cancel or CancelToken()
         worker = Worker(task_id, lambda w: job(w, cancel))
@@ -119,6 +125,7 @@ class TaskRunner(QObject):
             on_cancel,
             on_progress,
             on_step,
+            ends_by_itself=ends_by_itself,
         )
         self.tasks[task_id] = task
         worker.progress.connect(self._progress)
@@ -148,9 +155,17 @@ class TaskRunner(QObject):
         for task in self.tasks.values():
             task.cancel.cancel()
 
-    def wait_all(self, milliseconds: int = 10_000) -> None:
+    def wait_all(self, milliseconds: int | None = None) -> None:
+        """Wait for every task's thread: one that ends by itself for as long as it takes,
+        any other at most `milliseconds` (WAIT_AT_CLOSE_MS). A QThread deleted while it
+        runs aborts the process: the warm-up, slow on a busy machine (its imports took
+        over 10 s), outlived the window that quit as soon as it was shown."""
+        limit = WAIT_AT_CLOSE_MS if milliseconds is None else milliseconds
         for task in list(self.tasks.values()):
-            task.thread.wait(milliseconds)
+            if task.ends_by_itself:
+                task.thread.wait()
+            else:
+                task.thread.wait(limit)
 
     @Slot(int, object)
     def _progress(self, task_id: int, event: object) -> None:

@@ -30,7 +30,7 @@ def test_gam_add_builds_and_reports(llm_server, tmp_path: Path) -> None:
         llm_server.base_url,
     )
     assert out.returncode == 0, out.stderr
-    assert "Built 1 document (6 memories)" in out.stdout and "LLM calls" in out.stdout
+    assert "Built 1 document (6 notes)" in out.stdout and "LLM calls" in out.stdout
     meta = json.loads((memory / ".gam_meta.json").read_text())
     assert meta["total_chunks"] == 6 and meta["source_files"] == [doc.name]
     assert "Summarizing 6 chunks" in out.stderr  # the progress names the stages, a line each
@@ -42,7 +42,7 @@ def test_gam_add_text_and_quiet(llm_server, tmp_path: Path) -> None:
         llm_server.base_url,
     )
     assert out.returncode == 0 and out.stderr == ""
-    assert "(1 memory)" in out.stdout
+    assert "(1 note)" in out.stdout
 
 
 def test_gam_add_without_input_is_a_usage_error(llm_server, tmp_path: Path) -> None:
@@ -76,7 +76,7 @@ def test_gam_add_encrypted_pdf_names_the_file(llm_server, tmp_path: Path) -> Non
     )
     assert out.returncode == 1
     assert "locked.pdf" in out.stderr and "encrypted" in out.stderr
-    assert "(1 memory)" in out.stdout  # the readable file was still added
+    assert "(1 note)" in out.stdout  # the readable file was still added
 
 
 @pytest.mark.linux_only(

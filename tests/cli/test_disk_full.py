@@ -115,7 +115,7 @@ def test_disk_full_during_the_commit(memory: Path, tmp_path: Path, llm_server) -
     assert seen["unchanged"], "the add's files were not taken back"  # journal gone too
     assert seen["status_full"] == ""
     assert seen["again_rc"] == 0, seen["again_err"]  # space freed: the same add works
-    assert seen["log"].splitlines()[0] == "Added 1 document (3 memories)"
+    assert seen["log"].splitlines()[0] == "Added 1 document (3 notes)"
     assert seen["status_again"] == "" and seen["fsck"] == 0
 
 

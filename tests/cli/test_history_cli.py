@@ -29,7 +29,7 @@ def test_list_show_diff_and_rollback(make_workflow, memory_dir: Path) -> None:
         lines[0].startswith(add.sha[:10]) and "add" in lines[0] and "Added 1 document" in lines[0]
     )
     shown = run("history_main", ["--gam-dir", str(memory_dir), "show", add.sha[:8]])
-    assert "Added 1 document (3 memories)" in shown.stdout
+    assert "Added 1 document (3 notes)" in shown.stdout
     assert "  added    rust" in shown.stdout and "  modified README.md" in shown.stdout
     diff = run(
         "history_main", ["--gam-dir", str(memory_dir), "show", add.sha, "--diff", "README.md"]
@@ -101,4 +101,4 @@ def test_recovery_counts_one_memory_in_the_singular(
     crash_mid_add(memory_dir, llm_server.base_url, topic_document({"rust": 3}), 1)
     out = run("history_main", ["--gam-dir", str(memory_dir), "recover", "--keep"])
     assert out.returncode == 0, out.stderr
-    assert "(1 memory)" in out.stdout and not ONE_WITH_A_PLURAL.search(out.stdout)
+    assert "(1 note)" in out.stdout and not ONE_WITH_A_PLURAL.search(out.stdout)

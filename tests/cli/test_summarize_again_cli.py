@@ -57,9 +57,9 @@ def test_an_add_with_fallbacks_fails_naming_the_fix_which_then_works(
     built = add(memory, llm_server)
     hint = f"gam-add --gam-dir {shlex.quote(str(memory))} --summarize-again"
     assert built.returncode == 1, built.stderr  # not every memory is what was asked for
-    assert "Built 1 document (4 memories)" in built.stdout
+    assert "Built 1 document (4 notes)" in built.stdout
     last = built.stderr.strip().splitlines()[-1]
-    assert last.startswith("error: 4 memories in this memory are written without the LLM")
+    assert last.startswith("error: 4 notes in this memory are written without the LLM")
     assert last.endswith(f"summarize them again: {hint}")
     assert len(fallbacks(memory)) == 4
 
@@ -67,7 +67,7 @@ def test_an_add_with_fallbacks_fails_naming_the_fix_which_then_works(
     held = add(memory, llm_server)
     assert held.returncode == 0, held.stderr
     assert held.stdout.startswith("Nothing added: the document is already in this memory")
-    assert held.stderr.strip().splitlines()[-1].startswith("warning: 4 memories in this memory")
+    assert held.stderr.strip().splitlines()[-1].startswith("warning: 4 notes in this memory")
 
     done = again(memory, llm_server)  # ...summarizing them again does
     assert done.returncode == 0, done.stderr
@@ -91,7 +91,7 @@ def test_summarize_again_failing_again_names_what_is_left_and_changes_nothing(
     saved, head = tree(memory), git(memory, "rev-parse", "HEAD")
     out = again(memory, llm_server)
     assert out.returncode == 1 and out.stdout == ""
-    assert out.stderr.startswith("error: 4 memories are still written without the LLM (")
+    assert out.stderr.startswith("error: 4 notes are still written without the LLM (")
     assert "run the same command again once the LLM works" in out.stderr
     assert tree(memory) == saved and git(memory, "rev-parse", "HEAD") == head
 

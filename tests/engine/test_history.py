@@ -31,8 +31,8 @@ def test_every_operation_is_one_commit_with_trailers(workflow, memory_dir: Path)
     workflow.add(text=topic_document({"git": 3}))
     ops = workflow.history.operations()
     assert [op.kind for op in ops] == ["add", "build"]
-    assert ops[1].summary == "Built 1 document (6 memories)"
-    assert ops[0].summary == "Added 1 document (3 memories)"
+    assert ops[1].summary == "Built 1 document (6 notes)"
+    assert ops[0].summary == "Added 1 document (3 notes)"
     assert ops[0].trailers["Gam-Memories"] == "3" and ops[0].trailers["Gam-Model"] == "scripted"
     assert ops[0].tokens > 0 and ops[0].trailers["Gam-Sources"] == "text"
     assert git(memory_dir, "status", "--porcelain") == ""  # nothing left uncommitted
@@ -276,8 +276,8 @@ def test_recover_can_keep_the_files(workflow, memory_dir: Path, llm_server) -> N
     rust = topic_document({"rust": 3})
     crash_mid_add(memory_dir, llm_server.base_url, rust, 2)  # its source + 1 of 3 memories
     message = workflow.recover(restore=False)
-    assert message.startswith("kept the files as they are (3 memories)")
-    assert "removed 'text' (1 of 3 memories had been written): add it again" in message
+    assert message.startswith("kept the files as they are (3 notes)")
+    assert "removed 'text' (1 of 3 notes had been written): add it again" in message
     assert invariants.problems(memory_dir) == []  # READMEs, counts, sources, git: consistent
     kept = {k: v for k, v in tree(memory_dir).items() if k.endswith(".md") and "README" not in k}
     assert kept.items() <= before.items()  # the earlier memories are untouched
@@ -294,7 +294,7 @@ def test_a_crash_with_the_whole_document_written_keeps_it(
     crash_mid_add(memory_dir, llm_server.base_url, topic_document({"rust": 3}), 4)  # + README
     message = workflow.recover(restore=False)
     assert message == (
-        "kept the files as they are (6 memories); folder READMEs and counts were recomputed"
+        "kept the files as they are (6 notes); folder READMEs and counts were recomputed"
     )
     assert invariants.problems(memory_dir) == []
     again = workflow.add(text=topic_document({"rust": 3}))

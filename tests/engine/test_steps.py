@@ -49,13 +49,13 @@ def test_a_big_drop_is_committed_in_steps_and_answers_questions_between_them(
     report = workflow.add(files=files)
 
     assert report.steps == 3 and len(report.documents) == 60 and not report.remaining
-    assert report.summary().startswith("Built 60 documents (60 memories) in 3 steps")
+    assert report.summary().startswith("Built 60 documents (60 notes) in 3 steps")
     summaries = operations(workflow)
     steps = [s for s in summaries if s.startswith(("Built", "Added"))]
     assert steps == [
-        "Built 25 documents (25 memories)",
-        "Added 25 documents (25 memories)",
-        "Added 10 documents (10 memories)",
+        "Built 25 documents (25 notes)",
+        "Added 25 documents (25 notes)",
+        "Added 10 documents (10 notes)",
     ]
     assert any(s.startswith("Reorganized") for s in summaries)  # folders grown past 8
     (known, answer, cited) = answers[0]
@@ -89,7 +89,7 @@ def test_a_cancel_keeps_the_finished_steps(
         workflow.add(files=files)
     assert workflow.last_add is not None and len(workflow.last_add.documents) == 25
     assert len(MemoryFolder(memory_dir).known_sources()) == 25
-    assert operations(workflow)[0] == "Built 25 documents (25 memories)"
+    assert operations(workflow)[0] == "Built 25 documents (25 notes)"
     assert invariants.problems(memory_dir) == []
     assert wait_for(lambda: kept(memory_dir) == memorize_calls(llm_server) - 25)
     pending = make_workflow().interrupted_add()
@@ -111,7 +111,7 @@ def test_stop_after_the_current_step(make_workflow, tmp_path: Path, memory_dir: 
     )
     report = workflow.add(files=files)
     assert len(report.documents) == 25 and len(report.remaining) == 35 and report.steps == 1
-    assert report.summary().startswith("Built 25 of 60 documents (25 memories); stopped")
+    assert report.summary().startswith("Built 25 of 60 documents (25 notes); stopped")
     assert len(MemoryFolder(memory_dir).known_sources()) == 25
     assert invariants.problems(memory_dir) == []
 
@@ -133,7 +133,7 @@ def test_stop_now_undo_this_drop(
     assert MemoryFolder(memory_dir).known_sources() == before
     rolled_back = [s for s in operations(workflow) if s.startswith("Rolled back: ")]
     step = "Built" if first else "Added"  # the first step, undone last
-    assert rolled_back[-1] == f"Rolled back: {step} 25 documents (25 memories)"
+    assert rolled_back[-1] == f"Rolled back: {step} 25 documents (25 notes)"
     if first:
         assert not MemoryFolder(memory_dir).is_memory()  # as before the drop: no memory
     else:

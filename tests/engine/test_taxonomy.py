@@ -154,7 +154,8 @@ def test_a_second_degenerate_plan_is_refused() -> None:
 def test_descriptions_that_say_nothing_are_blanked() -> None:
     from gam_desktop.engine.store.describing import is_empty_description
 
-    for text in ("", "General", "Memories about python.", "Other memories.", "Python notes."):
+    said = ("", "General", "Memories about python.", "Other memories.", "Other notes.")
+    for text in (*said, "Python notes."):
         assert is_empty_description(text, "python_notes"), text
     assert not is_empty_description("Acme's paging and escalation rules.", "acme")
     plan = node("root", children=[node("python", [0], description="Memories about python.")])

@@ -52,12 +52,33 @@ def test_plural_follows_the_count() -> None:
     assert plural(2, "child", "children") == "2 children"
 
 
+def test_readmes_and_commits_count_notes_as_the_window_does(make_workflow, memory_dir) -> None:
+    """The window says "notes"; the folder READMEs ("python/ (4 memories)") and the commit
+    subjects ("Built 1 document (4 memories)") still said "memories". File formats and
+    front matter keys are as they were."""
+    from tests.repos import git
+
+    workflow = make_workflow()
+    built = workflow.add(text=topic_document({"python": 2, "rust": 2}))
+    added = workflow.add(text=topic_document({"docker": 1}))
+    assert re.fullmatch(r"Built 1 document \(\d+ notes\)", built.summary()), built.summary()
+    assert re.fullmatch(r"Added 1 document \(1 note\)", added.summary()), added.summary()
+    subjects = git(memory_dir, "log", "--format=%s").splitlines()
+    assert subjects[:2] == [added.summary(), built.summary()]
+    readme = (memory_dir / "README.md").read_text(encoding="utf-8")
+    assert re.search(r"^- \*\*\w+/\*\* \(\d+ notes?\): ", readme, re.MULTILINE), readme
+    readmes = [p.read_text(encoding="utf-8") for p in memory_dir.rglob("README.md")]
+    assert not any(re.search(r"\d memor(y|ies)\b", text) for text in readmes)
+    meta = (memory_dir / ".gam_meta.json").read_text(encoding="utf-8")
+    assert '"total_chunks"' in meta  # the file's keys as they were
+
+
 def test_an_estimate_of_one_is_in_the_singular() -> None:
     one = Estimate(documents=1, chunks=1, llm_calls=1, prompt_tokens=1)
-    assert one.summary() == "1 document, about 1 memory: about 1 LLM call and 1 prompt token"
+    assert one.summary() == "1 document, about 1 note: about 1 LLM call and 1 prompt token"
     many = Estimate(documents=2, chunks=5, llm_calls=7, prompt_tokens=1_200)
     assert many.summary() == (
-        "2 documents, about 5 memories: about 7 LLM calls and 1,200 prompt tokens"
+        "2 documents, about 5 notes: about 7 LLM calls and 1,200 prompt tokens"
     )
 
 

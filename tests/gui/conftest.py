@@ -130,6 +130,28 @@ def window(make_window, prefs) -> MainWindow:
     return make_window(prefs)
 
 
+@pytest.fixture
+def answered_chat(window: MainWindow):
+    """The window's chat with two answered turns, the latest with two sources and the link
+    to its steps (as a conversation shown again); no server is asked."""
+    from gam_desktop.engine.api import ChatResult
+    from gam_desktop.gui.chat_panel import Turn
+
+    def answer(question: str, sources: list[str]) -> ChatResult:
+        steps = "Searched the memory\nAnswered from 2 passages"
+        return ChatResult(question=question, answer="An answer.", sources=sources,
+                          confidence=0.7, trajectory=steps)  # fmt: skip
+
+    chat = window.chat
+    chat.set_ready(None)
+    chat.turns = [
+        Turn("First?", answer("First?", ["old/first.md"]), number=1),
+        Turn("Latest?", answer("Latest?", ["new/one.md", "new/two.md"]), number=2),
+    ]
+    chat._render()
+    return chat
+
+
 @pytest.fixture(scope="session")
 def secret_service(tmp_path_factory) -> Iterator[None]:
     """A private D-Bus session bus with gnome-keyring unlocked on it; keyring uses it."""

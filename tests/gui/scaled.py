@@ -16,10 +16,9 @@ from __future__ import annotations
 import json
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
-from PySide6.QtCore import QDeadlineTimer, QSettings
 from PySide6.QtWidgets import (
     QAbstractButton,
     QAbstractSpinBox,
@@ -33,28 +32,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gam_desktop.engine.ingest.builder import BuildOptions
-from gam_desktop.engine.llm import LLMSettings
-from gam_desktop.engine.llm.tokenizer import resources_dir
-from gam_desktop.engine.models import ChunkConfig
-from gam_desktop.engine.workflow import Workflow
-from gam_desktop.gui import theme
 from gam_desktop.gui.app import make_app
-from gam_desktop.gui.main_window import MainWindow
 from gam_desktop.gui.new_memory_dialog import NewMemoryDialog
-from gam_desktop.gui.settings import Preferences
 from gam_desktop.gui.settings_dialog import SettingsDialog
 from gam_desktop.selfcheck.scripted_llm import RunningServer
-
-WAIT_MS = 100_000  # a guard against hanging (under the 120 s test timeout), not a speed limit
-
-
-def wait_until(condition: Callable[[], object]) -> None:
-    deadline = QDeadlineTimer(WAIT_MS)
-    while not condition():
-        if deadline.hasExpired():
-            raise TimeoutError("the window did not get there")
-        QApplication.processEvents()
+from tests.gui.offscreen import build_memory, samples, themed_window, wait_until
 
 
 def shown(root: QWidget) -> Iterator[QWidget]:
@@ -110,13 +92,6 @@ def clipped(root: QWidget, where: str) -> list[str]:
     return problems
 
 
-def build_memory(server: RunningServer, folder: Path) -> None:
-    settings = LLMSettings(base_url=server.base_url, model="scripted", api_key="k", timeout=10)
-    options = BuildOptions(chunk=ChunkConfig(min_tokens=20, max_tokens=200))
-    samples = sorted((resources_dir() / "samples").iterdir())
-    Workflow(gam_dir=folder, settings=settings, options=options).add(files=samples)
-
-
 def run(out: Path, shots: Path | None, dark: bool = False) -> None:
     app = make_app([])
     problems: list[str] = []
@@ -135,15 +110,9 @@ def run(out: Path, shots: Path | None, dark: bool = False) -> None:
             widget.grab().save(str(shots / f"{name}.png"))
 
     with RunningServer() as server:
-        build_memory(server, scratch / "memory")
-        prefs = Preferences(
-            provider="Custom", base_url=server.base_url, builder_model="scripted",
-            chat_model="scripted", min_tokens=20, max_tokens=200, workers=2, timeout=10,
-        )  # fmt: skip
-        store = QSettings(str(scratch / "settings.ini"), QSettings.Format.IniFormat)
-        if dark:  # View ▸ Theme ▸ Dark, as the window reads it
-            store.setValue(theme.SETTING, theme.DARK_CHOICE)
-        window = MainWindow(prefs, store)  # at the size it chooses for this screen
+        build_memory(server, scratch / "memory", samples())
+        window = themed_window(server, scratch / "settings.ini", dark)  # its size, its own
+        prefs = window.prefs
         window.show()
         assert window.open_memory(scratch / "memory")
         window.tree.expandAll()

@@ -8,7 +8,7 @@ the window answers a question, shows a note, a note written without the LLM, a s
 rollback removed, a research report, the History and a fact learned, each at 800 × 600 and
 1280 × 800 in the light and the dark theme (OUT/<state>-<size>-<theme>.png). With --guide,
 the guide's pictures (resources/guide/*.png) are written again from the same window. The
-caller sets HOME: nothing here touches the person's own (tests/gui/test_guide_pictures.py).
+caller sets HOME: nothing here touches the person's own (tests/gui/test_shots.py).
 """
 
 from __future__ import annotations
@@ -17,38 +17,23 @@ import argparse
 import io
 import shutil
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import QBuffer, QByteArray, QDeadlineTimer, QIODevice, QSettings, Qt, QUrl
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, Qt, QUrl
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QApplication, QWidget
 
 from gam_desktop import __version__
-from gam_desktop.engine.ingest.builder import BuildOptions
-from gam_desktop.engine.llm import LLMSettings
-from gam_desktop.engine.llm.tokenizer import resources_dir
-from gam_desktop.engine.models import ChunkConfig
-from gam_desktop.engine.workflow import Workflow
 from gam_desktop.gui import theme
 from gam_desktop.gui.app import make_app
 from gam_desktop.gui.main_window import MainWindow
-from gam_desktop.gui.settings import Preferences
 from gam_desktop.selfcheck.scripted_llm import Fault, RunningServer
+from tests.gui.offscreen import samples, scripted_workflow, themed_window, wait_until
 
-WAIT_MS = 100_000  # a guard against hanging, not a speed limit
 SIZES = {"800x600": (800, 600), "1280x800": (1280, 800)}
 GUIDE_SIZE = (1024, 660)  # the guide's pictures: readable, and small files
 MEMORY = "Research notes"
 PICTURE_KEY = "Made-by"  # a guide picture's PNG text: made here, from the window itself
-
-
-def wait_until(condition: Callable[[], object]) -> None:
-    deadline = QDeadlineTimer(WAIT_MS)
-    while not condition():
-        if deadline.hasExpired():
-            raise TimeoutError("the window did not get there")
-        QApplication.processEvents()
 
 
 def settle(window: MainWindow) -> None:
@@ -59,17 +44,12 @@ def settle(window: MainWindow) -> None:
 
 def build_memory(server: RunningServer, folder: Path) -> None:
     """The sample documents, one of them written without the LLM (its calls failed)."""
-    settings = LLMSettings(
-        base_url=server.base_url, model="scripted", api_key="k", timeout=10, max_retries=1,
-        backoff_base=0.01,
-    )  # fmt: skip
-    options = BuildOptions(chunk=ChunkConfig(min_tokens=20, max_tokens=200))
-    samples = sorted((resources_dir() / "samples").iterdir())
-    with Workflow(gam_dir=folder, settings=settings, options=options) as workflow:
-        workflow.add(files=samples[1:])
+    documents = samples()
+    with scripted_workflow(server, folder) as workflow:
+        workflow.add(files=documents[1:])
         failing = Fault("500", times=10_000, task="memorize")
         server.state.faults.append(failing)
-        workflow.add(files=samples[:1])  # written without the LLM: its calls kept failing
+        workflow.add(files=documents[:1])  # written without the LLM: its calls kept failing
         failing.times = 0
 
 
@@ -121,7 +101,9 @@ def run(out: Path, guide: Path | None) -> list[Path]:
     """Every state, both themes, both sizes; the guide's pictures too with `guide`."""
     app = make_app([])
     scratch = Path(tempfile.mkdtemp(prefix="gam-shots-"))
-    out.mkdir(parents=True, exist_ok=True)
+    for folder in (out, guide):
+        if folder is not None:
+            folder.mkdir(parents=True, exist_ok=True)
     taken: list[Path] = []
     try:
         with RunningServer() as server:
@@ -137,13 +119,7 @@ def run(out: Path, guide: Path | None) -> list[Path]:
 
 
 def make_window(server: RunningServer, memory: Path, scheme: str) -> MainWindow:
-    prefs = Preferences(
-        provider="Custom", base_url=server.base_url, builder_model="scripted",
-        chat_model="scripted", min_tokens=20, max_tokens=200, workers=2, timeout=10,
-    )  # fmt: skip
-    store = QSettings(str(memory.parent / "settings.ini"), QSettings.Format.IniFormat)
-    store.setValue(theme.SETTING, theme.DARK_CHOICE if scheme == "dark" else theme.LIGHT_CHOICE)
-    window = MainWindow(prefs, store)
+    window = themed_window(server, memory.parent / "settings.ini", dark=scheme == "dark")
     window.confirm = lambda *_a, **_k: True  # every question answered with its first button
     window.tell = lambda *_a: None
     window.resize(*SIZES["1280x800"])

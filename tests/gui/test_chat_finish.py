@@ -17,7 +17,7 @@ from gam_desktop.engine.facts.record import Fact
 from gam_desktop.engine.models import ChatResult, Citation
 from gam_desktop.gui import theme
 from gam_desktop.gui.app import make_app
-from gam_desktop.gui.chat_panel import ChatPanel
+from gam_desktop.gui.chat_panel import ChatPanel, Turn
 from gam_desktop.gui.learned import LearnedNote
 from gam_desktop.gui.tree_panel import IS_DIR_ROLE
 from tests.documents import make_pdf
@@ -284,3 +284,29 @@ def test_open_folders_stay_open_when_a_rollback_is_undone(qtbot, window, tmp_pat
     wait(qtbot, lambda: idle(window) and newest_is(window, "rollback", "Undid"))
     wait(qtbot, lambda: window.tree.item_at(folders[0]) is not None)
     assert window.tree.item_at(folders[0]).isExpanded()  # it came back collapsed
+
+
+def test_the_latest_turn_stays_in_view_when_the_window_narrows(
+    qtbot, window, answered_chat
+) -> None:
+    """Seen in the screenshots: at the end of the conversation (a fact just learned), the
+    window made narrower wrapped the text onto more lines and the same scroll position
+    showed an earlier answer; the learned fact was out of view. Scrolled back by the person,
+    the view stays where they left it."""
+    chat = answered_chat
+    long = ChatResult(question="Long?", answer="A long answer sentence. " * 40, confidence=0.7)
+    chat.turns += [Turn(f"Long {n}?", long, number=3 + n) for n in range(3)]
+    chat._render()
+    bar = chat.transcript.verticalScrollBar()
+    wait(qtbot, lambda: bar.maximum() > 0 and bar.value() == bar.maximum())
+    window.resize(800, 600)
+    wait(qtbot, lambda: window.width() == 800)
+    for _ in range(5):
+        QApplication.processEvents()
+    assert bar.value() == bar.maximum() > 0  # the end, wrapped onto more lines
+    bar.setValue(bar.maximum() // 3)  # the person reads an earlier answer
+    kept = bar.value()
+    window.resize(1280, 800)
+    wait(qtbot, lambda: window.width() == 1280)
+    QApplication.processEvents()
+    assert bar.value() == min(kept, bar.maximum())

@@ -228,3 +228,30 @@ def test_kinds_and_the_rollback_button_say_what_the_operation_was() -> None:
     assert rollback_label(operation("add", "Added 2 documents")) == "Roll back…"
     assert rollback_label(operation("rollback", "Rolled back: Add")) == "Undo this rollback…"
     assert rollback_label(operation("rollback", "Undid rollback: Add")) == "Roll back again…"
+
+
+def test_a_narrow_list_gives_the_model_use_column_s_room_to_what_was_done(qtbot, panel) -> None:
+    """Seen in the screenshots at 800 px: the What column had ten letters ("Chat: I a…")
+    beside When, Kind and Model use. Where the list is narrow, Model use gives way (each
+    row's tooltip says it); a wider list shows it again."""
+    import time
+
+    from gam_desktop.engine.history.log import Operation
+
+    now = int(time.time())  # "Today 03:13"
+    operations = [
+        Operation("a" * 40, now, "Chat: I am a vegetarian.", {TRAILER_KIND: "chat"}),
+        Operation("b" * 40, now, "Added 1 document (5 notes)",
+                  {TRAILER_KIND: "add", "Gam-Tokens": "2100"}),
+    ]  # fmt: skip
+    panel.resize(340, 500)
+    panel.show()
+    panel._show_page(panel._generation, 0, operations)
+    QApplication.processEvents()
+    what = panel.list.header().sectionSize(2)
+    chars = panel.list.fontMetrics().averageCharWidth()
+    assert panel.list.isColumnHidden(3) and what >= history_panel.WHAT_MIN_CHARS * chars
+    assert "2,100 tokens" in panel.list.topLevelItem(1).toolTip(2)
+    panel.resize(800, 500)
+    qtbot.waitUntil(lambda: not panel.list.isColumnHidden(3), timeout=WAIT)
+    assert panel.list.header().sectionSize(3) > 0

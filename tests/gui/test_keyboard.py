@@ -263,27 +263,15 @@ def test_the_menu_key_opens_the_actions_of_the_item_the_keyboard_is_on(
     assert asked == [tree.currentItem()]
 
 
-def test_the_answers_links_are_reached_with_tab_and_followed_with_enter(qtbot, window) -> None:
+def test_the_answers_links_are_reached_with_tab_and_followed_with_enter(
+    qtbot, window, answered_chat
+) -> None:
     """Seen in the walkthrough: the transcript's links (sources, "Show the N steps") were out
     of the keyboard's reach. Tab goes into the conversation (from what is above it), then to
     the latest answer's links; Enter follows one; Enter on "Show the steps" keeps the keyboard
     on it (the next Tab went back to the conversation's first link), and past the last link
     Tab goes on to the question box; Shift+Tab from there comes back to the last link."""
-    from gam_desktop.engine.models import ChatResult
-    from gam_desktop.gui.chat_panel import Turn
-
-    def answer(question: str, sources: list[str]) -> ChatResult:
-        steps = "Searched the memory\nAnswered from 2 passages"
-        return ChatResult(question=question, answer="An answer.", sources=sources,
-                          confidence=0.7, trajectory=steps)  # fmt: skip
-
-    chat = window.chat
-    chat.set_ready(None)
-    chat.turns = [
-        Turn("First?", answer("First?", ["old/first.md"]), number=1),
-        Turn("Latest?", answer("Latest?", ["new/one.md", "new/two.md"]), number=2),
-    ]
-    chat._render()
+    chat = answered_chat
     opened: list[str] = []
     chat.source_clicked.connect(opened.append)
     active(qtbot, window)

@@ -56,3 +56,24 @@ def test_the_original_text_after_a_report_is_in_the_texts_font(pane, memory) -> 
     assert first.text().startswith("Water intake")
     assert first.begin().fragment().charFormat().font().pointSizeF() == normal
     assert not first.begin().fragment().charFormat().font().bold()
+
+
+def test_a_reports_sections_are_smaller_than_its_title(pane, memory) -> None:
+    """Seen in the screenshots: a saved report's "#" sections were drawn at twice the text's
+    size in the preview, larger than the note's title above them (three lines for one
+    heading at 800 px); they are a step larger than the text, as in the chat."""
+    pane.resize(420, 600)
+    pane.show()
+    pane.show_file(memory, "report.md")
+    document = pane.body.document()
+    document.setTextWidth(pane.body.viewport().width())
+    heights = {}
+    block = document.begin()
+    while block.isValid():
+        if block.text():
+            heights[block.text()] = document.documentLayout().blockBoundingRect(block).height()
+        block = block.next()
+    title = pane.title.fontMetrics().lineSpacing()
+    text = pane.body.fontMetrics().lineSpacing()
+    for heading in ("Research: how much water?", "Findings"):
+        assert text < heights[heading] < title * 1.5, (heading, heights, title)

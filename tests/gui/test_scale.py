@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.gui.offscreen import run_module
+
 SCREEN = {  # the offscreen platform's screen: a common laptop's
     "screens": [
         {
@@ -34,24 +33,14 @@ def run_scaled(tmp_path: Path, scale: str, shots: Path | None = None) -> list[st
     """What does not fit at `scale` (screenshots in `shots`, if given)."""
     (tmp_path / "screen.json").write_text(json.dumps(SCREEN))
     out = tmp_path / "clipped.json"
-    env = {
-        **os.environ,
-        "HOME": str(tmp_path / "home"),
-        "XDG_CONFIG_HOME": str(tmp_path / "home" / "config"),
-        "XDG_DATA_HOME": str(tmp_path / "home" / "data"),
-        "PYTHONPATH": str(ROOT),
-        # (a relative path: a Windows drive's colon would end the platform's argument)
-        "QT_QPA_PLATFORM": "offscreen:configfile=screen.json",
-        "QT_SCALE_FACTOR": scale,
-    }
-    command = [sys.executable, "-m", "tests.gui.scaled", str(out)]
-    done = subprocess.run(
-        command + ([str(shots)] if shots else []),
+    done = run_module(
+        "tests.gui.scaled",
+        [str(out), *([str(shots)] if shots else [])],
+        tmp_path / "home",
         cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
+        # (a relative path: a Windows drive's colon would end the platform's argument)
+        QT_QPA_PLATFORM="offscreen:configfile=screen.json",
+        QT_SCALE_FACTOR=scale,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(out.read_text())["clipped"]

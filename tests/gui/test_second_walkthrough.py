@@ -38,26 +38,6 @@ def answered(qtbot, window, question: str) -> None:
     wait(qtbot, lambda: window.chat.turns[-1].result is not None and idle(window))
 
 
-def answer_turns(window):
-    """The chat with two answered turns, the latest with two sources and its steps' link."""
-    from gam_desktop.engine.models import ChatResult
-    from gam_desktop.gui.chat_panel import Turn
-
-    def answer(question: str, sources: list[str]) -> ChatResult:
-        steps = "Searched the memory\nAnswered from 2 passages"
-        return ChatResult(question=question, answer="An answer.", sources=sources,
-                          confidence=0.7, trajectory=steps)  # fmt: skip
-
-    chat = window.chat
-    chat.set_ready(None)
-    chat.turns = [
-        Turn("First?", answer("First?", ["old/first.md"]), number=1),
-        Turn("Latest?", answer("Latest?", ["new/one.md", "new/two.md"]), number=2),
-    ]
-    chat._render()
-    return chat
-
-
 # -- 1. adding documents before the LLM is set up --------------------------------------------
 
 
@@ -126,22 +106,33 @@ def test_a_note_written_without_the_llm_says_so_why_and_how_to_fix_it(
     assert not window.preview.without_llm.isVisible()  # the note, summarized, says nothing
 
 
-def test_nothing_summarized_again_says_the_error(
-    qtbot, window, recorder, llm_server, tmp_path: Path
+def test_nothing_summarized_again_says_this_runs_error_redacted(
+    qtbot, window, recorder, llm_server, tmp_path: Path, monkeypatch
 ) -> None:
-    """ "The LLM failed again for 4 notes" said nothing of why."""
+    """ "The LLM failed again for 4 notes" said nothing of why; then it quoted the error the
+    notes keep (their add's: a reply with no JSON), not this run's (the server failing),
+    which is said without the secrets the process knows (as the log and the notes are)."""
+    from gam_desktop.engine.llm import redact
     from gam_desktop.selfcheck.scripted_llm import Fault
 
     built_with_fallbacks(qtbot, window, recorder, llm_server, tmp_path)
     wait(qtbot, lambda: window.menus.summarize_again.isEnabled(), LONG)
-    llm_server.state.faults.append(Fault("garbage", times=10_000, task="memorize", on_reask=True))
+    kept = reason_of(fallbacks(tmp_path / "memory")[0])
+    # A secret this run's error holds (a server quoting a key; here, its own address)
+    secret = llm_server.base_url.split("//", 1)[1].split("/", 1)[0]
+    known = redact._known_pattern
+    either = f"{known.pattern}|{re.escape(secret)}" if known is not None else re.escape(secret)
+    monkeypatch.setattr(redact, "_known_pattern", re.compile(either))
+    llm_server.state.faults.append(Fault("500", times=10_000, task="memorize"))
     told = len(recorder.told)
     window.menus.summarize_again.trigger()
     wait(qtbot, lambda: len(recorder.told) > told and idle(window), LONG)
     title, text = recorder.told[-1]
     assert title == "Nothing was summarized again"
-    reason = reason_of(fallbacks(tmp_path / "memory")[0])
-    assert f"error when they were written: {reason}." in text and "Test connection" in text
+    assert "JSON" in kept and kept not in text  # not the add's error...
+    assert "The LLM's error this time: " in text and "(HTTP 500)" in text  # ...this run's
+    assert secret not in text and f"http://{redact.LABEL}/v1" in text
+    assert "Test connection" in text
 
 
 def reason_of(note: Path) -> str:
@@ -306,10 +297,12 @@ def test_llama_cpp_is_a_provider_with_its_default_address(qtbot, window, prefs) 
 # -- 9. Shift+Tab through the chat -----------------------------------------------------------
 
 
-def test_shift_tab_from_the_question_goes_back_through_the_conversation(qtbot, window) -> None:
+def test_shift_tab_from_the_question_goes_back_through_the_conversation(
+    qtbot, window, answered_chat
+) -> None:
     """Shift+Tab went from the question box to the conversations list, past the answer
     above it; Tab and Shift+Tab are now the same way there and back."""
-    chat = answer_turns(window)
+    chat = answered_chat
     active(qtbot, window)
 
     def stop() -> str:

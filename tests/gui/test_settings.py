@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import socket
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import urlsplit
 
 import keyring
 import pytest
@@ -115,18 +122,106 @@ def test_probe_of_a_server_that_is_not_there() -> None:
     assert not report.reachable and report.summary().startswith("Cannot use")
 
 
-def test_local_servers_are_detected_on_their_ports(llm_server, monkeypatch) -> None:
-    from gam_desktop.engine.llm import probe as probe_module
+def test_local_servers_are_detected_on_their_ports(llm_server) -> None:
+    with closed_port() as nothing:
+        ports = {"Ollama": nothing, "LM Studio": port_of(llm_server.base_url), "llama.cpp": nothing}
+        assert detect_local(timeout=1, ports=ports) == [
+            ("LM Studio", llm_server.base_url, ["scripted"])
+        ]
 
-    monkeypatch.setattr(
-        probe_module,
-        "LOCAL_SERVERS",
-        {
-            "Ollama": "http://127.0.0.1:9/v1",  # nothing listens there
-            "LM Studio": llm_server.base_url,
-        },
-    )
-    assert detect_local(timeout=1) == [("LM Studio", llm_server.base_url, ["scripted"])]
+
+class FakeLlamaServer(ThreadingHTTPServer):
+    """llama.cpp's llama-server as Detect sees it: GET /v1/models (the model it was started
+    with) and GET /props (its settings, a path only it answers); `own_path` False: another
+    OpenAI-compatible server, with no /props."""
+
+    def __init__(self, own_path: bool = True) -> None:
+        self.own_path = own_path
+        super().__init__(("127.0.0.1", 0), _LlamaHandler)  # port 0: a free one
+        threading.Thread(target=self.serve_forever, daemon=True).start()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/v1"
+
+    def __enter__(self) -> FakeLlamaServer:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.shutdown()
+        self.server_close()
+
+
+class _LlamaHandler(BaseHTTPRequestHandler):
+    server: FakeLlamaServer
+
+    def do_GET(self) -> None:  # (http.server calls it so)
+        if self.path == "/v1/models":
+            body: object = {"object": "list", "data": [{"id": "qwen2.5-3b.gguf"}]}
+        elif self.path == "/props" and self.server.own_path:
+            body = {"total_slots": 1, "model_path": "qwen2.5-3b.gguf"}
+        else:
+            self.send_error(404)
+            return
+        data = json.dumps(body).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *_args: object) -> None:  # quiet
+        pass
+
+
+@contextmanager
+def closed_port() -> Iterator[int]:
+    """A port of 127.0.0.1 that refuses connections (bound, not listening) while in use."""
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        yield held.getsockname()[1]
+
+
+def port_of(url: str) -> int:
+    port = urlsplit(url).port
+    assert port is not None and port not in (8089, 8090)
+    return port
+
+
+def test_llama_cpp_is_detected_by_its_own_path(qtbot, window, prefs) -> None:
+    """Detect local servers looked for Ollama and LM Studio only: llama-server (port 8080,
+    /v1/models and /props) was never found. Another OpenAI-compatible server on that port
+    (no /props) is offered as Custom, not named llama.cpp."""
+    with closed_port() as nothing, FakeLlamaServer() as llama:
+        ports = {"Ollama": nothing, "LM Studio": nothing, "llama.cpp": port_of(llama.base_url)}
+        assert detect_local(timeout=1, ports=ports) == [
+            ("llama.cpp", llama.base_url, ["qwen2.5-3b.gguf"])
+        ]
+        dialog = SettingsDialog(prefs, None, window)
+        qtbot.addWidget(dialog)
+        dialog.local_ports = ports
+        dialog.detect()
+        assert dialog.report.text() == (
+            "Looking for Ollama, LM Studio and llama.cpp on this computer…"
+        )
+        qtbot.waitUntil(lambda: dialog.report.text().startswith("Found"), timeout=WAIT)
+        assert dialog.report.text() == f"Found llama.cpp at {llama.base_url} (1 model)"
+        assert dialog.provider.currentText() == "llama.cpp"
+        assert dialog.base_url.text() == llama.base_url
+        assert dialog.chat_model.currentText() == "qwen2.5-3b.gguf"
+    with closed_port() as nothing, FakeLlamaServer(own_path=False) as other:
+        ports = {"Ollama": nothing, "LM Studio": nothing, "llama.cpp": port_of(other.base_url)}
+        assert detect_local(timeout=1, ports=ports) == [
+            ("Custom", other.base_url, ["qwen2.5-3b.gguf"])
+        ]
+    with closed_port() as nothing:
+        dialog.local_ports = dict.fromkeys(ports, nothing)
+        dialog.detect()
+        qtbot.waitUntil(lambda: dialog.report.text().startswith("No local"), timeout=WAIT)
+        assert dialog.report.text() == (
+            "No local server answered on the default ports "
+            "(Ollama 11434, LM Studio 1234, llama.cpp 8080)."
+        )
 
 
 def test_probe_with_everything_supported(llm_server) -> None:

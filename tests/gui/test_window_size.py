@@ -5,6 +5,7 @@ names cut over a horizontal scroll bar."""
 from __future__ import annotations
 
 import pytest
+from PySide6.QtWidgets import QApplication
 
 from gam_desktop.gui.main_window import TREE_MIN_CHARS
 from tests.gui.test_main_window import SAMPLES, built, idle, wait
@@ -116,3 +117,68 @@ def test_800_by_600_shows_the_tree_readably(qtbot, window, make_workflow, tmp_pa
     facts = window.facts
     assert not facts.split.isVisible()  # (empty, it took half the page above the hint)
     assert facts.empty.geometry().top() < facts.height() // 3
+
+
+def test_the_panes_keep_the_proportions_a_drag_chose_and_their_least_widths(
+    qtbot, make_window, prefs
+) -> None:
+    """The panes were fitted to the window's width only until a divider was dragged; from
+    then on a resize kept the widths of the moment (a wider window's room all went to the
+    preview and the chat) or squeezed what it could. Now the proportions the person chose
+    are kept at every width and across a restart, and no pane goes under its least width
+    (the tree's 34 characters, the preview's 36, the chat's own)."""
+    from gam_desktop.gui import panes
+
+    window = make_window(prefs, "settings.ini")
+    split = window.split
+
+    def resized(width: int, height: int) -> list[int]:
+        window.resize(width, height)
+        wait(qtbot, lambda: window.width() == width)
+        QApplication.processEvents()
+        return split.sizes()
+
+    def room() -> int:
+        return split.width() - 2 * split.handleWidth()
+
+    def usable(sizes: list[int]) -> None:
+        least = [panes.least_width(split.widget(i)) for i in range(3)]
+        assert all(size >= low for size, low in zip(sizes, least, strict=True)), (sizes, least)
+        assert sum(sizes) <= room() and sizes[0] >= 34 * window.fontMetrics().averageCharWidth()
+
+    resized(1280, 800)
+    split.moveSplitter(520, 1)  # the tree made wide, as a drag does
+    chosen = split.sizes()
+    assert chosen[0] >= 500
+    shares = [size / sum(chosen) for size in chosen]
+    wide = resized(1600, 900)
+    for size, share in zip(wide, shares, strict=True):  # in proportion (was 520 px still)
+        assert abs(size - share * room()) <= 3, (wide, shares)
+    usable(resized(800, 600))
+    assert resized(1280, 800) == chosen  # back as chosen
+    split.moveSplitter(0, 1)  # the tree dragged to nothing: it keeps its least width
+    usable(split.sizes())
+    split.moveSplitter(split.width(), 2)  # the chat dragged to nothing: the same
+    usable(split.sizes())
+    usable(resized(800, 600))
+    split.moveSplitter(420, 2)  # at 800 px: the preview wider, the chat at its least
+    chosen = split.sizes()
+    window.close()  # a restart, in a wider window: the same proportions
+    again = make_window(prefs, "settings.ini")
+    wait(qtbot, lambda: again.isVisible() and again.split.width() > 0)
+    QApplication.processEvents()
+    again_room = again.split.width() - 2 * again.split.handleWidth()
+    for size, low in zip(again.split.sizes(), chosen, strict=True):
+        assert abs(size - low / sum(chosen) * again_room) <= 3, (again.split.sizes(), chosen)
+
+
+def test_the_room_is_shared_in_proportion_and_none_under_its_least() -> None:
+    from gam_desktop.gui.panes import shared_out, sizes_in_state
+
+    assert shared_out(1100, (0.2, 0.3, 0.5), (100, 100, 100)) == [220, 330, 550]
+    assert shared_out(600, (0.1, 0.3, 0.6), (200, 100, 100)) == [200, 133, 267]
+    assert shared_out(300, (0.2, 0.3, 0.5), (200, 200, 200)) == [200, 200, 200]  # too little
+    assert sum(shared_out(1001, (1 / 3, 1 / 3, 1 / 3), (0, 0, 0))) == 1001
+    saved = bytes.fromhex("000000ff0000000100000003000000640000012c0000025801ffffffff010000000100")
+    assert sizes_in_state(saved) == [100, 300, 600]  # a QSplitter.saveState()
+    assert sizes_in_state(b"junk") is None and sizes_in_state(None) is None

@@ -19,17 +19,25 @@ from gam_desktop.engine.llm.embeddings import (
     same_server,
 )
 from gam_desktop.engine.llm.prices import PriceTable
-from gam_desktop.engine.llm.probe import detect_local, list_models, probe
+from gam_desktop.engine.llm.probe import (
+    LOCAL_SERVERS,
+    LocalServer,
+    detect_local,
+    list_models,
+    probe,
+)
 from gam_desktop.engine.llm.redact import RedactingFormatter, Redactor, redact_json
 from gam_desktop.engine.llm.redact import known as redact_known
 from gam_desktop.engine.llm.settings import Role
 from gam_desktop.engine.llm.tokenizer import count_tokens, resources_dir
 
 __all__ = [
+    "LOCAL_SERVERS",
     "EmbeddingChoice",
     "EmbeddingSettings",
     "Enabled",
     "LLMSettings",
+    "LocalServer",
     "PriceTable",
     "RedactingFormatter",
     "Redactor",

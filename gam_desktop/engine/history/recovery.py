@@ -87,13 +87,11 @@ def keep_files(folder: MemoryFolder, repo: MemoryRepo | None, interrupted: Inter
             f"Kept files after an interrupted {interrupted.operation}", {TRAILER_KIND: "recover"}
         )
     message = (
-        f"kept the files as they are ({plural(folder.load_view().memory_count(), 'memory')}); "
+        f"kept the files as they are ({plural(folder.load_view().memory_count(), 'note')}); "
         "folder READMEs and counts were recomputed"
     )
     for name, written, planned in dropped:
-        message += (
-            f"; removed '{name}' ({written} of {plural(planned, 'memory')} had been written): "
-        )
+        message += f"; removed '{name}' ({written} of {plural(planned, 'note')} had been written): "
         message += "add it again"
     return message
 

@@ -84,9 +84,9 @@ class BuildReport:
         verb = "Built" if self.operation == "build" else "Added"
         if self.remaining:
             of = docs + len(self.remaining)
-            text = f"{verb} {docs} of {plural(of, 'document')} ({plural(memories, 'memory')})"
+            text = f"{verb} {docs} of {plural(of, 'document')} ({plural(memories, 'note')})"
         else:
-            text = f"{verb} {plural(docs, 'document')} ({plural(memories, 'memory')})"
+            text = f"{verb} {plural(docs, 'document')} ({plural(memories, 'note')})"
         if self.steps > 1:
             text += f" in {plural(self.steps, 'step')}"
         if self.remaining:
@@ -296,7 +296,7 @@ class MemoryBuilder:
             return report
         root = self.folder.load_view()
         self._report(
-            "place", 0, len(memories), f"Choosing folders for {plural(len(memories), 'memory')}"
+            "place", 0, len(memories), f"Choosing folders for {plural(len(memories), 'note')}"
         )
         placements = place_memories(self.llm, root, memories, self.cancel)
         changes, changed = ChangeSet(), set()
@@ -401,6 +401,6 @@ class MemoryBuilder:
                 directory=path or "/",
                 moved=len(operation.moved_files),
             )
-        moved = plural(len(operation.moved_files), "memory")
+        moved = plural(len(operation.moved_files), "note")
         self._report("reorganize", 1, 1, f"{moved} would move" if dry_run else f"{moved} moved")
         return operation

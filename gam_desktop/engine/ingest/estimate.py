@@ -81,7 +81,7 @@ class Estimate:
         if self.cost is not None:
             parts.append(f"{money(self.cost, self.currency)} at {self.model}'s price")
         text = (
-            f"{plural(self.documents, 'document')}, about {plural(self.chunks, 'memory')}: "
+            f"{plural(self.documents, 'document')}, about {plural(self.chunks, 'note')}: "
             + ", ".join(parts[:-1])
             + f" and {parts[-1]}"
         )

@@ -90,7 +90,7 @@ def plan_taxonomy(
         )
         return normalize_plan(_refiled(repaired, memories)), [warning]
     warning = (
-        "the LLM gave no usable taxonomy; memories were grouped by source document and "
+        "the LLM gave no usable taxonomy; notes were grouped by source document and "
         f"text similarity instead ({problems[-1] if problems else 'no reply'})"
     )
     return normalize_plan(group_memories(memories)), [warning]

@@ -159,11 +159,11 @@ def check_plan(root: Path, operation: ReorganizeOperation) -> None:
         if path:  # "": the memory's top folder
             _check_path(root, path, "folder")
     for path in [p for move in operation.moved_files for p in move] + operation.kept_files:
-        _check_path(root, path, "memory")
+        _check_path(root, path, "note")
         if not path.endswith(".md") or _name(path) == README:
-            raise _bad_plan(path, "only memories (Markdown files other than README.md) move")
+            raise _bad_plan(path, "only notes (Markdown files other than README.md) move")
     for path in operation.deleted_files:
-        _check_path(root, path, "memory")
+        _check_path(root, path, "note")
 
 
 def _check_path(root: Path, path: str, kind: str) -> None:
@@ -176,7 +176,7 @@ def _check_path(root: Path, path: str, kind: str) -> None:
     if any(part.startswith(".") for part in parts):  # .git, .gam, and what the tree hides
         raise _bad_plan(path, "names starting with '.' (.git, .gam) are not the memory's")
     if parts[0] in PERSONAL_DIRS:
-        raise _bad_plan(path, f"{parts[0]}/ holds your own notes, not documents' memories")
+        raise _bad_plan(path, f"{parts[0]}/ holds what you said and saved, not documents' notes")
     current = root
     for part in parts:
         current = current / part

@@ -21,6 +21,7 @@ change set, staged here and committed by the caller as one operation.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -69,6 +70,13 @@ class Resummarized:
 
     fallbacks: list[Fallback] = field(default_factory=list)
     memories: dict[str, MemorizedChunk] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)  # of each call that failed again
+
+    def reasons(self) -> list[str]:
+        """Why this run's calls failed again (each error once, the most frequent first), as
+        a note keeps its reason: one line, every secret the process knows taken out."""
+        counts = Counter(self.errors)
+        return sorted(counts, key=lambda said: -counts[said])
 
     @property
     def failed(self) -> int:
@@ -181,6 +189,8 @@ def memorize_again(
     for fallback, memory in zip(ready, memories, strict=True):
         if not memory.metadata.get(FALLBACK):  # its call succeeded this time
             done.memories[fallback.path] = memory
+        elif memory.metadata.get(FALLBACK_REASON):  # this run's error, not the one it keeps
+            done.errors.append(str(memory.metadata[FALLBACK_REASON]))
     return done
 
 

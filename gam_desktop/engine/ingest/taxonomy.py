@@ -188,7 +188,7 @@ def _mend(node: DirectoryNode, expected: set[int], seen: set[int], depth: int) -
         children.append(
             DirectoryNode(
                 name=f"{node.name}_general" if depth else "general",
-                description="Other memories.",
+                description="Other notes.",
                 chunk_indices=own,
             )
         )

@@ -1,8 +1,8 @@
 """What a server offers: its models, and whether structured output and tools work.
 
 Settings fills its model lists with `list_models`; "Test connection" runs `probe`;
-`detect_local` looks for Ollama and LM Studio on their default ports. All use short
-timeouts and one retry at most.
+`detect_local` looks for Ollama, LM Studio and llama.cpp's llama-server on their default
+ports. All use short timeouts and one retry at most.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import json
 import socket
 import urllib.error
 import urllib.request
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel
@@ -23,7 +24,24 @@ from gam_desktop.engine.llm.settings import LLMSettings
 from gam_desktop.engine.llm.tools import Tool, chat_with_tools
 
 REFUSED = (401, 403)  # the key is wrong or lacks the right
-LOCAL_SERVERS = {"Ollama": "http://127.0.0.1:11434/v1", "LM Studio": "http://127.0.0.1:1234/v1"}
+
+
+@dataclass(frozen=True)
+class LocalServer:
+    """A server people run on their own computer, at its default port. `own_path` is a
+    path only that server answers (with JSON): its port is a common one, and whatever else
+    listens there is not taken for it."""
+
+    name: str
+    port: int
+    own_path: str = ""
+
+
+LOCAL_SERVERS = (
+    LocalServer("Ollama", 11434),
+    LocalServer("LM Studio", 1234),
+    LocalServer("llama.cpp", 8080, own_path="/props"),  # llama-server's default port
+)
 
 
 class _Ping(BaseModel):
@@ -154,14 +172,34 @@ def probe(settings: LLMSettings) -> ProbeReport:
     return report
 
 
-def detect_local(timeout: float = 1.0) -> list[tuple[str, str, list[str]]]:
-    """(name, base URL, models) of local servers answering on their default ports."""
+def detect_local(
+    timeout: float = 1.0, ports: Mapping[str, int] | None = None, host: str = "127.0.0.1"
+) -> list[tuple[str, str, list[str]]]:
+    """(name, base URL, models) of the local servers answering on their default ports
+    (`ports`: other ports, by the server's name; a test's own server). A server whose port
+    is a common one (llama.cpp's 8080) is named only when it answers its own path; else an
+    OpenAI-compatible server there is "Custom"."""
     found = []
-    for name, url in LOCAL_SERVERS.items():
+    for server in LOCAL_SERVERS:
+        port = (ports or {}).get(server.name, server.port)
+        url = f"http://{host}:{port}/v1"
         try:
-            found.append((name, url, list_models(LLMSettings(base_url=url), timeout)))
+            models = list_models(LLMSettings(base_url=url), timeout)
         except NoModels:  # it is there, with nothing loaded yet
-            found.append((name, url, []))
+            models = None
         except LLMError:
             continue
+        if not server.own_path or _answers_json(f"http://{host}:{port}{server.own_path}", timeout):
+            found.append((server.name, url, models or []))
+        elif models is not None:  # another OpenAI-compatible server on that port
+            found.append(("Custom", url, models))
     return found
+
+
+def _answers_json(url: str, timeout: float) -> bool:
+    """Whether GET `url` answers with a JSON object (llama-server's /props: its settings)."""
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as response:
+            return isinstance(json.loads(response.read() or b"null"), dict)
+    except (OSError, http.client.HTTPException, ValueError):  # (HTTPError is an OSError)
+        return False

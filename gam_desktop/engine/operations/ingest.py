@@ -227,14 +227,16 @@ class IngestOperations:
         fallbacks = summarizing.find_fallbacks(self.context.folder, self.context.cancel)
         return [f.path for f in fallbacks]
 
-    def summarize_again(self) -> Changes:
+    def summarize_again(self, *, failed_because: list[str] | None = None) -> Changes:
         """Summarize again with the LLM, from their original wording, the memories written
         without it, each in its place (ingest/summarize_again.py): one commit ("Summarized
         again: 3 notes") that History can undo. A memory whose call fails again stays as it
-        was, still marked; `fallback_memories` then names it. The calls are made before the
-        folder is taken and kept as they arrive, so a cancel (OperationCancelled, nothing
-        written) or a crash costs none of them twice. Returns what changed (empty when
-        nothing could be summarized again)."""
+        was, still marked; `fallback_memories` then names it, and `failed_because` (if given)
+        is filled with why: this run's errors, redacted, the most frequent first (the notes
+        keep the error of the add that wrote them). The calls are made before the folder is
+        taken and kept as they arrive, so a cancel (OperationCancelled, nothing written) or
+        a crash costs none of them twice. Returns what changed (empty when nothing could be
+        summarized again)."""
         ctx = self.context
         if not ctx.folder.is_memory():
             raise NotAMemoryError(f"{ctx.folder.root} is not a GAM memory")
@@ -253,6 +255,8 @@ class IngestOperations:
         results = resume.StageResults(ResultStore.of(ctx.folder), ctx.settings.model)
         try:
             done = summarizing.memorize_again(llm, fallbacks, stages, ctx.cancel, results)
+            if failed_because is not None:
+                failed_because.extend(done.reasons())
             changes = self._write_summaries(done, llm, stages)
             if not changes.empty and results.store is not None:
                 results.store.forget_documents(done.documents())  # held, and summarized

@@ -271,7 +271,7 @@ def render_entries(entries: list[ReadmeEntry]) -> str:
     lines = []
     for entry in entries:
         if entry.is_dir:
-            count = "" if entry.count is None else f" ({plural(entry.count, 'memory')})"
+            count = "" if entry.count is None else f" ({plural(entry.count, 'note')})"
             lines.append(f"- **{entry.name}/**{count}: {entry.summary.strip()}")
         else:
             lines.append(f"- **{entry.name}**: {entry.summary.strip()}")
