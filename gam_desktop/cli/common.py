@@ -7,7 +7,6 @@ import argparse
 import contextlib
 import functools
 import math
-import re
 import shlex
 import sys
 import traceback
@@ -31,6 +30,7 @@ from gam_desktop.engine.api import (
     interrupted_operation,
     redact_known,
     remember_capabilities_in,
+    stored_name,
 )
 
 # What a person can act on: the engine's errors (with advice), the environment's (a
@@ -78,18 +78,13 @@ def utf8_output() -> None:
                 reconfigure(encoding="utf-8", errors="replace")
 
 
-# What a terminal line must not hold as is: control codes (a newline in a file's name split
-# the line, an ESC repaints the screen or retitles the window) and the bidirectional
-# controls that show a name reversed ("\u202eevil\u202dtxt.md").
-_UNSHOWN = re.compile(
-    r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
-)
-
-
 def shown(text: str) -> str:
-    """`text` for one line of the terminal, those characters written as escapes: "new\\nline.txt",
-    "esc\\x1b]0;TITLE"."""
-    return _UNSHOWN.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+    """`text` for one line of the terminal: control codes (a newline in a file's name split
+    the line, an ESC repaints the screen or retitles the window) and the bidirectional
+    controls that show a name reversed written as escapes, by the rule a memory stores a
+    document's name with ("new\\nline.txt", "esc\\x1b]0;TITLE"): a name reads the same in
+    a note and on the command line."""
+    return stored_name(text)
 
 
 def say(line: str) -> None:

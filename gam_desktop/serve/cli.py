@@ -30,6 +30,7 @@ from gam_desktop.serve.auth import (
     is_loopback,
     resolve_token,
 )
+from gam_desktop.serve.connections import uvicorn_options
 from gam_desktop.serve.retrieval import ReadOptions
 
 
@@ -95,7 +96,14 @@ def serve_main(argv: Sequence[str] | None = None, prog: str = "gam-serve") -> in
             file=sys.stderr,
         )
     print(f"{prog}: {root} at http://{_shown(args.host)}:{args.port}/v1", file=sys.stderr)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", access_log=False)
+    uvicorn.run(
+        app,
+        host=args.host,
+        port=args.port,
+        log_level="warning",
+        access_log=False,
+        **uvicorn_options(),  # a stalled client never holds a connection for long
+    )
     return 0
 
 

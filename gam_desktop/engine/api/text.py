@@ -16,6 +16,7 @@ from gam_desktop.engine.store.markdown import (
     parse_time,
     split_front,
 )
+from gam_desktop.engine.store.naming import stored_name
 from gam_desktop.engine.textutil import plural
 
 __all__ = [
@@ -36,4 +37,5 @@ __all__ = [
     "restore_summary",
     "rollback_summary",
     "split_front",
+    "stored_name",
 ]

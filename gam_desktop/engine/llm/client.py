@@ -301,6 +301,7 @@ class LLMClient:
                 sent=sent,
                 first_token_limit=limit,
                 silence=self.settings.timeout,
+                max_tokens=kwargs.get("max_tokens"),  # read no further than it could make
             )
         except importlib.import_module("httpx2").TransportError as exc:
             # A whole body read in place of a stream (the server ignored `stream`) fails

@@ -13,6 +13,13 @@ with more patience (llm/concurrency.py), within a ceiling for the whole call (cl
 A cancel does not close the calls in flight: their replies are kept when they arrive
 (ingest/resume.py), so the same add run again pays for none of them.
 
+A reply is read no further than its `max_tokens` could make it: a server that streams
+whitespace (or empty deltas) for ever moves the silence deadline with every chunk, and was
+read for ever, past `max_tokens`. Past `reply_budget` characters, or after `EMPTY_CHUNKS`
+chunks in a row without a character, the stream is closed and the reply is `Overlong` (a
+broken reply: asked again, then said). A whole body read in place of a stream is bounded
+the same way.
+
 The deltas are put back together into the chat completion a non-streamed call returns:
 its content, its tool calls (their arguments arrive in pieces, by index), the finish
 reason and the usage that `stream_options={"include_usage": True}` adds as a last chunk.
@@ -44,6 +51,29 @@ class NoFirstToken(Silent):
 class BrokenReply(Exception):
     """The reply was no chat completion: an error event mid-stream, or a body that is not
     one (a server that ignored `stream` and answered with something else)."""
+
+
+class Overlong(BrokenReply):
+    """The reply went on past what its `max_tokens` could make, or sent chunk after chunk
+    without a word: read no further."""
+
+
+# A token is a few characters; the longest of a vocabulary (runs of spaces or of "=") a few
+# dozen, and a reply is never made of those alone: 16 a token, and room besides, is more
+# than any reply within `max_tokens` holds.
+CHARS_PER_TOKEN = 16
+SPARE_CHARS = 4096
+# Chunks in a row without a character of reply (a role, a finish reason and the usage are
+# three; a server reporting its prompt's progress sends one a batch).
+EMPTY_CHUNKS = 1000
+# A whole JSON body: a character escaped ("\u00e9", "\n") is written in up to six bytes.
+BYTES_PER_CHAR = 6
+SPARE_BYTES = 64 * 1024
+
+
+def reply_budget(max_tokens: int | None) -> int | None:
+    """The characters a reply of at most `max_tokens` tokens may hold (None: no bound)."""
+    return None if max_tokens is None else max_tokens * CHARS_PER_TOKEN + SPARE_CHARS
 
 
 @dataclass(eq=False)
@@ -129,6 +159,7 @@ class Accumulator:
     calls: dict[int, dict[str, Any]] = field(default_factory=dict)
     finish_reason: str | None = None
     usage: Any = None
+    chars: int = 0  # of text, reasoning and tool calls: what counts against max_tokens
 
     def add(self, chunk: Any) -> bool:
         """Take one chunk; True when it carried a token (text, reasoning, a tool call)."""
@@ -152,11 +183,14 @@ class Accumulator:
         text = getattr(delta, "content", None)
         if text:
             self.content.append(text)
+            self.chars += len(text)
         for call in getattr(delta, "tool_calls", None) or []:
             self._tool_call(call)
         # A reasoning model thinks aloud before it answers: that is work, not silence.
         thinking = getattr(delta, "reasoning_content", None) or getattr(delta, "reasoning", None)
         refusal = getattr(delta, "refusal", None)
+        for said in (thinking, refusal):
+            self.chars += len(said) if isinstance(said, str) else 0
         return bool(text or getattr(delta, "tool_calls", None) or thinking or refusal)
 
     def _tool_call(self, call: Any) -> None:
@@ -167,8 +201,11 @@ class Accumulator:
         entry["id"] = getattr(call, "id", None) or entry["id"]
         function = getattr(call, "function", None)
         if function is not None:
-            entry["function"]["name"] += getattr(function, "name", None) or ""
-            entry["function"]["arguments"] += getattr(function, "arguments", None) or ""
+            name = getattr(function, "name", None) or ""
+            arguments = getattr(function, "arguments", None) or ""
+            entry["function"]["name"] += name
+            entry["function"]["arguments"] += arguments
+            self.chars += len(name) + len(arguments)
 
     def completion(self, completion_type: Any) -> Any:
         """The chat completion (an instance of the SDK's `completion_type`)."""
@@ -192,6 +229,7 @@ def read_stream(
     sent: float,
     first_token_limit: float,
     silence: float,
+    max_tokens: int | None = None,
     clock: Callable[[], float] = time.monotonic,
     watchdog: Watchdog = WATCHDOG,
 ) -> tuple[Any, float | None]:
@@ -199,19 +237,24 @@ def read_stream(
 
     Silent when no token comes within `first_token_limit` seconds of `sent` (a reading of
     `clock`) or none for `silence` seconds after one, the stream closed first so that the
-    server stops."""
+    server stops. Overlong past `reply_budget(max_tokens)` characters, or after
+    EMPTY_CHUNKS chunks in a row without one (closed too)."""
     response = stream.response
+    budget = reply_budget(max_tokens)
     if "event-stream" not in response.headers.get("content-type", ""):
-        return plain_reply(response, completion_type), None
+        return plain_reply(response, completion_type, budget), None
     watch = watchdog.watch(_closer(response), sent + first_token_limit)
     watch.silent = f"no first token within {round(first_token_limit, 1):g} s"
-    accumulator, first = Accumulator(), None
+    accumulator, first, empty = Accumulator(), None, 0
     try:
         for chunk in _chunks(stream, watch):
+            before = accumulator.chars
             if accumulator.add(chunk):
                 first = clock() if first is None else first
                 watch.began, watch.silent = True, f"no token for {silence:g} s"
                 watchdog.move(watch, clock() + silence)
+            empty = 0 if accumulator.chars > before else empty + 1
+            _within(accumulator.chars, budget, max_tokens, empty)
     finally:
         watchdog.forget(watch)
         stream.close()
@@ -220,6 +263,21 @@ def read_stream(
             raise watch.silence()
         raise BrokenReply("the reply was cut short (the stream ended before the reply did)")
     return accumulator.completion(completion_type), first
+
+
+def _within(chars: int, budget: int | None, max_tokens: int | None, empty: int) -> None:
+    """Overlong when a reply holds more than `budget` characters, or `empty` chunks in a
+    row came without one."""
+    if budget is not None and chars > budget:
+        raise Overlong(
+            f"the reply ran on past its {max_tokens:,} tokens (more than {budget:,} "
+            "characters without an end); it was not read further"
+        )
+    if empty >= EMPTY_CHUNKS:
+        raise Overlong(
+            f"the server sent {empty:,} chunks in a row without a word of reply; "
+            "it was not read further"
+        )
 
 
 def _chunks(stream: Iterable[Any], watch: Watch) -> Iterable[Any]:
@@ -249,9 +307,10 @@ def timed_out(exc: BaseException) -> bool:
     return False
 
 
-def plain_reply(response: Any, completion_type: Any) -> Any:
-    """A streamed call answered with a whole body (the server ignored `stream`)."""
-    text = response.read().decode("utf-8", "replace")
+def plain_reply(response: Any, completion_type: Any, budget: int | None = None) -> Any:
+    """A streamed call answered with a whole body (the server ignored `stream`): read up
+    to what a reply within `budget` characters can take."""
+    text = _bounded_body(response, budget).decode("utf-8", "replace")
     try:
         data = json.loads(text)
     except ValueError:
@@ -259,6 +318,21 @@ def plain_reply(response: Any, completion_type: Any) -> Any:
     if not isinstance(data, dict) or not data.get("choices"):
         raise BrokenReply("the reply was JSON but no chat completion (it held no choices)")
     return completion_type.construct(**data)
+
+
+def _bounded_body(response: Any, budget: int | None) -> bytes:
+    if budget is None:
+        return bytes(response.read())
+    limit = budget * BYTES_PER_CHAR + SPARE_BYTES
+    body = bytearray()
+    for part in response.iter_bytes():
+        body += part
+        if len(body) > limit:
+            raise Overlong(
+                f"the reply ran on past {limit:,} bytes (more than its max_tokens could "
+                "make) without an end; it was not read further"
+            )
+    return bytes(body)
 
 
 def _closer(response: Any) -> Callable[[], None]:

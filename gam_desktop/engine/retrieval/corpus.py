@@ -25,6 +25,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
+from gam_desktop.engine.retrieval.sandbox import read_regular_text
 from gam_desktop.engine.store.folder import SOURCES_DIR, stat_files
 from gam_desktop.engine.store.links import is_absent, is_real_dir, resolve_within
 from gam_desktop.engine.store.markdown import front_value
@@ -296,8 +297,8 @@ class Corpus:
 
     def _read(self, path: Path, limit: int = -1) -> str | None:
         try:
-            with path.open(encoding="utf-8", errors="replace") as handle:
-                return handle.read(limit)  # (-1: whole)
+            # (-1: whole; a file swapped for a named pipe since the walk: None, not waited on)
+            return read_regular_text(path, limit)
         except OSError:  # gone meanwhile (the next refresh notices)
             return None
 

@@ -33,6 +33,27 @@ def _kind(path: Path) -> str:
     return kind_of(path.resolve()) or "a file"
 
 
+def read_regular_text(path: Path, limit: int = -1) -> str | None:
+    """The first `limit` characters of the regular file at `path` (UTF-8, what is not
+    replaced), None when it is none: a named pipe, a socket or a device is not opened
+    (opening a pipe waits for a writer: the agent's call, or the search, for ever), and one
+    put in the file's place between that look and the open is opened without waiting and
+    not read."""
+    if not stat.S_ISREG(path.stat().st_mode):
+        return None
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    fd = os.open(path, flags)
+    try:
+        regular = stat.S_ISREG(os.fstat(fd).st_mode)
+    except OSError:
+        regular = False
+    if not regular:
+        os.close(fd)
+        return None
+    with os.fdopen(fd, encoding="utf-8", errors="replace") as handle:
+        return handle.read(limit)
+
+
 class Sandbox:
     def __init__(self, root: str | Path) -> None:
         self.root = Path(root).resolve()
@@ -62,6 +83,14 @@ class Sandbox:
         if want_dir is False and not path.is_file():
             raise ToolError(f"'{raw}' is {_kind(path)}, not a file")
         return path, "" if inside == "." else inside
+
+    def read(self, path: Path, shown: str, limit: int = -1) -> str:
+        """The text of the file `resolve` gave (its first `limit` characters); a file
+        swapped since for a named pipe, a socket or a device is refused, never waited on."""
+        text = read_regular_text(path, limit)
+        if text is None:
+            raise ToolError(f"'{shown}' is {_kind(path)}, not a file")
+        return text
 
     def visible(self, path: Path) -> bool:
         """Whether a path found while walking may be shown (no dotfiles, no links out)."""

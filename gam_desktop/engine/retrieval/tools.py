@@ -7,6 +7,8 @@ ChatResult can list exactly the files read, matched and the folders explored.
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -111,6 +113,10 @@ TOOLS = [
 ]
 
 
+def _is_dir(found: os.stat_result) -> bool:
+    return stat.S_ISDIR(found.st_mode)
+
+
 def _wrongly_typed(name: str, arguments: dict[str, Any]) -> str:
     """What of `arguments` is not of the type its tool's schema gives ("file must be
     text"), or "" when they all are (None stands for an argument left out)."""
@@ -190,23 +196,36 @@ class MemoryTools:
 
     def ls(self, path: str = "/") -> ToolResult:
         folder, rel = self.sandbox.resolve(path, want_dir=True)
+        entries = self._entries(folder)
         lines = []
-        for child in sorted(folder.iterdir(), key=lambda p: (not p.is_dir(), p.name)):
+        for child, found in sorted(entries, key=lambda e: (not _is_dir(e[1]), e[0].name)):
+            if _is_dir(found):
+                lines.append(f"dir\t{child.name}/\t{len(self._entries(child))} items")
+            else:
+                lines.append(f"file\t{child.name}\t{found.st_size} bytes")
+        return ToolResult("\n".join(lines) or "(empty directory)", explored=[rel or "/"])
+
+    def _entries(self, folder: Path) -> list[tuple[Path, os.stat_result]]:
+        """The files and folders `folder` shows the agent, with their stat: a named pipe,
+        a socket or a device is neither (the agent would only try to read it), and is left
+        out, as the search and the history leave it out."""
+        shown = []
+        for child in folder.iterdir():
             if not self.sandbox.visible(child):
                 continue
-            if child.is_dir():
-                count = sum(1 for c in child.iterdir() if self.sandbox.visible(c))
-                lines.append(f"dir\t{child.name}/\t{count} items")
-            else:
-                lines.append(f"file\t{child.name}\t{child.stat().st_size} bytes")
-        return ToolResult("\n".join(lines) or "(empty directory)", explored=[rel or "/"])
+            try:
+                found = child.stat()  # (a link inside the memory: what it leads to)
+            except OSError:  # gone meanwhile, or a link to nothing
+                continue
+            if _is_dir(found) or stat.S_ISREG(found.st_mode):
+                shown.append((child, found))
+        return shown
 
     def cat(self, file: str, original: bool = False) -> ToolResult:
         path, rel = self.sandbox.resolve(file, want_dir=False)
         # never more than is shown: a 400 MB file another program put in the folder is
         # read up to the limit, not whole (it cost 800 MB of memory for 60,000 characters)
-        with path.open(encoding="utf-8", errors="replace") as handle:
-            text = handle.read(CAT_LIMIT + 1)
+        text = self.sandbox.read(path, rel, CAT_LIMIT + 1)
         if original in (True, "true", "True", 1):
             text = self._original(rel, text)
         if len(text) > CAT_LIMIT:
