@@ -46,7 +46,7 @@ def test_files_without_text_are_named_and_fail(llm_server, tmp_path: Path) -> No
     )
     assert out.returncode == 1
     assert "empty.txt: no text found" in out.stderr and "scanned.pdf: no text found" in out.stderr
-    assert "(1 memory)" in out.stdout  # the file with text was still added
+    assert "(1 note)" in out.stdout  # the file with text was still added
     only_empty = run_cli(
         ["--gam-dir", str(memory), "--files", str(empty), "-q"], llm_server.base_url
     )

@@ -18,7 +18,7 @@ from gam_desktop.engine.workflow import Workflow
 from tests.documents import topic_document
 
 # Control flow or messages to the model, never shown to a person as a failure.
-# Silent (NoFirstToken: before the reply began) and BrokenReply are a stream given up on:
+# Silent (NoFirstToken: before the reply began), BrokenReply and Overlong are a stream given up on:
 # retried, then an LLMCallFailed.
 NOT_FOR_PEOPLE = {
     "OperationCancelled",
@@ -28,6 +28,7 @@ NOT_FOR_PEOPLE = {
     "Silent",
     "NoFirstToken",
     "BrokenReply",
+    "Overlong",  # a BrokenReply: a reply that runs on, retried, then an LLMCallFailed
     "_OverBudget",  # a PDF's reading past its budget: a DocumentError where it is caught
     "_TooLarge",  # front matter expanding too far: a damaged note where it is caught
     "_Full",  # the results store's write met a full disk: kept in the process instead
