@@ -1,13 +1,14 @@
 """A scripted OpenAI-compatible server for tests, benchmarks, the demo and --self-test.
 
-It answers `POST /v1/chat/completions` as a sensible small model would: it reads
-the task from the system prompt and the material from the user message, and
-replies deterministically (memories that keep the chunk's facts, taxonomies
-grouped by topic, placements by word overlap). Faults can be switched on for the
-next N requests: malformed JSON, wrong shape, an invalid taxonomy, 429 with
-Retry-After, 500, a slow reply, a stream that stalls; and the server can refuse
-`json_schema`, `json_object`, `tools`, `stream` or `stream_options` like servers that lack
-them. With slots (scripted_slots.py) it works on N requests at a time, as llama-server does.
+It answers `POST /v1/chat/completions` as a sensible small model would: it knows
+the task by the stage our client names in a header (STAGE_HEADER, never by the wording of
+a prompt), reads the material from the user message, and replies deterministically
+(memories that keep the chunk's facts, taxonomies grouped by topic, placements by word
+overlap). Faults can be switched on for the next N requests: malformed JSON, wrong
+shape, an invalid taxonomy, 429 with Retry-After, 500, a slow reply, a stream that
+stalls; and the server can refuse `json_schema`, `json_object`, `tools`, `stream` or
+`stream_options` like servers that lack them. With slots (scripted_slots.py) it works on
+N requests at a time, as llama-server does.
 
 It is no model: it exists so that the app can be exercised end to end with no
 network and no GPU. Standalone: python -m tests.llm_server --port 8089 --latency-ms 500
@@ -40,21 +41,28 @@ from gam_desktop.selfcheck.scripted_embeddings import FakeEmbeddings
 from gam_desktop.selfcheck.scripted_slots import Slots, write_stream
 
 SENTENCE = re.compile(r"(?<=[.!?。！？])\s*")
-TASKS = {
-    "You are a memory generation agent": "memorize",
-    "You are a text segmentation agent": "split",
-    "You are a taxonomy organizer": "organize",
-    "You are a taxonomy maintainer": "place",
-    "You are a README writer": "describe",
-    "You are a conversation summarizer": "summarize",
-    "You answer a question using only the numbered passages": "read",
-    "You extract facts about the user": "extract_facts",
-    "You keep a personal memory of facts": "reconcile_facts",
-    "You are the research planner": "research_plan",
-    "You are the research integrator": "research_integrate",
-    "You are the research reviewer": "research_reflect",
-    "Passages from the user's memory": "recall",  # gam-serve's memory for another app
+# The task each stage our client names (STAGE_HEADER) is answered as. Every stage the
+# engine sends has one (tests/engine/test_scripted_routing.py reads the engine's calls);
+# a prompt may be reworded freely: its wording routes nothing.
+STAGE_TASKS = {
+    "memorize": "memorize",
+    "split": "split",
+    "organize": "organize",
+    "place": "place",
+    "describe": "describe",
+    "summarize": "summarize",  # a conversation's running summary
+    "read": "read",
+    "chat": "chat",  # the exploring agent: tool calls, or its synthesis
+    "probe": "chat",  # Test connection: the JSON it asks for, echoed
+    "extract_facts": "extract_facts",
+    "reconcile_facts": "reconcile_facts",
+    "research_plan": "research_plan",
+    "research_integrate": "research_integrate",
+    "research_reflect": "research_reflect",
 }
+# A request without the header is another program's, forwarded by gam-serve with the
+# memory's passages injected as a system message that opens with these words.
+FORWARDED_TASKS = {"Passages from the user's memory": "recall"}
 
 
 @dataclass
@@ -408,6 +416,9 @@ ANSWERS = {
     "research_reflect": scripted_research.reflect,
     "read": scripted_reading.read,
 }
+# Every task a request may be answered as: those of ANSWERS, and the three `_complete`
+# answers itself (the exploring agent, gam-serve's forwarded request, the running summary).
+ANSWERED = frozenset(ANSWERS) | {"chat", "recall", "summarize"}
 
 # (task, fault kind) -> the answer of a model making that mistake
 FAULTY_ANSWERS = {
@@ -421,19 +432,16 @@ FAULTY_ANSWERS = {
 }
 
 
-ROUTED = frozenset(TASKS.values()) | {"chat"}  # the stages answered as their own task
-
-
 def task_of(messages: list[dict[str, Any]], stage: str | None = None) -> str:
-    """The task of a call: the stage our client names in its header (STAGE_HEADER), else,
-    for calls without one (another program's, through gam-serve), the system prompt's
-    opening words."""
-    if stage is not None and stage in ROUTED:
-        return stage
-    if stage == "probe":  # a connection test: answered as a chat
-        return "chat"
+    """The task of a call: the one of the stage our client names in its header
+    (STAGE_HEADER; a stage of no task, a test's own, is a chat), else, for a request without
+    one (another program's, through gam-serve), the opening words of what gam-serve injects
+    (FORWARDED_TASKS), else a chat."""
+    if stage is not None:
+        return STAGE_TASKS.get(stage, "chat")
     system = next((m.get("content") or "" for m in messages if m.get("role") == "system"), "")
-    return next((task for prefix, task in TASKS.items() if system.startswith(prefix)), "chat")
+    opening = (task for words, task in FORWARDED_TASKS.items() if system.startswith(words))
+    return next(opening, "chat")
 
 
 def last_user(messages: list[dict[str, Any]]) -> str:

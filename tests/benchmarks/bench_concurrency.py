@@ -43,6 +43,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from gam_desktop.engine.llm import LLMClient, LLMSettings, capabilities, concurrency
+from gam_desktop.engine.llm.protocol import STAGE_HEADER
 from gam_desktop.engine.llm.tokenizer import count_tokens
 from gam_desktop.engine.progress import ProgressEvent
 from gam_desktop.engine.workflow import Workflow
@@ -180,7 +181,7 @@ class Sent:
         counts, send = self, self._send
 
         def counted(client: LLMClient, kwargs: dict[str, Any], *args: Any) -> Any:
-            task = task_of(kwargs["messages"])
+            task = task_of(kwargs["messages"], kwargs["extra_headers"][STAGE_HEADER])
             counts.tasks[task] += 1
             try:
                 return send(client, kwargs, *args)

@@ -17,53 +17,35 @@ import subprocess
 import sys
 import tempfile
 import time
-import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from tests.hostile_pages import deep_page, empty_elements_page, epub, old_page
+
 
 def nested(folder: Path) -> Path:
     path = folder / "nested.html"
-    path.write_text("<html><body>" + "<div>" * 100_000 + "deep" + "</div>" * 100_000)
+    path.write_text(deep_page(100_000))
     return path
 
 
 def unclosed(folder: Path) -> Path:
     path = folder / "unclosed.html"
-    path.write_text(
-        "<html><body>" + "".join(f"<p>Paragraph {i} of an old page.\n" for i in range(2_000))
-    )
+    path.write_text(old_page(2_000))
     return path
 
 
 def elements(folder: Path) -> Path:
     path = folder / "elements.html"
-    path.write_text("<html><body>" + "<i></i>" * 2_000_000 + "</body></html>")
+    path.write_text(empty_elements_page(2_000_000))
     return path
 
 
 def spine(folder: Path) -> Path:
-    path = folder / "spine.epub"
     chapter = "<html><body>" + "<p>Otters hold hands.</p>" * 40_000 + "</body></html>"
-    refs = '<itemref idref="c"/>' * 500
-    opf = (
-        '<?xml version="1.0"?><package xmlns="http://www.idpf.org/2007/opf" version="3.0">'
-        '<metadata xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>B</dc:title>'
-        '</metadata><manifest><item id="c" href="c.xhtml" media-type="application/xhtml+xml"/>'
-        f"</manifest><spine>{refs}</spine></package>"
-    )
-    container = (
-        '<?xml version="1.0"?><container version="1.0" xmlns="urn:oasis:names:tc:opendocument:'
-        'xmlns:container"><rootfiles><rootfile full-path="c.opf"/></rootfiles></container>'
-    )
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as book:
-        book.writestr("mimetype", "application/epub+zip", compress_type=zipfile.ZIP_STORED)
-        book.writestr("META-INF/container.xml", container)
-        book.writestr("c.opf", opf)
-        book.writestr("c.xhtml", chapter)
-    return path
+    return epub(folder / "spine.epub", {"c.xhtml": chapter}, spine=["c.xhtml"] * 500)
 
 
 CASES: dict[str, Callable[[Path], Path]] = {

@@ -52,6 +52,13 @@ def test_the_api_names_what_it_offers_once() -> None:
     assert "Workflow" in names
 
 
+def test_the_front_ends_have_one_front_matter_reader() -> None:
+    """A note's front matter is read by `parse_memory` (store.markdown's), the one reader
+    the API offers; `split_front` says where it ends, reading nothing (issue 40)."""
+    readers = {"parse_memory", "front_of", "front_value", "body_of"}
+    assert readers & set(api.__all__) == {"parse_memory"}
+
+
 def test_needs_recovery_only_for_an_operation_a_crash_left(tmp_path: Path) -> None:
     """gam-serve's /health: a journal nobody is writing is a crash to recover from; one
     whose writer holds the lock is an operation running now; none is nothing."""

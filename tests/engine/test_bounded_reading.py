@@ -7,7 +7,6 @@ paragraphs never close is read, not taken for a page nested thousands deep."""
 
 from __future__ import annotations
 
-import zipfile
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ from gam_desktop.engine.ingest.documents import DocumentError, load_file
 from gam_desktop.engine.retrieval import corpus as corpus_module
 from gam_desktop.engine.retrieval.corpus import Corpus
 from gam_desktop.engine.retrieval.search import SearchIndex
+from tests.hostile_pages import deep_page, empty_elements_page, epub, old_page
 
 # -- a huge file in the memory folder -----------------------------------------------------
 
@@ -73,7 +73,7 @@ def test_elements_are_counted_as_the_page_is_parsed_not_after(
         BeautifulSoup, "pushTag", lambda soup, tag: (made.append(1), push(soup, tag))
     )
     page = tmp_path / "empty.html"
-    page.write_text("<html><body>" + "<i></i>" * 100_000 + "</body></html>")
+    page.write_text(empty_elements_page(100_000))
     with pytest.raises(DocumentError, match="more than 1,000 elements"):
         load_file(page)
     assert len(made) <= 1_001
@@ -167,7 +167,7 @@ def test_a_page_nested_past_the_limit_is_refused_as_it_is_parsed(
         BeautifulSoup, "pushTag", lambda soup, tag: (made.append(1), push(soup, tag))
     )
     page = tmp_path / "deep.html"
-    page.write_text("<html><body>" + "<div>" * 100_000 + "deep" + "</div>" * 100_000)
+    page.write_text(deep_page(100_000))
     with pytest.raises(DocumentError) as refused:
         load_file(page)
     assert str(refused.value) == (
@@ -181,7 +181,7 @@ def test_a_page_nested_just_within_the_limit_is_read(tmp_path: Path) -> None:
     """The page is read without recursion: 500 levels ran out of Python's stack."""
     page = tmp_path / "deep.html"
     depth = htmltree.MAX_DEPTH - 2  # <html> and <body> are two of them
-    page.write_text("<html><body>" + "<div>" * depth + "Otters" + "</div>" * depth)
+    page.write_text(deep_page(depth, "Otters"))
     assert load_file(page).text == "Otters"
 
 
@@ -189,10 +189,7 @@ def test_an_old_page_of_paragraphs_never_closed_is_read(tmp_path: Path) -> None:
     """`<p>` without `</p>` is correct HTML 4: each paragraph closes the one before, as a
     browser reads it (2,000 of them were one paragraph 2,000 deep: refused)."""
     page = tmp_path / "old.html"
-    items = "".join(f"<li>item {i}\n" for i in range(600))
-    rows = "".join(f"<tr><td>a{i}<td>b{i}\n" for i in range(600))
-    paragraphs = "".join(f"<p>Paragraph {i} about otters.\n" for i in range(2_000))
-    page.write_text(f"<html><body>{paragraphs}<ul>{items}</ul><table>{rows}</table>")
+    page.write_text(old_page(2_000, items=600, rows=600))
     blocks = load_file(page).text.split("\n\n")
     assert blocks[:2] == ["Paragraph 0 about otters.", "Paragraph 1 about otters."]
     assert len(blocks) == 2_002
@@ -224,38 +221,3 @@ def test_an_email_whose_html_is_too_deep_is_refused_naming_it(tmp_path: Path) ->
         f"deep.eml: its HTML is nested more than {htmltree.MAX_DEPTH} elements deep, too deep"
         " to be read"
     )
-
-
-# -- helpers -----------------------------------------------------------------------------
-
-
-def epub(
-    path: Path, chapters: dict[str, str], spine: list[str] | None = None, padding: int = 0
-) -> Path:
-    """An EPUB of `chapters` (name: XHTML) read in the order of `spine` (the chapters'
-    names, or any path), its package document padded with `padding` metadata elements."""
-    spine = list(chapters) if spine is None else spine
-    ids = {name: f"i{n}" for n, name in enumerate(dict.fromkeys(spine))}
-    items = "".join(
-        f'<item id="{ids[name]}" href="{name}" media-type="application/xhtml+xml"/>' for name in ids
-    )
-    refs = "".join(f'<itemref idref="{ids[name]}"/>' for name in spine)
-    pad = "<meta/>" * padding
-    opf = (
-        '<?xml version="1.0" encoding="utf-8"?><package xmlns="http://www.idpf.org/2007/opf"'
-        ' version="3.0"><metadata xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>'
-        f"Book</dc:title>{pad}</metadata><manifest>{items}</manifest><spine>{refs}</spine>"
-        "</package>"
-    )
-    container = (
-        '<?xml version="1.0"?><container version="1.0" xmlns="urn:oasis:names:tc:opendocument:'
-        'xmlns:container"><rootfiles><rootfile full-path="OEBPS/content.opf"'
-        ' media-type="application/oebps-package+xml"/></rootfiles></container>'
-    )
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as book:
-        book.writestr("mimetype", "application/epub+zip", compress_type=zipfile.ZIP_STORED)
-        book.writestr("META-INF/container.xml", container)
-        book.writestr("OEBPS/content.opf", opf)
-        for name, html in chapters.items():
-            book.writestr(f"OEBPS/{name}", html)
-    return path

@@ -222,4 +222,4 @@ def test_each_call_names_its_stage_and_the_scripted_server_routes_by_it(
     LLMClient(settings).text(messages, stage="read")
     (request,) = llm_server.state.requests
     assert request["task"] == "read"
-    assert task_of(messages) == "memorize"  # without the header: the prompt's opening words
+    assert task_of(messages) == "chat"  # without the header: no wording of ours routes it

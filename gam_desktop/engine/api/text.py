@@ -1,7 +1,7 @@
 """What the front ends call on text and names: words for counts, durations and money;
 which documents the app reads (and those in a folder a person chose); a note's front
-matter; a research report as Markdown; what an undo is called. None reads or writes a
-memory."""
+matter (read by `parse_memory` alone; `split_front` only says where it ends); a research
+report as Markdown; what an undo is called. None reads or writes a memory."""
 
 from gam_desktop.engine.history.log import restore_summary, rollback_summary
 from gam_desktop.engine.ingest.documents import READABLE, SUPPORTED_SUFFIXES, files_in, is_supported
@@ -11,7 +11,6 @@ from gam_desktop.engine.research.report import is_report
 from gam_desktop.engine.research.report import markdown as report_markdown
 from gam_desktop.engine.store.markdown import (
     README,
-    front_of,
     parse_memory,
     parse_time,
     split_front,
@@ -25,7 +24,6 @@ __all__ = [
     "SUPPORTED_SUFFIXES",
     "duration",
     "files_in",
-    "front_of",
     "is_report",
     "is_supported",
     "money",

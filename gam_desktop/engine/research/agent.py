@@ -28,7 +28,7 @@ from gam_desktop.engine.research.models import (
     SectionNotes,
     SubQuestion,
 )
-from gam_desktop.engine.retrieval.tools import MemoryTools
+from gam_desktop.engine.retrieval import MemoryTools
 from gam_desktop.engine.store.markdown import parse_memory
 from gam_desktop.engine.textutil import plural
 

@@ -1,5 +1,5 @@
 """A research claim is checked the way the answering pipeline checks an answer
-(`answering.checks`): the model gives each claim with the sentences it rests on, copied from
+(answering's checks): the model gives each claim with the sentences it rests on, copied from
 the excerpts it cites; the sentences must be the excerpts' own (`QuotesInSources`), the
 identifiers the claim is about must be named by their sources (`AboutWhatIsAsked`), a name
 of another source it was shown must not be given to this one's sentence (`NamedInSources`),
@@ -13,12 +13,20 @@ import re
 from collections.abc import Sequence
 from dataclasses import replace
 
-from gam_desktop.engine.answering import checks
-from gam_desktop.engine.answering.checks import Check, Draft, Finding, Support
-from gam_desktop.engine.answering.lexicon import FUNCTION_WORDS, MONTHS
-from gam_desktop.engine.answering.passages import Passage, holds, identifiers
+from gam_desktop.engine import answering
+from gam_desktop.engine.answering import (
+    FUNCTION_WORDS,
+    MONTHS,
+    Check,
+    Draft,
+    Finding,
+    Passage,
+    Support,
+    holds,
+    identifiers,
+)
 from gam_desktop.engine.research.models import Claim, ClaimReply, Excerpt, Quote
-from gam_desktop.engine.retrieval.search import query_terms, tokenize
+from gam_desktop.engine.retrieval import query_terms, tokenize
 
 EXCERPT_ID = re.compile(r"^\[?\s*E\s*(\d+)\s*\]?$", re.IGNORECASE)
 INLINE_ID = re.compile(r"\s*[\[(]\s*(E\d+(?:\s*[,;]\s*E\d+)*)\s*[\])]", re.IGNORECASE)
@@ -52,7 +60,7 @@ class AboutWhatIsAsked:
     else all its sub-question's) are named by the passages of its sentences: answering's
     check, asked of them. A look-alike's sentence answers of another version."""
 
-    name = checks.AboutWhatIsAsked.name
+    name = answering.AboutWhatIsAsked.name
 
     def __init__(self, sub_question: str) -> None:
         self.sub_question = sub_question
@@ -60,7 +68,7 @@ class AboutWhatIsAsked:
     def check(self, draft: Draft) -> Finding | None:
         asked = identifiers(draft.question)
         about = {a for a in asked if holds(draft.answer, a)} or identifiers(self.sub_question)
-        return checks.AboutWhatIsAsked().check(replace(draft, question=" ".join(sorted(about))))
+        return answering.AboutWhatIsAsked().check(replace(draft, question=" ".join(sorted(about))))
 
 
 class NamedInSources:
@@ -91,7 +99,7 @@ class SaidBySentences:
     def check(self, draft: Draft) -> Finding | None:
         terms = {t for t in query_terms(draft.answer) if not t.isdigit()}
         said = set(tokenize("\n".join(s.said for s in draft.support)))
-        if len(terms & said) >= checks.ANSWER_OVERLAP * len(terms):
+        if len(terms & said) >= answering.ANSWER_OVERLAP * len(terms):
             return None
         return Finding(self.name, f"its sentences do not say {', '.join(sorted(terms - said))}")
 
@@ -99,11 +107,11 @@ class SaidBySentences:
 def claim_checks(sub_question: str) -> tuple[Check, ...]:
     """The checks of a claim, in order (answering's, with those above for a claim)."""
     return (
-        checks.Abstained(),
-        checks.QuotesInSources(),
+        answering.Abstained(),
+        answering.QuotesInSources(),
         AboutWhatIsAsked(sub_question),
         NamedInSources(),
-        checks.AnswerFromQuotes(),
+        answering.AnswerFromQuotes(),
         SaidBySentences(),
     )
 

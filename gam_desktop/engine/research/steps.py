@@ -2,7 +2,7 @@
 
 plan: the question split into sub-questions with the terms to search for (one LLM call; a
 reply that fails validation after the client's re-ask falls back to the question itself).
-search: the answering pipeline's retrieval (`answering.passages.retrieve`) of each
+search: the answering pipeline's retrieval (`answering.retrieve`) of each
 sub-question and its terms, no LLM, so it needs no `tools` support from the server.
 integrate: one call per sub-question, run in parallel where the server allows, each claim
 with the sentences it rests on (checked by `research.claims`). reflect: one call deciding
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from gam_desktop.engine.answering.passages import Passage, identifiers, retrieve, units_of
+from gam_desktop.engine.answering import Passage, identifiers, retrieve, units_of
 from gam_desktop.engine.llm import LLM, LLMCallFailed
 from gam_desktop.engine.progress import CancelToken
 from gam_desktop.engine.research.claims import names
@@ -28,8 +28,7 @@ from gam_desktop.engine.research.models import (
     SectionNotes,
     SubQuestion,
 )
-from gam_desktop.engine.retrieval.search import query_terms, tokenize
-from gam_desktop.engine.retrieval.tools import MemoryTools
+from gam_desktop.engine.retrieval import MemoryTools, query_terms, tokenize
 from gam_desktop.engine.store.markdown import README, split_front
 
 PASSAGES_PER_QUESTION = 6  # windows shown to the integrator for one sub-question
