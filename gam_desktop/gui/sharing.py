@@ -41,6 +41,7 @@ from PySide6.QtWidgets import (
 from gam_desktop.engine.api import EmbeddingSettings, LLMSettings, plural
 from gam_desktop.gui.workers import call_in_daemon
 from gam_desktop.serve.auth import DEFAULT_PORT, Token, resolve_token
+from gam_desktop.serve.connections import uvicorn_options
 
 if TYPE_CHECKING:
     import uvicorn
@@ -97,6 +98,8 @@ class EndpointService(QObject):
                 # uvicorn's own logging setup asks sys.stdout.isatty(): a windowed app has no
                 # stdout (None). Its loggers reach the app's log file through the root logger.
                 log_config=None,
+                # as gam-serve: a half-sent request is timed out, the connections bounded
+                **uvicorn_options(),
             )
         )
         thread = threading.Thread(target=self._serve, args=(server, port), daemon=True)

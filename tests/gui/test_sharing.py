@@ -74,6 +74,28 @@ def test_switching_it_on_serves_the_open_memory(shared, qtbot) -> None:
         httpx2.get(f"{url}/models", headers=headers)
 
 
+def test_a_client_that_sends_half_a_request_is_timed_out(shared, qtbot, monkeypatch) -> None:
+    """The window's endpoint guards its connections as gam-serve does: a request head that
+    never ends gets a 408 and the connection is closed (the timeout made short here)."""
+    from gam_desktop.gui import sharing
+    from gam_desktop.serve import connections
+
+    monkeypatch.setattr(
+        sharing, "uvicorn_options", lambda: connections.uvicorn_options(head_timeout=0.5)
+    )
+    dialog = dialog_of(shared)
+    qtbot.addWidget(dialog)
+    qtbot.waitUntil(lambda: dialog.token.text() == TOKEN, timeout=10_000)
+    with qtbot.waitSignal(shared.sharing.service.state_changed, timeout=30_000) as started:
+        dialog.enabled.setChecked(True)
+    port = int(started.args[0].rsplit(":", 1)[1].split("/", 1)[0])
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as stalled:
+        stalled.sendall(b"GET /v1/models HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # no end
+        said = stalled.recv(1024)  # the server's answer, or the 30 s socket timeout
+    assert said.startswith(b"HTTP/1.1 408")
+    dialog.enabled.setChecked(False)
+
+
 def test_switched_on_it_starts_with_the_app_and_stops_with_it(shared, qtbot) -> None:
     window = shared
     window.store.setValue("sharing/enabled", True)
