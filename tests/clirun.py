@@ -22,7 +22,7 @@ def run_cli(
     args: list[str],
     base_url: str,
     read_only: Path | None = None,
-    timeout: float = 60,
+    timeout: float = 240,  # a hang guard: under load a process starts in a minute or more
     *,
     entry: str = "add_main",
     env: dict[str, str] | None = None,

@@ -14,7 +14,7 @@ from gam_desktop.engine.chats.record import parse
 from gam_desktop.engine.facts.record import read_facts
 from tests.clirun import cli_command, run_cli
 
-pytestmark = pytest.mark.timeout(180)
+pytestmark = pytest.mark.timeout(600)
 
 
 @pytest.fixture

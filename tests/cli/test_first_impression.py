@@ -16,7 +16,7 @@ import pytest
 from gam_desktop.engine.store.markdown import README
 from tests.clirun import run_cli
 
-pytestmark = pytest.mark.timeout(240)
+pytestmark = pytest.mark.timeout(600)
 
 
 def test_the_demo_shows_an_organized_memory_and_an_answer(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ from tests.clirun import run_cli
 from tests.engine.helpers import tree
 from tests.repos import git
 
-pytestmark = pytest.mark.timeout(180)
+pytestmark = pytest.mark.timeout(600)
 
 # How a hand edit breaks the front matter, and the words that say what is wrong.
 BREAKS: dict[str, tuple[Callable[[str], str], str]] = {

@@ -27,7 +27,7 @@ from tests.documents import topic_document
 from tests.engine.helpers import tree
 from tests.repos import git
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = pytest.mark.timeout(600)
 
 TOPICS = ("python", "rust", "docker", "git")
 CHUNKS = ["--min-tokens", "20", "--max-tokens", "200", "-q"]
