@@ -5,6 +5,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
+from typing import Any
 
 import pytest
 
@@ -157,8 +158,22 @@ def test_cancelled_token_makes_no_call(settings, llm_server) -> None:
     assert llm_server.state.requests == []
 
 
+def release_at(server: Any, received: int) -> None:
+    """Hold every memorize call until `received` of them reached the server (so that as
+    many as the client allows are in flight at once), then let all of them through."""
+    server.state.hold_after = {"memorize": 0}
+
+    def release() -> None:
+        server.state.slots.wait_until(lambda slots: slots.received >= received)
+        server.state.released.set()
+
+    threading.Thread(target=release, daemon=True).start()
+
+
 def test_parallel_map_runs_on_workers_and_keeps_order(settings, llm_server) -> None:
-    llm_server.state.latency_s = 0.3
+    # The first four calls are held until all four reached the server (no latency to race
+    # against: under load, threads started 0.3 s apart never overlapped).
+    release_at(llm_server, 4)
     client = LLMClient(settings.model_copy(update={"workers": 4}))
     done: list[int] = []
     results = client.parallel_map(

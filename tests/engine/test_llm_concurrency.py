@@ -14,7 +14,7 @@ from gam_desktop.engine.llm.concurrency import Limiter
 from gam_desktop.engine.llm.limit import AdaptiveLimit, Sample
 from gam_desktop.engine.progress import CancelToken, OperationCancelled
 from gam_desktop.selfcheck.scripted_llm import RunningServer
-from tests.engine.test_llm_client import memorize
+from tests.engine.test_llm_client import memorize, release_at
 
 
 def simulate(slots: int, start: int, calls: int = 80) -> list[int]:
@@ -190,18 +190,6 @@ def auto(server: RunningServer, **update: object) -> LLMSettings:
         base_url=server.base_url, model="scripted", api_key="k", timeout=5, backoff_base=0.01
     )
     return settings.model_copy(update=update)
-
-
-def release_at(server: RunningServer, received: int) -> None:
-    """Hold every memorize call until `received` of them reached the server (so that as
-    many as the client allows are in flight at once), then let all of them through."""
-    server.state.hold_after = {"memorize": 0}
-
-    def release() -> None:
-        server.state.slots.wait_until(lambda slots: slots.received >= received)
-        server.state.released.set()
-
-    threading.Thread(target=release, daemon=True).start()
 
 
 def test_a_server_that_names_its_slots_gets_them_and_one_call_waiting() -> None:
