@@ -163,7 +163,9 @@ def test_recover_restore_keeps_a_note_saved_while_the_operation_ran(
     dropped (or the person's edits committed first)."""
     make_workflow().add(text=topic_document({"python": 3}))
     memory = next((memory_dir / "python").glob("python_notes*.md"))
-    llm_server.state.latency_s = 0.4
+    # The add is held at its first call after the memories are made (placing them, or
+    # planning or describing folders): the journal is written, and the add waits there.
+    llm_server.state.hold_after = {"place": 0, "organize": 0, "describe": 0}
     env = {
         **os.environ,
         "OPENAI_BASE_URL": llm_server.base_url,
@@ -174,18 +176,18 @@ def test_recover_restore_keeps_a_note_saved_while_the_operation_ran(
     process = subprocess.Popen(cli_command("add_main", *args), env=env)
     try:
         # The journal appears once the memories are made (engine/drop.py), while it plans.
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 240  # a hang guard: a loaded machine starts slowly
         while not (memory_dir / JOURNAL_FILE).exists() and time.monotonic() < deadline:
             time.sleep(0.02)
         assert (memory_dir / JOURNAL_FILE).exists()
         (memory_dir / "my_note.md").write_text("# Call the plumber\n\nTuesday 9am.\n")
         edited = memory.read_text() + "\nMy own remark.\n"
         memory.write_text(edited)
-        time.sleep(0.1)
     finally:
         process.send_signal(signal.SIGKILL)
-        process.wait(timeout=10)
-    llm_server.state.latency_s = 0
+        process.wait(timeout=60)
+        llm_server.state.hold_after = {}
+        llm_server.state.released.set()
     print(make_workflow().recover(restore=True))
     assert (memory_dir / "my_note.md").exists(), "the note saved during the add was deleted"
     assert memory.read_text() == edited, "the edit saved during the add was reverted"
