@@ -257,7 +257,8 @@ class _ProxyHandler(BaseHTTPRequestHandler):
         headers = {
             k: v
             for k, v in self.headers.items()
-            if k.lower() in ("authorization", "content-type", "accept", "api-key")
+            # x-gam-stage: the stage of the call, which the scripted server answers by
+            if k.lower() in ("authorization", "content-type", "accept", "api-key", "x-gam-stage")
         }
         # The upstream call runs in a thread so that a client that hangs up (its timeout)
         # hangs up upstream too: a server like llama.cpp's then stops generating, as it
