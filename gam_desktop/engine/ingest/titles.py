@@ -200,7 +200,7 @@ def _ordinal(position: int) -> str:
 
 
 # Between two words of one written phrase: spaces, or one mark inside a word ("15.1",
-# "dpkg's", "dump/restore", "multi-arch", "cache_size"). A colon, a full stop and a space,
+# "Quillon's", "read/write", "multi-user", "cache_size"). A colon, a full stop and a space,
 # or a line break end a phrase.
 _JOINER = re.compile(r"[ \t]+|[.'’/_-]")
 _KEPT_MARKS = frozenset(":,;-–—&")  # what may separate two phrases of a title
@@ -210,8 +210,8 @@ _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 def written_title(slug: str, texts: Sequence[str]) -> str:
     """The title a reader sees, from the slug its file is named by: its words as `texts`
     (the document's title, the section's heading, the passage) write them, case, dots and
-    apostrophes kept ("postgresql_15_1_release_notes" -> "PostgreSQL 15.1 Release Notes",
-    "dpkg_s_log_file" -> "dpkg's Log File"), in as few written phrases as can be; two
+    apostrophes kept ("quillon_4_2_release_notes" -> "Quillon 4.2 Release Notes",
+    "quillon_s_log_file" -> "Quillon's Log File"), in as few written phrases as can be; two
     phrases one after the other in a text keep what separates them there ("Author: Dr"),
     and the whole of the first text (the document's title) is followed by a colon. A word
     no text writes stays as it is."""
@@ -245,7 +245,7 @@ _Run = tuple[int, int, int]  # (text, first token, last token); (-1, i, i): word
 
 def _cheapest_runs(words: Sequence[str], phrases: Sequence[_Phrases]) -> list[_Run]:
     """The fewest written phrases that say `words` in order: a phrase costs 1, a word no
-    text writes 1.5, a phrase that starts inside a written word ("s" of "dpkg's") 1.5, and
+    text writes 1.5, a phrase that starts inside a written word ("s" of "Quillon's") 1.5, and
     a phrase that goes on where the one before it ended in the same text 0.75."""
     best: list[tuple[float, list[_Run]]] = [(0.0, [])] * (len(words) + 1)
     for i in range(len(words) - 1, -1, -1):
@@ -278,7 +278,7 @@ class _Phrases:
             _JOINER.fullmatch(text[before[2] : after[1]]) is not None
             for before, after in itertools.pairwise(self.spans)
         ]
-        # A word joined to the one before by a mark: the "s" of "dpkg's", the "1" of "15.1".
+        # A word joined to the one before by a mark: the "s" of "Quillon's", the "2" of "4.2".
         self.mid_word = [
             joined and not self.text[self.spans[i - 1][2] : self.spans[i][1]].isspace()
             for i, joined in enumerate(self.joined)
@@ -289,7 +289,7 @@ class _Phrases:
 
     def written(self, first: int, last: int, others: Sequence[_Phrases]) -> str:
         """Tokens first..last as this text writes them; a text in lowercase only (a file
-        name) takes each word's case from the other texts ("gpl 2.0" -> "GPL 2.0")."""
+        name) takes each word's case from the other texts ("abc 2.0" -> "ABC 2.0")."""
         start, end = self.spans[first][1], self.spans[last][2]
         if self.text != self.text.lower():
             return self.text[start:end]
