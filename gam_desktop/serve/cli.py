@@ -8,7 +8,6 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-import uvicorn
 from pydantic import SecretStr
 
 from gam_desktop import appdirs, keystore
@@ -30,7 +29,7 @@ from gam_desktop.serve.auth import (
     is_loopback,
     resolve_token,
 )
-from gam_desktop.serve.connections import uvicorn_options
+from gam_desktop.serve.connections import serve
 from gam_desktop.serve.retrieval import ReadOptions
 
 
@@ -96,14 +95,7 @@ def serve_main(argv: Sequence[str] | None = None, prog: str = "gam-serve") -> in
             file=sys.stderr,
         )
     print(f"{prog}: {root} at http://{_shown(args.host)}:{args.port}/v1", file=sys.stderr)
-    uvicorn.run(
-        app,
-        host=args.host,
-        port=args.port,
-        log_level="warning",
-        access_log=False,
-        **uvicorn_options(),  # a stalled client never holds a connection for long
-    )
+    serve(app, args.host, args.port)
     return 0
 
 

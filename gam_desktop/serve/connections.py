@@ -173,3 +173,13 @@ def uvicorn_options(
 ) -> dict[str, Any]:
     """What gam-serve and gam-mcp --http pass uvicorn (`uvicorn.run`, `uvicorn.Config`)."""
     return {"http": protocol(head_timeout, max_connections)}
+
+
+def serve(app: Any, host: str, port: int) -> None:
+    """Run `app` as gam-serve and gam-mcp --http do: quiet, with the connection guard (a
+    stalled client never holds a connection for long)."""
+    import uvicorn
+
+    uvicorn.run(
+        app, host=host, port=port, log_level="warning", access_log=False, **uvicorn_options()
+    )

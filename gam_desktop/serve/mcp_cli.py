@@ -9,7 +9,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import anyio
-import uvicorn
 from starlette.types import ASGIApp
 
 from gam_desktop.cli.common import entry_point, reason, settings_for, whole
@@ -23,7 +22,7 @@ from gam_desktop.serve.auth import (
     resolve_token,
 )
 from gam_desktop.serve.cli import embedding_settings, tell_token, upstream_settings
-from gam_desktop.serve.connections import uvicorn_options
+from gam_desktop.serve.connections import serve
 from gam_desktop.serve.mcp_server import MemoryServer
 
 MCP_PORT = DEFAULT_PORT + 1
@@ -85,14 +84,7 @@ def mcp_main(argv: Sequence[str] | None = None, prog: str = "gam-mcp") -> int:
     tell_token(prog, token)
     app = http_app(server, token.value, args.host)
     print(f"{prog}: {root} at http://{args.host}:{args.port}{MCP_PATH}", file=sys.stderr)
-    uvicorn.run(
-        app,
-        host=args.host,
-        port=args.port,
-        log_level="warning",
-        access_log=False,
-        **uvicorn_options(),  # a stalled client never holds a connection for long
-    )
+    serve(app, args.host, args.port)
     return 0
 
 
