@@ -6,79 +6,33 @@ add's next call waited as long: an add sat at "Summarizing 1 chunk" for minutes)
 
 from __future__ import annotations
 
-import json
-import threading
 import time
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable, Iterator
 
 import pytest
 
 from gam_desktop.engine.llm import LLMCallFailed, LLMClient, LLMSettings
 from gam_desktop.engine.llm.errors import LLMNoReply
-
-TOKEN = {
-    "id": "x",
-    "object": "chat.completion.chunk",
-    "created": 0,
-    "model": "m",
-    "choices": [{"index": 0, "delta": {"role": "assistant", "content": "Hi"}}],
-}
+from tests.chunked_server import Call, ChunkedServer, chunk
 
 
-class KeepAlive:
-    """Answers every chat call with an event stream of keep-alive comments only (after one
-    token, when `token_first`), until the client hangs up; counts the calls."""
+def keep_alive(token_first: bool = False) -> Callable[[Call], None]:
+    """An event stream of keep-alive comments only (after one token, when `token_first`),
+    until the client hangs up."""
 
-    def __init__(self, token_first: bool = False) -> None:
-        self.token_first = token_first
-        self.calls = 0
-        self.stop = threading.Event()
-        owner = self
+    def answer(call: Call) -> None:
+        if token_first:
+            call.send(chunk({"role": "assistant", "content": "Hi"}))
+        while call.more():
+            call.send(b": keep-alive\n\n")
+            call.stop.wait(0.05)
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *_args: object) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                owner.calls += 1
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Transfer-Encoding", "chunked")
-                self.end_headers()
-                try:
-                    if owner.token_first:
-                        self._chunk(b"data: " + json.dumps(TOKEN).encode() + b"\n\n")
-                    while not owner.stop.is_set():
-                        self._chunk(b": keep-alive\n\n")
-                        owner.stop.wait(0.05)
-                except OSError:  # the client hung up: as a server sees a call given up
-                    return
-
-            def _chunk(self, data: bytes) -> None:
-                self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
-                self.wfile.flush()
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
-
-    def __enter__(self) -> KeepAlive:
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        self.stop.set()
-        self.server.shutdown()
-        self.server.server_close()
+    return answer
 
 
 @pytest.fixture
-def keepalive() -> Iterator[KeepAlive]:
-    with KeepAlive() as server:
+def keepalive() -> Iterator[ChunkedServer]:
+    with ChunkedServer(keep_alive()) as server:
         yield server
 
 
@@ -98,7 +52,7 @@ def _client(base_url: str, timeout: float, retries: int) -> LLMClient:
 
 @pytest.mark.timeout(60)
 def test_keep_alive_comments_alone_end_in_a_plain_error_after_the_most_patient_wait(
-    keepalive: KeepAlive,
+    keepalive: ChunkedServer,
 ) -> None:
     """Timeout 0.3 s: the attempts wait 0.3, 0.6 and 1.2 s, and the fourth only what is
     left of 8 x 0.3 s; then the call is given up on, not asked 11 times (21 s)."""
@@ -120,7 +74,7 @@ def test_keep_alive_comments_alone_end_in_a_plain_error_after_the_most_patient_w
 def test_keep_alive_comments_after_a_token_are_silence() -> None:
     """Mid-reply, comments do not move the silence limit either: each attempt is closed
     `timeout` after its token, and the call fails after its retries."""
-    with KeepAlive(token_first=True) as server:
+    with ChunkedServer(keep_alive(token_first=True)) as server:
         client = _client(server.base_url, 0.3, retries=2)
         with pytest.raises(LLMCallFailed, match=r"kept failing after 3 attempts: no token for"):
             client.text([{"role": "user", "content": "hi"}], stage="memorize")

@@ -13,7 +13,9 @@ remembering per server what was rejected.
 Every call is streamed (llm/streaming.py) and given up on only when the server falls
 silent, never for its total time: a call waiting in the server's queue is not abandoned
 while the server will still do it. A server that rejects `stream_options` or `stream` is
-asked without them (and remembered so). The calls in flight at once are as many as the
+asked without them (and remembered so); a reply not streamed is read as it comes, not by the
+SDK, within a streamed reply's bounds (its `max_tokens`, and whole within the time a first
+token has: `streaming.whole_reply`). The calls in flight at once are as many as the
 server's limiter allows (llm/concurrency.py: learned, or the person's `workers`). An
 attempt that got no first token in time is asked again with twice the patience, and so are
 the calls that follow (at most 8 times the first limit, given back as first tokens come in
@@ -54,7 +56,13 @@ from gam_desktop.engine.llm.limit import MAX_LIMIT
 from gam_desktop.engine.llm.protocol import STAGE_HEADER, Messages
 from gam_desktop.engine.llm.redact import Redactor, redact_error, redact_reply
 from gam_desktop.engine.llm.settings import LLMSettings
-from gam_desktop.engine.llm.streaming import BrokenReply, NoFirstToken, Silent, read_stream
+from gam_desktop.engine.llm.streaming import (
+    BrokenReply,
+    NoFirstToken,
+    Silent,
+    read_stream,
+    whole_reply,
+)
 from gam_desktop.engine.llm.structured import ParseProblem, parse_model, schema_instruction
 from gam_desktop.engine.llm.tokenizer import count_tokens
 from gam_desktop.engine.llm.usage import UsageMeter
@@ -282,17 +290,17 @@ class LLMClient:
         sent: float,
     ) -> tuple[Any, float | None]:
         openai = sdk()
-        extra: dict[str, Any] = {"stream": True} if stream else {}
+        if not stream:
+            return self._send_whole(kwargs, limit, sent), None
+        extra: dict[str, Any] = {"stream": True}
         if usage:
             extra["stream_options"] = {"include_usage": True}
         try:
-            # The read timeout covers the wait for the first byte (the whole reply when it
-            # is not streamed): `limit` has room for the calls queued ahead of this one.
+            # The read timeout covers the wait for the first byte: `limit` has room for the
+            # calls queued ahead of this one.
             reply = self._openai.chat.completions.create(**kwargs, **extra, timeout=limit)
         except openai.APITimeoutError as exc:  # not even the reply's headers in time
             raise NoFirstToken(f"no reply within {round(limit, 1):g} s") from exc
-        if not stream:
-            return _checked(reply), None
         try:
             # (a read that times out ends in Silent there: before the first token or after)
             completion, first_token = read_stream(
@@ -308,6 +316,31 @@ class LLMClient:
             # with httpx's own errors: the same transient faults as any reply's.
             raise _as_sdk_error(exc, reply.response.request, limit) from exc
         return _checked(completion), first_token
+
+    def _send_whole(self, kwargs: dict[str, Any], limit: float, sent: float) -> Any:
+        """A call not streamed. Its body is read here, as it comes, not by the SDK (which
+        reads it whole, however long, before it hands anything over): within the bounds of
+        a streamed reply (`streaming.whole_reply`: no longer than `max_tokens` allows, and
+        whole within `limit` of `sent`, the time a first token has)."""
+        openai = sdk()
+        try:
+            raw = self._openai.chat.completions.with_streaming_response
+            with raw.create(**kwargs, timeout=limit) as reply:
+                response = reply.http_response
+                try:
+                    completion = whole_reply(
+                        response,
+                        completion_type=openai.types.chat.ChatCompletion,
+                        sent=sent,
+                        limit=limit,
+                        max_tokens=kwargs.get("max_tokens"),
+                    )
+                except importlib.import_module("httpx2").RequestError as exc:
+                    # (the SDK's reading would have made these an APIConnectionError)
+                    raise _as_sdk_error(exc, response.request, limit) from exc
+        except openai.APITimeoutError as exc:  # not even the reply's headers in time
+            raise NoFirstToken(f"no reply within {round(limit, 1):g} s") from exc
+        return _checked(completion)
 
     def _wait_before_retry(
         self,

@@ -17,8 +17,11 @@ A reply is read no further than its `max_tokens` could make it: a server that st
 whitespace (or empty deltas) for ever moves the silence deadline with every chunk, and was
 read for ever, past `max_tokens`. Past `reply_budget` characters, or after `EMPTY_CHUNKS`
 chunks in a row without a character, the stream is closed and the reply is `Overlong` (a
-broken reply: asked again, then said). A whole body read in place of a stream is bounded
-the same way.
+broken reply: asked again, then said). A reply that is one body, not a stream (a call not
+streamed, or a server that ignored `stream`), is bounded the same way, in the same words
+(`whole_reply`), and must be whole within the first token's limit: its bytes are no tokens
+(a JSON body may hold whitespace anywhere, and one trickled in a byte at a time keeps every
+read within its timeout).
 
 The deltas are put back together into the chat completion a non-streamed call returns:
 its content, its tool calls (their arguments arrive in pieces, by index), the finish
@@ -240,9 +243,17 @@ def read_stream(
     server stops. Overlong past `reply_budget(max_tokens)` characters, or after
     EMPTY_CHUNKS chunks in a row without one (closed too)."""
     response = stream.response
+    if "event-stream" not in response.headers.get("content-type", ""):  # `stream` ignored
+        whole = whole_reply(
+            response,
+            completion_type=completion_type,
+            sent=sent,
+            limit=first_token_limit,
+            max_tokens=max_tokens,
+            watchdog=watchdog,
+        )
+        return whole, None
     budget = reply_budget(max_tokens)
-    if "event-stream" not in response.headers.get("content-type", ""):
-        return plain_reply(response, completion_type, budget), None
     watch = watchdog.watch(_closer(response), sent + first_token_limit)
     watch.silent = f"no first token within {round(first_token_limit, 1):g} s"
     accumulator, first, empty = Accumulator(), None, 0
@@ -269,15 +280,19 @@ def _within(chars: int, budget: int | None, max_tokens: int | None, empty: int) 
     """Overlong when a reply holds more than `budget` characters, or `empty` chunks in a
     row came without one."""
     if budget is not None and chars > budget:
-        raise Overlong(
-            f"the reply ran on past its {max_tokens:,} tokens (more than {budget:,} "
-            "characters without an end); it was not read further"
-        )
+        raise _ran_on(max_tokens, budget)
     if empty >= EMPTY_CHUNKS:
         raise Overlong(
             f"the server sent {empty:,} chunks in a row without a word of reply; "
             "it was not read further"
         )
+
+
+def _ran_on(max_tokens: int | None, budget: int) -> Overlong:
+    return Overlong(
+        f"the reply ran on past its {max_tokens:,} tokens (more than {budget:,} "
+        "characters without an end); it was not read further"
+    )
 
 
 def _chunks(stream: Iterable[Any], watch: Watch) -> Iterable[Any]:
@@ -307,10 +322,28 @@ def timed_out(exc: BaseException) -> bool:
     return False
 
 
-def plain_reply(response: Any, completion_type: Any, budget: int | None = None) -> Any:
-    """A streamed call answered with a whole body (the server ignored `stream`): read up
-    to what a reply within `budget` characters can take."""
-    text = _bounded_body(response, budget).decode("utf-8", "replace")
+def whole_reply(
+    response: Any,
+    *,
+    completion_type: Any,
+    sent: float,
+    limit: float,
+    max_tokens: int | None = None,
+    watchdog: Watchdog = WATCHDOG,
+) -> Any:
+    """The chat completion of a reply that is one body, not a stream (the HTTP `response`,
+    its body not read yet): read no further than a reply of `max_tokens` could make it
+    (Overlong, in a streamed reply's words), and given up on (NoFirstToken, the response
+    closed so that the server stops) unless it is whole within `limit` seconds of `sent`:
+    only the whole reply is progress, as only a token is in a stream."""
+    watch = watchdog.watch(_closer(response), sent + limit)
+    watch.silent = f"no reply within {round(limit, 1):g} s"
+    try:
+        body = _bounded_body(_chunks(response.iter_bytes(), watch), max_tokens)
+    finally:
+        watchdog.forget(watch)
+        response.close()
+    text = body.decode("utf-8", "replace")
     try:
         data = json.loads(text)
     except ValueError:
@@ -320,18 +353,16 @@ def plain_reply(response: Any, completion_type: Any, budget: int | None = None) 
     return completion_type.construct(**data)
 
 
-def _bounded_body(response: Any, budget: int | None) -> bytes:
-    if budget is None:
-        return bytes(response.read())
-    limit = budget * BYTES_PER_CHAR + SPARE_BYTES
+def _bounded_body(parts: Iterable[bytes], max_tokens: int | None) -> bytes:
+    """The body's bytes, as many as a reply of `max_tokens` can take in JSON (each of its
+    characters escaped, and room besides); Overlong past them. Counted as they come, after
+    any decompression: no more than that, and the part that went past it, is ever held."""
+    budget = reply_budget(max_tokens)
     body = bytearray()
-    for part in response.iter_bytes():
+    for part in parts:
         body += part
-        if len(body) > limit:
-            raise Overlong(
-                f"the reply ran on past {limit:,} bytes (more than its max_tokens could "
-                "make) without an end; it was not read further"
-            )
+        if budget is not None and len(body) > budget * BYTES_PER_CHAR + SPARE_BYTES:
+            raise _ran_on(max_tokens, budget)
     return bytes(body)
 
 
