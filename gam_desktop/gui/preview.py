@@ -16,14 +16,16 @@ import html
 import re
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, QUrl, Signal
-from PySide6.QtGui import QDesktopServices, QTextCharFormat
+from PySide6.QtCore import QEvent, QObject, QSize, Qt, QUrl, Signal
+from PySide6.QtGui import QDesktopServices, QResizeEvent, QTextCharFormat
 from PySide6.QtWidgets import (
     QFormLayout,
     QFrame,
     QHBoxLayout,
     QLabel,
     QPushButton,
+    QScrollArea,
+    QSizePolicy,
     QTextBrowser,
     QVBoxLayout,
     QWidget,
@@ -143,9 +145,10 @@ class PreviewPane(QWidget):
         buttons.addWidget(self.original)
         buttons.addStretch(1)
         buttons.addWidget(self.editor)
+        self.header = Header(self.fields, self.without_llm, self.problem)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(12, 8, 12, 8)
-        for widget in (self.title, self.fields, self.without_llm, self.problem, self.body):
+        for widget in (self.title, self.header, self.body):
             layout.addWidget(widget)
         layout.addLayout(buttons)
         self.clear()
@@ -162,6 +165,7 @@ class PreviewPane(QWidget):
         self.fields.hide()
         self.problem.hide()
         self.without_llm.hide()
+        self.header.fit()
         self.original.hide()
         self.editor.hide()
         self.body.setMarkdown("")
@@ -312,6 +316,7 @@ class PreviewPane(QWidget):
             "It is shown and searched as it is; fix it in your editor (Edit… "
             "below, or right-click it in the tree ▸ Open in editor)."
         )
+        self.header.fit()
         self.original.setChecked(False)
         self.original.setVisible(folder.original_text(parsed.front) is not None)
         self.editor.show()
@@ -328,6 +333,7 @@ class PreviewPane(QWidget):
         self.title.setText(where.rsplit("/", 1)[-1] if where else folder.root.name)
         self._fill_fields()
         self.problem.hide()
+        self.header.fit()
         self._showing = True
         try:
             self.original.setChecked(False)
@@ -361,6 +367,7 @@ class PreviewPane(QWidget):
         self.without_llm.setText(words.without_llm_html(str(reason) if reason else None))
         self.without_llm.setVisible(bool(fallback))
         self.fields.setVisible(self.form.rowCount() > 0)
+        self.header.fit()
 
     def _original_toggled(self, _checked: bool) -> None:
         self._render_body()
@@ -381,6 +388,61 @@ class PreviewPane(QWidget):
             tame_headings(self.body.document())  # (a report's sections were over its title)
             self.original.setText(ORIGINAL_LABEL)
             self.original.setToolTip("Show the original text this note was written from")
+
+
+class Header(QScrollArea):
+    """What is said above a note's text (its fields, why it was written without the LLM, a
+    broken front matter): as tall as its width needs while there is room, scrolled rather
+    than cut when there is not. In a window 600 px high a long summary and the note on the
+    LLM did not fit above the text: the summary was cut in the middle of a line."""
+
+    def __init__(self, *widgets: QWidget) -> None:
+        super().__init__()
+        self.parts = widgets
+        self.inner = inner = QWidget()
+        layout = QVBoxLayout(inner)
+        layout.setContentsMargins(0, 0, 0, 0)
+        for widget in widgets:
+            layout.addWidget(widget)
+            widget.installEventFilter(self)  # a part given the keyboard is scrolled to
+        self.setWidget(inner)
+        self.setWidgetResizable(True)  # as wide as the pane: its labels wrap, never scroll
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        # never taller than all of it: the room left is the note's text's
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Maximum)
+        # No Tab stop of its own: the link in it has one.
+        self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        for surface in (self.viewport(), inner):  # the pane's own background shows through
+            surface.setAutoFillBackground(False)
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.FocusIn and isinstance(watched, QWidget):
+            self.ensureWidgetVisible(watched, 0, 0)  # (Tab from outside does not scroll)
+        return super().eventFilter(watched, event)
+
+    def fit(self) -> None:
+        """Shown while any of it is (a README has none of it), at its new height."""
+        self.setVisible(any(not part.isHidden() for part in self.parts))
+        self.updateGeometry()
+
+    def sizeHint(self) -> QSize:
+        """All of it at the width it has beside a scroll bar: given that height, the bar
+        goes (at the width the bar took, the lines wrapped more, and it stayed)."""
+        inner, hint = self.inner, self.inner.sizeHint()
+        width = max(self.width() - self.verticalScrollBar().sizeHint().width(), 1)
+        height = inner.heightForWidth(width)  # (-1: nothing in it wraps)
+        return QSize(hint.width(), height if height >= 0 else hint.height())
+
+    def minimumSizeHint(self) -> QSize:
+        """A few lines: the rest is scrolled to when the note's text needs the room."""
+        lines = 4 * self.fontMetrics().lineSpacing()
+        return QSize(self.inner.minimumSizeHint().width(), min(lines, self.sizeHint().height()))
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if event.size().width() != event.oldSize().width():
+            self.updateGeometry()  # another width: another height for its wrapped lines
 
 
 def _value_label(value: str, one_line: bool = False) -> QLabel:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from pydantic import SecretStr
-from PySide6.QtCore import Qt, QTimer, Slot
+from PySide6.QtCore import QSignalBlocker, Qt, QTimer, Slot
 from PySide6.QtWidgets import (
     QComboBox,
     QCompleter,
@@ -56,6 +56,7 @@ from gam_desktop.gui.workers import TaskRunner, call_in_daemon
 
 KEYCHAIN_TIMEOUT = 10.0  # seconds
 MODEL_LIST_DELAY_MS = 600  # an address being typed is asked for its models once typing pauses
+ASKING = "Asking the server for its models…"
 EMBEDDINGS: dict[Enabled, str] = {  # search by meaning: the choices, as said
     "auto": "Automatic",
     "on": "On",
@@ -178,7 +179,7 @@ class SettingsDialog(QDialog):
         layout.addWidget(self.tabs)
         layout.addLayout(bottom)
         self.resize(600, 0)
-        self.base_url.textChanged.connect(lambda _text: self._model_timer.start())
+        self.base_url.textChanged.connect(lambda _text: self._address_edited())
         self.base_url.textChanged.connect(lambda _text: self._embedding_endpoint_edited())
         self.api_key.editingFinished.connect(self._key_edited)
         for box in (self.builder_model, self.chat_model):
@@ -374,21 +375,33 @@ class SettingsDialog(QDialog):
         self.base_url.setText(url)
         self.builder_model.setCurrentText(model)
         self.chat_model.setCurrentText(model)
+        self.refresh_models()  # a provider chosen, not an address typed: asked at once
 
     # -- the server's models --------------------------------------------------------------
 
     def _connection(self) -> LLMSettings:
         return self.result_preferences().llm("chat", self.api_key.text().strip())
 
+    def _address_edited(self) -> None:
+        """The address changed: what the last one listed says nothing about this one (its
+        answer, should it still come, is dropped); asked once the typing pauses."""
+        self._forget_listed()
+        self._model_timer.start()
+
+    def _forget_listed(self) -> None:
+        """The models shown are no longer the server's answer: said to be asked, no
+        warning drawn from the old list, and an answer on its way counts for nothing."""
+        self._models_asked += 1
+        self._listed = False
+        self.models_status.setText(ASKING)
+        self._mark_problem(False)
+
     def refresh_models(self) -> None:
         """Ask the server for its models off the GUI thread (a daemon thread: a server that
         never answers cannot hold up closing the app)."""
         self._model_timer.stop()
-        self._models_asked += 1
+        self._forget_listed()
         asked, settings = self._models_asked, self._connection()
-        self._listed = False
-        self.models_status.setText("Asking the server for its models…")
-        self._mark_problem(False)
         call_in_daemon(
             lambda: (asked, _ask_for_models(settings)), self._models_answered, self._models_failed
         )
@@ -630,6 +643,7 @@ class SettingsDialog(QDialog):
     def test_connection(self) -> None:
         settings = self._connection()
         self._tell("Testing…")
+        self.refresh_models()  # the note under the models says what this test finds too
         self.tasks.start(
             "probe",
             lambda w, c: probe(settings),
@@ -648,12 +662,16 @@ class SettingsDialog(QDialog):
                 self._tell(f"No local server answered on the default ports ({where}).")
                 return
             name, url, models = servers[0]
-            self.provider.setCurrentText(name)
+            with QSignalBlocker(self.provider):  # not its preset's address: the one found
+                self.provider.setCurrentText(name)
             self.base_url.setText(url)
             if models:
+                self._model_timer.stop()  # its models are known: nothing to ask
                 self.builder_model.setCurrentText(models[0])
                 self.chat_model.setCurrentText(models[0])
                 self._offer(models)
+            else:
+                self.refresh_models()
             found = (f"{n} at {u} ({plural(len(m), 'model')})" for n, u, m in servers)
             self._tell("Found " + "; ".join(found))
 

@@ -17,6 +17,7 @@ import argparse
 import io
 import shutil
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice, Qt, QUrl
@@ -199,11 +200,14 @@ def shots(
     window.history_actions.roll_back(added)  # the note shown goes with it
     wait_until(lambda: "was removed by" in window.preview.body.toPlainText())
     shooter.shoot("removed")
-    from gam_desktop.gui.settings_dialog import SettingsDialog
+    from gam_desktop.gui.settings_dialog import ASKING, SettingsDialog
 
-    dialog = SettingsDialog(window.prefs, None, window)
-    dialog.provider.setCurrentText("llama.cpp")
+    # llama.cpp on the scripted server's address (its own, 8080, is not asked from here),
+    # pictured once the server's models are listed
+    llama = replace(window.prefs, provider="llama.cpp")
+    dialog = SettingsDialog(llama, None, window)
     dialog.show()
+    wait_until(lambda: dialog.models_status.text() not in ("", ASKING))
     settle(window)
     path = out / f"settings-{scheme}.png"
     dialog.grab().save(str(path))
