@@ -121,7 +121,7 @@ def test_a_retraction_in_the_users_words_stands_whatever_the_model_says(tmp_path
     fee = fact("The user's fee for Poznań is 1,800 złoty.", n=2)
     llm = FakeLLM(
         {
-            Extraction: extraction("The organisers of the Berlin festival ran out of money."),
+            Extraction: extraction("The Berlin festival fell through."),
             Reconciliation: nothing_changes("F1", "F2", "N1"),
         }
     )
@@ -233,7 +233,7 @@ def test_the_same_words_with_a_new_value_replace_when_the_user_says_it_changed()
     day = fact("The user's recording day at Nordlys Studio is 19 March.", n=1)
     llm = FakeLLM(
         {
-            Extraction: extraction("The user's recording day at Nordlys Studio is 2 April."),
+            Extraction: extraction("The user's recording day at Nordlys is 2 April."),
             Reconciliation: nothing_changes("F1", "N1"),
         }
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from gam_desktop.engine.chats.intent import is_statement, question_part
+from gam_desktop.engine.chats.intent import is_statement, question_part, told_part
 
 
 @pytest.mark.parametrize(
@@ -39,3 +39,22 @@ def test_the_question_part(message: str, asked: str) -> None:
 )
 def test_a_statement(message: str, statement: bool) -> None:
     assert is_statement(message) is statement
+
+
+@pytest.mark.parametrize(
+    ("message", "tells"),
+    [
+        ("I need to renew the truck's gas certificate before 15 December.", True),
+        ("We need to buy a new van before the spring.", True),
+        ("I want to move to Lisbon next year.", True),
+        ("I need to know the warranty period.", False),
+        ("I would like to see what the memory has on Porto.", False),
+        ("I need the warranty period for the Model X.", False),
+        ("I want you to list my facts.", False),
+    ],
+)
+def test_what_the_person_has_to_do_is_told_wanting_to_learn_is_asked(
+    message: str, tells: bool
+) -> None:
+    assert is_statement(message) is tells
+    assert bool(told_part(message)) is tells

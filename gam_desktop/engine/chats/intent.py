@@ -12,9 +12,13 @@ import re
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _FIRST_PERSON = re.compile(r"^\s*(i|i'm|i've|i'd|i'll|my|we|we're|we've|our)\b", re.IGNORECASE)
+# "I need to know…" asks; "I need to renew the certificate before 15 December" tells what
+# the person has to do (a fact to keep): wanting or needing to do anything but learn
+# something is their own plan, not a request.
+_WANTS = r"(want|would like|need)(?! to (?!(know|find|see|learn|understand|check|ask|hear)\b))"
 _REQUEST = re.compile(
-    r"^\s*(i (want|would like|need|wonder|am looking|was wondering)|i'd like|i'm looking|"
-    r"i'm wondering|we (want|need|would like)|please|can you|could you|tell me|show me)\b",
+    rf"^\s*(i ({_WANTS}|wonder|am looking|was wondering)|i'd like|i'm looking|"
+    rf"i'm wondering|we {_WANTS}|please|can you|could you|tell me|show me)\b",
     re.IGNORECASE,
 )
 

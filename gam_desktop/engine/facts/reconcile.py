@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 
 from gam_desktop.engine.facts import identity
 from gam_desktop.engine.facts.extract import ExtractedFact
+from gam_desktop.engine.facts.grounded import grounded, without_markers
 from gam_desktop.engine.facts.learned import Learned, new_fact, norm, replacing
 from gam_desktop.engine.facts.matching import CHANGED_VALUE, DELETE, UPDATE, Proposal, terms
 from gam_desktop.engine.facts.record import Fact
@@ -149,7 +150,7 @@ def _chosen(
             else:
                 chosen[old.id] = (old, DELETE, proposal.new if proposal else None, "")
         elif decision is not None and decision.event == "UPDATE":
-            statement = " ".join(decision.statement.split())
+            statement = without_markers(decision.statement)
             if _may_update(old, statement, said):
                 chosen[old.id] = (old, UPDATE, _index(new, statement), statement)
     if len(chosen) > len(new) + len(said.retracted):
@@ -170,13 +171,17 @@ def _chosen(
 
 
 def _may_update(old: Fact, statement: str, said: Said) -> bool:
-    """A model's UPDATE stands when it changes the statement into words the user wrote,
-    and never gives the user a name (the identity is the user's own words only)."""
+    """A model's UPDATE stands when it changes the statement into words the user wrote
+    (grounded in this turn and the fact it replaces, and bringing a word of this turn the
+    fact did not have: not another fact restated), and never gives the user a name (the
+    identity is the user's own words only)."""
     named = identity.names_the_user(statement) or identity.makes_the_user_someone(
         statement, said.own, ""
     )
     changed = bool(statement) and norm(statement) != norm(old.statement)
-    return changed and not named and bool(terms(statement) & terms(said.own))
+    brought = (terms(statement) & terms(said.own)) - terms(old.statement)
+    theirs = bool(brought) and grounded(statement, f"{said.own}\n{old.statement}")
+    return changed and not named and theirs
 
 
 def _said_known(events: dict[str, Decision], proposal: Proposal) -> bool:

@@ -1,0 +1,134 @@
+"""A fact says what the user's words say (facts/grounded.py): a small model's additions (a
+name from the prompt's example, an inference, another fact restated under an unrelated
+turn, our prompt's markers) are not learned. The cases are the kinds a 1.5B model wrote
+in the persona sessions of issue 37."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+from gam_desktop.engine.facts.grounded import grounded, names_and_numbers, without_markers
+from gam_desktop.engine.facts.learn import Extraction, Reconciliation, learn
+from gam_desktop.engine.facts.record import Fact, read_facts, render
+from tests.fakes import FakeLLM
+
+NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
+EARLIER = datetime(2026, 11, 1, 9, 0, tzinfo=UTC)
+
+
+def test_names_and_numbers_are_capitals_inside_a_sentence_and_digits() -> None:
+    found = names_and_numbers("The user's sister Anne meets Johan Berg at 14:30. Tea is on 2 May.")
+    assert found == {"anne", "johan", "berg", "14:30", "2", "may"}
+
+
+def test_a_name_the_user_never_wrote_is_not_theirs() -> None:
+    said = "Fjordbyte changed their order: 100 people instead of 80, same date."
+    assert grounded("Fjordbyte's order is now 100 people instead of 80.", said)
+    assert not grounded("The user's sister Anne changed her order to 100 people.", said)
+    assert not grounded("Fjordbyte's order is now 120 people.", said)  # a number made up
+
+
+def test_an_inference_of_several_new_words_is_not_theirs_one_paraphrase_is() -> None:
+    said = "I taught chemistry for thirty years and now I finally have time for the bees."
+    assert grounded("The user taught chemistry for thirty years.", said)
+    assert grounded("The user keeps bees.", said)  # one word of its own: a paraphrase
+    assert not grounded(
+        "The user has time for the bees, which implies she is interested in outdoor activities.",
+        said,
+    )
+
+
+def test_our_prompts_markers_are_taken_out() -> None:
+    assert without_markers("Juno's hive is thriving (subject: the user) (N1)") == (
+        "Juno's hive is thriving"
+    )
+
+
+def _extraction(*statements: str) -> dict:
+    return {"facts": [{"statement": s, "topic": "people"} for s in statements]}
+
+
+def test_an_extracted_fact_with_a_name_from_nowhere_is_not_learned() -> None:
+    llm = FakeLLM(
+        {
+            Extraction: _extraction(
+                "The user's sister Anne will attend the lunch at Fjordbyte.",
+                "The user is catering a lunch for Fjordbyte on 6 November for 80 people.",
+            )
+        }
+    )
+    said = (
+        "We got booked to cater a lunch for a software company, Fjordbyte, on 6 November,"
+        " for 80 people."
+    )
+    learned = learn(llm, said, [], "c-1", 1, now=NOW)
+    assert [f.statement for f in learned.added] == [
+        "The user is catering a lunch for Fjordbyte on 6 November for 80 people."
+    ]
+
+
+def _stored(root: Path, statement: str) -> list[Fact]:
+    made = Fact(
+        "f-20261101-090000-000001", statement, "the user", "work", "c-1", 1, EARLIER, EARLIER
+    )
+    (root / made.home).parent.mkdir(parents=True, exist_ok=True)
+    (root / made.home).write_text(render(made), encoding="utf-8")
+    return read_facts(root)
+
+
+def test_an_update_that_restates_the_old_fact_under_another_turn_is_refused(
+    tmp_path: Path,
+) -> None:
+    """The model "updated" a fact into another fact's words under a turn about neither."""
+    existing = _stored(tmp_path, "Studio Nord charges 80 złoty an hour for our Monday slot.")
+    llm = FakeLLM(
+        {
+            Extraction: _extraction("The recording day at Nordlys is now 2 April."),
+            Reconciliation: {
+                "facts": [
+                    {
+                        "id": "F1",
+                        "event": "UPDATE",
+                        "statement": "Studio Nord is putting the rent for our Monday slot up"
+                        " to 90 złoty an hour.",
+                    },
+                    {"id": "N1", "event": "ADD"},
+                ]
+            },
+        }
+    )
+    said = (
+        "Nordlys moved us again! The recording day is now 2 April, because their engineer is ill."
+    )
+    learned = learn(llm, said, existing, "c-2", 3, now=NOW)
+    assert not learned.updated, learned.updated
+    assert [f.statement for f in learned.added] == ["The recording day at Nordlys is now 2 April."]
+
+
+def test_an_update_grounded_in_the_turn_and_the_old_fact_stands(tmp_path: Path) -> None:
+    existing = _stored(
+        tmp_path, "The user is catering a lunch for Fjordbyte on 6 November for 80 people."
+    )
+    llm = FakeLLM(
+        {
+            Extraction: _extraction("Fjordbyte changed their order to 100 people."),
+            Reconciliation: {
+                "facts": [
+                    {
+                        "id": "F1",
+                        "event": "UPDATE",
+                        "statement": "The user is catering a lunch for Fjordbyte on 6 November "
+                        "for 100 people (subject: the user).",
+                    },
+                    {"id": "N1", "event": "NONE"},
+                ]
+            },
+        }
+    )
+    said = "Fjordbyte changed their order: 100 people instead of 80, same date."
+    learned = learn(llm, said, existing, "c-2", 3, now=NOW)
+    ((_old, new),) = learned.updated
+    assert new.statement == (
+        "The user is catering a lunch for Fjordbyte on 6 November for 100 people."
+    )
