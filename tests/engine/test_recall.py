@@ -155,3 +155,90 @@ def test_a_time_asked_about_documents_keeps_the_documents(personal: Path) -> Non
     chat(personal, NOW - timedelta(hours=1), "I like tea.")
     passages = retrieve(MemoryTools(personal), "What is sailing about today?", now=NOW)
     assert any(p.memory == "notes/boats.md" for p in passages)
+
+
+def test_what_the_user_said_last_is_read_first(personal: Path) -> None:
+    """A small model answers from the first passage that fits: the launch's latest date
+    comes before the one it replaced, though the question asks for no time."""
+    passages = retrieve(MemoryTools(personal), "When is the product launch?", now=NOW)
+    said = [p for p in passages if p.said is not None]
+    assert [p.said for p in said] == sorted((p.said for p in said), reverse=True)
+    assert "moved to March" in said[0].text and [p.number for p in passages] == list(
+        range(1, len(passages) + 1)
+    )
+
+
+def test_the_reading_is_told_the_day_and_that_the_last_word_counts(personal: Path) -> None:
+    from gam_desktop.engine.answering.reading import Reading, read
+    from gam_desktop.engine.progress import CancelToken
+    from tests.fakes import FakeLLM
+
+    llm = FakeLLM({Reading: {"answer": "March", "passages": [1], "found": True}})
+    tools = MemoryTools(personal)
+    read(llm, "When is the launch?", retrieve(tools, "product launch", now=NOW), CancelToken())
+    read(llm, "What is a keel?", retrieve(tools, "sailing boats", now=NOW)[:1], CancelToken())
+    personal_prompt, documents_prompt = (call.messages[0]["content"] for call in llm.asked(Reading))
+    assert "what they said last counts" in personal_prompt and "Today is" in personal_prompt
+    assert "said last" not in documents_prompt
+
+
+def test_retrieval_keeps_the_engines_clock(personal: Path, monkeypatch) -> None:
+    """Without `now`, "last week" is the engine's clock's (an evaluation sets it)."""
+    from gam_desktop.engine.answering import passages as module
+
+    monkeypatch.setattr(module, "utc_now", lambda: NOW)
+    passages = retrieve(MemoryTools(personal), "What did I say about the launch last week?")
+    assert passages and all(p.memory.startswith("conversations/2026-11/") for p in passages)
+
+
+def test_a_conversation_is_searched_by_what_its_person_said(tmp_path: Path) -> None:
+    """The memory's answers and the turns' metadata (the files each turn read) are not the
+    person's words: a question about a loan finds no conversation by them, and grep, which
+    reads the files, still finds the answer's words."""
+    root = tmp_path / "memory"
+    write(root, "README.md", "# Memory\n")
+    record = new_record("The recording day moved.", now=NOW)
+    record.turns.append(
+        Turn(NOW, "The recording day moved to 2 April.", "Your bank loan meeting is on Friday.",
+             ["facts/finance/the_bank_loan_meeting.md"], None)  # fmt: skip
+    )
+    write(root, record.path, render(record))
+    tools = MemoryTools(root)
+    assert [h.path for h in tools.index.search("recording day")] == [record.path]
+    assert tools.index.search("bank loan meeting") == []
+    assert record.path in tools.grep("bank loan").matched
+
+
+def test_a_conversations_window_is_the_turns_about_the_question(tmp_path: Path) -> None:
+    """The turns beside the one about the question are about something else: only the
+    turns about it are shown, in the order said."""
+    root = tmp_path / "memory"
+    write(root, "README.md", "# Memory\n")
+    chat(
+        root,
+        NOW - DAY,
+        "Johan Berg from the bank moved the loan meeting to 26 November.",
+        "Eli is brilliant on the plancha, the customers love him.",
+        "I hired a second cook for the plancha on Saturdays.",
+    )
+    (passage,) = retrieve(MemoryTools(root), "Who works the plancha?", now=NOW)
+    assert "Eli is brilliant" in passage.text and "second cook" in passage.text
+    assert "Johan Berg" not in passage.text
+
+
+def test_now_in_a_question_says_when_not_what(tmp_path: Path) -> None:
+    """ "How much are the tacos now?": the turn that changed the price, not every short fact
+    that says "now" about something else."""
+    root = tmp_path / "memory"
+    write(root, "README.md", "# Memory\n")
+    chat(
+        root,
+        NOW - 20 * DAY,
+        "We opened a second stall at the harbour market.",
+        "I'm putting the tacos up to 105 kronor for two from 1 October.",
+        "The harbour market closes at four on Sundays.",
+    )
+    for n, statement in enumerate(("The bank meeting is now on Friday.", "Elin is now ten."), 1):
+        fact(root, statement, NOW - DAY, "c-x", n)
+    passages = retrieve(MemoryTools(root), "How much are the tacos now?", now=NOW)
+    assert "105 kronor" in passages[0].text, [p.text for p in passages]

@@ -18,19 +18,21 @@ import math
 import re
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
-from datetime import datetime
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 
 from gam_desktop.engine.answering import recall
 from gam_desktop.engine.answering.lexicon import FUNCTION_WORDS
 from gam_desktop.engine.answering.recall import is_personal
 from gam_desktop.engine.answering.when import (
+    CURRENT,
     Window,
     asks_for_current,
     asks_what_was_said,
     recency,
     time_window,
 )
+from gam_desktop.engine.models import utc_now
 from gam_desktop.engine.retrieval.corpus import (
     ORIGINAL,
     CorpusFile,
@@ -64,6 +66,7 @@ class Passage:
     document: str  # its source document as a reader names it ("" for a README)
     label: str  # what the model is told it is ("Widget 2.1 manual — Setup")
     text: str
+    said: datetime | None = None  # when the user said it (a conversation's or fact's passage)
 
     def render(self) -> str:
         return f"[{self.number}] ({self.label})\n{self.text}"
@@ -74,9 +77,9 @@ def retrieve(
 ) -> list[Passage]:
     """The question's best windows, best first, numbered from 1."""
     files = tools.corpus.snapshot()
-    now = now or datetime.now().astimezone()
+    now = now or utc_now()  # the engine's one clock (an evaluation sets it to its day)
     period = time_window(question, now)
-    found = _in_time(files, _ranked(tools, question), question, now, period)
+    found = _in_time(files, _ranked(tools, _searched(question)), question, now, period)
     texts: dict[str, tuple[str, str]] = {}  # memory -> (label, text), in that order
     for memory in found:
         if memory not in texts and (shown := _shown(files, memory, period)) is not None:
@@ -104,11 +107,42 @@ def retrieve(
         if per_document[document or memory] >= PER_DOCUMENT:
             continue
         per_document[document or memory] += 1
-        window = best_window(text, weights)
-        chosen.append(Passage(len(chosen) + 1, memory, document, label, window))
+        turns = recall.is_conversation(memory)
+        window = best_turns(text, weights) if turns else best_window(text, weights)
+        said = _said_at(memory, files[memory].text) if is_personal(memory) else None
+        chosen.append(Passage(len(chosen) + 1, memory, document, label, window, said))
         if len(chosen) == limit:
             break
-    return chosen
+    # ("when did I first…" has its oldest relevant file first already: _in_time)
+    return chosen if recall.asks_for_first(question) else newest_said_first(chosen)
+
+
+def _said_at(memory: str, text: str) -> datetime:
+    return recall.started_at(memory, text) or datetime.min.replace(tzinfo=UTC)
+
+
+def newest_said_first(passages: list[Passage]) -> list[Passage]:
+    """`passages` with what the user said put newest first, in the places it holds among
+    them, numbered again from 1. A small model answers from the first passage that fits,
+    and what the user said last is what holds now (measured: oldest first, "the recording
+    day" was answered with the date it had before it moved)."""
+    places = [i for i, p in enumerate(passages) if p.said is not None]
+    ordered = list(passages)
+    said = sorted((passages[i] for i in places), key=_when, reverse=True)
+    for place, passage in zip(places, said, strict=True):
+        ordered[place] = passage
+    return [replace(p, number=n) for n, p in enumerate(ordered, 1)]
+
+
+def _when(passage: Passage) -> datetime:
+    return passage.said or datetime.min.replace(tzinfo=UTC)
+
+
+def _searched(question: str) -> str:
+    """What is searched for: the question without the words that ask for the current
+    state ("now", "still"), which say when, not what: searched for, they ranked every
+    short fact that says "now" above the turn that changed the price asked about."""
+    return CURRENT.sub(" ", question) if asks_for_current(question) else question
 
 
 def _ranked(tools: MemoryTools, question: str) -> dict[str, float]:
@@ -252,6 +286,29 @@ def _weights(question: str, texts: list[str]) -> dict[str, float]:
 def units_of(text: str) -> list[str]:
     """Sentences, list items, table rows and headings, in order."""
     return [u.strip() for u in _UNIT.split(text) if u and u.strip()]
+
+
+def best_turns(text: str, weights: Mapping[str, float], words: int = WINDOW_WORDS) -> str:
+    """What the person said that the question is about: the turns of a conversation (one a
+    paragraph) holding at least half the weight of its best turn, in the order said, about
+    `words` long. A conversation goes from one thing to another: the turns beside the best
+    one are about something else, and a small model answered from them (a surname taken
+    from the turn after the one that named the person). With no turn holding a word of the
+    question (one about a time), the window as a document's."""
+    turns = [t.strip() for t in text.split("\n\n") if t.strip()]
+    scores = [sum(weights.get(t, 0.0) for t in set(tokenize(turn))) for turn in turns]
+    best = max(scores, default=0.0)
+    if best <= 0:
+        return best_window(text, weights, words)
+    kept: list[int] = []
+    size = 0
+    for i in sorted(range(len(turns)), key=lambda i: (-scores[i], i)):
+        length = len(turns[i].split())
+        if scores[i] < best / 2 or (kept and size + length > words):
+            break
+        kept.append(i)
+        size += length
+    return "\n\n".join(turns[i] for i in sorted(kept))
 
 
 def best_window(text: str, weights: Mapping[str, float], words: int = WINDOW_WORDS) -> str:

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-FORMAT = "2"  # the tables and the tokenization: another value is read as no index
+FORMAT = "3"  # the tables and what is indexed: another value is read as no index
 RECENT_LIMIT = 200_000  # rows of `recent` before they are merged into the parts
 MAX_PARTS = 12  # a word's postings in more parts than this are joined into one
 IdArray = npt.NDArray[np.int64]

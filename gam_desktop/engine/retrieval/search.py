@@ -34,6 +34,7 @@ from typing import TypeVar
 
 import numpy as np
 
+from gam_desktop.engine.chats.record import user_words
 from gam_desktop.engine.llm.embeddings import Embedder
 from gam_desktop.engine.retrieval.corpus import ORIGINAL, Corpus, title_of
 from gam_desktop.engine.retrieval.postings import Doc, Postings
@@ -46,8 +47,9 @@ from gam_desktop.engine.retrieval.words import (
     word_pieces,
     words,
 )
-from gam_desktop.engine.store.folder import CACHE_DIR
+from gam_desktop.engine.store.folder import CACHE_DIR, CONVERSATIONS_DIR
 from gam_desktop.engine.store.links import LinkedPathError, check_writable_path
+from gam_desktop.engine.store.markdown import front_value
 from gam_desktop.engine.textutil import stem
 
 __all__ = ["SearchHit", "SearchIndex", "index_size", "query_terms", "snippet", "tokenize"]
@@ -89,12 +91,17 @@ class SearchIndex:
         self.indexed = 0  # how many texts were (re)indexed: tests read it
         self._changes = 0  # how often the indexed texts changed (the vectors follow them)
         self.semantic = (  # search by meaning, with an embedding model
-            Semantic(embedder, self._lock, self._open, self.corpus.text, lambda: self._changes)
+            Semantic(embedder, self._lock, self._open, self._searched_text, lambda: self._changes)
             if embedder is not None
             else None
         )
 
     # -- following the corpus -------------------------------------------------------------
+
+    def _searched_text(self, key: str) -> str | None:
+        """What search reads of `key` (None when it is gone): the vectors' text too."""
+        text = self.corpus.text(key)
+        return _searched(key, text) if text is not None else None
 
     def ensure_built(self) -> None:
         """Index what changed in the corpus since the last look (nothing, usually). When
@@ -164,7 +171,9 @@ class SearchIndex:
         text = self.corpus.text(key, fresh=True)
         if text is None:  # gone meanwhile: the next refresh says so
             return []
-        docs = [Doc(key, *stat, words(text), title_of(key, text), _plain(text))]
+        searched = _searched(key, text)
+        plain = searched is text and _plain(text)  # (else grep reads the file itself)
+        docs = [Doc(key, *stat, words(searched), title_of(key, text), plain)]
         original = self.corpus.text(key + ORIGINAL)  # (its memory was just read)
         if original is not None:
             # its stat is its memory's: -1, not compared
@@ -346,6 +355,18 @@ def _best(scores: np.ndarray, keys: list[str | None], top_k: int) -> list[tuple[
         found = found[scores[found] >= cut]
     ranked = sorted(found.tolist(), key=lambda i: (-scores[i], keys[i]))[:top_k]
     return [(key, float(scores[i])) for i in ranked if (key := keys[i]) is not None]
+
+
+def _searched(key: str, text: str) -> str:
+    """What search reads of a file: a conversation is its title and what the person said
+    in it. The memory's answers restate other notes, and each turn's metadata names the
+    files it read: a conversation was found by words its person never said (a talk about
+    a loan ranked for a question about a recording studio), and a long one lost to a
+    short fact by the length its answers gave it."""
+    if not key.startswith(f"{CONVERSATIONS_DIR}/"):
+        return text
+    said = user_words(text)
+    return f"{front_value(text, 'title') or ''}\n{said}" if said else text
 
 
 def _plain(text: str) -> bool:
