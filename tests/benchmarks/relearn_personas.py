@@ -1,0 +1,76 @@
+"""Learn the facts of persona memories again from their saved conversations, with today's
+engine, without answering anything: what a feed (eval_personas.py) would learn, in a third
+of its time, so a change to learning is measured on the same turns. Each turn is learned
+at its own time, in order; the conversations are copied as they are. Prints what each turn
+taught; asserts nothing.
+
+    .venv/bin/python tests/benchmarks/relearn_personas.py --base-url http://127.0.0.1:8089/v1 \\
+        --from /tmp/personas-mem --to /tmp/personas-mem2 [--personas keziah]
+    .venv/bin/python tests/benchmarks/eval_personas.py --base-url … --memories /tmp/personas-mem2 \\
+        --skip-feed --half test
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from gam_desktop.engine.chats.record import parse  # noqa: E402
+from gam_desktop.engine.facts.learn import learn  # noqa: E402
+from gam_desktop.engine.facts.record import read_facts  # noqa: E402
+from gam_desktop.engine.llm.client import LLMClient  # noqa: E402
+from gam_desktop.engine.llm.settings import LLMSettings  # noqa: E402
+
+
+def relearn(llm: LLMClient, source: Path, target: Path) -> tuple[int, int]:
+    """`source`'s conversations copied into `target` (made anew) and their facts learned
+    again there; (facts now, LLM calls)."""
+    if target.exists():
+        shutil.rmtree(target)
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns("facts", ".gam"))
+    files = (target / "conversations").rglob("*.md")
+    records = sorted((parse(p.read_text(encoding="utf-8")) for p in files), key=lambda r: r.started)
+    calls = 0
+    for record in records:
+        for number, turn in enumerate(record.turns, 1):
+            known = read_facts(target)
+            learned = learn(llm, turn.question, known, record.id, number, now=turn.time)
+            calls += learned.calls
+            changes = learned.changes()
+            for rel, text in changes.writes.items():
+                (target / rel).parent.mkdir(parents=True, exist_ok=True)
+                (target / rel).write_text(text, encoding="utf-8")
+            for rel in changes.deletes:
+                (target / rel).unlink(missing_ok=True)
+            taught = learned.summary() if learned else "nothing"
+            print(f"  [{turn.time:%Y-%m-%d}] {turn.question[:60]!r}: {taught}", flush=True)
+    return len(read_facts(target)), calls
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--base-url", required=True)
+    parser.add_argument("--model", default="qwen2.5-coder-1.5b-instruct")
+    parser.add_argument("--from", dest="source", type=Path, required=True)
+    parser.add_argument("--to", dest="target", type=Path, required=True)
+    parser.add_argument("--personas", help="comma-separated (default: every memory in --from)")
+    args = parser.parse_args(argv)
+    llm = LLMClient(LLMSettings(base_url=args.base_url, model=args.model, workers=1))
+    wanted = args.personas.split(",") if args.personas else None
+    for source in sorted(p for p in args.source.iterdir() if p.is_dir()):
+        if wanted is None or source.name in wanted:
+            started = time.perf_counter()
+            facts, calls = relearn(llm, source, args.target / source.name)
+            seconds = time.perf_counter() - started
+            print(f"{source.name}: {facts} facts, {calls} LLM calls, {seconds:.0f} s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
