@@ -1,6 +1,7 @@
 """A tiny chat server for the tests of hostile and broken replies (tests/engine/test_llm_*):
 it answers every chat call with a chunked body that the test writes (an endless stream,
-keep-alive comments, a whole body that never ends or trickles in), on 127.0.0.1, port 0.
+keep-alive comments, a whole body that never ends or trickles in), with the status and
+headers the test gives (an error whose body never ends), on 127.0.0.1, port 0.
 
     def spaces(call: Call) -> None:
         call.send(b'{"choices": [{"message": {"content": "')
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -54,6 +55,11 @@ class Call:
     cap: int
     sent: int = 0
     write: Callable[[bytes], None] = field(default=lambda _data: None, repr=False)
+    broken_off: bool = False  # the connection is closed without the body's end
+
+    def break_off(self) -> None:
+        """End the call in the middle of its body: no end of it, the connection closed."""
+        self.broken_off = True
 
     def send(self, data: bytes) -> None:
         """`data` as one chunk of the body (OSError once the client has hung up)."""
@@ -66,10 +72,11 @@ class Call:
 
 
 class ChunkedServer:
-    """Answers every POST with a 200 of `content_type` whose body `answer` writes (then
-    ends it), or, with `refuse_stream`, a call that asks for a stream with a 400 naming
-    `stream`. Counts the calls, keeps each answer's `Call` (`answered`) and releases
-    `hung_up` for each answer the client hung up on (as a server sees a call given up)."""
+    """Answers every POST with a `status` (200) of `content_type`, with `headers` besides,
+    whose body `answer` writes (then ends it, unless it broke it off), or, with
+    `refuse_stream`, a call that asks for a stream with a 400 naming `stream`. Counts the
+    calls, keeps each answer's `Call` (`answered`) and releases `hung_up` for each answer
+    the client hung up on (as a server sees a call given up)."""
 
     def __init__(
         self,
@@ -78,6 +85,8 @@ class ChunkedServer:
         content_type: str = "text/event-stream",
         refuse_stream: bool = False,
         cap: int = CAP,
+        status: int = 200,
+        headers: Mapping[str, str] | None = None,
     ) -> None:
         self.calls = 0
         self.answered: list[Call] = []
@@ -99,15 +108,20 @@ class ChunkedServer:
                 if refuse_stream and request.get("stream"):
                     self._refuse()
                     return
-                self.send_response(200)
+                self.send_response(status)
                 self.send_header("Content-Type", content_type)
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
                 self.send_header("Transfer-Encoding", "chunked")
                 self.end_headers()
                 call = Call(request, owner.stop, cap, write=self._write)
                 owner.answered.append(call)
                 try:
                     answer(call)
-                    self._write(b"0\r\n\r\n")
+                    if call.broken_off:
+                        self.close_connection = True
+                    else:
+                        self._write(b"0\r\n\r\n")
                 except OSError:  # the client hung up: the call is over at the server too
                     owner.hung_up.release()
 

@@ -15,7 +15,8 @@ silent, never for its total time: a call waiting in the server's queue is not ab
 while the server will still do it. A server that rejects `stream_options` or `stream` is
 asked without them (and remembered so); a reply not streamed is read as it comes, not by the
 SDK, within a streamed reply's bounds (its `max_tokens`, and whole within the time a first
-token has: `streaming.whole_reply`). The calls in flight at once are as many as the
+token has: `streaming.whole_reply`); of a reply with an error status, the SDK reads no more
+than the start (llm/bodies.py). The calls in flight at once are as many as the
 server's limiter allows (llm/concurrency.py: learned, or the person's `workers`). An
 attempt that got no first token in time is asked again with twice the patience, and so are
 the calls that follow (at most 8 times the first limit, given back as first tokens come in

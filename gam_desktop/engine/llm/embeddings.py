@@ -19,7 +19,9 @@ BM25; this module only says which model to use and asks for vectors.
   passage: two vectors, or one), so that a prefix is never added twice.
 - Calls: the openai SDK, a batch per call, explicit timeouts; every failure (HTTP errors,
   a body that is no embedding list, vectors of the wrong count or not finite) is one
-  `EmbeddingError`, which the search turns into BM25 alone.
+  `EmbeddingError`, which the search turns into BM25 alone. A reply's body is read no
+  further than its batch's vectors can take (`VECTOR_BYTES` each), an error's no further
+  than its start (llm/bodies.py): a server that answers without end is not read for ever.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from pydantic import BaseModel, Field, SecretStr, ValidationError
 from gam_desktop.engine.llm.client import sdk
 from gam_desktop.engine.llm.errors import LLMError
 from gam_desktop.engine.llm.settings import Endpoint, LLMSettings, env_key
+from gam_desktop.engine.llm.streaming import Overlong
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +66,10 @@ LIST_TIMEOUT = 5.0  # seconds for the model list: it is asked on a search's path
 RETRY_LOOK_AFTER = 300.0  # a model list that could not be read is asked again after this
 _LOCAL_HOSTS = ("localhost", "::1")
 _TRUE, _FALSE = ("on", "1", "true", "yes"), ("off", "0", "false", "no")
+# The bytes of one vector in a reply: 8,192 numbers written out in full ("-0.0123456789012345,"
+# is 20), with room; a reply of a batch holds its vectors and some bytes besides.
+VECTOR_BYTES = 256 * 1024
+SPARE_BYTES = 64 * 1024
 
 
 class EmbeddingError(LLMError):
@@ -339,7 +346,8 @@ class Embedder:
     @property
     def _openai(self) -> Any:
         if self._client is None:
-            self._client = self.settings.openai_client(self.settings.max_retries)
+            longest = self.settings.batch_size * VECTOR_BYTES + SPARE_BYTES
+            self._client = self.settings.openai_client(self.settings.max_retries, longest)
         return self._client
 
     def _call(self, model: str, texts: list[str], extra: dict[str, str] | None) -> Matrix:
@@ -351,6 +359,8 @@ class Embedder:
             )
             rows = sorted(response.data, key=lambda item: item.index)
             matrix = np.array([row.embedding for row in rows], np.float32)
+        except Overlong as exc:  # (llm/bodies.py: past what the batch's vectors can take)
+            raise EmbeddingError(str(exc)) from exc
         except (openai.OpenAIError, ValueError, TypeError, AttributeError, KeyError) as exc:
             raise EmbeddingError(_describe(exc, self.settings.timeout)) from exc
         return _checked(matrix, len(texts))

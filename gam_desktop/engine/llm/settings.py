@@ -12,6 +12,7 @@ share it.
 from __future__ import annotations
 
 import os
+import weakref
 from collections.abc import Mapping
 from typing import Any, Literal, Self
 
@@ -51,17 +52,23 @@ class Endpoint(BaseModel):
             return self.api_key.get_secret_value()
         return NO_KEY
 
-    def openai_client(self, max_retries: int) -> Any:
+    def openai_client(self, max_retries: int, body_limit: int | None = None) -> Any:
         """The openai SDK's client for this endpoint (`max_retries`: the SDK's own, 0 where
-        the caller retries itself)."""
+        the caller retries itself), reading no more than the start of an error's body and,
+        with `body_limit`, no more than that of any (llm/bodies.py)."""
+        from gam_desktop.engine.llm.bodies import http_client
         from gam_desktop.engine.llm.client import sdk  # (the client imports these settings)
 
-        return sdk().OpenAI(
+        http = http_client(self.base_url, self.timeout, body_limit)
+        client = sdk().OpenAI(
             base_url=self.base_url,
             api_key=self.key_value(),
             timeout=self.timeout,
             max_retries=max_retries,
+            http_client=http,
         )
+        weakref.finalize(client, http.close)  # the SDK closes only an HTTP client of its own
+        return client
 
 
 def env_key(env: Mapping[str, str], variable: str) -> SecretStr | None:

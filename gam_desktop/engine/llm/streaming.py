@@ -58,7 +58,8 @@ class BrokenReply(Exception):
 
 class Overlong(BrokenReply):
     """The reply went on past what its `max_tokens` could make, or sent chunk after chunk
-    without a word: read no further."""
+    without a word, or its body past what its caller said it can hold (llm/bodies.py):
+    read no further."""
 
 
 # A token is a few characters; the longest of a vocabulary (runs of spaces or of "=") a few
