@@ -199,8 +199,13 @@ def test_a_conversation_is_searched_by_what_its_person_said(tmp_path: Path) -> N
     write(root, "README.md", "# Memory\n")
     record = new_record("The recording day moved.", now=NOW)
     record.turns.append(
-        Turn(NOW, "The recording day moved to 2 April.", "Your bank loan meeting is on Friday.",
-             ["facts/finance/the_bank_loan_meeting.md"], None)  # fmt: skip
+        Turn(
+            NOW,
+            "The recording day moved to 2 April.",
+            "Your bank loan meeting is on Friday.",
+            ["facts/finance/the_bank_loan_meeting.md"],
+            None,
+        )
     )
     write(root, record.path, render(record))
     tools = MemoryTools(root)
@@ -242,3 +247,25 @@ def test_now_in_a_question_says_when_not_what(tmp_path: Path) -> None:
         fact(root, statement, NOW - DAY, "c-x", n)
     passages = retrieve(MemoryTools(root), "How much are the tacos now?", now=NOW)
     assert "105 kronor" in passages[0].text, [p.text for p in passages]
+
+
+def test_a_fact_and_the_turn_it_came_from_take_one_place(tmp_path: Path) -> None:
+    root = tmp_path / "memory"
+    write(root, "README.md", "# Memory\n")
+    said = chat(root, NOW - DAY, "I bought the in-ear monitors, Shure SE425, second-hand.")
+    fact(root, "I bought the in-ear monitors.", NOW - DAY, said.id, 1)
+    passages = retrieve(MemoryTools(root), "Which in-ear monitors did I buy?", now=NOW)
+    assert len(passages) == 1 and "Shure SE425" in passages[0].text  # the fuller one
+
+
+def test_a_recent_passage_about_something_else_is_not_read_first(tmp_path: Path) -> None:
+    """Newest first among what is about the question; a stray recent hit stays behind."""
+    root = tmp_path / "memory"
+    write(root, "README.md", "# Memory\n")
+    chat(root, NOW - 30 * DAY, "I go bouldering on Tuesdays at a gym called Crux.")
+    chat(root, NOW - 20 * DAY, "I've given up bouldering for good after the wrist.")
+    chat(root, NOW - 25 * DAY, "We go to the cinema a lot.", "Ana and I go swimming.")
+    chat(root, NOW - DAY, "I go to the market on Tuesdays.")  # "go", not bouldering
+    passages = retrieve(MemoryTools(root), "Do I go bouldering?", now=NOW)
+    assert "given up bouldering" in passages[0].text
+    assert "market" not in passages[0].text and "market" not in passages[1].text

@@ -56,6 +56,7 @@ _SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n)\W*$")
 _RUNS = re.compile(r"[^\W\d_]+|\d+")
 _VERSION_V = re.compile(r"(?<=[^\W\d_])v(?=\d)", re.I)  # the "v" of "ABCv2": "version"
 _INITIALISM = re.compile(r"[A-Z]{2,5}")  # "EU", "UN": often written out in full instead
+_DATED = re.compile(r"^(?:Stated on [\d-]+|On [\d-]+ at [\d:]+ UTC the user said):", re.M)
 _LABEL = re.compile(r"^\[([^\]\n]{1,300})\]\n")  # an original's "[document — title]" line
 
 
@@ -110,28 +111,67 @@ def retrieve(
         turns = recall.is_conversation(memory)
         window = best_turns(text, weights) if turns else best_window(text, weights)
         said = _said_at(memory, files[memory].text) if is_personal(memory) else None
-        chosen.append(Passage(len(chosen) + 1, memory, document, label, window, said))
+        passage = Passage(len(chosen) + 1, memory, document, label, window, said)
+        same = _said_before(passage, chosen) if said is not None else None
+        if same is not None:  # a fact and the turn it was learned from: one place, the fuller
+            if len(window) > len(chosen[same].text):
+                chosen[same] = replace(passage, number=same + 1)
+            continue
+        chosen.append(passage)
         if len(chosen) == limit:
             break
     # ("when did I first…" has its oldest relevant file first already: _in_time)
-    return chosen if recall.asks_for_first(question) else newest_said_first(chosen)
+    return chosen if recall.asks_for_first(question) else newest_said_first(chosen, weights)
+
+
+RESTATED = 0.8  # the share of a passage's words another one holds for it to say the same
+
+
+def _said_before(passage: Passage, chosen: list[Passage]) -> int | None:
+    """The place of a passage of the person's among `chosen` that says what `passage` says
+    (most of the words of the shorter one in the longer): a fact learned from a turn, and
+    the turn. Shown twice, they took two of five places and left out the turn that changed
+    it."""
+    words = _said_words(passage.text)
+    for place, other in enumerate(chosen):
+        if other.said is None:
+            continue
+        theirs = _said_words(other.text)
+        shorter = min(len(words), len(theirs))
+        if shorter and len(words & theirs) >= RESTATED * shorter:
+            return place
+    return None
+
+
+def _said_words(text: str) -> set[str]:
+    """The terms of what a passage of the person's says, without the dates it is shown with."""
+    return set(tokenize(_DATED.sub(" ", text)))
 
 
 def _said_at(memory: str, text: str) -> datetime:
     return recall.started_at(memory, text) or datetime.min.replace(tzinfo=UTC)
 
 
-def newest_said_first(passages: list[Passage]) -> list[Passage]:
-    """`passages` with what the user said put newest first, in the places it holds among
-    them, numbered again from 1. A small model answers from the first passage that fits,
-    and what the user said last is what holds now (measured: oldest first, "the recording
-    day" was answered with the date it had before it moved)."""
+def newest_said_first(passages: list[Passage], weights: Mapping[str, float]) -> list[Passage]:
+    """`passages` with what the user said about the question put newest first, in the places
+    the person's passages hold among them, numbered again from 1; those about it less (under
+    half the question's weight the best one holds) after them, as ranked. A small model
+    answers from the first passage that fits, and what the user said last is what holds now
+    (oldest first, "the recording day" was answered with the date it had before it moved);
+    a recent passage about something else put first was answered from instead."""
     places = [i for i, p in enumerate(passages) if p.said is not None]
+    held = {i: _weight(passages[i].text, weights) for i in places}
+    best = max(held.values(), default=0.0)
+    about = sorted((i for i in places if held[i] >= best / 2), key=lambda i: _when(passages[i]))
+    rest = [i for i in places if held[i] < best / 2]
     ordered = list(passages)
-    said = sorted((passages[i] for i in places), key=_when, reverse=True)
-    for place, passage in zip(places, said, strict=True):
-        ordered[place] = passage
+    for place, i in zip(places, [*reversed(about), *rest], strict=True):
+        ordered[place] = passages[i]
     return [replace(p, number=n) for n, p in enumerate(ordered, 1)]
+
+
+def _weight(text: str, weights: Mapping[str, float]) -> float:
+    return sum(weights.get(t, 0.0) for t in set(tokenize(text)))
 
 
 def _when(passage: Passage) -> datetime:

@@ -21,7 +21,12 @@ _TOKEN = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+", re.UNICODE)
 _IS_CJK = re.compile(rf"[{_CJK}]")
 _ASCII_WORD = re.compile(r"[a-z0-9]+")  # a word of ASCII text, lowercased
 _PLAIN_WORD = re.compile(rf"[^\W_{_CJK}]+", re.UNICODE)  # one word as the index keeps it
-_QUESTION_WORDS = ("long", "many", "much", "does", "did", "do", "until", "after", "before")
+# (and "I", "me", "my": every turn of a person's conversations has them; in a question they
+# say who asks, not what about)
+_QUESTION_WORDS = (
+    *("long", "many", "much", "does", "did", "do", "until", "after", "before"),
+    *("i", "me", "my"),
+)
 
 
 @functools.cache
