@@ -252,10 +252,11 @@ def test_now_in_a_question_says_when_not_what(tmp_path: Path) -> None:
 def test_a_fact_and_the_turn_it_came_from_take_one_place(tmp_path: Path) -> None:
     root = tmp_path / "memory"
     write(root, "README.md", "# Memory\n")
-    said = chat(root, NOW - DAY, "I bought the in-ear monitors, Shure SE425, second-hand.")
-    fact(root, "I bought the in-ear monitors.", NOW - DAY, said.id, 1)
-    passages = retrieve(MemoryTools(root), "Which in-ear monitors did I buy?", now=NOW)
-    assert len(passages) == 1 and "Shure SE425" in passages[0].text  # the fuller one
+    said = chat(root, NOW - DAY, "The inspection is on 21 October, no wait, 12 October.")
+    fact(root, "The inspection is on 12 October.", NOW - DAY, said.id, 1)
+    passages = retrieve(MemoryTools(root), "When is the inspection?", now=NOW)
+    # the fact: the person's correction applied
+    assert len(passages) == 1 and passages[0].memory.startswith("facts/")
 
 
 def test_a_recent_passage_about_something_else_is_not_read_first(tmp_path: Path) -> None:

@@ -113,8 +113,10 @@ def retrieve(
         said = _said_at(memory, files[memory].text) if is_personal(memory) else None
         passage = Passage(len(chosen) + 1, memory, document, label, window, said)
         same = _said_before(passage, chosen) if said is not None else None
-        if same is not None:  # a fact and the turn it was learned from: one place, the fuller
-            if len(window) > len(chosen[same].text):
+        if same is not None:  # a fact and the turn it was learned from: one place, the fact's
+            # (the turn as said; the fact has its corrections applied, "21 October, no wait,
+            # 12 October" is "12 October", and is replaced when the person changes it)
+            if recall.is_fact(memory) and not recall.is_fact(chosen[same].memory):
                 chosen[same] = replace(passage, number=same + 1)
             continue
         chosen.append(passage)
