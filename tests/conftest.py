@@ -1,7 +1,8 @@
 """Shared fixtures: the scripted LLM server, settings that point at it, isolation.
 
 Tests never touch the user's home folder: HOME and the XDG folders point into a
-temporary directory for the whole session, before anything reads them.
+temporary directory for the whole session, before anything reads them. Nor do they reach
+the network (the internet, or a server the developer runs): tests/network_guard.py.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ from gam_desktop.engine.models import ChunkConfig  # noqa: E402
 from gam_desktop.engine.workflow import Workflow  # noqa: E402
 from gam_desktop.selfcheck.scripted_llm import RunningServer  # noqa: E402
 from tests.places import fake_home  # noqa: E402
+
+pytest_plugins = ("tests.network_guard",)  # no network: why and how, in that module
 
 
 @pytest.fixture(autouse=True)

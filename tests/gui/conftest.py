@@ -15,10 +15,15 @@ import pytest
 from PySide6.QtCore import QSettings
 
 from gam_desktop.engine.history.gitrepo import MemoryRepo
+from gam_desktop.engine.llm import LLMSettings, LLMUnreachable
+from gam_desktop.gui import settings_dialog
 from gam_desktop.gui.app import make_app
 from gam_desktop.gui.closing import CloseChoice
 from gam_desktop.gui.main_window import MainWindow
-from gam_desktop.gui.settings import Preferences
+from gam_desktop.gui.settings import PRESETS, Preferences
+
+# The providers' own addresses: api.openai.com, Ollama's 11434, llama.cpp's 8080, …
+DEFAULT_ADDRESSES = frozenset(url.rstrip("/") for url, _model, _key in PRESETS.values())
 
 
 class Recorder:
@@ -75,6 +80,46 @@ def prefs(llm_server) -> Preferences:
         workers=4,
         timeout=5,
     )
+
+
+@pytest.fixture
+def providers_absent(monkeypatch) -> Iterator[list[str]]:
+    """Nothing runs at the providers' default addresses (DEFAULT_ADDRESSES), and they are
+    not asked: Settings asks a provider's server for its models as soon as it opens or the
+    provider is chosen, and a test reaches no server it did not start (a developer's Ollama
+    would answer; tests/network_guard.py). Other addresses (the scripted server's) are asked
+    as usual. Gives the default addresses asked. The dialog's questions are waited for at
+    the end (one still running would ask the real address during another test), and an
+    address being typed is never asked (the typing pause outlasts the test)."""
+    asked: list[str] = []
+    questions: list[threading.Event] = []
+    real_list_models = settings_dialog.list_models
+    real_call_in_daemon = settings_dialog.call_in_daemon
+
+    def list_models(settings: LLMSettings, timeout: float = 5.0) -> list[str]:
+        url = settings.base_url.rstrip("/")
+        if url not in DEFAULT_ADDRESSES:
+            return real_list_models(settings, timeout)
+        asked.append(url)
+        raise LLMUnreachable(f"Nothing answers at {url} (the connection was refused)")
+
+    def call_in_daemon(call, on_done, on_error) -> None:
+        answered = threading.Event()
+        questions.append(answered)
+
+        def asking():
+            try:
+                return call()
+            finally:
+                answered.set()
+
+        real_call_in_daemon(asking, on_done, on_error)
+
+    monkeypatch.setattr(settings_dialog, "list_models", list_models)
+    monkeypatch.setattr(settings_dialog, "call_in_daemon", call_in_daemon)
+    monkeypatch.setattr(settings_dialog, "MODEL_LIST_DELAY_MS", 3_600_000)
+    yield asked
+    assert all(answered.wait(60) for answered in questions), "Settings' question hangs"
 
 
 @pytest.fixture

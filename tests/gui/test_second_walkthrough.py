@@ -281,7 +281,9 @@ def test_add_a_folder_adds_every_readable_file_under_it(
 # -- 8. llama.cpp in Settings ----------------------------------------------------------------
 
 
-def test_llama_cpp_is_a_provider_with_its_default_address(qtbot, window, prefs) -> None:
+def test_llama_cpp_is_a_provider_with_its_default_address(
+    qtbot, window, prefs, providers_absent
+) -> None:
     from gam_desktop.gui.settings_dialog import SettingsDialog
 
     dialog = SettingsDialog(prefs, None, window)
@@ -366,7 +368,9 @@ def test_a_saved_report_shows_as_saved_after_a_restart_and_is_saved_once(
 # -- 11. words: notes, the memory; never chunks or parts -------------------------------------
 
 
-def test_the_window_says_notes_and_passages_never_chunks_or_parts(qtbot, window) -> None:
+def test_the_window_says_notes_and_passages_never_chunks_or_parts(
+    qtbot, window, providers_absent
+) -> None:
     from gam_desktop.engine.ingest.resume import PendingAdd
     from gam_desktop.gui.settings_dialog import SettingsDialog
 

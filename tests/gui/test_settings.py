@@ -94,7 +94,7 @@ def test_with_no_key_typed_nothing_is_said_about_the_keychain(
     locked.tasks.wait_all()
 
 
-def test_presets_and_preferences(qtbot, window, prefs) -> None:
+def test_presets_and_preferences(qtbot, window, prefs, providers_absent) -> None:
     dialog = SettingsDialog(prefs, None, window)
     qtbot.addWidget(dialog)
     dialog.provider.setCurrentText("Ollama")
