@@ -71,6 +71,18 @@ class Call:
         return not self.stop.is_set() and self.sent < self.cap
 
 
+def endless(first: bytes, then: bytes) -> Callable[[Call], None]:
+    """An answer: `first`, then `then` again and again, as fast as the server writes, up to
+    its cap (CAP)."""
+
+    def answer(call: Call) -> None:
+        call.send(first)
+        while call.more():
+            call.send(then)
+
+    return answer
+
+
 class ChunkedServer:
     """Answers every POST with a `status` (200) of `content_type`, with `headers` besides,
     whose body `answer` writes (then ends it, unless it broke it off), or, with

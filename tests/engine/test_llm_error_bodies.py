@@ -25,20 +25,9 @@ from gam_desktop.engine.llm.embeddings import (
     EmbeddingError,
     EmbeddingSettings,
 )
-from tests.chunked_server import CAP, Call, ChunkedServer
+from tests.chunked_server import CAP, Call, ChunkedServer, endless
 
 PAGE = b"<html><body><h1>502 Bad Gateway</h1>" + b"<p>upstream failed</p>" * 20
-
-
-def endless(first: bytes, then: bytes) -> Callable[[Call], None]:
-    """`first`, then `then` again and again, up to the server's 50 MB."""
-
-    def answer(call: Call) -> None:
-        call.send(first)
-        while call.more():
-            call.send(then)
-
-    return answer
 
 
 def whole(body: bytes) -> Callable[[Call], None]:

@@ -20,7 +20,7 @@ import pytest
 
 from gam_desktop.engine.llm import LLMCallFailed, LLMClient, LLMSettings, capabilities
 from gam_desktop.engine.llm.streaming import EMPTY_CHUNKS, reply_budget
-from tests.chunked_server import CAP, Call, ChunkedServer, chunk
+from tests.chunked_server import CAP, Call, ChunkedServer, chunk, endless
 
 MAX_TOKENS = 64
 RAN_ON = (
@@ -32,17 +32,6 @@ BODY_START = (
     b'{"id": "x", "object": "chat.completion", "created": 0, "model": "m", "choices": '
     b'[{"index": 0, "message": {"role": "assistant", "content": "'
 )
-
-
-def endless(first: bytes, then: bytes) -> Callable[[Call], None]:
-    """`first`, then `then` again and again, as fast as a fast server writes."""
-
-    def answer(call: Call) -> None:
-        call.send(first)
-        while call.more():
-            call.send(then)
-
-    return answer
 
 
 def trickle(call: Call) -> None:
