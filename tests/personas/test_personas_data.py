@@ -144,6 +144,8 @@ def test_fact_rules_are_plain_and_about_what_was_said(name: str) -> None:
 
 
 def test_the_splits_cover_every_question_once_by_kind() -> None:
+    """Each batch of questions (`batch`, 1 when absent) was split on its own, once, with the
+    fixed seed: questions added later never moved an earlier one between halves."""
     splits = ev.load_splits()
     assert sorted(splits) == sorted(NAMES)
     for name in NAMES:
@@ -151,11 +153,16 @@ def test_the_splits_cover_every_question_once_by_kind() -> None:
         dev, test = set(splits[name]["dev"]), set(splits[name]["test"])
         assert not dev & test
         assert dev | test == {q["id"] for q in questions}
-        assert splits[name] == ev.halves(questions, ev.SEED)  # the fixed seed made them
-        kinds = Counter(q["kind"] for q in questions)
-        for kind, n in kinds.items():
-            in_test = sum(q["kind"] == kind and q["id"] in test for q in questions)
-            assert in_test == (n + 1) // 2, (name, kind)
+        made: dict[str, list[str]] = {"dev": [], "test": []}
+        for batch in sorted({q.get("batch", 1) for q in questions}):
+            these = [q for q in questions if q.get("batch", 1) == batch]
+            for half, ids in ev.halves(these, ev.SEED).items():  # the fixed seed made them
+                made[half] += ids
+            kinds = Counter(q["kind"] for q in these)
+            for kind, n in kinds.items():
+                in_test = sum(q["kind"] == kind and q["id"] in test for q in these)
+                assert in_test == (n + 1) // 2, (name, batch, kind)
+        assert splits[name] == {half: sorted(ids) for half, ids in made.items()}
 
 
 # -- the evaluation's parts ---------------------------------------------------------------
