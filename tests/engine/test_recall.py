@@ -140,6 +140,17 @@ def test_what_was_said_on_a_day_needs_no_shared_word(personal: Path) -> None:
     assert all(p.memory.startswith("conversations/2026-09/") for p in passages)
 
 
+def test_a_month_or_a_weekday_is_no_name_the_memory_lacks(personal: Path) -> None:
+    """The answer to "what did I say on 14 September" was thrown away as "the memory never
+    names september": what was said is dated by its file (2026-09-14), not by its words."""
+    from gam_desktop.engine.answering.passages import unknown_names
+
+    tools = MemoryTools(personal)
+    assert unknown_names(tools, "What did I tell you on 14 September about a boat?") == set()
+    assert unknown_names(tools, "Did I say on Monday, 14 September, what I'd buy?") == set()
+    assert unknown_names(tools, "What did I tell Marguerite on 14 September?") == {"marguerite"}
+
+
 def test_a_first_mention_is_answered_by_the_oldest(personal: Path) -> None:
     passages = retrieve(
         MemoryTools(personal), "When did I first mention the product launch?", now=NOW

@@ -51,3 +51,11 @@ MONTHS = {
     )
     for name in names.split()
 }
+
+# Words of the calendar, which English writes with a capital but which name no thing: a
+# question's "22 September" or "on Monday" is a time, which a memory may write in digits
+# ("2026-09-22") or not at all (a turn is dated by its file, not by its words).
+CALENDAR_WORDS = frozenset(
+    [name for name in MONTHS if len(name) > 3 or name == "may"]
+    + "monday tuesday wednesday thursday friday saturday sunday".split()
+)

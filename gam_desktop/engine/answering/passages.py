@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from gam_desktop.engine.answering import recall
-from gam_desktop.engine.answering.lexicon import FUNCTION_WORDS
+from gam_desktop.engine.answering.lexicon import CALENDAR_WORDS, FUNCTION_WORDS
 from gam_desktop.engine.answering.recall import is_personal
 from gam_desktop.engine.answering.when import (
     CURRENT,
@@ -52,6 +52,9 @@ _UNIT = re.compile(r"\n\s*\n|\n(?=\s*(?:[#>|*-]|\d{1,3}[.)]\s))|(?<=[.!?])\s+(?=
 _HEADING = re.compile(r"^\s*#{1,6}\s+\S")
 _IDENTIFIER = re.compile(r"\w*\d\w*(?:[._-]\w+)+|\w+(?:[._-]\w+)*[._-]\d\w*|\w*[a-z]\d\w*", re.I)
 _CAPITALIZED = re.compile(r"(?<![\w'’.-])([A-Z][\w'’-]*)")
+# A possessive or a contraction's ending ("Ann's", "Tomasz'", "I'd", "I've"), which is
+# not part of the name it is written on.
+_CLITIC = re.compile(r"['’](?:s|d|m|ve|ll|re)?$")
 _SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n)\W*$")
 _RUNS = re.compile(r"[^\W\d_]+|\d+")
 _VERSION_V = re.compile(r"(?<=[^\W\d_])v(?=\d)", re.I)  # the "v" of "ABCv2": "version"
@@ -246,7 +249,7 @@ def names(question: str) -> set[str]:
     in English, the names of things."""
     found = set()
     for match in _CAPITALIZED.finditer(question):
-        word = re.sub(r"['’]s?$", "", match.group(1))
+        word = _CLITIC.sub("", match.group(1))
         inner_capital = any(c.isupper() for c in word[1:])
         starts = _SENTENCE_START.search(question[: match.start()]) is not None
         if (inner_capital or not starts) and word.lower() not in FUNCTION_WORDS:
@@ -264,12 +267,15 @@ def parts_of(name: str) -> list[str]:
 def unknown_names(tools: MemoryTools, question: str) -> set[str]:
     """The names of `question` that no file of the memory writes, even in parts ("ABCv2"
     where a file says "ABC" and "2"): what is asked about is not in the memory. An
-    initialism ("EU") is not asked for: it is often written out in full."""
+    initialism ("EU") is not asked for: it is often written out in full, and neither is a
+    month or a day of the week, which the memory may write in digits or as a file's date."""
     unknown = set()
     for match in _CAPITALIZED.finditer(question):
         if _INITIALISM.fullmatch(match.group(1)):
             continue
-        name = re.sub(r"['’]s?$", "", match.group(1)).lower()
+        name = _CLITIC.sub("", match.group(1)).lower()
+        if name in CALENDAR_WORDS or name in FUNCTION_WORDS:  # "I'd" is "I"
+            continue
         parts = parts_of(name) or tokenize(name)
         if name in names(question) and parts and not tools.index.containing(parts):
             unknown.add(name)
