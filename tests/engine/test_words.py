@@ -105,7 +105,10 @@ def test_a_refused_key_says_to_check_the_key_once(settings, llm_server) -> None:
     with pytest.raises(LLMAuthError) as caught:
         LLMClient(settings).text([{"role": "user", "content": "hi"}], stage="probe")
     message = describe(caught.value)
-    assert "refused the API key (HTTP 401)" in message.text
+    # the server's own words too (its JSON error's message): which key, or why
+    assert message.text == (
+        f"{settings.base_url} refused the API key (HTTP 401): Incorrect API key provided"
+    )
     assert "Settings" not in message.text  # what happened; the advice says what to do
     assert message.full().count("Settings") == 1 and message.full().count("check the key") == 1
 

@@ -20,8 +20,9 @@ BM25; this module only says which model to use and asks for vectors.
 - Calls: the openai SDK, a batch per call, explicit timeouts; every failure (HTTP errors,
   a body that is no embedding list, vectors of the wrong count or not finite) is one
   `EmbeddingError`, which the search turns into BM25 alone. A reply's body is read no
-  further than its batch's vectors can take (`VECTOR_BYTES` each), an error's no further
-  than its start (llm/bodies.py): a server that answers without end is not read for ever.
+  further than its batch's vectors can take (`VECTOR_BYTES` each, `MAX_REPLY_BYTES` at
+  most, whatever the batch), an error's no further than its start (llm/bodies.py): a server
+  that answers without end is not read for ever.
 """
 
 from __future__ import annotations
@@ -70,6 +71,23 @@ _TRUE, _FALSE = ("on", "1", "true", "yes"), ("off", "0", "false", "no")
 # is 20), with room; a reply of a batch holds its vectors and some bytes besides.
 VECTOR_BYTES = 256 * 1024
 SPARE_BYTES = 64 * 1024
+# The bytes of a reply at most, whatever the batch (issue 36: a batch of 2,048 let a server
+# that answers without end fill 512 MB). The texts of a call are at most MAX_BATCH, so that a
+# real reply of the largest batch fits: 512 vectors of 3,072 numbers (the most a common
+# model makes: text-embedding-3-large), each number its longest ("-1.2345678901234567e-05",
+# 23 characters) on a line of its own as OpenAI pretty-prints them (8 spaces before it, ",\n"
+# after: 33 bytes), are about 52 MB (3,072 x 33 x 512, and the rest), with room; so are 512
+# of 4,096 numbers written compactly (", " between them: about 52 MB too), as local servers
+# write them. (The cap alone, with batches up to 2,048, would refuse real replies of more
+# than about 660 such vectors: a batch that big could never work, so it is not offered.)
+MAX_REPLY_BYTES = 64 * 1024 * 1024
+MAX_BATCH = 512
+
+
+def reply_limit(batch_size: int) -> int:
+    """The bytes of an embeddings reply for `batch_size` texts at most: what their vectors
+    can take, no more than MAX_REPLY_BYTES."""
+    return min(batch_size * VECTOR_BYTES + SPARE_BYTES, MAX_REPLY_BYTES)
 
 
 class EmbeddingError(LLMError):
@@ -123,7 +141,7 @@ class EmbeddingSettings(Endpoint):
     model: str = ""  # "": the first embedding model the server lists, if any
     timeout: float = Field(default=60.0, gt=0)  # a batch on a CPU server takes seconds
     max_retries: int = Field(default=1, ge=0)
-    batch_size: int = Field(default=32, ge=1, le=2048)
+    batch_size: int = Field(default=32, ge=1, le=MAX_BATCH)  # texts a call
 
     @classmethod
     def from_env(
@@ -346,7 +364,7 @@ class Embedder:
     @property
     def _openai(self) -> Any:
         if self._client is None:
-            longest = self.settings.batch_size * VECTOR_BYTES + SPARE_BYTES
+            longest = reply_limit(self.settings.batch_size)
             self._client = self.settings.openai_client(self.settings.max_retries, longest)
         return self._client
 
