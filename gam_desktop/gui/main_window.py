@@ -80,8 +80,11 @@ ADD_NEEDS_LLM = (
     "Settings to give an OpenAI key, or the address of a server on this computer (Ollama, "
     "LM Studio or llama.cpp). Nothing was read or sent."
 )
-TREE_MIN_CHARS = 34  # the memory tree is never narrower than this many characters
-PREVIEW_MIN_CHARS = 36  # ...nor the preview than this many (at 800 px it had 165 px)
+# The memory tree is never narrower than this many characters, nor the preview than that
+# many: at 800 px the preview had 165 px; then the tree, at 34, cut names after 17 letters.
+# An 800 px window has no room for more: the tree's four characters are the preview's.
+TREE_MIN_CHARS = 38
+PREVIEW_MIN_CHARS = 32
 LIST_WIDTH = 200  # the conversations list beside the chat, when shown
 WIDE_FOR_LIST = 1100  # a window this wide shows the list unless the person hid it
 PANES_SETTING = "window/panes"  # the panes' proportions, as the person left them
@@ -353,7 +356,7 @@ class MainWindow(Window):
 
     def _fit_panes(self) -> None:
         """The three panes shared out for the window's width in the proportions the person
-        left them at (a drag), else the window's own (the tree two elevenths, the preview
+        left them at (a drag), else the window's own (the tree TREE_SHARE, the preview
         PREVIEW_SHARE of the rest), none narrower than it is usable at. Qt's own sharing
         left the preview 165 px of a window 800 px wide; and after a drag, the widths of
         the moment stayed, whatever the window's size."""

@@ -10,6 +10,11 @@ filters the tree already read (read again only when the memory changed) and list
 first MAX_MATCHES matches. A folder shows its overview in the preview, or itself when it
 has none (made by hand). Right-click an item to open it in the person's editor, show it
 in the file manager, or reorganize a folder.
+
+A name wider than the tree is cut in its middle ("Neural Con…networks"), where its start
+and its end (a note's subject, a folder's count) stay readable, and every item's tooltip
+starts with its whole name: cut at the end, look-alike names ("Overview of trans…") could
+not be told apart or read in full at 800 px.
 """
 
 from __future__ import annotations
@@ -51,6 +56,7 @@ class MemoryTree(QTreeWidget):
         super().__init__()
         self.setHeaderHidden(True)
         self.setUniformRowHeights(True)
+        self.setTextElideMode(Qt.TextElideMode.ElideMiddle)  # its start and end both read
         self.setAccessibleName("Memory tree")
         self.setAccessibleDescription(
             "The arrow keys show each item in the preview; the menu key opens its actions"
@@ -319,7 +325,7 @@ class MemoryTree(QTreeWidget):
             labels = told_apart(titles, fronts)
             for name in node.files:
                 item = self._file_item(parent, node.child_path(name), labels[name])
-                item.setToolTip(0, str(fronts.get(name, {}).get("tldr", "")))
+                _describe(item, labels[name], str(fronts.get(name, {}).get("tldr", "")))
 
     def _fill_filtered(
         self,
@@ -358,7 +364,7 @@ class MemoryTree(QTreeWidget):
             labels = told_apart(titles, self._shown().read_fronts(node))
         for name in listed:
             path = node.child_path(name)
-            self._file_item(parent, path, labels[name]).setToolTip(0, path)
+            _describe(self._file_item(parent, path, labels[name]), labels[name], path)
             count += 1
         return count
 
@@ -368,7 +374,7 @@ class MemoryTree(QTreeWidget):
         item.setIcon(0, self._dir_icon)
         item.setData(0, PATH_ROLE, sub.path)
         item.setData(0, IS_DIR_ROLE, True)
-        item.setToolTip(0, sub.description or sub.path)
+        _describe(item, name, sub.description or sub.path)
         if lazy:
             QTreeWidgetItem(item, [_PLACEHOLDER])
         return item
@@ -378,13 +384,14 @@ class MemoryTree(QTreeWidget):
         them (issue 39)."""
         item = self._dir_item(parent, research, lazy=True)
         item.setText(0, f"{RESEARCH_LABEL}  ({len(research.files)})")
-        item.setToolTip(0, f"Research reports saved from the chat ({RESEARCH_DIR}/)")
+        _describe(item, RESEARCH_LABEL, f"Saved from the chat ({RESEARCH_DIR}/)")
 
     def _file_item(self, parent: QTreeWidgetItem, path: str, label: str) -> QTreeWidgetItem:
         item = self._items[path] = QTreeWidgetItem(parent, [label])
         item.setIcon(0, self._file_icon)
         item.setData(0, PATH_ROLE, path)
         item.setData(0, IS_DIR_ROLE, False)
+        _describe(item, label)
         return item
 
     def _populate(self, item: QTreeWidgetItem) -> None:
@@ -507,6 +514,14 @@ def _pages(front: Mapping[str, Any]) -> str:
         return ""
     first, last = pages
     return f"page {first}" if first == last else f"pages {first}–{last}"
+
+
+def _describe(item: QTreeWidgetItem, name: str, more: str = "") -> None:
+    """The item's tooltip: its whole name (the tree may show it cut), then what else there
+    is to say of it (a note's summary, a folder's description or path) unless that is the
+    name again."""
+    more = more.strip()
+    item.setToolTip(0, name if more in ("", name) else f"{name}\n{more}")
 
 
 def _target(item: QTreeWidgetItem) -> str | None:

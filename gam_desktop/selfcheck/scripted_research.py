@@ -2,7 +2,7 @@
 
 Deliberately naive where a small model is: the planner plans only the question's first
 clause ("…; and at Borealis?" is left to the reviewer to notice), one sub-question per name
-it compares; the integrator takes the sentence of each excerpt about the sub-question's name
+it compares, worded as a person would (sub_questions.py); the integrator takes the sentence of each excerpt about the sub-question's name
 that shares most words with it, and quotes it; the reviewer asks again for a name of the
 question that no sub-question asked about. The "made_up_source" fault adds a claim citing a
 file that does not exist, as a model inventing a citation would; the "other_figure" fault
@@ -19,25 +19,11 @@ from typing import Any
 
 from gam_desktop.engine.retrieval.words import query_terms, tokenize
 from gam_desktop.engine.textutil import keywords
+from gam_desktop.selfcheck.sub_questions import ABOUT, NOT_NAMES, asked, names, per_name
 
-NAME = re.compile(r"\b[A-Z][\w-]*(?:\s+[A-Z][\w-]*)*|\b\d+\.\d+\b")
-NOT_NAMES = {"what", "which", "how", "compare", "who", "when", "where", "is", "are", "does",
-             "do", "list", "and", "the", "at", "for", "of", "in", "i"}  # fmt: skip
 EXCERPT = re.compile(  # "[E3] (from <label>)", then its text up to the next excerpt
     r"^\[(E\d+)\] \(from ([^\n]*)\)\n(.*?)(?=\n\n\[E\d+\] \(from |\Z)", re.M | re.S
 )
-
-
-def names(text: str) -> list[str]:
-    """The names a text gives: capitalized runs (not a question's first word), versions."""
-    found = []
-    for match in NAME.finditer(text):
-        words = match.group().split()
-        while words and words[0].lower() in NOT_NAMES:
-            words.pop(0)
-        if words:
-            found.append(" ".join(words))
-    return list(dict.fromkeys(found))
 
 
 def _field(user: str, label: str) -> str:
@@ -47,6 +33,7 @@ def _field(user: str, label: str) -> str:
 
 def topic(clause: str) -> str:
     """The words of a clause that are not its names: "escalation time"."""
+    clause = clause.removeprefix(ABOUT)  # the planner's own words are no topic
     named = {w.lower() for n in names(clause) for w in n.split()}
     words = [w for w in keywords(clause, 8) if w not in named and w not in NOT_NAMES]
     return " ".join(words) or "policy"
@@ -57,13 +44,13 @@ def plan(user: str) -> dict[str, Any]:
     clause = re.split(r";|\bAlso\b", question)[0]
     found = names(clause)
     if len(found) >= 2:
-        subject = topic(clause)
+        subject = topic(clause).split()  # searched for, whatever the wording asks
         subs = [
-            {"question": f"What is the {subject} of {name}?", "keywords": [name], "folders": ["/"]}
-            for name in found
+            {"question": sub, "keywords": [name, *subject], "folders": ["/"]}
+            for name, sub in zip(found, per_name(clause, found), strict=True)
         ]
     else:
-        subs = [{"question": clause.strip(), "keywords": found, "folders": ["/"]}]
+        subs = [{"question": asked(clause), "keywords": found, "folders": ["/"]}]
     return {"sub_questions": subs}
 
 
@@ -101,7 +88,10 @@ def integrate_other_name(user: str) -> dict[str, Any]:
 def integrate(user: str, made_up: bool = False) -> dict[str, Any]:
     sub = _field(user, "SUB-QUESTION")
     wanted = names(sub)
-    terms = set(query_terms(sub)) - set(tokenize(" ".join(wanted)))
+    named = set(tokenize(" ".join(wanted)))
+    terms = set(query_terms(sub.removeprefix(ABOUT))) - named  # not the planner's own words
+    if not terms:  # "What do the notes say about BERT?": the question says about what
+        terms = set(query_terms(topic(_field(user, "QUESTION")))) - named
     found = []
     for excerpt_id, document, text in EXCERPT.findall(user):
         about = f"{document} {text}".lower()
@@ -131,9 +121,9 @@ def integrate(user: str, made_up: bool = False) -> dict[str, Any]:
 
 def reflect(user: str) -> dict[str, Any]:
     question = _field(user, "QUESTION")
-    asked = " ".join(re.findall(r"^Sub-question: (.*)$", user, re.MULTILINE)).lower()
-    missing = [n for n in names(question) if n.lower() not in asked]
+    so_far = " ".join(re.findall(r"^Sub-question: (.*)$", user, re.MULTILINE)).lower()
+    missing = [n for n in names(question) if n.lower() not in so_far]
     if not missing:
         return {"enough": True, "new_requests": []}
-    subject = topic(re.split(r";|\bAlso\b", question)[0])
-    return {"enough": False, "new_requests": [f"What is the {subject} of {n}?" for n in missing]}
+    clause = re.split(r";|\bAlso\b", question)[0]
+    return {"enough": False, "new_requests": per_name(clause, missing)}

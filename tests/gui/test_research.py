@@ -61,7 +61,8 @@ def test_research_shows_the_plan_live_then_a_report_to_save(
     assert plans[0] and not any(done for _, done in plans[0])
     assert [done for _, done in plans[-1]] == [True, True]
     text = window.chat.transcript.toPlainText()
-    assert "What is the escalation rules of Acme Corp?" in text and "30 minutes" in text
+    asked = "What do the notes say about the escalation rules of Acme Corp?"
+    assert asked in text and "30 minutes" in text
     assert "Save to memory" in text and "Confidence" in text
     assert turn.steps and not window.chat.stop.isVisible()
     shoot(window, "research-1-report.png", tmp_path)

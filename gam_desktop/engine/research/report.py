@@ -49,7 +49,7 @@ def build(
                 why = "no passage of the memory answers it"
             else:
                 why = "not answered: the run stopped before its evidence was read"
-            not_said.append(f"{section.question}: {why}")
+            not_said.append(f"{section.question} — {why}")  # (": " after a "?" reads badly)
     sources = list(dict.fromkeys(s.path for sec in sections for c in sec.claims for s in c.sources))
     return ResearchReport(
         question=question,
