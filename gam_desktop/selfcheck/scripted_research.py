@@ -2,14 +2,15 @@
 
 Deliberately naive where a small model is: the planner plans only the question's first
 clause ("…; and at Borealis?" is left to the reviewer to notice), one sub-question per name
-it compares, worded as a person would (sub_questions.py); the integrator takes the sentence of each excerpt about the sub-question's name
-that shares most words with it, and quotes it; the reviewer asks again for a name of the
-question that no sub-question asked about. The "made_up_source" fault adds a claim citing a
-file that does not exist, as a model inventing a citation would; the "other_figure" fault
-answers with the first figure of the excerpt, whatever it is the figure of, as the 1.5B
-model answered a backup interval with the file size limit above it; the "other_name" fault
-gives each claim to another name of the question than the one its excerpt is about; the
-"repeated" fault gives each claim three times, as the 1.5B model repeated one in a reply.
+it compares, worded as a person would (sub_questions.py); the integrator takes the sentence
+of each excerpt about the sub-question's name that shares most words with it, and quotes it;
+the reviewer asks again for a name of the question that no sub-question asked about. The
+"made_up_source" fault adds a claim citing a file that does not exist, as a model inventing
+a citation would; the "other_figure" fault answers with the first figure of the excerpt,
+whatever it is the figure of, as the 1.5B model answered a backup interval with the file
+size limit above it; the "other_name" fault gives each claim to another name of the question
+than the one its excerpt is about; the "repeated" fault gives each claim three times, as the
+1.5B model repeated one in a reply.
 """
 
 from __future__ import annotations
