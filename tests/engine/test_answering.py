@@ -192,7 +192,10 @@ def test_a_conversation_shows_what_the_user_said_dated_never_the_memory_s_answer
         for p in passages.retrieve(MemoryTools(root), "Where did I move?")
         if p.memory == record.path
     ]
-    assert "On 2026-10-03 at 09:30 UTC the user said: I moved to Porto last week." in shown.text
+    assert (
+        "On Saturday 3 October 2026 at 09:30 UTC the user said: I moved to Porto last week."
+        in shown.text
+    )
     assert "Lisbon" not in shown.text and "<!--" not in shown.text
 
 

@@ -71,7 +71,9 @@ def test_injection_names_each_path_and_keeps_the_clients_system_message(tmp_path
     found = passages(tools, "where do I live Porto", ReadOptions(), NOW)
     (system, user) = inject(messages, found)
     assert system["role"] == "system" and system["content"].startswith(PREAMBLE)
-    assert "### facts/f1.md (a fact the user stated on 2026-10-01)" in system["content"]
-    assert "Stated on 2026-10-01: The user lives in Porto." in system["content"]
+    assert (
+        "### facts/f1.md (a fact the user stated on Thursday 1 October 2026)" in system["content"]
+    )
+    assert "Stated on Thursday 1 October 2026: The user lives in Porto." in system["content"]
     assert user == messages[0]
     assert inject(messages, []) == messages  # nothing found: the request as it was

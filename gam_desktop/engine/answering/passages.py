@@ -59,7 +59,7 @@ _SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n)\W*$")
 _RUNS = re.compile(r"[^\W\d_]+|\d+")
 _VERSION_V = re.compile(r"(?<=[^\W\d_])v(?=\d)", re.I)  # the "v" of "ABCv2": "version"
 _INITIALISM = re.compile(r"[A-Z]{2,5}")  # "EU", "UN": often written out in full instead
-_DATED = re.compile(r"^(?:Stated on [\d-]+|On [\d-]+ at [\d:]+ UTC the user said):", re.M)
+_DATED = re.compile(r"^(?:Stated on [^:\n]+|On [^:\n]+ at [\d:]+ UTC the user said):", re.M)
 _LABEL = re.compile(r"^\[([^\]\n]{1,300})\]\n")  # an original's "[document — title]" line
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from gam_desktop.engine.answering.when import Window
+from gam_desktop.engine.answering.when import Window, spoken
 from gam_desktop.engine.chats.record import parse as parse_conversation
 from gam_desktop.engine.store.folder import CONVERSATIONS_DIR, FACTS_DIR
 from gam_desktop.engine.store.markdown import body_of, front_value, parse_time
@@ -77,7 +77,7 @@ def personal_passage(key: str, text: str, window: Window | None) -> str:
     if is_fact(key):
         when = time_of(text)
         body = body_of(text)
-        return f"Stated on {when:%Y-%m-%d}: {body}" if when else body
+        return f"Stated on {spoken(when)}: {body}" if when else body
     try:
         turns = parse_conversation(text).turns
     except ValueError:
@@ -86,7 +86,7 @@ def personal_passage(key: str, text: str, window: Window | None) -> str:
         turns = [t for t in turns if window[0] <= t.time < window[1]] or turns
     # The user's own words: answers came from the documents, which are searched themselves.
     return "\n\n".join(
-        f"On {t.time:%Y-%m-%d} at {t.time:%H:%M} UTC the user said: {' '.join(t.question.split())}"
+        f"On {spoken(t.time)} at {t.time:%H:%M} UTC the user said: {' '.join(t.question.split())}"
         for t in turns
     )
 
@@ -94,8 +94,9 @@ def personal_passage(key: str, text: str, window: Window | None) -> str:
 def personal_label(key: str, text: str) -> str:
     """What a passage is, as an answer may name it."""
     when = time_of(text)
-    date = f"{when:%Y-%m-%d}" if when else "an unknown date"
+    date = spoken(when) if when else "an unknown date"
     if is_fact(key):
         return f"a fact the user stated on {date}"  # (no brackets: a label is bracketed)
-    name = front_value(text, "title") or "a conversation"
-    return f'the conversation "{name}" of {date}'
+    # Not its title: that is its first turn's words, which the window of other turns does
+    # not hold (a label about a snare drum was read, and quoted, beside a loan's turn).
+    return f"a conversation with the user, last on {date}"

@@ -144,5 +144,11 @@ def _date(year: int, month: int, day: int) -> datetime | None:
         return None
 
 
+def spoken(day: datetime) -> str:
+    """A day as people write it ("Tuesday 29 September 2026"): a small model matches the
+    question's "on 29 September" and orders two days written so; digits it does neither."""
+    return f"{day:%A} {day.day} {day:%B %Y}"
+
+
 def describe_today(now: datetime) -> str:
-    return f"Today is {now:%A, %d %B %Y}."
+    return f"Today is {spoken(now)}."
