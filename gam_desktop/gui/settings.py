@@ -22,6 +22,7 @@ from PySide6.QtCore import QLockFile, QSettings
 
 from gam_desktop import appdirs
 from gam_desktop.engine.api import (
+    CHAT_TEMPERATURE,
     BuildOptions,
     ChunkConfig,
     EmbeddingChoice,
@@ -42,9 +43,11 @@ PRESETS = {  # name -> (base URL, default model, needs a key)
 }
 MAX_RECENT = 8
 # The stored preferences' version. 1 (none stored): `workers` defaulted to 8, saved as 8
-# whether or not the person chose it; 2: 0, automatic (adaptive concurrency, issue 36).
-VERSION = 2
+# whether or not the person chose it; 2: 0, automatic (adaptive concurrency, issue 36);
+# 3: the chat's temperature defaults to CHAT_TEMPERATURE (0), where 0.7 was saved.
+VERSION = 3
 OLD_DEFAULT_WORKERS = 8
+OLD_CHAT_TEMPERATURE = 0.7
 # Kept in appdirs.embeddings_file(), not in QSettings: the command-line servers read them.
 EMBEDDING_FIELDS = ("embeddings", "embedding_base_url", "embedding_model")
 SET_UP_LLM = (
@@ -60,7 +63,7 @@ class Preferences:
     builder_model: str = "gpt-4o-mini"
     chat_model: str = "gpt-4o-mini"
     builder_temperature: float = 0.3
-    chat_temperature: float = 0.7
+    chat_temperature: float = CHAT_TEMPERATURE
     min_tokens: int = 100
     max_tokens: int = 1000
     workers: int = 0  # parallel LLM calls; 0: automatic (learned from the server)
@@ -170,8 +173,11 @@ def _migrate(store: QSettings, prefs: Preferences) -> None:
     """Older preferences, brought up to date (they are stored so at the next `save`).
     Version 1 saved every default: a `workers` of 8 was the default, not a choice, and is
     now automatic (0); another number was chosen, and stays."""
-    if stored_version(store) < 2 and prefs.workers == OLD_DEFAULT_WORKERS:
+    version = stored_version(store)
+    if version < 2 and prefs.workers == OLD_DEFAULT_WORKERS:
         prefs.workers = 0
+    if version < 3 and prefs.chat_temperature == OLD_CHAT_TEMPERATURE:
+        prefs.chat_temperature = CHAT_TEMPERATURE  # the old default, saved as if chosen
 
 
 def _number(value: object) -> str | int | float:

@@ -195,7 +195,7 @@ def test_settings_from_environment_never_show_the_key() -> None:
     builder = LLMSettings.from_env("builder", env=env)
     chat = LLMSettings.from_env("chat", env=env)
     assert (builder.model, builder.temperature) == ("base-model", 0.1)
-    assert (chat.model, chat.temperature) == ("chat-model", 0.7)
+    assert (chat.model, chat.temperature) == ("chat-model", 0.0)  # reading, not writing
     assert builder.key_value() == "sk-secret-value-123"
     assert "sk-secret" not in repr(builder) and "sk-secret" not in str(builder.model_dump())
 

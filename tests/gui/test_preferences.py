@@ -59,6 +59,21 @@ def test_eight_workers_chosen_after_the_change_stay(store: QSettings, shared: Pa
     assert load(QSettings(store.fileName(), QSettings.Format.IniFormat), shared).workers == 8
 
 
+def test_the_old_default_chat_temperature_becomes_the_new_one(tmp_path: Path, shared: Path) -> None:
+    """Versions before 3 saved the chat's 0.7 whether or not it was chosen; it is 0 now."""
+    path = tmp_path / "v2.ini"
+    path.write_text("[prefs]\nversion=2\nchat_temperature=0.7\nworkers=3\n", encoding="utf-8")
+    prefs = load(QSettings(str(path), QSettings.Format.IniFormat), shared)
+    assert (prefs.chat_temperature, prefs.workers) == (0.0, 3)
+    save(
+        QSettings(str(path), QSettings.Format.IniFormat),
+        replace(prefs, chat_temperature=0.7),
+        shared,
+    )
+    chosen = load(QSettings(str(path), QSettings.Format.IniFormat), shared)
+    assert chosen.chat_temperature == 0.7  # chosen after the change: it stays
+
+
 def test_no_preferences_yet_are_of_this_version(store: QSettings, shared: Path) -> None:
     assert stored_version(store) == VERSION
     assert load(store, shared) == Preferences()

@@ -28,10 +28,11 @@ from gam_desktop.engine.llm.probe import (
 )
 from gam_desktop.engine.llm.redact import RedactingFormatter, Redactor, redact_json
 from gam_desktop.engine.llm.redact import known as redact_known
-from gam_desktop.engine.llm.settings import Role
+from gam_desktop.engine.llm.settings import CHAT_TEMPERATURE, Role
 from gam_desktop.engine.llm.tokenizer import count_tokens, resources_dir
 
 __all__ = [
+    "CHAT_TEMPERATURE",
     "LOCAL_SERVERS",
     "EmbeddingChoice",
     "EmbeddingSettings",

@@ -23,9 +23,14 @@ Role = Literal["builder", "chat"]
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_MODEL = "gpt-4o-mini"
 NO_KEY = "not-needed"  # local servers (Ollama, llama.cpp) accept any non-empty key
+# The chat's calls read passages and answer from them (the grounded reading, research's
+# claims, the facts of a turn): extraction, not writing. At 0.7 a small model sampled other
+# passages' values and the same question got other answers (the persona evaluation's dev
+# half: 36 → 41 of 63 questions at 0, and its runs stopped differing by ±4).
+CHAT_TEMPERATURE = 0.0
 _ROLE_ENV = {
     "builder": ("GAM_AGENT_MODEL", "GAM_AGENT_TEMPERATURE", 0.3),
-    "chat": ("CHAT_AGENT_MODEL", "CHAT_AGENT_TEMPERATURE", 0.7),
+    "chat": ("CHAT_AGENT_MODEL", "CHAT_AGENT_TEMPERATURE", CHAT_TEMPERATURE),
 }
 
 
