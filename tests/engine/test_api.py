@@ -87,8 +87,8 @@ def test_a_file_as_a_passage_shown_to_a_model() -> None:
         "updated: 2026-09-07T18:00:00+00:00\n---\nThe user's bank meeting is on 26 November.\n"
     )
     label, shown = api.passage_of("facts/bank/meeting.md", fact)
-    assert label == "a fact the user stated on 2026-09-07"
-    assert shown == "Stated on 2026-09-07: The user's bank meeting is on 26 November."
+    assert label == "a fact the user stated on Monday 7 September 2026"
+    assert shown == "Stated on Monday 7 September 2026: The user's bank meeting is on 26 November."
     note = "---\ntitle: Release process\ntags: [x]\n---\nReleases are cut on Fridays.\n"
     assert api.passage_of("ops/release.md", note) == (
         "Release process",
