@@ -690,12 +690,7 @@ def _connection_problem(chain: list[BaseException]) -> str:
 def _server_reason(exc: Any) -> str:
     """What the server said of a request it refused, in one line (the SDK's message is
     "Error code: 400 - <the server's message>"; a body that is no JSON error, its start)."""
-    message = str(getattr(exc, "message", "") or "")
-    said = message.partition(" - ")[2] if message.startswith("Error code:") else message
-    body = getattr(exc, "body", None)
-    if not said and isinstance(body, str):
-        said = body
-    said = " ".join(said.split())
+    said = " ".join((_server_words(exc) or "").split())
     if not said:
         return "no reason given"
     return said if len(said) <= 300 else said[:299] + "…"
@@ -727,6 +722,8 @@ def _server_words(exc: Any) -> str | None:
     message = str(getattr(exc, "message", "") or "")
     if message.startswith("Error code:") and " - " in message:
         return message.partition(" - ")[2]
+    if message and not message.startswith("Error code:"):
+        return message  # an error of our own making, not the SDK's
     body = getattr(exc, "body", None)
     if isinstance(body, dict):
         body = body.get("message") or body.get("detail")
