@@ -294,6 +294,16 @@ def test_an_endless_error_body_of_the_embeddings_is_read_no_further_than_its_sta
         assert all(call.sent < CAP // 5 for call in s.answered)
 
 
+@pytest.mark.timeout(60)
+def test_the_embeddings_refusal_shows_the_servers_words_without_the_key() -> None:
+    echoed = f"Incorrect API key provided: {KEY}."
+    with ChunkedServer(whole(json_error(echoed)), status=401) as s:
+        settings = EmbeddingSettings(base_url=s.base_url, model="m", api_key=KEY, batch_size=1)
+        with pytest.raises(EmbeddingError) as failed:
+            Embedder(settings).embed(["a"], "passage")
+    assert str(failed.value) == "HTTP 401: Incorrect API key provided: [redacted]."
+
+
 @pytest.mark.timeout(120)
 def test_an_endless_embeddings_reply_is_read_no_further_than_its_vectors_can_take() -> None:
     answer = endless(b'{"object": "list", "data": [{"index": 0, "embedding": [', b"0.5, " * 4096)

@@ -36,9 +36,7 @@ import importlib
 import json
 import logging
 import random
-import re
 import time
-import unicodedata
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
@@ -58,6 +56,7 @@ from gam_desktop.engine.llm.errors import (
 from gam_desktop.engine.llm.limit import MAX_LIMIT
 from gam_desktop.engine.llm.protocol import STAGE_HEADER, Messages
 from gam_desktop.engine.llm.redact import Redactor, redact_error, redact_reply
+from gam_desktop.engine.llm.server_words import server_reason, shown_words
 from gam_desktop.engine.llm.settings import LLMSettings
 from gam_desktop.engine.llm.streaming import (
     BrokenReply,
@@ -73,10 +72,6 @@ from gam_desktop.engine.progress import CancelToken
 from gam_desktop.engine.textutil import plural
 
 log = logging.getLogger(__name__)
-# Characters of a server's own words that a refused key's or a rate limit's line shows: a
-# JSON error's message takes a sentence or two; more is a page, not words for that line.
-SHOWN_WORDS = 200
-_MASK = re.compile(r"\*{4,}")  # a key masked in a server's words, star by star
 T = TypeVar("T", bound=BaseModel)
 R = TypeVar("R")
 
@@ -207,7 +202,7 @@ class LLMClient:
             except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
                 raise LLMAuthError(
                     f"{self.settings.base_url} refused the API key (HTTP {exc.status_code})"
-                    f"{_said(exc, redactor)}"
+                    f"{shown_words(exc, redactor)}"
                 ) from exc
             except openai.NotFoundError as exc:
                 # The model went away: what was learned of it may no longer hold either.
@@ -218,7 +213,7 @@ class LLMClient:
             except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
                 raise LLMRejected(
                     f"the LLM server at {self.settings.base_url} rejected the request "
-                    f"(HTTP {exc.status_code}): {_server_reason(exc)}"
+                    f"(HTTP {exc.status_code}): {server_reason(exc)}"
                 ) from exc
             except _retryable() as exc:
                 if isinstance(exc, NoFirstToken):
@@ -227,7 +222,7 @@ class LLMClient:
             except openai.APIStatusError as exc:  # 402, 405, 413 …: asking again won't help
                 raise LLMCallFailed(
                     f"the LLM server at {self.settings.base_url} refused the request "
-                    f"(HTTP {exc.status_code}): {_server_reason(exc)}"
+                    f"(HTTP {exc.status_code}): {server_reason(exc)}"
                 ) from exc
             else:
                 self._record_usage(stage, messages, response)
@@ -390,7 +385,7 @@ class LLMClient:
             )
         problem = _describe(exc, self.settings.timeout)
         if isinstance(exc, sdk().RateLimitError):  # which limit, or that the quota is spent
-            problem += _said(exc, self.redactor)
+            problem += shown_words(exc, self.redactor)
         return LLMCallFailed(
             f"the LLM server at {url} kept failing after {plural(attempt + 1, 'attempt')}: "
             f"{problem}"
@@ -685,49 +680,6 @@ def _connection_problem(chain: list[BaseException]) -> str:
     if any(type(e).__name__ == "RemoteProtocolError" for e in chain):
         return f"the reply was not valid HTTP ({chain[-1]})"
     return f"the connection failed ({chain[-1]})"
-
-
-def _server_reason(exc: Any) -> str:
-    """What the server said of a request it refused, in one line (the SDK's message is
-    "Error code: 400 - <the server's message>"; a body that is no JSON error, its start)."""
-    said = " ".join((_server_words(exc) or "").split())
-    if not said:
-        return "no reason given"
-    return said if len(said) <= 300 else said[:299] + "…"
-
-
-def _said(exc: Any, redactor: Redactor) -> str:
-    """The server's own words of a refused key or a rate limit (the key it refused, the
-    limit or the quota it hit) as ": <words>", for the end of the line a person is shown; ""
-    when it said none that fit in such a line: words longer than SHOWN_WORDS or of more than
-    one line (a page, a traceback), or markup (an HTML page). Control characters are taken
-    out (a terminal's escapes, a text's direction turned round) and any key this client
-    sends is redacted, after: a key with a control character inside is whole only then."""
-    words = _server_words(exc)
-    if words is None or len(words.strip().splitlines()) != 1:
-        return ""
-    words = " ".join(words.split())  # (a tab too)
-    words = "".join(c for c in words if unicodedata.category(c) not in ("Cc", "Cf"))
-    # OpenAI's "Incorrect API key provided: sk-proj-*****…***AbCd" masks with ~150 stars
-    words = redactor.text(_MASK.sub("***", words)).strip()
-    if not words or words.startswith("<") or len(words) > SHOWN_WORDS:
-        return ""
-    return f": {words}"
-
-
-def _server_words(exc: Any) -> str | None:
-    """The server's words in an SDK error: its JSON error's message (which the SDK puts in
-    its own, "Error code: 401 - <message>"), or its body when that is text, or a JSON
-    body's "detail" (FastAPI's); None for none."""
-    message = str(getattr(exc, "message", "") or "")
-    if message.startswith("Error code:") and " - " in message:
-        return message.partition(" - ")[2]
-    if message and not message.startswith("Error code:"):
-        return message  # an error of our own making, not the SDK's
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict):
-        body = body.get("message") or body.get("detail")
-    return body if isinstance(body, str) else None
 
 
 def _describe(exc: Exception, timeout: float | None = None) -> str:

@@ -45,6 +45,8 @@ from pydantic import BaseModel, Field, SecretStr, ValidationError
 
 from gam_desktop.engine.llm.client import sdk
 from gam_desktop.engine.llm.errors import LLMError
+from gam_desktop.engine.llm.redact import Redactor
+from gam_desktop.engine.llm.server_words import shown_words
 from gam_desktop.engine.llm.settings import Endpoint, LLMSettings, env_key
 from gam_desktop.engine.llm.streaming import Overlong
 
@@ -362,6 +364,11 @@ class Embedder:
         return "text" if same else "server"
 
     @property
+    def _redactor(self) -> Redactor:
+        key = self.settings.api_key
+        return Redactor([key.get_secret_value() if key is not None else None])
+
+    @property
     def _openai(self) -> Any:
         if self._client is None:
             longest = reply_limit(self.settings.batch_size)
@@ -380,7 +387,7 @@ class Embedder:
         except Overlong as exc:  # (llm/bodies.py: past what the batch's vectors can take)
             raise EmbeddingError(str(exc)) from exc
         except (openai.OpenAIError, ValueError, TypeError, AttributeError, KeyError) as exc:
-            raise EmbeddingError(_describe(exc, self.settings.timeout)) from exc
+            raise EmbeddingError(_describe(exc, self.settings.timeout, self._redactor)) from exc
         return _checked(matrix, len(texts))
 
 
@@ -395,12 +402,12 @@ def _checked(matrix: Matrix, count: int) -> Matrix:
     return normalized
 
 
-def _describe(exc: BaseException, timeout: float) -> str:
+def _describe(exc: BaseException, timeout: float, redactor: Redactor) -> str:
     openai = sdk()
     if isinstance(exc, openai.APITimeoutError):
         return f"no reply within {timeout:g} s"
     if isinstance(exc, openai.APIStatusError):
-        return f"HTTP {exc.status_code}"
+        return f"HTTP {exc.status_code}{shown_words(exc, redactor)}"
     if isinstance(exc, openai.APIConnectionError):
         return "no connection"
     if isinstance(exc, ValueError | TypeError | AttributeError | KeyError):
