@@ -36,6 +36,7 @@ from gam_desktop.engine.facts.learn import Learned, learn  # noqa: E402
 from gam_desktop.engine.facts.record import read_facts  # noqa: E402
 from gam_desktop.engine.llm.client import LLMClient  # noqa: E402
 from gam_desktop.engine.llm.settings import LLMSettings  # noqa: E402
+from gam_desktop.engine.models import META_FILE, GamMeta  # noqa: E402
 
 
 def relearn(llm: LLMClient, source: Path, target: Path) -> tuple[int, int]:
@@ -66,6 +67,7 @@ def learn_sessions(llm: LLMClient, persona: dict, target: Path) -> tuple[int, in
     if target.exists():
         shutil.rmtree(target)
     target.mkdir(parents=True)
+    (target / META_FILE).write_text(GamMeta().model_dump_json(indent=2) + "\n", encoding="utf-8")
     calls = 0
     for session in persona["sessions"]:
         for number, text in enumerate(session["turns"], 1):
