@@ -35,7 +35,7 @@ from gam_desktop.engine.chats.record import parse  # noqa: E402
 from gam_desktop.engine.facts.learn import Learned, learn  # noqa: E402
 from gam_desktop.engine.facts.record import read_facts  # noqa: E402
 from gam_desktop.engine.llm.client import LLMClient  # noqa: E402
-from gam_desktop.engine.llm.settings import LLMSettings  # noqa: E402
+from gam_desktop.engine.llm.settings import CHAT_TEMPERATURE, LLMSettings  # noqa: E402
 from gam_desktop.engine.models import META_FILE, GamMeta  # noqa: E402
 
 
@@ -115,7 +115,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--to", dest="target", type=Path, required=True)
     parser.add_argument("--personas", help="comma-separated (default: every memory in --from)")
     args = parser.parse_args(argv)
-    llm = LLMClient(LLMSettings(base_url=args.base_url, model=args.model, workers=1))
+    # the chat role's settings, as the app learns: temperature 0 (CHAT_TEMPERATURE)
+    settings = LLMSettings(base_url=args.base_url, model=args.model, workers=1)
+    llm = LLMClient(settings.model_copy(update={"temperature": CHAT_TEMPERATURE}))
     wanted = args.personas.split(",") if args.personas else None
     if args.sessions:
         from tests.benchmarks.eval_personas import load_persona, personas
