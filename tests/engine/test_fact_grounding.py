@@ -132,3 +132,33 @@ def test_an_update_grounded_in_the_turn_and_the_old_fact_stands(tmp_path: Path) 
     assert new.statement == (
         "The user is catering a lunch for Fjordbyte on 6 November for 100 people."
     )
+
+
+def test_an_update_that_only_adds_to_the_old_fact_is_refused_and_the_new_fact_learned(
+    tmp_path: Path,
+) -> None:
+    """A 1.5B model "updated" the truck into the truck and the turn's price, and called the
+    price already known: the price would have lived in two facts, of which a later change
+    replaces one. Nothing of the old fact is replaced: it stays, and the price is learned
+    as itself."""
+    truck = "I run a taco truck called Little Comal, mostly lunch service at office parks."
+    existing = _stored(tmp_path, truck)
+    llm = FakeLLM(
+        {
+            Extraction: _extraction("The birria taco costs 95 kronor for two."),
+            Reconciliation: {
+                "facts": [
+                    {
+                        "id": "F1",
+                        "event": "UPDATE",
+                        "statement": f"{truck} The birria taco costs 95 kronor for two.",
+                    },
+                    {"id": "N1", "event": "NONE"},
+                ]
+            },
+        }
+    )
+    said = "Our best seller is the birria taco; it's 95 kronor for two."
+    learned = learn(llm, said, existing, "c-2", 3, now=NOW)
+    assert not learned.updated and not learned.deleted
+    assert [f.statement for f in learned.added] == ["The birria taco costs 95 kronor for two."]

@@ -16,6 +16,7 @@ from gam_desktop.engine.facts.grounded import grounded, without_markers
 from gam_desktop.engine.facts.learned import norm
 from gam_desktop.engine.facts.matching import terms
 from gam_desktop.engine.facts.said import Said
+from gam_desktop.engine.facts.standalone import said_by, standalone
 from gam_desktop.engine.llm import LLM
 from gam_desktop.engine.progress import CancelToken
 
@@ -110,7 +111,9 @@ def cleaned(facts: list[ExtractedFact], said: Said, name: str) -> list[Extracted
     """The extracted facts the user stated: none that names the user (the identity fact
     does), none whose words are not theirs (what the model made up or took from text it
     never saw: grounded.py), retraction clauses taken out ("…, so forget what I said about
-    selling it"), the user's own name said as "the user", and each statement once."""
+    selling it"), one that opens with a pronoun learned as the user's sentence that says
+    it (standalone.py) and then no other fact it says whole, the user's own name said as
+    "the user", and each statement once."""
     own = terms(said.own)
     out: list[ExtractedFact] = []
     for fact in facts:
@@ -120,10 +123,12 @@ def cleaned(facts: list[ExtractedFact], said: Said, name: str) -> list[Extracted
         theirs = bool(terms(statement) & own) and grounded(statement, said.own)
         if named or someone or not statement or not theirs:
             continue
+        statement = standalone(statement, said.told)
         statement, subject = identity.as_the_user(statement, fact.subject, name)
         if all(norm(statement) != norm(f.statement) for f in out):
             out.append(fact.model_copy(update={"statement": statement, "subject": subject}))
-    return out
+    statements = [f.statement for f in out]
+    return [f for f in out if not said_by(f.statement, statements)]
 
 
 def _without_retraction(statement: str) -> str:

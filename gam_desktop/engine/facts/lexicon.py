@@ -134,7 +134,8 @@ RETRACTED = re.compile(
 # What a retraction's object must hold more than: "I've stopped going", "doing it".
 LIGHT_WORDS = frozenset(
     "it that this them those there one go goes going went do does doing did be being get "
-    "getting got make making".split()
+    "getting got make making he him his she her hers they their theirs its we us our ours "
+    "still".split()
 )
 NEGATION = re.compile(
     r"\b(no\s+longer|not|never|any\s?more|no\s+more|stopped|quit)\b|n't\b", re.IGNORECASE

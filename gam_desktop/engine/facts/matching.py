@@ -229,20 +229,23 @@ def _said(statement: str) -> frozenset[str]:
 
 def _named_old(said: Said, existing: list[Fact], new: list[str], rarity: Rarity) -> list[Proposal]:
     """ "moved … from 12 November to 19 November", "instead of 80", "not Maíz Dorado": the
-    fact naming the old value, most like the new statement, is replaced by it."""
+    fact naming the old value, most like a new statement, is replaced by it; when several
+    facts name it, each new statement replaces the one most like it ("…come from Maíz de
+    Oro, not Maíz Dorado. Better price and they deliver daily." replaces both where the
+    supplier was named and where its deliveries were)."""
     out = []
     for value in said.old_values:
         holding = [f for f in existing if _holds(f.statement, value)]
-        best: tuple[float, Fact, int] | None = None
+        pairs: list[tuple[float, Fact, int]] = []
         for n, statement in enumerate(new):
             words = terms(statement) - terms(value)
             for fact in holding:
                 score = rarity.shared(words, terms(fact.statement))
-                if score > 0 and (best is None or score > best[0]):
-                    best = (score, fact, n)
-        if best is not None:
-            out.append(Proposal(best[1], best[2], UPDATE, True, OLD_VALUE))
-        elif value in said.new_values:  # no new fact says it: the old one, with the new value
+                if score > 0:
+                    pairs.append((score, fact, n))
+        pairs.sort(key=lambda pair: -pair[0])  # the best first: proposals() takes each once
+        out += [Proposal(fact, n, UPDATE, True, OLD_VALUE) for _score, fact, n in pairs]
+        if not pairs and value in said.new_values:  # no new fact says it: the old one, anew
             out += _substituted(said, value, holding, rarity)
     return out
 

@@ -114,9 +114,18 @@ def apply(
             if n is not None:
                 follows.setdefault(n, []).append(old)
     known = {norm(f.statement) for f in related} | {norm(f.statement) for _, f in learned.updated}
+    kept = "\n".join(f.statement for f in related if f.id not in chosen)
+    kept += "".join(f"\n{f.statement}" for _, f in learned.updated)
     for i, fact in enumerate(new):
         decision = events.get(f"N{i + 1}")
-        said_known = decision is not None and decision.event == "NONE" and i not in follows
+        # "already known" holds where a fact kept says it (not one merged into an update
+        # that was refused)
+        said_known = (
+            decision is not None
+            and decision.event == "NONE"
+            and i not in follows
+            and grounded(fact.statement, kept)
+        )
         if i in consumed or norm(fact.statement) in known or said_known:
             continue
         made = new_fact(learned, fact.statement, fact.subject, fact.topic)
@@ -173,15 +182,20 @@ def _chosen(
 def _may_update(old: Fact, statement: str, said: Said) -> bool:
     """A model's UPDATE stands when it changes the statement into words the user wrote
     (grounded in this turn and the fact it replaces, and bringing a word of this turn the
-    fact did not have: not another fact restated), and never gives the user a name (the
-    identity is the user's own words only)."""
+    fact did not have: not another fact restated), replaces something of it (one that
+    keeps every word of the old fact only adds to it: a 1.5B model "updated" "I run a taco
+    truck called Little Comal." into that sentence and the turn's new price, and the price
+    then lived in two facts, of which a later change replaced one), and never gives the
+    user a name (the identity is the user's own words only). The new facts it would have
+    merged in are learned as themselves."""
     named = identity.names_the_user(statement) or identity.makes_the_user_someone(
         statement, said.own, ""
     )
     changed = bool(statement) and norm(statement) != norm(old.statement)
+    replaces = not terms(old.statement) <= terms(statement)
     brought = (terms(statement) & terms(said.own)) - terms(old.statement)
     theirs = bool(brought) and grounded(statement, f"{said.own}\n{old.statement}")
-    return changed and not named and theirs
+    return changed and replaces and not named and theirs
 
 
 def _said_known(events: dict[str, Decision], proposal: Proposal) -> bool:

@@ -1,0 +1,65 @@
+"""A fact says what it is about on its own.
+
+A small model splits "My tortillas come from a small supplier called Maíz Dorado; they
+deliver on Mondays and Thursdays." into two facts, and the second, "They deliver on Mondays
+and Thursdays.", no longer says who delivers: read later beside other facts it answers a
+question about anyone's deliveries, and when the user changes supplier nothing ties it to
+the one replaced. A statement that opens with a pronoun (its referent left behind in the
+message) is therefore learned as the user's own sentence that holds it, with the sentence
+before when that one does not say what its pronoun stands for either ("Better price and
+they deliver daily."); the turn's other facts it says whole are not learned beside it (a
+later change would replace one of the two and leave the other current). Language only:
+which words are pronouns, never a subject.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gam_desktop.engine.facts.grounded import names_and_numbers
+from gam_desktop.engine.facts.matching import terms
+
+# A third-person pronoun or demonstrative opening a statement: its referent is elsewhere.
+_OPENS_WITH_PRONOUN = re.compile(
+    r"^\W*(?:they|them|their|it|its|he|she|his|her|this|that|these|those)\b(?!-)",
+    re.IGNORECASE,
+)
+_PRONOUN = re.compile(r"\b(?:they|them|their|it|its|he|she|his|her)\b", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_HELD = 0.6  # the share of a statement's words a sentence must write to be where it is said
+
+
+def opens_with_pronoun(statement: str) -> bool:
+    return bool(_OPENS_WITH_PRONOUN.match(statement))
+
+
+def standalone(statement: str, told: str) -> str:
+    """`statement`, or, when it opens with a pronoun, the sentence of `told` (the user's
+    words) that says it, with the sentence before when that one opens with a pronoun too or
+    holds one and names nothing; `statement` when no sentence says most of its words."""
+    if not opens_with_pronoun(statement):
+        return statement
+    words = terms(statement)
+    sentences = [" ".join(s.split()) for s in _SENTENCE_END.split(told.strip()) if s.strip()]
+    if not words or not sentences:
+        return statement
+    shared = [len(words & terms(s)) for s in sentences]
+    best = max(range(len(sentences)), key=lambda i: shared[i])
+    if shared[best] < _HELD * len(words):
+        return statement
+    said = sentences[best]
+    if best > 0 and (opens_with_pronoun(said) or _unanchored(said)):
+        said = f"{sentences[best - 1]} {said}"
+    return said
+
+
+def said_by(statement: str, others: list[str]) -> bool:
+    """Whether another of `others` (the turn's facts) writes every word of `statement`:
+    learned beside it, a later change would replace one and leave the other current."""
+    words = terms(statement)
+    return bool(words) and any(words <= terms(o) and o != statement for o in others)
+
+
+def _unanchored(sentence: str) -> bool:
+    """A pronoun, and no name or number it could stand for."""
+    return bool(_PRONOUN.search(sentence)) and not names_and_numbers(sentence)
