@@ -52,7 +52,7 @@ _UNIT = re.compile(r"\n\s*\n|\n(?=\s*(?:[#>|*-]|\d{1,3}[.)]\s))|(?<=[.!?])\s+(?=
 _HEADING = re.compile(r"^\s*#{1,6}\s+\S")
 _IDENTIFIER = re.compile(r"\w*\d\w*(?:[._-]\w+)+|\w+(?:[._-]\w+)*[._-]\d\w*|\w*[a-z]\d\w*", re.I)
 _CAPITALIZED = re.compile(r"(?<![\w'’.-])([A-Z][\w'’-]*)")
-# A possessive or a contraction's ending ("Ann's", "Tomasz'", "I'd", "I've"), which is
+# A possessive or a contraction's ending ("Ann's", "James'", "I'd", "I've"), which is
 # not part of the name it is written on.
 _CLITIC = re.compile(r"['’](?:s|d|m|ve|ll|re)?$")
 _SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n)\W*$")

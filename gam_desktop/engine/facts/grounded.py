@@ -2,7 +2,7 @@
 
 Measured on 103 facts a 1.5B model learned from three persona's sessions, a quarter were
 not the user's: a name from the prompt's example ("The user's sister Anne changed her
-order" for "Fjordbyte changed their order"), an inference ("which implies she is
+order" for "Northwind changed their order"), an inference ("which implies she is
 interested in…"), another fact restated under a turn that said nothing of it, and our own
 prompt's markers copied into the statement ("(subject: the user)", "(N1)"). A statement is
 kept only when it is grounded in its sources (the turn's own words, and for an update the
@@ -30,7 +30,7 @@ def without_markers(statement: str) -> str:
 
 def names_and_numbers(text: str) -> set[str]:
     """The words `text` writes with a capital where no sentence starts, and its numbers,
-    lowercased ("Anne", "Fjordbyte", "14:30"); "I" is no name."""
+    lowercased ("Anne", "Northwind", "14:30"); "I" is no name."""
     found = set()
     for match in _NAME_OR_NUMBER.finditer(text):
         word = re.sub(r"['’]s?$", "", match.group(1)).rstrip(".,:/-")

@@ -1,7 +1,7 @@
 """The person's own name: one fact (`kind: identity`), set only by the user naming
 themselves in their own words, never by another person's name.
 
-The 1.5B model turned "my colleague Johan Berg…" into "The user is Johan Berg." and lost
+The 1.5B model turned "my colleague Marta Holm…" into "The user is Marta Holm." and lost
 the name the person gave in their first turn. Here a name is the user's only when their
 own words say so: "Hi, I'm Iris", "my name is Iris", "call me Iris", or "I'm Iris Moreau."
 opening the message when the model read the same name. Every extracted statement that
@@ -62,7 +62,7 @@ def names_the_user(statement: str) -> str:
 
 
 def full_name_given(statement: str, own: str) -> str:
-    """ "The user is Keziah Lindqvist." when the user wrote "I'm Keziah Lindqvist": a name
+    """ "The user is Iris Moreau." when the user wrote "I'm Iris Moreau": a name
     of two words or more (a single capitalized word may say where they are from)."""
     bare = lx.IS_A_NAME.match(statement)
     name = bare.group(1) if bare else ""
@@ -70,7 +70,7 @@ def full_name_given(statement: str, own: str) -> str:
 
 
 def makes_the_user_someone(statement: str, own: str, name: str) -> bool:
-    """ "The user is Johan Berg." when the user never said "I'm Johan…", or the user's own
+    """ "The user is Marta Holm." when the user never said "I'm Marta…", or the user's own
     name said again (the identity fact holds it); "I'm Dutch" makes "The user is Dutch."
     theirs."""
     bare = lx.IS_A_NAME.match(statement)

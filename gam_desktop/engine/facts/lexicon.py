@@ -49,9 +49,9 @@ NAME_CLAIM = re.compile(
     r"the\s+user\s+goes\s+by)\s+(.+?)\s*\.?\s*$",
     re.IGNORECASE,
 )
-# "The user is Johan Berg.": the user made into someone by a bare name.
+# "The user is Marta Holm.": the user made into someone by a bare name.
 IS_A_NAME = re.compile(r"^\s*(?i:the\s+user\s+is)\s+([A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)*)\s*\.?\s*$")
-# Someone else by their relation to the user: "my colleague Johan", "our advisor Johan Berg".
+# Someone else by their relation to the user: "my colleague Marta", "our advisor Marta Holm".
 SOMEONE_ELSE = re.compile(r"\b(?:my|our|his|her|their)\s+(?:[a-z][\w-]*\s+){1,3}$", re.IGNORECASE)
 
 # -- correcting oneself in the same breath -------------------------------------------------
@@ -152,7 +152,7 @@ CHANGE = re.compile(
     re.IGNORECASE,
 )
 # The value a change leaves behind, named: "from 12 November to 19 November", "instead of
-# 80", "not Maíz Dorado", "rather than the Midas", "up from 95".
+# 80", "not Red Mill", "rather than the old one", "up from 95".
 OLD_VALUE = [
     re.compile(
         r"\b(?:mov|chang|switch|push|brought|bring|reschedul|postpon|put|putting|rais|lower)"

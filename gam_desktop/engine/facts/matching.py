@@ -3,7 +3,7 @@ the words facts share, never from a subject: nothing here knows homes, jobs or p
 
 A proposal is strong when the user's own words say it: they take something back ("forget
 what I said about the Berlin festival"), name the value that no longer holds ("from 12
-November to 19 November", "instead of 80", "not Maíz Dorado"), or restate a fact in the same
+November to 19 November", "instead of 80", "not Red Mill"), or restate a fact in the same
 words with another value while saying that it changed ("I live in Braga now" after "I live
 in Porto"; "the recording day is now 2 April"). A strong proposal stands whatever the model
 decides; the others are hints in the reconciliation prompt.
@@ -102,7 +102,7 @@ def neighbourhood(existing: list[Fact], queries: list[str]) -> list[Fact]:
 
 def values(statement: str) -> list[str]:
     """The values a statement gives: numbers, dates and times, names (capitalized words
-    past the first), each run of them as one value ("21 April", "Maíz Dorado")."""
+    past the first), each run of them as one value ("21 April", "Red Mill")."""
     return list(_values(statement))
 
 
@@ -228,10 +228,10 @@ def _said(statement: str) -> frozenset[str]:
 
 
 def _named_old(said: Said, existing: list[Fact], new: list[str], rarity: Rarity) -> list[Proposal]:
-    """ "moved … from 12 November to 19 November", "instead of 80", "not Maíz Dorado": the
+    """ "moved … from 12 November to 19 November", "instead of 80", "not Red Mill": the
     fact naming the old value, most like a new statement, is replaced by it; when several
-    facts name it, each new statement replaces the one most like it ("…come from Maíz de
-    Oro, not Maíz Dorado. Better price and they deliver daily." replaces both where the
+    facts name it, each new statement replaces the one most like it ("…come from Villa de
+    Luz, not Red Mill. Better price and they deliver daily." replaces both where the
     supplier was named and where its deliveries were)."""
     out = []
     for value in said.old_values:

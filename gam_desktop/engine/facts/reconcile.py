@@ -183,8 +183,8 @@ def _may_update(old: Fact, statement: str, said: Said) -> bool:
     """A model's UPDATE stands when it changes the statement into words the user wrote
     (grounded in this turn and the fact it replaces, and bringing a word of this turn the
     fact did not have: not another fact restated), replaces something of it (one that
-    keeps every word of the old fact only adds to it: a 1.5B model "updated" "I run a taco
-    truck called Little Comal." into that sentence and the turn's new price, and the price
+    keeps every word of the old fact only adds to it: a 1.5B model "updated" "I run a bakery
+    called Crumb." into that sentence and the turn's new price, and the price
     then lived in two facts, of which a later change replaced one), and never gives the
     user a name (the identity is the user's own words only). The new facts it would have
     merged in are learned as themselves."""

@@ -194,7 +194,7 @@ def retractions(text: str) -> list[str]:
 
 def new_values(text: str) -> dict[str, str]:
     """Old value -> the value the user gives in its place: "from 12 November to 19
-    November", "100 people instead of 80", "Maíz de Oro, not Maíz Dorado"."""
+    November", "100 people instead of 80", "Villa de Luz, not Red Mill"."""
     found: dict[str, str] = {}
     for i, pattern in enumerate(lx.OLD_VALUE):
         for match in pattern.finditer(text):
@@ -214,7 +214,7 @@ def new_values(text: str) -> dict[str, str]:
 
 def _value_before(text: str, old: str) -> str:
     """The value nearest the end of `text` with the shape of `old` ("100" for "80"), else
-    the run of names ending it ("Maíz de Oro")."""
+    the run of names ending it ("Villa de Luz")."""
     sentence = _SENTENCE_START.split(text)[-1]
     before = list(_WORD.finditer(sentence))
     span = _same_shape(before, _WORD.findall(old), loose=False)

@@ -1,6 +1,6 @@
 """A fact says what it is about on its own.
 
-A small model splits "My tortillas come from a small supplier called Maíz Dorado; they
+A small model splits "My bread comes from a small bakery called Red Mill; they
 deliver on Mondays and Thursdays." into two facts, and the second, "They deliver on Mondays
 and Thursdays.", no longer says who delivers: read later beside other facts it answers a
 question about anyone's deliveries, and when the user changes supplier nothing ties it to
