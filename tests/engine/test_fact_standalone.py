@@ -15,6 +15,10 @@ NOW = datetime(2026, 9, 7, 12, 0, tzinfo=UTC)
 LATER = datetime(2026, 9, 29, 12, 0, tzinfo=UTC)
 
 
+def _extracted(*statements: str) -> dict:
+    return {"facts": [{"statement": s, "topic": "work"} for s in statements]}
+
+
 def _stored(root: Path, n: int, statement: str) -> Fact:
     made = Fact(f"f-20260907-12000{n}-00000{n}", statement, "the user", "work", "c-1", n, NOW, NOW)
     (root / made.home).parent.mkdir(parents=True, exist_ok=True)
@@ -63,12 +67,9 @@ def test_learning_keeps_the_subject_with_what_it_does() -> None:
     )
     llm = FakeLLM(
         {
-            Extraction: {
-                "facts": [
-                    {"statement": "My tortillas come from Maíz Dorado.", "topic": "work"},
-                    {"statement": "They deliver on Mondays and Thursdays.", "topic": "work"},
-                ]
-            }
+            Extraction: _extracted(
+                "My tortillas come from Maíz Dorado.", "They deliver on Mondays and Thursdays."
+            )
         }
     )
     learned = learn(llm, told, [], "c-1", 1, now=NOW)
@@ -90,12 +91,9 @@ def test_each_fact_naming_the_old_value_is_replaced_by_the_new_fact_most_like_it
     )
     llm = FakeLLM(
         {
-            Extraction: {
-                "facts": [
-                    {"statement": "Our tortillas come from Maíz de Oro.", "topic": "work"},
-                    {"statement": "Maíz de Oro deliver daily.", "topic": "work"},
-                ]
-            },
+            Extraction: _extracted(
+                "Our tortillas come from Maíz de Oro.", "Maíz de Oro deliver daily."
+            ),
             Reconciliation: {"facts": [{"id": f"F{i}", "event": "NONE"} for i in (1, 2)]},
         }
     )
