@@ -30,8 +30,9 @@ def draw(size: int = 1024) -> Image.Image:
         d.rounded_rectangle((450 * s, y * s, 820 * s, (y + 160) * s), radius=36 * s, fill=white)
         for row in range(2):
             top = (y + 45 + row * 50) * s
-            d.rounded_rectangle((500 * s, top, (760 - row * 90) * s, top + 22 * s),
-                                radius=11 * s, fill="#2f6fde")
+            d.rounded_rectangle(
+                (500 * s, top, (760 - row * 90) * s, top + 22 * s), radius=11 * s, fill="#2f6fde"
+            )
     return image
 
 

@@ -126,7 +126,7 @@ def test_no_retraction_without_an_object(message: str) -> None:
         ("Johan Berg moved our meeting from 12 November to 19 November.", "12 November"),
         ("Fjordbyte changed their order: 100 people instead of 80, same date.", "80"),
         ("Our tortillas come from Maíz de Oro, not Maíz Dorado.", "Maíz Dorado"),
-        ("I bought a used SQ-5 instead of the Midas.", "the Midas"),
+        ("I bought a used SQ-5 instead of the Midas.", "Midas"),  # the fact may say "a Midas M32"
     ],
 )
 def test_the_value_the_user_says_no_longer_holds(message: str, old: str) -> None:

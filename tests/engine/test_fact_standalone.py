@@ -104,3 +104,44 @@ def test_each_fact_naming_the_old_value_is_replaced_by_the_new_fact_most_like_it
         deliveries.id: "Maíz de Oro deliver daily.",
     }
     assert not learned.added
+
+
+def test_a_clause_copied_from_the_middle_of_a_sentence_becomes_the_sentence() -> None:
+    told = "I'm saving up for a new press; the plan is a Quill 300. The shop is busy."
+    assert standalone("the plan is a Quill 300.", told) == (
+        "I'm saving up for a new press; the plan is a Quill 300."
+    )
+    renamed = "We renamed the zine: it's called Salt Lines now, Low Tide felt too gloomy."
+    assert standalone("Low Tide felt too gloomy.", renamed) == renamed
+
+
+def test_a_sentence_start_a_rewording_or_a_part_of_a_word_is_no_cut_clause() -> None:
+    told = "I'm saving up for a new press; the plan is a Quill 300. I work as a live-sound tech."
+    for kept in (
+        "I'm saving up for a new press.",  # where the sentence starts: it says its subject
+        "The plan for the new press is a Quill 300.",  # the model's own words
+        "sound tech.",  # after a hyphen inside a word, not after a clause mark
+    ):
+        assert standalone(kept, told) == kept
+
+
+def test_a_cut_clause_is_learned_as_its_sentence_and_replaced_when_its_value_goes(
+    tmp_path: Path,
+) -> None:
+    told = "I'm saving up for a new press; the plan is a Quill 300."
+    llm = FakeLLM(
+        {Extraction: _extracted("I'm saving up for a new press.", "the plan is a Quill 300.")}
+    )
+    first = learn(llm, told, [], "c-1", 1, now=NOW)
+    # one fact: beside "I'm saving up for a new press.", the fragment would stay current
+    assert [f.statement for f in first.added] == [told]
+    stored = _stored(tmp_path, 1, told)
+    change = "Change of plan on the press: I bought a used Brava 9 instead of the Quill."
+    llm = FakeLLM(
+        {
+            Extraction: _extracted("I bought a used Brava 9 instead of the Quill."),
+            Reconciliation: {"facts": [{"id": "F1", "event": "NONE"}]},
+        }
+    )
+    second = learn(llm, change, read_facts(tmp_path), "c-2", 1, now=LATER)
+    assert [old.id for old, _new in second.updated] == [stored.id]

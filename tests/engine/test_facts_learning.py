@@ -277,6 +277,19 @@ def test_a_changed_value_of_the_same_kind_replaces_the_fact_most_like_it() -> No
     assert not learned.updated and len(learned.added) == 1
 
 
+def test_a_change_that_names_the_same_someone_first_replaces_their_fact() -> None:
+    """ "Ada asked to switch to Thursdays and Fridays, because she has a class on
+    Saturdays": the reason is news to the fact about her days, but she is named first in
+    both, and a day replaces a day; someone else with a similar name keeps theirs."""
+    days = fact("Ada starts on Friday; she'll work Fridays and Saturdays.", n=1)
+    other = fact("Adam starts on Monday; he works Mondays.", n=2)
+    told = "Ada asked to switch to Thursdays and Fridays, because she has a class on Saturdays."
+    llm = FakeLLM({Extraction: extraction(told), Reconciliation: nothing_changes("F1", "F2", "N1")})
+    learned = learn(llm, f"{told} Fine by me.", [days, other], now=NOW)
+    assert [(o.id, n.statement) for o, n in learned.updated] == [(days.id, told)]
+    assert not learned.added
+
+
 def test_another_persons_value_is_not_replaced_by_a_change() -> None:
     """ "My sister Anne now lives in Lyon" says nothing of Marie, though the words match."""
     marie = fact("The user's sister Marie lives in Paris.", n=1)

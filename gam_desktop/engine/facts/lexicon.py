@@ -165,6 +165,9 @@ OLD_VALUE = [
     re.compile(r"\bup\s+from\s+(.+?)(?=[,.;:!?]|\s[-–—]\s|$)", re.IGNORECASE),
     re.compile(r"\bdown\s+from\s+(.+?)(?=[,.;:!?]|\s[-–—]\s|$)", re.IGNORECASE),
 ]
+# A determiner before a value the user names ("instead of the Quill"): the fact may have
+# said "a Quill 300".
+DETERMINER = re.compile(r"^(?:the|a|an|my|our|your|his|her|their|its|this|that)\s+", re.I)
 MONTHS = frozenset(
     "january february march april may june july august september october november december "
     "jan feb mar apr jun jul aug sep sept oct nov dec".split()

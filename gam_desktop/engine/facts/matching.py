@@ -149,8 +149,26 @@ def _same_someone(a: str, b: str) -> bool:
     """Whether two statements are about the same someone as far as names say: the names
     among their first words (where a sentence says who: "The user's sister Anne lives…")
     are the same, or one has none. "My sister Anne …" is not "my sister Marie …"."""
-    first = [{v.lower() for v in values(" ".join(_WORD.findall(s)[:4]))} for s in (a, b)]
+    first = [_first_names(s) for s in (a, b)]
     return not first[0] or not first[1] or bool(first[0] & first[1])
+
+
+def _named_alike(a: str, b: str) -> bool:
+    """Whether two statements say who they are about with the same name ("Ada starts on
+    Friday…", "Ada asked to switch to…"; a name may open the sentence): about one someone,
+    whatever else they say."""
+    first = [_first_names(s) | _opening_name(s) for s in (a, b)]
+    return any(value_shape(name) == "name" for name in first[0] & first[1])
+
+
+def _opening_name(statement: str) -> set[str]:
+    """The statement's first word when it is capitalized and says something (not "The")."""
+    words = _WORD.findall(statement)[:1]
+    return {w.lower() for w in words if shape(w) == "name" and terms(w) and w != "I"}
+
+
+def _first_names(statement: str) -> set[str]:
+    return {v.lower() for v in values(" ".join(_WORD.findall(statement)[:4]))}
 
 
 def _holds(statement: str, value: str) -> bool:
@@ -292,8 +310,9 @@ def _changed_value(
     statement: str, mine: list[str], existing: list[Fact], rarity: Rarity
 ) -> Fact | None:
     """The fact most like `statement` (its new values aside: "brother Tomas moved to Paris"
-    is like "brother Tomas is a chef in Lisbon") that names a value of the same kind as a
-    new one and no longer holds it; the latest of equals."""
+    is like "brother Tomas is a chef in Lisbon", or it names the same someone first) that
+    names a value of the same kind as a new one and no longer holds it; the latest of
+    equals."""
     best: tuple[float, float, Fact] | None = None
     own = terms(statement)
     for fact, document in zip(existing, rarity.documents, strict=True):
@@ -307,7 +326,9 @@ def _changed_value(
         if not _same_someone(statement, fact.statement):
             continue
         words = terms(statement) - terms(" ".join(fresh))
-        if not rarity.covers(words, document):
+        # Most of what it says is in the fact, or it names the fact's someone: the reason
+        # a change gives ("…, because she has a class on Saturdays") is news to the fact.
+        if not rarity.covers(words, document) and not _named_alike(statement, fact.statement):
             continue
         key = (rarity.shared(words, document), fact.updated.timestamp(), fact)
         if best is None or key[:2] > best[:2]:

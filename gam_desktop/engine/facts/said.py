@@ -208,7 +208,7 @@ def new_values(text: str) -> dict[str, str]:
             else:  # "B instead of A", "B, not A": B comes before, of A's shape
                 new = _value_before(text[: match.start()], old)
             if old and new and new.lower() != old.lower():
-                found.setdefault(old, new)
+                found.setdefault(_named(old), new)
     return found
 
 
@@ -231,13 +231,18 @@ def _value_before(text: str, old: str) -> str:
     return sentence[run[0].start() : run[-1].end()] if run else ""
 
 
+def _named(value: str) -> str:
+    """The value as a fact would name it: five words at most, no determiner before it."""
+    return lx.DETERMINER.sub("", " ".join(value.split()[:5]).strip(" ,"))
+
+
 def old_values(text: str) -> list[str]:
     """The values the user says are no longer so: "from 12 November to 19 November" gives
     "12 November", "100 people instead of 80" gives "80"."""
     found: list[str] = []
     for pattern in lx.OLD_VALUE:
         for match in pattern.finditer(text):
-            value = " ".join(match.group(1).split()[:5]).strip(" ,")
+            value = _named(match.group(1))
             content = [w for w in _WORD.findall(value) if shape(w) in ("number", "name", "word")]
             if content and value not in found:
                 found.append(value)
