@@ -53,7 +53,7 @@ def relearn(llm: LLMClient, source: Path, target: Path) -> tuple[int, int]:
             known = read_facts(target)
             learned = learn(llm, turn.question, known, record.id, number, now=turn.time)
             calls += learned.calls
-            _write(target, learned)
+            write_learned(target, learned)
             taught = learned.summary() if learned else "nothing"
             print(f"  [{turn.time:%Y-%m-%d}] {turn.question[:60]!r}: {taught}", flush=True)
     return len(read_facts(target)), calls
@@ -74,13 +74,15 @@ def learn_sessions(llm: LLMClient, persona: dict, target: Path) -> tuple[int, in
             at = session_start(session) + timedelta(minutes=TURN_MINUTES * (number - 1))
             learned = learn(llm, text, read_facts(target), session["date"], number, now=at)
             calls += learned.calls
-            _write(target, learned)
+            write_learned(target, learned)
             taught = learned.summary() if learned else "nothing"
             print(f"  [{session['date']}] {text[:60]!r}: {taught}", flush=True)
     return len(read_facts(target)), calls
 
 
-def _write(target: Path, learned: Learned) -> None:
+def write_learned(target: Path, learned: Learned) -> None:
+    """`learned`'s changes written into the memory at `target`, as the app's commit would
+    (without git)."""
     changes = learned.changes()
     for rel, text in changes.writes.items():
         (target / rel).parent.mkdir(parents=True, exist_ok=True)

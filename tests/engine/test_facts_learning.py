@@ -30,6 +30,7 @@ from gam_desktop.engine.facts.record import (
 )
 from gam_desktop.engine.llm import LLMCallFailed
 from gam_desktop.engine.textutil import plural
+from tests.benchmarks.relearn_personas import write_learned
 from tests.fakes import FakeLLM
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
@@ -52,15 +53,6 @@ def nothing_changes(*aliases: str) -> dict:
     return {"facts": [{"id": a, "event": "ADD" if a[0] == "N" else "NONE"} for a in aliases]}
 
 
-def apply(root: Path, learned: Learned) -> None:
-    changes = learned.changes()
-    for rel, text in changes.writes.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text, encoding="utf-8")
-    for rel in changes.deletes:
-        (root / rel).unlink()
-
-
 def stored(root: Path, *facts: Fact) -> list[Fact]:
     for f in facts:
         (root / f.home).parent.mkdir(parents=True, exist_ok=True)
@@ -77,7 +69,7 @@ def test_a_new_fact_has_the_date_and_turn_it_was_stated_in_one_call(tmp_path: Pa
     assert [f.statement for f in learned.added] == ["The user lives in Lisbon."]
     assert learned.calls == 1 and llm.stages() == ["extract_facts"]
     assert learned.summary() == "Learned 1 fact"
-    apply(tmp_path, learned)
+    write_learned(tmp_path, learned)
     (made,) = read_facts(tmp_path)
     assert (made.source_conversation, made.turn, made.created) == ("c-1", 3, NOW)
     assert made.path.startswith("facts/home/") and not made.replaces
@@ -98,7 +90,7 @@ def test_an_update_is_history_the_new_value_names_what_it_replaces(tmp_path: Pat
     )
     learned = learn(llm, "I moved to Lisbon.", stored(tmp_path, old), "c-2", 4, now=NOW)
     assert learned.calls == 2 and learned.summary() == "Updated 1"
-    apply(tmp_path, learned)
+    write_learned(tmp_path, learned)
     (current,) = read_facts(tmp_path)
     assert current.statement == "The user lives in Lisbon." and current.created == NOW
     assert (current.replaces, current.replaces_statement) == (old.id, old.statement)
@@ -128,7 +120,7 @@ def test_a_retraction_in_the_users_words_stands_whatever_the_model_says(tmp_path
     message = "Forget what I said about the Berlin festival, it fell through."
     learned = learn(llm, message, stored(tmp_path, berlin, fee), "c-3", 2, now=NOW)
     assert [f.statement for f in learned.deleted] == [berlin.statement] and learned.calls == 2
-    apply(tmp_path, learned)
+    write_learned(tmp_path, learned)
     (tomb,) = read_facts(tmp_path, deleted=True)
     assert (tomb.ended, tomb.deleted, tomb.ended_conversation, tomb.ended_turn) == (
         RETRACTED,
@@ -151,7 +143,7 @@ def test_what_follows_a_retraction_says_what_holds_now(tmp_path: Path) -> None:
     )
     message = "About the lido: what I said about swimming every Tuesday is no longer true."
     learned = learn(llm, message, stored(tmp_path, lido), "c-4", 1, now=NOW)
-    apply(tmp_path, learned)
+    write_learned(tmp_path, learned)
     (now_true,) = read_facts(tmp_path)
     (tomb,) = read_facts(tmp_path, deleted=True)
     assert now_true.statement == "The user no longer swims at the lido."
