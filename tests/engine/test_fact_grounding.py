@@ -68,9 +68,9 @@ def test_an_extracted_fact_with_a_name_from_nowhere_is_not_learned() -> None:
     ]
 
 
-def _stored(root: Path, statement: str) -> list[Fact]:
+def _stored(root: Path, statement: str, n: int = 1) -> list[Fact]:
     made = Fact(
-        "f-20261101-090000-000001", statement, "the user", "work", "c-1", 1, EARLIER, EARLIER
+        f"f-20261101-090000-00000{n}", statement, "the user", "work", "c-1", n, EARLIER, EARLIER
     )
     (root / made.home).parent.mkdir(parents=True, exist_ok=True)
     (root / made.home).write_text(render(made), encoding="utf-8")
@@ -162,3 +162,31 @@ def test_an_update_that_only_adds_to_the_old_fact_is_refused_and_the_new_fact_le
     learned = learn(llm, said, existing, "c-2", 3, now=NOW)
     assert not learned.updated and not learned.deleted
     assert [f.statement for f in learned.added] == ["The birria taco costs 95 kronor for two."]
+
+
+def test_an_update_into_a_statement_about_something_else_is_refused(tmp_path: Path) -> None:
+    """A 1.5B model "updated" the operation's booking into the turn's "The names drive me
+    mad." (nothing in common), and a habit into a job because both said "instead": the old
+    facts stay current and the turn's statements are learned as themselves."""
+    operation = "My knee operation is booked for 14 April at 9:30, with Dr. Haldane."
+    habit = "I'm cycling instead, about 30 kilometres on Sunday mornings."
+    _stored(tmp_path, operation)
+    existing = _stored(tmp_path, habit, 2)
+    told = "The names drive me mad. I'm doing sound at a festival in August instead."
+    new = ["The names drive me mad.", "I'm doing sound at a festival in August instead."]
+    llm = FakeLLM(
+        {
+            Extraction: _extraction(*new),
+            Reconciliation: {
+                "facts": [
+                    {"id": "F1", "event": "UPDATE", "statement": new[0]},
+                    {"id": "F2", "event": "UPDATE", "statement": new[1]},
+                    {"id": "N1", "event": "NONE"},
+                    {"id": "N2", "event": "NONE"},
+                ]
+            },
+        }
+    )
+    learned = learn(llm, told, existing, "c-2", 6, now=NOW)
+    assert not learned.updated and not learned.deleted
+    assert sorted(f.statement for f in learned.added) == sorted(new)

@@ -58,6 +58,13 @@ def terms(text: str) -> frozenset[str]:
     return frozenset(t for t in query_terms(text) if t not in _COMMON and t not in lx.LIGHT_WORDS)
 
 
+def about_the_same(a: str, b: str) -> bool:
+    """Whether two statements share a word that says what they are about: not a filler
+    ("instead", "now") nor a contraction's tail (the "m" of "I'm")."""
+    shared = terms(_FILLER.sub(" ", a)) & terms(_FILLER.sub(" ", b))
+    return any(len(t) > 1 or not t.isalpha() for t in shared)
+
+
 class Rarity:
     """Each term's weight among the known facts: rarer terms say more."""
 

@@ -16,7 +16,14 @@ from gam_desktop.engine.facts import identity
 from gam_desktop.engine.facts.extract import ExtractedFact
 from gam_desktop.engine.facts.grounded import grounded, without_markers
 from gam_desktop.engine.facts.learned import Learned, new_fact, norm, replacing
-from gam_desktop.engine.facts.matching import CHANGED_VALUE, DELETE, UPDATE, Proposal, terms
+from gam_desktop.engine.facts.matching import (
+    CHANGED_VALUE,
+    DELETE,
+    UPDATE,
+    Proposal,
+    about_the_same,
+    terms,
+)
 from gam_desktop.engine.facts.record import Fact
 from gam_desktop.engine.facts.said import Said
 from gam_desktop.engine.llm import LLM
@@ -186,8 +193,10 @@ def _may_update(old: Fact, statement: str, said: Said) -> bool:
     keeps every word of the old fact only adds to it: a 1.5B model "updated" "I run a bakery
     called Crumb." into that sentence and the turn's new price, and the price
     then lived in two facts, of which a later change replaced one), and never gives the
-    user a name (the identity is the user's own words only). The new facts it would have
-    merged in are learned as themselves."""
+    user a name (the identity is the user's own words only), and is about what the fact
+    is about (a 1.5B model "updated" an operation's date into "The names drive me mad.",
+    and a habit into the turn's festival job because both said "instead"). The new facts
+    it would have merged in are learned as themselves."""
     named = identity.names_the_user(statement) or identity.makes_the_user_someone(
         statement, said.own, ""
     )
@@ -195,7 +204,8 @@ def _may_update(old: Fact, statement: str, said: Said) -> bool:
     replaces = not terms(old.statement) <= terms(statement)
     brought = (terms(statement) & terms(said.own)) - terms(old.statement)
     theirs = bool(brought) and grounded(statement, f"{said.own}\n{old.statement}")
-    return changed and replaces and not named and theirs
+    same = about_the_same(old.statement, statement)
+    return changed and replaces and not named and theirs and same
 
 
 def _said_known(events: dict[str, Decision], proposal: Proposal) -> bool:
