@@ -161,6 +161,28 @@ def test_a_first_mention_is_answered_by_the_oldest(personal: Path) -> None:
     assert "10 November 2026" in said[1].text
 
 
+def test_the_word_first_is_when_not_what_a_first_mention_is_about(personal: Path) -> None:
+    """ "When did I first mention Oro Mills?": a later turn about "the first deliveries"
+    of Oro Mills matches the question's word "first" too; searched for, it outranked the
+    turn that first named them and was answered from."""
+    chat(
+        personal,
+        day(2026, 9, 22),
+        "I've been talking to another supplier, Oro Mills. Confidentially, I'm not happy with"
+        " the current one: late twice this month, and the price went up again last week.",
+        "The bank meeting is on Thursday and I still have to print the accounts for it.",
+        "Elin needs a costume for the school play, a yellow raincoat and a captain's hat.",
+    )
+    chat(
+        personal,
+        day(2026, 10, 13),
+        "Oro Mills' first deliveries have been great; the first batch was perfect.",
+    )
+    passages = retrieve(MemoryTools(personal), "When did I first mention Oro Mills?", now=NOW)
+    said = [p for p in passages if p.memory.startswith("conversations/")]
+    assert "22 September 2026" in said[0].text and "another supplier" in said[0].text
+
+
 def test_a_time_asked_about_documents_keeps_the_documents(personal: Path) -> None:
     """ "What is the launch planned with today?" is not a question about what was said:
     the notes stay among the passages."""

@@ -185,9 +185,13 @@ def _when(passage: Passage) -> datetime:
 
 def _searched(question: str) -> str:
     """What is searched for: the question without the words that ask for the current
-    state ("now", "still"), which say when, not what: searched for, they ranked every
-    short fact that says "now" above the turn that changed the price asked about."""
-    return CURRENT.sub(" ", question) if asks_for_current(question) else question
+    state ("now", "still") or the first time ("first", "originally"), which say when, not
+    what: searched for, they ranked every short fact that says "now" above the turn that
+    changed the price asked about, and "the first deliveries" above the turn that first
+    named the supplier."""
+    if asks_for_current(question):
+        question = CURRENT.sub(" ", question)
+    return recall.FIRST.sub(" ", question)
 
 
 def _ranked(tools: MemoryTools, question: str) -> dict[str, float]:
