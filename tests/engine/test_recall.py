@@ -293,6 +293,22 @@ def test_a_fact_and_the_turn_it_came_from_take_one_place(tmp_path: Path) -> None
     assert len(passages) == 1 and passages[0].memory.startswith("facts/")
 
 
+def test_a_turn_that_says_much_more_than_its_fact_keeps_its_place(tmp_path: Path) -> None:
+    """ "Why did I stop the Friday market?": the fact says that, only the turn says why;
+    one place for both left the reason out and the answer said "because I stopped"."""
+    root = tmp_path / "memory"
+    write(root, "README.md", "# Memory\n")
+    said = chat(
+        root,
+        NOW - DAY,
+        "The Friday market by the river: that's no longer true, I've stopped doing it. Too"
+        " tiring on top of the weekday orders, and the stall fee doubled.",
+    )
+    fact(root, "I've stopped doing the Friday market by the river.", NOW - DAY, said.id, 1)
+    passages = retrieve(MemoryTools(root), "Why did I stop the Friday market?", now=NOW)
+    assert len(passages) == 2 and any("stall fee doubled" in p.text for p in passages)
+
+
 def test_a_recent_passage_about_something_else_is_not_read_first(tmp_path: Path) -> None:
     """Newest first among what is about the question; a stray recent hit stays behind."""
     root = tmp_path / "memory"

@@ -130,20 +130,23 @@ def retrieve(
 
 
 RESTATED = 0.8  # the share of a passage's words another one holds for it to say the same
+MOSTLY = 0.5  # and the share of the longer one's words the shorter must hold
 
 
 def _said_before(passage: Passage, chosen: list[Passage]) -> int | None:
     """The place of a passage of the person's among `chosen` that says what `passage` says
-    (most of the words of the shorter one in the longer): a fact learned from a turn, and
-    the turn. Shown twice, they took two of five places and left out the turn that changed
-    it."""
+    (most of the words of the shorter one in the longer, and half of the longer's in the
+    shorter): a fact learned from a turn, and the turn. Shown twice, they took two of five
+    places and left out the turn that changed it. A turn that says much more than its fact
+    (why, with whom, what else) is not the same: only it holds the rest."""
     words = _said_words(passage.text)
     for place, other in enumerate(chosen):
         if other.said is None:
             continue
         theirs = _said_words(other.text)
-        shorter = min(len(words), len(theirs))
-        if shorter and len(words & theirs) >= RESTATED * shorter:
+        shorter, longer = sorted((len(words), len(theirs)))
+        shared = len(words & theirs)
+        if shorter and shared >= RESTATED * shorter and shared >= MOSTLY * longer:
             return place
     return None
 
