@@ -201,6 +201,27 @@ def test_an_update_naming_the_old_value_replaces_the_fact_that_holds_it() -> Non
     assert [(o.id, n.statement) for o, n in learned.updated] == [(supplier.id, new)]
 
 
+def test_a_fact_says_what_holds_now_and_its_history_what_it_replaced(tmp_path: Path) -> None:
+    """The user's "100 people instead of 80" is learned as "100 people": beside the new
+    value, a small model answered with the old one; the old value is the replaced fact's
+    tombstone."""
+    order = fact("Acme booked a lunch for 80 people on 6 November.", n=1)
+    new = "Acme changed their order: 100 people instead of 80, same date."
+    llm = FakeLLM({Extraction: extraction(new), Reconciliation: nothing_changes("F1", "N1")})
+    learned = learn(llm, new, stored(tmp_path, order), "c-2", 1, now=NOW)
+    assert [n.statement for _o, n in learned.updated] == [
+        "Acme changed their order: 100 people, same date."
+    ]
+    write_learned(tmp_path, learned)
+    (tomb,) = read_facts(tmp_path, deleted=True)
+    assert tomb.statement == order.statement
+    moved = "The bank rang: Ida moved our meeting from 12 May to 19 May, same time."
+    llm = FakeLLM({Extraction: extraction(moved)})
+    assert [f.statement for f in learn(llm, moved, [], now=NOW).added] == [
+        "The bank rang: Ida moved our meeting to 19 May, same time."
+    ]
+
+
 def test_a_change_the_model_did_not_state_gives_the_fact_its_new_value() -> None:
     """The model extracted nothing from "Nordlys called: they had to move our recording
     day from 12 March to 19 March.": the fact keeps its other words, with the new value."""

@@ -19,7 +19,8 @@ facts than the user just stated keeps only what their words say. The person's na
 never the model's to change (identity.py).
 
 Every change is history: a replaced fact's tombstone names its successor and the turn that
-replaced it, and the successor names what it replaces (record.py, history.py).
+replaced it, and the successor names what it replaces (record.py, history.py). So a fact
+says only what holds now: "100 people instead of 80" is learned as "100 people".
 """
 
 from __future__ import annotations

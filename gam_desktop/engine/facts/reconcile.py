@@ -25,7 +25,7 @@ from gam_desktop.engine.facts.matching import (
     terms,
 )
 from gam_desktop.engine.facts.record import Fact
-from gam_desktop.engine.facts.said import Said
+from gam_desktop.engine.facts.said import Said, without_old_values
 from gam_desktop.engine.llm import LLM
 from gam_desktop.engine.progress import CancelToken
 
@@ -113,7 +113,7 @@ def apply(
             template = new[n] if n is not None else None
             subject = template.subject if template else old.subject
             topic = template.topic if template else old.topic
-            made = new_fact(learned, statement, subject, topic)
+            made = new_fact(learned, without_old_values(statement, said.old_values), subject, topic)
             learned.updated.append((old, replacing(made, old)))
             consumed |= {n} if n is not None else set()
         else:
@@ -135,7 +135,8 @@ def apply(
         )
         if i in consumed or norm(fact.statement) in known or said_known:
             continue
-        made = new_fact(learned, fact.statement, fact.subject, fact.topic)
+        statement = without_old_values(fact.statement, said.old_values)
+        made = new_fact(learned, statement, fact.subject, fact.topic)
         for old in follows.get(i, []):
             learned.successors[old.id] = made.id
             made = replacing(made, old)

@@ -231,6 +231,30 @@ def _value_before(text: str, old: str) -> str:
     return sentence[run[0].start() : run[-1].end()] if run else ""
 
 
+def without_old_values(statement: str, olds: list[str]) -> str:
+    """`statement` without the words that name a value the user says no longer holds
+    ("moved the meeting from 12 May to 19 May" says "moved the meeting to 19 May"; "Oro
+    Mills, not Red Mill" says "Oro Mills"): a fact says what holds now, and what it replaced
+    is its history (the replaced fact's tombstone). Read beside the new value, a small model
+    answered with the old one."""
+    if not olds:
+        return statement
+    named = {value.lower() for value in olds}
+    out = statement
+    for i, pattern in enumerate(lx.OLD_VALUE):
+        for match in reversed(list(pattern.finditer(out))):
+            if _named(match.group(1)).lower() not in named:
+                continue
+            if i == 0:  # "moved … from A to B": keep the verb and "to B"
+                start = out.lower().rfind("from", match.start(), match.start(1))
+                out = out[:start] + out[match.end(1) :].lstrip()
+            else:
+                out = out[: match.start()].rstrip() + out[match.end() :]
+    out = re.sub(r"\s+([,.;:!?])", r"\1", " ".join(out.split()))
+    out = re.sub(r"[,;:]+(?=[.!?]|$)", "", out)  # a clause mark left before the end
+    return out if _WORD.search(out) and out != statement else statement
+
+
 def _named(value: str) -> str:
     """The value as a fact would name it: five words at most, no determiner before it."""
     return lx.DETERMINER.sub("", " ".join(value.split()[:5]).strip(" ,"))
