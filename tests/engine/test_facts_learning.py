@@ -303,6 +303,21 @@ def test_a_change_that_names_the_same_someone_first_replaces_their_fact() -> Non
     assert not learned.added
 
 
+def test_a_title_or_i_shared_first_is_not_the_same_someone() -> None:
+    """ "Dr. Linde asked to switch…" is not about Dr. Lind, and "I'm…" opens most of what
+    the person says: neither names the someone of the other's fact."""
+    lind = fact("Dr. Lind sees patients on Fridays and Saturdays.", n=1)
+    told = "Dr. Linde asked to switch to Thursdays and Fridays, because of a course."
+    llm = FakeLLM({Extraction: extraction(told), Reconciliation: nothing_changes("F1", "N1")})
+    learned = learn(llm, told, [lind], now=NOW)
+    assert not learned.updated and len(learned.added) == 1
+    shifts = fact("I'm working Fridays and Saturdays at the bakery now.", n=2)
+    told = "I'm switching my yoga class to Thursdays and Fridays, because of a course."
+    llm = FakeLLM({Extraction: extraction(told), Reconciliation: nothing_changes("F1", "N1")})
+    learned = learn(llm, told, [shifts], now=NOW)
+    assert not learned.updated and len(learned.added) == 1
+
+
 def test_another_persons_value_is_not_replaced_by_a_change() -> None:
     """ "My sister Anne now lives in Lyon" says nothing of Marie, though the words match."""
     marie = fact("The user's sister Marie lives in Paris.", n=1)

@@ -161,17 +161,22 @@ def _same_someone(a: str, b: str) -> bool:
 
 
 def _named_alike(a: str, b: str) -> bool:
-    """Whether two statements say who they are about with the same name ("Ada starts on
+    """Whether two statements say who they are about with the same names ("Ada starts on
     Friday…", "Ada asked to switch to…"; a name may open the sentence): about one someone,
-    whatever else they say."""
-    first = [_first_names(s) | _opening_name(s) for s in (a, b)]
-    return any(value_shape(name) == "name" for name in first[0] & first[1])
+    whatever else they say. All the names of one are the other's: "Dr. Lind" is not "Dr.
+    Linde"."""
+    first = [
+        {n for n in _first_names(s) | _opening_name(s) if value_shape(n) == "name"} for s in (a, b)
+    ]
+    return bool(first[0] and first[1]) and (first[0] <= first[1] or first[1] <= first[0])
 
 
 def _opening_name(statement: str) -> set[str]:
-    """The statement's first word when it is capitalized and says something (not "The")."""
+    """The statement's first word when it is a name: capitalized, saying something (not
+    "The"), and not "I" ("I'm", "I've")."""
     words = _WORD.findall(statement)[:1]
-    return {w.lower() for w in words if shape(w) == "name" and terms(w) and w != "I"}
+    bases = [re.split(r"['’]", w)[0] for w in words]
+    return {b.lower() for b in bases if shape(b) == "name" and terms(b) and b != "I"}
 
 
 def _first_names(statement: str) -> set[str]:
