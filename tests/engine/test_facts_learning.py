@@ -303,6 +303,32 @@ def test_a_change_that_names_the_same_someone_first_replaces_their_fact() -> Non
     assert not learned.added
 
 
+def test_a_changed_value_is_weighed_in_its_own_clause_not_the_reason_given() -> None:
+    """ "The shoot is now on 2 April, because their cameraman is ill in March": the reason
+    is news to the fact about the shoot, the clause with the new date is not."""
+    shoot = fact("Lumen called: they had to move our shoot to 19 March. Same hours.", n=1)
+    others = [fact("Our singer Ola is ill with the flu.", n=2), fact("I rent a van in May.", n=3)]
+    new = "The shoot is now on 2 April, because their cameraman is ill in March."
+    llm = FakeLLM({Extraction: extraction(new), Reconciliation: nothing_changes("F1", "N1")})
+    learned = learn(llm, f"Lumen moved us again! {new}", [shoot, *others], now=NOW)
+    assert [(o.id, n.statement) for o, n in learned.updated] == [(shoot.id, new)]
+
+
+def test_instead_and_im_say_nothing_of_what_a_change_is_about() -> None:
+    """ "I'm doing monitors at a festival in August instead": a month for a day, and "I'm"
+    and "instead" in common with the cycling habit, which it does not change."""
+    habit = fact("I'm cycling instead, about 30 kilometres on Sunday mornings.", n=1)
+    others = [  # "monitors" and "festival" are common words among the facts, so weigh little
+        fact("Festival crews always ask for more monitors.", n=2),
+        fact("Ana rents monitors to the festival crews.", n=3),
+    ]
+    told = "The good news is I'm doing monitors at a festival in Katowice in August instead."
+    new = "I'm doing monitors at a festival in Katowice in August instead."
+    llm = FakeLLM({Extraction: extraction(new), Reconciliation: nothing_changes("F1", "N1")})
+    learned = learn(llm, told, [habit, *others], now=NOW)
+    assert not learned.updated and [f.statement for f in learned.added] == [new]
+
+
 def test_a_title_or_i_shared_first_is_not_the_same_someone() -> None:
     """ "Dr. Linde asked to switch…" is not about Dr. Lind, and "I'm…" opens most of what
     the person says: neither names the someone of the other's fact."""

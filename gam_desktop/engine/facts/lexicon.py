@@ -131,11 +131,14 @@ RETRACTED = re.compile(
     r"fell\s+through|after\s+all|(?:stopped|quit|given\s+up|gave\s+up))\b",
     re.IGNORECASE,
 )
-# What a retraction's object must hold more than: "I've stopped going", "doing it".
+# What a retraction's object must hold more than: "I've stopped going", "doing it"; words
+# that say when or how sure ("instead", "now") and the tails of contractions ("I'm", "he'll")
+# say nothing of what a fact is about.
 LIGHT_WORDS = frozenset(
     "it that this them those there one go goes going went do does doing did be being get "
     "getting got make making he him his she her hers they their theirs its we us our ours "
-    "still".split()
+    "still now instead again also just really actually currently finally anymore "
+    "m ll ve re s d t".split()
 )
 NEGATION = re.compile(
     r"\b(no\s+longer|not|never|any\s?more|no\s+more|stopped|quit)\b|n't\b", re.IGNORECASE
@@ -168,6 +171,12 @@ OLD_VALUE = [
 # A determiner before a value the user names ("instead of the Quill"): the fact may have
 # said "a Quill 300".
 DETERMINER = re.compile(r"^(?:the|a|an|my|our|your|his|her|their|its|this|that)\s+", re.I)
+# Where a sentence's clause ends: a clause mark, or a word that starts a reason, a
+# consequence or a contrast ("…is now 2 April, because the engineer is ill").
+CLAUSE_BREAK = re.compile(
+    r"[,;:]\s+|\s+(?:because|since|so|but|while|although|though|as|which|who|when)\s+",
+    re.IGNORECASE,
+)
 MONTHS = frozenset(
     "january february march april may june july august september october november december "
     "jan feb mar apr jun jul aug sep sept oct nov dec".split()

@@ -59,10 +59,9 @@ def terms(text: str) -> frozenset[str]:
 
 
 def about_the_same(a: str, b: str) -> bool:
-    """Whether two statements share a word that says what they are about: not a filler
-    ("instead", "now") nor a contraction's tail (the "m" of "I'm")."""
-    shared = terms(_FILLER.sub(" ", a)) & terms(_FILLER.sub(" ", b))
-    return any(len(t) > 1 or not t.isalpha() for t in shared)
+    """Whether two statements share a word that says what they are about (terms: not a
+    filler like "instead" nor a contraction's tail like the "m" of "I'm")."""
+    return bool(terms(a) & terms(b))
 
 
 class Rarity:
@@ -318,6 +317,15 @@ def _restated(said: Said, existing: list[Fact], new: list[str], rarity: Rarity) 
     return out
 
 
+def _clause_holding(statement: str, values: list[str]) -> str:
+    """The clause of `statement` that names the first of `values` (the whole statement when
+    none does)."""
+    for clause in lx.CLAUSE_BREAK.split(statement):
+        if any(_holds(clause, v) for v in values):
+            return clause
+    return statement
+
+
 def _changed_value(
     statement: str, mine: list[str], existing: list[Fact], rarity: Rarity
 ) -> Fact | None:
@@ -337,9 +345,10 @@ def _changed_value(
             continue
         if not _same_someone(statement, fact.statement):
             continue
-        words = terms(statement) - terms(" ".join(fresh))
-        # Most of what it says is in the fact, or it names the fact's someone: the reason
-        # a change gives ("…, because she has a class on Saturdays") is news to the fact.
+        # Most of what the clause with the new value says is in the fact, or it names the
+        # fact's someone: the reason a change gives ("…, because she has a class on
+        # Saturdays") is news to the fact.
+        words = terms(_clause_holding(statement, fresh)) - terms(" ".join(fresh))
         if not rarity.covers(words, document) and not _named_alike(statement, fact.statement):
             continue
         key = (rarity.shared(words, document), fact.updated.timestamp(), fact)
