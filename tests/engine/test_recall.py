@@ -183,6 +183,24 @@ def test_the_word_first_is_when_not_what_a_first_mention_is_about(personal: Path
     assert "22 September 2026" in said[0].text and "another supplier" in said[0].text
 
 
+def test_the_persons_own_name_answers_only_a_question_about_it(personal: Path) -> None:
+    """The fact naming the person matched "the name of my choir" and "my husband's name"
+    by the word "name", and a small model answered with the person's own name."""
+    me = Fact("f-me", "The user's name is Wren Oakes.", "the user", "identity", "c-1", 1,
+              day(2026, 9, 1), day(2026, 9, 1), kind="identity")  # fmt: skip
+    write(personal, me.home, render_fact(me))
+    fact(personal, "I sing in a choir called the Harbour Voices.", day(2026, 9, 2), "c-2", 2)
+    tools = MemoryTools(personal)
+
+    def shown(question: str) -> bool:
+        return any(p.memory == me.home for p in retrieve(tools, question, now=NOW))
+
+    assert not shown("What is the name of my choir?")
+    assert not shown("What's my husband's name?")
+    assert shown("What's my name?") and shown("What is my full name?")
+    assert shown("Is Oakes my surname?")  # it writes a word of the name
+
+
 def test_a_time_asked_about_documents_keeps_the_documents(personal: Path) -> None:
     """ "What is the launch planned with today?" is not a question about what was said:
     the notes stay among the passages."""

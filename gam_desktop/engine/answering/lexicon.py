@@ -59,3 +59,11 @@ CALENDAR_WORDS = frozenset(
     [name for name in MONTHS if len(name) > 3 or name == "may"]
     + "monday tuesday wednesday thursday friday saturday sunday".split()
 )
+
+# A question about the person's own name ("What's my name?", "Who am I?"): only these are
+# answered from the fact that names them.
+ASKS_OWN_NAME = re.compile(
+    r"\b(?:my\s+(?:full\s+|own\s+|first\s+|last\s+|sur)?name|who\s+am\s+i|"
+    r"what\s+am\s+i\s+called|what\s+do\s+you\s+call\s+me)\b",
+    re.IGNORECASE,
+)

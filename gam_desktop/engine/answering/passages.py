@@ -84,6 +84,7 @@ def retrieve(
     now = now or utc_now()  # the engine's one clock (an evaluation sets it to its day)
     period = time_window(question, now)
     found = _in_time(files, _ranked(tools, _searched(question)), question, now, period)
+    found = [k for k in found if not _identity_beside_the_point(k, files, question)]
     texts: dict[str, tuple[str, str]] = {}  # memory -> (label, text), in that order
     for memory in found:
         if memory not in texts and (shown := _shown(files, memory, period)) is not None:
@@ -184,6 +185,15 @@ def _weight(text: str, weights: Mapping[str, float]) -> float:
 
 def _when(passage: Passage) -> datetime:
     return passage.said or datetime.min.replace(tzinfo=UTC)
+
+
+def _identity_beside_the_point(key: str, files: Mapping[str, CorpusFile], question: str) -> bool:
+    own = files.get(key)
+    return (
+        own is not None
+        and recall.is_identity(key, own.text)
+        and not recall.about_own_name(question, own.text)
+    )
 
 
 def _searched(question: str) -> str:

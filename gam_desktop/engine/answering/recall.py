@@ -11,8 +11,10 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
+from gam_desktop.engine.answering.lexicon import ASKS_OWN_NAME
 from gam_desktop.engine.answering.when import Window, spoken
 from gam_desktop.engine.chats.record import parse as parse_conversation
+from gam_desktop.engine.retrieval.search import query_terms
 from gam_desktop.engine.store.folder import CONVERSATIONS_DIR, FACTS_DIR
 from gam_desktop.engine.store.markdown import body_of, front_value, parse_time
 
@@ -32,6 +34,21 @@ def is_personal(key: str) -> bool:
 def time_of(text: str) -> datetime | None:
     """When a file was last true: its front matter's updated, else created, else started."""
     return _first_time(text, ("updated", "created", "started"))
+
+
+def is_identity(key: str, text: str) -> bool:
+    """The fact that gives the person's own name."""
+    return is_fact(key) and front_value(text, "kind") == "identity"
+
+
+def about_own_name(question: str, text: str) -> bool:
+    """Whether `question` asks the person's own name, or writes a word of it: the fact that
+    names them (`text`) answers nothing else. Its "name" matched "the name of my choir"
+    and "my husband's name", and a small model answered with the person's own."""
+    if ASKS_OWN_NAME.search(question):
+        return True
+    named = {t for t in query_terms(body_of(text)) if len(t) > 1} - {"user", "name"}
+    return bool(named & set(query_terms(question)))
 
 
 FIRST = re.compile(r"\b(first|earliest|originally|initially|before)\b", re.IGNORECASE)
