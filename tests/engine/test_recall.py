@@ -183,6 +183,24 @@ def test_the_word_first_is_when_not_what_a_first_mention_is_about(personal: Path
     assert "22 September 2026" in said[0].text and "another supplier" in said[0].text
 
 
+def test_a_first_mention_is_the_oldest_turn_that_names_it_however_long(personal: Path) -> None:
+    """ "When did I first tell you about Ada?": the long conversation that named her once
+    ranked under a later short one, and under one that said "tell" twice; the oldest that
+    writes the name is read first."""
+    chat(
+        personal,
+        day(2026, 9, 14),
+        "The market is busy and the van needs new tyres before the winter comes.",
+        "I've hired someone! Ada starts on Friday.",
+        "The inspection is on 12 October, and the school play on 15 October at six.",
+        "Can you keep a list of the dates I give you, and the prices of everything?",
+    )
+    chat(personal, day(2026, 10, 6), "Tell them I said hi. Also tell the bank I called.")
+    chat(personal, day(2026, 10, 20), "Ada is brilliant.")
+    passages = retrieve(MemoryTools(personal), "When did I first tell you about Ada?", now=NOW)
+    assert "14 September 2026" in passages[0].text and "Ada starts" in passages[0].text
+
+
 def test_the_persons_own_name_answers_only_a_question_about_it(personal: Path) -> None:
     """The fact naming the person matched "the name of my choir" and "my husband's name"
     by the word "name", and a small model answered with the person's own name."""

@@ -26,6 +26,7 @@ from gam_desktop.engine.answering.lexicon import CALENDAR_WORDS, FUNCTION_WORDS
 from gam_desktop.engine.answering.recall import is_personal
 from gam_desktop.engine.answering.when import (
     CURRENT,
+    SAID,
     Window,
     asks_for_current,
     asks_what_was_said,
@@ -83,7 +84,8 @@ def retrieve(
     files = tools.corpus.snapshot()
     now = now or utc_now()  # the engine's one clock (an evaluation sets it to its day)
     period = time_window(question, now)
-    found = _in_time(files, _ranked(tools, _searched(question)), question, now, period)
+    ranked = _ranked(tools, _searched(question))
+    found = _in_time(files, ranked, question, now, period, _naming(tools, question))
     found = [k for k in found if not _identity_beside_the_point(k, files, question)]
     texts: dict[str, tuple[str, str]] = {}  # memory -> (label, text), in that order
     for memory in found:
@@ -201,9 +203,11 @@ def _searched(question: str) -> str:
     state ("now", "still") or the first time ("first", "originally"), which say when, not
     what: searched for, they ranked every short fact that says "now" above the turn that
     changed the price asked about, and "the first deliveries" above the turn that first
-    named the supplier."""
+    named the supplier. "When did I first tell you about X" is about X, not telling."""
     if asks_for_current(question):
         question = CURRENT.sub(" ", question)
+    if recall.asks_for_first(question):  # "when did I first tell you about X": X
+        question = SAID.sub(" ", question)
     return recall.FIRST.sub(" ", question)
 
 
@@ -215,17 +219,26 @@ def _ranked(tools: MemoryTools, question: str) -> dict[str, float]:
     return ranked
 
 
+def _naming(tools: MemoryTools, question: str) -> set[str] | None:
+    """The files that write every name of `question` (None when it names nothing)."""
+    parts = [part for name in sorted(names(question)) for part in parts_of(name) or [name]]
+    return {memory_of(path) for path in tools.index.containing(parts)} if parts else None
+
+
 def _in_time(
     files: Mapping[str, CorpusFile],
     ranked: dict[str, float],
     question: str,
     now: datetime,
     period: Window | None,
+    naming: set[str] | None = None,
 ) -> list[str]:
     """`ranked`'s files in the order the question's time asks for: a question about what
     was said at a time gets that time's conversations and facts (all of them, found by date)
     and only those, when there are any; "first" puts the oldest of the person's files first,
-    in the places they held; "now" weighs each of them by how recent it is."""
+    in the places they held (those that write the names asked about, `naming`, when the
+    question has some: a long conversation that named them once ranked under a later
+    short one); "now" weighs each of them by how recent it is."""
     order = list(ranked)
     if period is not None and asks_what_was_said(question):
         said = [k for k, f in files.items() if is_personal(k) and _said_in(k, f.text, period)]
@@ -234,8 +247,13 @@ def _in_time(
             return [k for k in order if k in said] + [k for k in said if k not in ranked]
     personal = [k for k in order if is_personal(k) and k in files]
     if recall.asks_for_first(question) and personal:
-        best = max(ranked[k] for k in personal)  # the relevant ones, not a stray hit
-        personal = [k for k in personal if ranked[k] >= best / 2]
+        named = sorted(k for k in naming or () if is_personal(k) and k in files)
+        if named:
+            personal = named
+            order = [*named, *(k for k in order if k not in named)]
+        else:
+            best = max(ranked[k] for k in personal)  # the relevant ones, not a stray hit
+            personal = [k for k in personal if ranked[k] >= best / 2]
         oldest = iter(sorted(personal, key=lambda k: recall.started_at(k, files[k].text) or now))
         return [next(oldest) if k in personal else k for k in order]
     if asks_for_current(question) and personal:
