@@ -345,6 +345,47 @@ def test_a_turn_that_says_much_more_than_its_fact_keeps_its_place(tmp_path: Path
     assert len(passages) == 2 and any("stall fee doubled" in p.text for p in passages)
 
 
+def test_what_no_longer_holds_is_left_out_of_a_question_about_what_holds(tmp_path: Path) -> None:
+    """The turn that booked a lunch for 80 people, whose fact the change to 100 replaced,
+    and the person's own question about 80 people: read beside the change, a small model
+    answered 80. Both are still there for a question about what was said, and when."""
+    root = tmp_path / "memory"
+    write(root, "README.md", "# Memory\n")
+    booked = chat(
+        root,
+        NOW - 20 * DAY,
+        "We got booked to cater a lunch for Acme on 6 November, for 80 people.",
+        "How many tacos should I plan for a lunch of 80 people?",
+    )
+    changed = chat(root, NOW - 10 * DAY, "Acme changed their order: 100 people, same date.")
+    old = Fact("f-x-000001", "We got booked to cater a lunch for Acme on 6 November, for 80"
+               " people.", "the user", "home", booked.id, 1, NOW - 20 * DAY, NOW - 10 * DAY,
+               replaced_by="f-x-000002", deleted=NOW - 10 * DAY, ended="replaced")  # fmt: skip
+    write(root, old.tombstone, render_fact(old))
+    fact(root, "Acme changed their order: 100 people, same date.", NOW - 10 * DAY, changed.id, 2)
+    tools = MemoryTools(root)
+    passages = retrieve(tools, "How many people is the Acme lunch for?", now=NOW)
+    assert passages and not any("80" in p.text for p in passages)
+    passages = retrieve(tools, "What did I say about the Acme lunch?", now=NOW)
+    assert any("for 80 people" in p.text for p in passages)
+
+
+def test_a_fact_restating_one_turn_of_a_window_takes_the_turns_place(tmp_path: Path) -> None:
+    """A window of two turns (the second matched "people") and the fact learned from its
+    first: one place, not the same words twice among five."""
+    root = tmp_path / "memory"
+    write(root, "README.md", "# Memory\n")
+    said = chat(
+        root,
+        NOW - DAY,
+        "The Acme lunch is on Friday; we're prepping 300 tortillas.",
+        "I've started Spanish lessons on Mondays, so I can chat with the Oro people.",
+    )
+    fact(root, "The Acme lunch is on Friday; we're prepping 300 tortillas.", NOW - DAY, said.id, 1)
+    passages = retrieve(MemoryTools(root), "How many people is the Acme lunch for?", now=NOW)
+    assert sum("300 tortillas" in p.text for p in passages) == 1
+
+
 def test_a_recent_passage_about_something_else_is_not_read_first(tmp_path: Path) -> None:
     """Newest first among what is about the question; a stray recent hit stays behind."""
     root = tmp_path / "memory"

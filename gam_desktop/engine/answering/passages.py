@@ -87,9 +87,10 @@ def retrieve(
     ranked = _ranked(tools, _searched(question))
     found = _in_time(files, ranked, question, now, period, _naming(tools, question))
     found = [k for k in found if not _identity_beside_the_point(k, files, question)]
+    gone = _no_longer_said(tools, files, question, period)
     texts: dict[str, tuple[str, str]] = {}  # memory -> (label, text), in that order
     for memory in found:
-        if memory not in texts and (shown := _shown(files, memory, period)) is not None:
+        if memory not in texts and (shown := _shown(files, memory, period, gone)) is not None:
             texts[memory] = shown
     weights = _weights(question, [text for _, text in texts.values()])
     chosen: list[Passage] = []
@@ -142,16 +143,21 @@ def _said_before(passage: Passage, chosen: list[Passage]) -> int | None:
     shorter): a fact learned from a turn, and the turn. Shown twice, they took two of five
     places and left out the turn that changed it. A turn that says much more than its fact
     (why, with whom, what else) is not the same: only it holds the rest."""
-    words = _said_words(passage.text)
     for place, other in enumerate(chosen):
         if other.said is None:
             continue
-        theirs = _said_words(other.text)
-        shorter, longer = sorted((len(words), len(theirs)))
-        shared = len(words & theirs)
-        if shorter and shared >= RESTATED * shorter and shared >= MOSTLY * longer:
-            return place
+        # turn by turn: a conversation's window holds other turns beside the one restated
+        for mine in passage.text.split("\n\n"):
+            for theirs in other.text.split("\n\n"):
+                if _same_said(_said_words(mine), _said_words(theirs)):
+                    return place
     return None
+
+
+def _same_said(words: set[str], theirs: set[str]) -> bool:
+    shorter, longer = sorted((len(words), len(theirs)))
+    shared = len(words & theirs)
+    return bool(shorter) and shared >= RESTATED * shorter and shared >= MOSTLY * longer
 
 
 def _said_words(text: str) -> set[str]:
@@ -187,6 +193,17 @@ def _weight(text: str, weights: Mapping[str, float]) -> float:
 
 def _when(passage: Passage) -> datetime:
     return passage.said or datetime.min.replace(tzinfo=UTC)
+
+
+def _no_longer_said(
+    tools: MemoryTools, files: Mapping[str, CorpusFile], question: str, period: Window | None
+) -> set[recall.Turn] | None:
+    """For a question about what holds (not about what was said at a time, or first), the
+    turns whose facts were all replaced or taken back since; None for the others."""
+    if period is not None or recall.asks_for_first(question) or asks_what_was_said(question):
+        return None
+    facts = (f.text for key, f in files.items() if recall.is_fact(key))
+    return recall.superseded(tools.sandbox.root, facts)
 
 
 def _identity_beside_the_point(key: str, files: Mapping[str, CorpusFile], question: str) -> bool:
@@ -329,7 +346,10 @@ def holds(text: str, identifier: str) -> bool:
 
 
 def _shown(
-    files: Mapping[str, CorpusFile], memory: str, period: Window | None = None
+    files: Mapping[str, CorpusFile],
+    memory: str,
+    period: Window | None = None,
+    gone: set[recall.Turn] | None = None,
 ) -> tuple[str, str] | None:
     """A file's label and the text a window is cut from: a memory's original wording (its
     summary when it has none), a README's body, what the person said in a conversation
@@ -338,7 +358,7 @@ def _shown(
     if own is None:
         return None
     if is_personal(memory):
-        said = recall.personal_passage(memory, own.text, period)
+        said = recall.personal_passage(memory, own.text, period, gone)
         return (recall.personal_label(memory, own.text), said) if said.strip() else None
     parsed = parse_memory(own.text)
     title = str(parsed.front.get("title") or memory.rsplit("/", 1)[-1].removesuffix(".md"))

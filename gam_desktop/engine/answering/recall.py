@@ -9,14 +9,18 @@ first mention X?" can be answered), and a label that says what they are.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from datetime import datetime
+from pathlib import Path
 
 from gam_desktop.engine.answering.lexicon import ASKS_OWN_NAME
 from gam_desktop.engine.answering.when import Window, spoken
+from gam_desktop.engine.chats.intent import told_part
 from gam_desktop.engine.chats.record import parse as parse_conversation
 from gam_desktop.engine.retrieval.search import query_terms
-from gam_desktop.engine.store.folder import CONVERSATIONS_DIR, FACTS_DIR
-from gam_desktop.engine.store.markdown import body_of, front_value, parse_time
+from gam_desktop.engine.store.folder import CONVERSATIONS_DIR, DELETED_FACTS_DIR, FACTS_DIR
+from gam_desktop.engine.store.links import resolve_within
+from gam_desktop.engine.store.markdown import body_of, front_value, parse_count, parse_time
 
 
 def is_conversation(key: str) -> bool:
@@ -88,17 +92,55 @@ def within(key: str, text: str, window: Window) -> bool:
     return is_fact(key) and when is not None and start <= when < end
 
 
-def personal_passage(key: str, text: str, window: Window | None) -> str:
+Turn = tuple[str, int]  # a conversation's id and a turn's number in it (from 1)
+
+
+def superseded(root: Path, current: Iterable[str]) -> set[Turn]:
+    """The turns whose facts have all been replaced or taken back since: each fact's
+    tombstone (under facts/.deleted) names the turn it was learned from, and no current
+    fact (the texts of `current`) comes from that turn. What such a turn said no longer
+    holds, and read beside what replaced it, a small model answered with it."""
+    ended = {turn for text in _tombstones(root) if (turn := _source(text)) is not None}
+    return ended - {turn for text in current if (turn := _source(text)) is not None}
+
+
+def _tombstones(root: Path) -> Iterable[str]:
+    base = root / DELETED_FACTS_DIR
+    if resolve_within(root, base) is None or not base.is_dir():
+        return
+    for path in sorted(base.rglob("*.md")):
+        if resolve_within(root, path) is not None and path.is_file():
+            yield path.read_text(encoding="utf-8", errors="replace")
+
+
+def _source(text: str) -> Turn | None:
+    conversation = front_value(text, "source_conversation")
+    turn = parse_count(front_value(text, "turn"))
+    return (conversation, turn) if conversation and turn else None
+
+
+def personal_passage(
+    key: str, text: str, window: Window | None, gone: set[Turn] | None = None
+) -> str:
     """A conversation as its dated turns (those inside `window`, when one is given); a
-    fact as its dated statement."""
+    fact as its dated statement. With `gone` (a question about what holds), only the turns
+    that tell something still held: none of `gone`, no question or request ("How many
+    tacos for 80 people?" was read as the number of guests after it changed)."""
     if is_fact(key):
         when = time_of(text)
         body = body_of(text)
         return f"Stated on {spoken(when)}: {body}" if when else body
     try:
-        turns = parse_conversation(text).turns
+        record = parse_conversation(text)
     except ValueError:
         return text
+    turns = record.turns
+    if gone is not None:
+        turns = [
+            t
+            for n, t in enumerate(turns, 1)
+            if (record.id, n) not in gone and told_part(t.question).strip()
+        ]
     if window is not None:
         turns = [t for t in turns if window[0] <= t.time < window[1]] or turns
     # The user's own words: answers came from the documents, which are searched themselves.
