@@ -190,3 +190,28 @@ def test_an_update_into_a_statement_about_something_else_is_refused(tmp_path: Pa
     learned = learn(llm, told, existing, "c-2", 6, now=NOW)
     assert not learned.updated and not learned.deleted
     assert sorted(f.statement for f in learned.added) == sorted(new)
+
+
+def test_an_update_that_swaps_in_a_name_from_a_turn_about_something_else_is_refused(
+    tmp_path: Path,
+) -> None:
+    """A turn about the GP's appointment, and a 1.5B model "updated" the fact about the
+    surgeon's operation by putting the GP's look-alike name in it: the turn shares nothing
+    with that fact besides the names swapped and a month."""
+    operation = "The operation is now on 5 May at 8:15, because Dr. Lindqvist is away in April."
+    existing = _stored(tmp_path, operation)
+    told = "Dr. Lindqvest wants to see me on 2 April at 11:40 about my blood pressure."
+    swapped = operation.replace("Lindqvist", "Lindqvest")
+    llm = FakeLLM(
+        {
+            Extraction: _extraction(told),
+            Reconciliation: {
+                "facts": [
+                    {"id": "F1", "event": "UPDATE", "statement": swapped},
+                    {"id": "N1", "event": "NONE"},
+                ]
+            },
+        }
+    )
+    learned = learn(llm, told, existing, "c-2", 3, now=NOW)
+    assert not learned.updated and [f.statement for f in learned.added] == [told]

@@ -64,6 +64,19 @@ def about_the_same(a: str, b: str) -> bool:
     return bool(terms(a) & terms(b))
 
 
+def shares_beyond_values(a: str, b: str, values_of_change: set[str]) -> bool:
+    """Whether `a` and `b` share a word that is neither one of `values_of_change` nor a
+    date or a number: what they are both about, besides what changed and when."""
+    kept = []
+    for text in (a, b):
+        for value in sorted(values_of_change, key=len, reverse=True):
+            pattern = _value_pattern(value)
+            text = pattern.sub(" ", text) if pattern else text
+        words = [w for w in _WORD.findall(text) if shape(w) != "number"]
+        kept.append(terms(" ".join(w for w in words if value_shape(w) == "name")))
+    return bool(kept[0] & kept[1])
+
+
 class Rarity:
     """Each term's weight among the known facts: rarer terms say more."""
 

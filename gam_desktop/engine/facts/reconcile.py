@@ -22,7 +22,9 @@ from gam_desktop.engine.facts.matching import (
     UPDATE,
     Proposal,
     about_the_same,
+    shares_beyond_values,
     terms,
+    values,
 )
 from gam_desktop.engine.facts.record import Fact
 from gam_desktop.engine.facts.said import Said, without_old_values
@@ -206,7 +208,11 @@ def _may_update(old: Fact, statement: str, said: Said) -> bool:
     brought = (terms(statement) & terms(said.own)) - terms(old.statement)
     theirs = bool(brought) and grounded(statement, f"{said.own}\n{old.statement}")
     same = about_the_same(old.statement, statement)
-    return changed and replaces and not named and theirs and same
+    # and the turn is about the fact too, besides the values swapped: a turn about the GP's
+    # appointment put the GP's name into the fact about the surgeon's operation
+    swapped = set(values(old.statement)) ^ set(values(statement))
+    turn_about_it = shares_beyond_values(said.own, old.statement, swapped)
+    return changed and replaces and not named and theirs and same and turn_about_it
 
 
 def _said_known(events: dict[str, Decision], proposal: Proposal) -> bool:
