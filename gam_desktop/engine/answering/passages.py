@@ -116,6 +116,8 @@ def retrieve(
             continue
         per_document[document or memory] += 1
         turns = recall.is_conversation(memory)
+        if turns and gone is not None and not _weight(text, weights):
+            continue  # (about what holds: none of its turns left says a word of the question)
         window = best_turns(text, weights) if turns else best_window(text, weights)
         said = _said_at(memory, files[memory].text) if is_personal(memory) else None
         passage = Passage(len(chosen) + 1, memory, document, label, window, said)
@@ -134,30 +136,32 @@ def retrieve(
 
 
 RESTATED = 0.8  # the share of a passage's words another one holds for it to say the same
-MOSTLY = 0.5  # and the share of the longer one's words the shorter must hold
 
 
 def _said_before(passage: Passage, chosen: list[Passage]) -> int | None:
     """The place of a passage of the person's among `chosen` that says what `passage` says
-    (most of the words of the shorter one in the longer, and half of the longer's in the
-    shorter): a fact learned from a turn, and the turn. Shown twice, they took two of five
-    places and left out the turn that changed it. A turn that says much more than its fact
-    (why, with whom, what else) is not the same: only it holds the rest."""
+    (most of the words of the shorter one in the longer, and half of each sentence of the
+    longer in the shorter): a fact learned from a turn, and the turn. Shown twice, they took
+    two of five places and left out the turn that changed it. A turn with a sentence its
+    fact does not say (why, with whom, what else) is not the same: only it holds the rest."""
     for place, other in enumerate(chosen):
         if other.said is None:
             continue
         # turn by turn: a conversation's window holds other turns beside the one restated
         for mine in passage.text.split("\n\n"):
             for theirs in other.text.split("\n\n"):
-                if _same_said(_said_words(mine), _said_words(theirs)):
+                if _same_said(mine, theirs):
                     return place
     return None
 
 
-def _same_said(words: set[str], theirs: set[str]) -> bool:
-    shorter, longer = sorted((len(words), len(theirs)))
-    shared = len(words & theirs)
-    return bool(shorter) and shared >= RESTATED * shorter and shared >= MOSTLY * longer
+def _same_said(mine: str, theirs: str) -> bool:
+    shorter, longer = sorted((mine, theirs), key=lambda text: len(_said_words(text)))
+    words, more = _said_words(shorter), _said_words(longer)
+    if not words or len(words & more) < RESTATED * len(words):
+        return False
+    sentences = [_said_words(u) for u in units_of(_DATED.sub(" ", longer))]
+    return all(len(s & words) >= len(s) / 2 for s in sentences if s)
 
 
 def _said_words(text: str) -> set[str]:
