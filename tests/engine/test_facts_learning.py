@@ -314,6 +314,21 @@ def test_a_changed_value_is_weighed_in_its_own_clause_not_the_reason_given() -> 
     assert [(o.id, n.statement) for o, n in learned.updated] == [(shoot.id, new)]
 
 
+def test_the_parts_of_a_day_say_when_not_what_a_change_is_about() -> None:
+    """ "The operation is now on 5 May at 8:15 in the morning": "morning" is rarer among the
+    facts than "operation", and a class on Wednesday mornings was replaced in its place."""
+    operation = fact("The clinic moved my operation to 21 April, same time.", n=1)
+    others = [
+        fact("I've joined a tai chi class on Wednesday mornings at ten.", n=2),
+        fact("The operation leaflet says no eye make-up.", n=3),
+        fact("Colin looks after the hives while I recover from the operation.", n=4),
+    ]
+    new = "The operation is now on 5 May at 8:15 in the morning, because Dr. Lind is away."
+    llm = FakeLLM({Extraction: extraction(new), Reconciliation: nothing_changes("F1", "N1")})
+    learned = learn(llm, f"The clinic rang again. {new}", [operation, *others], now=NOW)
+    assert [o.id for o, _n in learned.updated] == [operation.id]
+
+
 def test_instead_and_im_say_nothing_of_what_a_change_is_about() -> None:
     """ "I'm doing monitors at a festival in August instead": a month for a day, and "I'm"
     and "instead" in common with the cycling habit, which it does not change."""

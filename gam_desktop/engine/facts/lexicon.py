@@ -185,5 +185,9 @@ WEEKDAYS = frozenset(
     "monday tuesday wednesday thursday friday saturday sunday mondays tuesdays wednesdays "
     "thursdays fridays saturdays sundays".split()
 )
+# The parts of a day, which say when as a date does ("at 8:15 in the morning").
+TIMES_OF_DAY = frozenset(
+    "morning mornings afternoon afternoons evening evenings night nights noon midnight".split()
+)
 # Markers that surely correct, so that one plain word may replace another ("tea, no, coffee").
 LOOSE_CORRECTION = re.compile(r"^\W*(no\b|i\s+meant?\b|or\s+rather\b|make\s+that\b)", re.I)

@@ -28,6 +28,7 @@ from gam_desktop.engine.retrieval.words import query_terms
 from gam_desktop.engine.textutil import stem
 
 NEIGHBOURS = 5  # existing facts shown per new fact
+
 UPDATE, DELETE = "UPDATE", "DELETE"
 # What says it, strongest first: the user takes it back, names the old value, restates it
 # in the same words with another value, says it changed and a value of its kind differs.
@@ -75,6 +76,13 @@ def shares_beyond_values(a: str, b: str, values_of_change: set[str]) -> bool:
         words = [w for w in _WORD.findall(text) if shape(w) != "number"]
         kept.append(terms(" ".join(w for w in words if value_shape(w) == "name")))
     return bool(kept[0] & kept[1])
+
+
+@functools.cache
+def _when() -> frozenset[str]:
+    """The terms that say when, not what: "the operation is now on 5 May in the morning" is
+    not about a class held on Wednesday mornings."""
+    return terms(" ".join(lx.TIMES_OF_DAY | lx.WEEKDAYS | lx.MONTHS))
 
 
 class Rarity:
@@ -361,7 +369,7 @@ def _changed_value(
         # Most of what the clause with the new value says is in the fact, or it names the
         # fact's someone: the reason a change gives ("…, because she has a class on
         # Saturdays") is news to the fact.
-        words = terms(_clause_holding(statement, fresh)) - terms(" ".join(fresh))
+        words = terms(_clause_holding(statement, fresh)) - terms(" ".join(fresh)) - _when()
         if not rarity.covers(words, document) and not _named_alike(statement, fact.statement):
             continue
         key = (rarity.shared(words, document), fact.updated.timestamp(), fact)
