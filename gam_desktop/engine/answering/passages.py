@@ -223,8 +223,8 @@ def _searched(question: str) -> str:
     """What is searched for: the question without the words that ask for the current
     state ("now", "still") or the first time ("first", "originally"), which say when, not
     what: searched for, they ranked every short fact that says "now" above the turn that
-    changed the price asked about, and "the first deliveries" above the turn that first
-    named the supplier. "When did I first tell you about X" is about X, not telling."""
+    changed the price asked about, and "the first shipment" above the turn that first
+    named the seller. "When did I first tell you about X" is about X, not telling."""
     if asks_for_current(question):
         question = CURRENT.sub(" ", question)
     if recall.asks_for_first(question):  # "when did I first tell you about X": X

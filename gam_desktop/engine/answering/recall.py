@@ -47,8 +47,8 @@ def is_identity(key: str, text: str) -> bool:
 
 def about_own_name(question: str, text: str) -> bool:
     """Whether `question` asks the person's own name, or writes a word of it: the fact that
-    names them (`text`) answers nothing else. Its "name" matched "the name of my choir"
-    and "my husband's name", and a small model answered with the person's own."""
+    names them (`text`) answers nothing else. Its "name" matched "the name of my club"
+    and "my cousin's name", and a small model answered with the person's own."""
     if ASKS_OWN_NAME.search(question):
         return True
     named = {t for t in query_terms(body_of(text)) if len(t) > 1} - {"user", "name"}
@@ -125,7 +125,7 @@ def personal_passage(
     """A conversation as its dated turns (those inside `window`, when one is given); a
     fact as its dated statement. With `gone` (a question about what holds), only the turns
     that tell something still held: none of `gone`, no question or request ("How many
-    tacos for 80 people?" was read as the number of guests after it changed)."""
+    chairs for 40 guests?" was read as the number of guests after it changed)."""
     if is_fact(key):
         when = time_of(text)
         body = body_of(text)

@@ -20,7 +20,7 @@ never the model's to change (identity.py).
 
 Every change is history: a replaced fact's tombstone names its successor and the turn that
 replaced it, and the successor names what it replaces (record.py, history.py). So a fact
-says only what holds now: "100 people instead of 80" is learned as "100 people".
+says only what holds now: "60 seats instead of 40" is learned as "60 seats".
 """
 
 from __future__ import annotations

@@ -79,7 +79,7 @@ FUNCTION_WORDS = frozenset(
 _UPTO = r"(.+?)(?=\s*(?:[.;:!?]|,\s|\s[-–—]\s|\bis\s+no\s+longer\b|\bisn't\b|$))"
 # What the retraction is about, in the user's words.
 RETRACTION_ABOUT = [
-    # "Forget what I said about the Berlin festival", "forget what I told you about Milo …"
+    # "Forget what I said about the Lyon fair", "forget what I told you about Ada …"
     re.compile(
         r"\b(?:forget|ignore|disregard|scratch|strike)\s+(?:what|everything|all)\s+i\s+"
         r"(?:said|told\s+you|mentioned|wrote)\s+(?:about|regarding|on)\s+" + _UPTO,
@@ -114,7 +114,7 @@ RETRACTION_ABOUT = [
     re.compile(
         r"\bi\s+(?:don't|do\s+not)\s+([^.;:!?,]+?)\s+(?:any\s?more|anymore)\b", re.IGNORECASE
     ),
-    # "the Berlin festival fell through", "the trip is off", "the meeting was cancelled"
+    # "the Lyon fair fell through", "the trip is off", "the meeting was cancelled"
     re.compile(
         r"(?:^|[.;!?]\s+|,\s+)((?:the|my|our)\s+[^.;,!?]+?)\s+(?:fell\s+through|is\s+off|"
         r"was\s+(?:cancelled|canceled|called\s+off)|has\s+been\s+(?:cancelled|canceled))\b",
@@ -154,8 +154,8 @@ CHANGE = re.compile(
     r"raised|lowered|replaced|updated|new\s+date|from\s+now\s+on|anymore|decided)\b",
     re.IGNORECASE,
 )
-# The value a change leaves behind, named: "from 12 November to 19 November", "instead of
-# 80", "not Red Mill", "rather than the old one", "up from 95".
+# The value a change leaves behind, named: "from 3 May to 10 May", "instead of
+# 80", "not Red Mill", "rather than the old one", "up from 35".
 OLD_VALUE = [
     re.compile(
         r"\b(?:mov|chang|switch|push|brought|bring|reschedul|postpon|put|putting|rais|lower)"
@@ -172,7 +172,7 @@ OLD_VALUE = [
 # said "a Quill 300".
 DETERMINER = re.compile(r"^(?:the|a|an|my|our|your|his|her|their|its|this|that)\s+", re.I)
 # Where a sentence's clause ends: a clause mark, or a word that starts a reason, a
-# consequence or a contrast ("…is now 2 April, because the engineer is ill").
+# consequence or a contrast ("…is now 2 April, because the printer is closed").
 CLAUSE_BREAK = re.compile(
     r"[,;:]\s+|\s+(?:because|since|so|but|while|although|though|as|which|who|when)\s+",
     re.IGNORECASE,

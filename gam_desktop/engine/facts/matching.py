@@ -2,10 +2,10 @@
 the words facts share, never from a subject: nothing here knows homes, jobs or pets.
 
 A proposal is strong when the user's own words say it: they take something back ("forget
-what I said about the Berlin festival"), name the value that no longer holds ("from 12
-November to 19 November", "instead of 80", "not Red Mill"), or restate a fact in the same
+what I said about the Lyon fair"), name the value that no longer holds ("from 3
+May to 10 May", "instead of 40", "not Red Mill"), or restate a fact in the same
 words with another value while saying that it changed ("I live in Braga now" after "I live
-in Porto"; "the recording day is now 2 April"). A strong proposal stands whatever the model
+in Porto"; "the shoot day is now 2 April"). A strong proposal stands whatever the model
 decides; the others are hints in the reconciliation prompt.
 
 Words are weighed by their rarity among the facts (BM25's IDF without its length terms,
@@ -80,7 +80,7 @@ def shares_beyond_values(a: str, b: str, values_of_change: set[str]) -> bool:
 
 @functools.cache
 def _when() -> frozenset[str]:
-    """The terms that say when, not what: "the operation is now on 5 May in the morning" is
+    """The terms that say when, not what: "the audit is now on 5 May in the morning" is
     not about a class held on Wednesday mornings."""
     return terms(" ".join(lx.TIMES_OF_DAY | lx.WEEKDAYS | lx.MONTHS))
 
@@ -278,7 +278,7 @@ def _said(statement: str) -> frozenset[str]:
 
 
 def _named_old(said: Said, existing: list[Fact], new: list[str], rarity: Rarity) -> list[Proposal]:
-    """ "moved … from 12 November to 19 November", "instead of 80", "not Red Mill": the
+    """ "moved … from 3 May to 10 May", "instead of 80", "not Red Mill": the
     fact naming the old value, most like a new statement, is replaced by it; when several
     facts name it, each new statement replaces the one most like it ("…come from Villa de
     Luz, not Red Mill. Better price and they deliver daily." replaces both where the
@@ -301,8 +301,8 @@ def _named_old(said: Said, existing: list[Fact], new: list[str], rarity: Rarity)
 
 
 def _substituted(said: Said, value: str, holding: list[Fact], rarity: Rarity) -> list[Proposal]:
-    """ "moved our recording day from 12 March to 19 March" when the model stated nothing:
-    the fact about it, most like the user's sentence, with 19 March for 12 March."""
+    """ "moved our shoot day from 4 June to 11 June" when the model stated nothing:
+    the fact about it, most like the user's sentence, with 11 June for 4 June."""
     new = said.new_values[value]
     sentence = next((s for s in re.split(r"(?<=[.!?;])\s+", said.own) if _holds(s, value)), "")
     words = terms(sentence) - terms(value) - terms(new)
@@ -367,8 +367,8 @@ def _changed_value(
         if not _same_someone(statement, fact.statement):
             continue
         # Most of what the clause with the new value says is in the fact, or it names the
-        # fact's someone: the reason a change gives ("…, because she has a class on
-        # Saturdays") is news to the fact.
+        # fact's someone: the reason a change gives ("…, because she has a
+        # course on Saturdays") is news to the fact.
         words = terms(_clause_holding(statement, fresh)) - terms(" ".join(fresh)) - _when()
         if not rarity.covers(words, document) and not _named_alike(statement, fact.statement):
             continue

@@ -197,8 +197,8 @@ def _may_update(old: Fact, statement: str, said: Said) -> bool:
     called Crumb." into that sentence and the turn's new price, and the price
     then lived in two facts, of which a later change replaced one), and never gives the
     user a name (the identity is the user's own words only), and is about what the fact
-    is about (a 1.5B model "updated" an operation's date into "The names drive me mad.",
-    and a habit into the turn's festival job because both said "instead"). The new facts
+    is about (a 1.5B model "updated" an appointment's date into an unrelated remark of the
+    turn, and a habit into a new job because both said "instead"). The new facts
     it would have merged in are learned as themselves."""
     named = identity.names_the_user(statement) or identity.makes_the_user_someone(
         statement, said.own, ""
@@ -208,8 +208,8 @@ def _may_update(old: Fact, statement: str, said: Said) -> bool:
     brought = (terms(statement) & terms(said.own)) - terms(old.statement)
     theirs = bool(brought) and grounded(statement, f"{said.own}\n{old.statement}")
     same = about_the_same(old.statement, statement)
-    # and the turn is about the fact too, besides the values swapped: a turn about the GP's
-    # appointment put the GP's name into the fact about the surgeon's operation
+    # and the turn is about the fact too, besides the values swapped: a turn about one
+    # person's appointment put their look-alike name into the fact about another's
     swapped = set(values(old.statement)) ^ set(values(statement))
     turn_about_it = shares_beyond_values(said.own, old.statement, swapped)
     return changed and replaces and not named and theirs and same and turn_about_it

@@ -3,18 +3,18 @@
     ---
     id: f-20261122-204400-1f3a9c
     subject: the user
-    statement: The user's meeting with the bank is on 19 November.
+    statement: The user's meeting with the bank is on 10 May.
     topic: bank
     source_conversation: 20261122-204400-9b1e07    # the turn that stated it
     turn: 3
     created: '2026-11-22T20:44:00+00:00'           # when it was stated (this value)
     updated: '2026-11-22T20:44:00+00:00'
     replaces: f-20261101-090000-0a1b2c             # an update names what it replaces
-    replaces_statement: The user's meeting with the bank is on 12 November.
+    replaces_statement: The user's meeting with the bank is on 3 May.
     first_stated: '2026-11-01T09:00:00+00:00'      # when the first value was stated
     ---
 
-    The user's meeting with the bank is on 19 November.
+    The user's meeting with the bank is on 10 May.
 
 The body is the statement, so search finds it and a person can edit it in any editor
 (the body wins over a stale `statement:`). The person's own name is the one fact with

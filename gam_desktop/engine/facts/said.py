@@ -180,7 +180,7 @@ def _name(pattern: re.Pattern[str], text: str) -> str:
 
 
 def retractions(text: str) -> list[str]:
-    """What the user takes back, each in their words ("the Berlin festival", "swimming every
+    """What the user takes back, each in their words ("the Lyon fair", "swimming every
     Tuesday"); an object-less "That's no longer true." gives nothing."""
     found: list[str] = []
     for pattern in lx.RETRACTION_ABOUT:
@@ -193,8 +193,8 @@ def retractions(text: str) -> list[str]:
 
 
 def new_values(text: str) -> dict[str, str]:
-    """Old value -> the value the user gives in its place: "from 12 November to 19
-    November", "100 people instead of 80", "Villa de Luz, not Red Mill"."""
+    """Old value -> the value the user gives in its place: "from 3 May to 10
+    May", "60 seats instead of 40", "Villa de Luz, not Red Mill"."""
     found: dict[str, str] = {}
     for i, pattern in enumerate(lx.OLD_VALUE):
         for match in pattern.finditer(text):
@@ -261,8 +261,8 @@ def _named(value: str) -> str:
 
 
 def old_values(text: str) -> list[str]:
-    """The values the user says are no longer so: "from 12 November to 19 November" gives
-    "12 November", "100 people instead of 80" gives "80"."""
+    """The values the user says are no longer so: "from 3 May to 10 May" gives
+    "3 May", "60 seats instead of 40" gives "40"."""
     found: list[str] = []
     for pattern in lx.OLD_VALUE:
         for match in pattern.finditer(text):

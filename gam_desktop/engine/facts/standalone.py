@@ -11,8 +11,8 @@ they deliver daily."); the turn's other facts it says whole are not learned besi
 later change would replace one of the two and leave the other current). The same holds
 for a clause the model copied out of the middle of the user's sentence: "the plan is a
 Quill 300." cut from "I'm saving up for a new press; the plan is a Quill 300." no longer
-says what the plan is for, and "Low Tide felt too gloomy." cut from "We renamed it: it's
-called Salt Lines now, Low Tide felt too gloomy." reads as if Low Tide were still the name.
+says what the plan is for, and "Blue Hour sounded too sad." cut from "We renamed it: it's
+called Red Coast now, Blue Hour sounded too sad." reads as if Blue Hour were still the name.
 Language only: which words are pronouns and where a clause starts, never a subject.
 """
 
