@@ -85,7 +85,8 @@ def retrieve(
     now = now or utc_now()  # the engine's one clock (an evaluation sets it to its day)
     period = time_window(question, now)
     ranked = _ranked(tools, _searched(question))
-    found = _in_time(files, ranked, question, now, period, _naming(tools, question))
+    naming = _naming(tools, question) if recall.asks_for_first(question) else None
+    found = _in_time(files, ranked, question, now, period, naming)
     found = [k for k in found if not _identity_beside_the_point(k, files, question)]
     gone = _no_longer_said(tools, files, question, period)
     texts: dict[str, tuple[str, str]] = {}  # memory -> (label, text), in that order
