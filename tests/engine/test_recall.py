@@ -374,6 +374,24 @@ def test_what_no_longer_holds_is_left_out_of_a_question_about_what_holds(tmp_pat
     assert any("for 80 people" in p.text for p in passages)
 
 
+def test_a_broken_tombstone_takes_no_turn_away(tmp_path: Path) -> None:
+    """Tombstones are files a person or another program may break: one whose front matter
+    cannot be read, one without its turn, one that is not text. None names a turn, so the
+    turns stay and the question is answered."""
+    root = tmp_path / "memory"
+    write(root, "README.md", "# Memory\n")
+    said = chat(root, NOW - DAY, "The Acme lunch is for 60 people.")
+    write(root, "facts/.deleted/work/broken.md", "---\nid: [unclosed\nturn: 1\n---\nx\n")
+    write(
+        root,
+        "facts/.deleted/work/no_turn.md",
+        f"---\nid: f-1\nsource_conversation: {said.id}\n---\nx\n",
+    )
+    (root / "facts/.deleted/work/binary.md").write_bytes(b"\xff\xfe\x00garbage")
+    passages = retrieve(MemoryTools(root), "How many people is the Acme lunch for?", now=NOW)
+    assert any("60 people" in p.text for p in passages)
+
+
 def test_a_fact_restating_one_turn_of_a_window_takes_the_turns_place(tmp_path: Path) -> None:
     """A window of two turns (the second matched "people") and the fact learned from its
     first: one place, not the same words twice among five."""
