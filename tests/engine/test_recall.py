@@ -419,3 +419,23 @@ def test_a_recent_passage_about_something_else_is_not_read_first(tmp_path: Path)
     passages = retrieve(MemoryTools(root), "Do I go bouldering?", now=NOW)
     assert "given up bouldering" in passages[0].text
     assert "market" not in passages[0].text and "market" not in passages[1].text
+
+
+def test_a_tombstone_rewritten_or_removed_is_read_again(tmp_path: Path) -> None:
+    """Tombstones' turns are kept between questions, by each file's version: one rewritten
+    by another program names its new turn, and one removed names none."""
+    from gam_desktop.engine.answering.recall import superseded
+
+    root = tmp_path / "memory"
+    tomb = root / "facts/.deleted/work/old.md"
+    write(
+        root,
+        "facts/.deleted/work/old.md",
+        "---\nid: f-1\nsource_conversation: c-1\nturn: 1\n---\nx\n",
+    )
+    assert superseded(root, []) == {("c-1", 1)}
+    assert superseded(root, []) == {("c-1", 1)}  # (the second time from what was kept)
+    tomb.write_text("---\nid: f-1\nsource_conversation: c-1\nturn: 12\n---\nx\n", encoding="utf-8")
+    assert superseded(root, []) == {("c-1", 12)}
+    tomb.unlink()
+    assert superseded(root, []) == set()

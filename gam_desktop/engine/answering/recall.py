@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from datetime import datetime
+from functools import lru_cache
 from pathlib import Path
 
 from gam_desktop.engine.answering.lexicon import ASKS_OWN_NAME
@@ -100,17 +101,28 @@ def superseded(root: Path, current: Iterable[str]) -> set[Turn]:
     tombstone (under facts/.deleted) names the turn it was learned from, and no current
     fact (the texts of `current`) comes from that turn. What such a turn said no longer
     holds, and read beside what replaced it, a small model answered with it."""
-    ended = {turn for text in _tombstones(root) if (turn := _source(text)) is not None}
+    ended = {turn for turn in _tombstone_turns(root) if turn is not None}
     return ended - {turn for text in current if (turn := _source(text)) is not None}
 
 
-def _tombstones(root: Path) -> Iterable[str]:
+def _tombstone_turns(root: Path) -> Iterable[Turn | None]:
     base = root / DELETED_FACTS_DIR
     if resolve_within(root, base) is None or not base.is_dir():
         return
     for path in sorted(base.rglob("*.md")):
         if resolve_within(root, path) is not None and path.is_file():
-            yield path.read_text(encoding="utf-8", errors="replace")
+            stat = path.stat()
+            yield _turn_of_file(str(path), stat.st_mtime_ns, stat.st_size)
+
+
+@lru_cache(maxsize=4096)
+def _turn_of_file(path: str, _mtime_ns: int, _size: int) -> Turn | None:
+    """A tombstone's turn, read once per version of the file: every question about what
+    holds asks for all of them, and tombstones only accumulate."""
+    try:
+        return _source(Path(path).read_text(encoding="utf-8", errors="replace"))
+    except OSError:  # removed since it was listed
+        return None
 
 
 def _source(text: str) -> Turn | None:
