@@ -56,6 +56,21 @@ def test_the_window_is_cut_around_the_sentence_with_the_question_words() -> None
     assert len(window.split()) < 60
 
 
+def test_a_window_that_stops_inside_a_list_takes_the_rest_of_it() -> None:
+    """ "What are all the levels?": the window around the sentence that introduces the list
+    ran out of words four items in, and the answer named half of them."""
+    filler = " ".join(f"Sentence {n} says nothing much about it." for n in range(30))
+    items = [f"- level{n}: grade {n} of urgency;" for n in range(1, 9)]
+    text = f"{filler}\n\nEach message has a severity level. Here they are, in order:\n"
+    text += "\n".join(items) + f"\n\n{filler}"
+    window = best_window(text, {"sever": 3.0}, words=40)
+    assert all(f"level{n}:" in window for n in range(1, 9))
+    assert "Sentence 29" not in window.split("level8")[1]  # the list's end, not beyond
+    # a list longer than a second window's words is cut at that
+    long = text.replace("\n".join(items), "\n".join(items * 6))
+    assert len(best_window(long, {"sever": 3.0}, words=40).split()) <= 80 + 20
+
+
 def test_retrieval_finds_the_memory_and_caps_each_document(tools: MemoryTools) -> None:
     found = passages.retrieve(tools, "How many input tokens does BERT mask?")
     assert found[0].memory == "nlp/bert_encoder.md"

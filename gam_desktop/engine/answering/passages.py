@@ -51,6 +51,7 @@ WINDOW_WORDS = 100  # words of a window: a fact with its context, short for a sm
 CANDIDATES = 30  # files read from the search before choosing
 _UNIT = re.compile(r"\n\s*\n|\n(?=\s*(?:[#>|*-]|\d{1,3}[.)]\s))|(?<=[.!?])\s+(?=[\"“(\[A-Z0-9])")
 _HEADING = re.compile(r"^\s*#{1,6}\s+\S")
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+]\s|\d{1,3}[.)]\s|\|)")  # a list item or a table row
 _IDENTIFIER = re.compile(r"\w*\d\w*(?:[._-]\w+)+|\w+(?:[._-]\w+)*[._-]\d\w*|\w*[a-z]\d\w*", re.I)
 _CAPITALIZED = re.compile(r"(?<![\w'’.-])([A-Z][\w'’-]*)")
 # A possessive or a contraction's ending ("Ann's", "James'", "I'd", "I've"), which is
@@ -438,6 +439,23 @@ def best_window(text: str, weights: Mapping[str, float], words: int = WINDOW_WOR
         if backward and size < words:
             start -= 1
             size += len(units[start].split())
+    end = _list_end(units, start, end, size + words)
     heading = next((units[i] for i in range(start, -1, -1) if _HEADING.match(units[i])), None)
     kept = ([heading] if heading and heading != units[start] else []) + units[start:end]
     return "\n".join(kept)
+
+
+def _list_end(units: list[str], start: int, end: int, limit: int) -> int:
+    """`end` moved past the rest of the list (or table) the window stops inside or
+    introduces (its last sentence ends with a colon), while the window stays under `limit`
+    words: a list cut short answers "what are all the…" with the first half of its items."""
+    last = units[end - 1].rstrip()
+    if not (_LIST_ITEM.match(last) or last.endswith(":")):
+        return end
+    size = sum(len(u.split()) for u in units[start:end])
+    while end < len(units) and _LIST_ITEM.match(units[end]):
+        size += len(units[end].split())
+        if size > limit:
+            break
+        end += 1
+    return end
