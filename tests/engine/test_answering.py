@@ -66,6 +66,11 @@ def test_a_window_that_stops_inside_a_list_takes_the_rest_of_it() -> None:
     window = best_window(text, {"sever": 3.0}, words=40)
     assert all(f"level{n}:" in window for n in range(1, 9))
     assert "Sentence 29" not in window.split("level8")[1]  # the list's end, not beyond
+    # a list the window only runs into, after the sentence it is cut around, is about
+    # something else: it is not taken whole
+    other = text.replace("Each message has a severity level.", "Each message is sent.")
+    other = other.replace("Sentence 29", "Sentence 29 is about its severity.")
+    assert "level2" not in best_window(other, {"sever": 3.0}, words=40)
     # a list longer than a second window's words is cut at that
     long = text.replace("\n".join(items), "\n".join(items * 6))
     assert len(best_window(long, {"sever": 3.0}, words=40).split()) <= 80 + 20
