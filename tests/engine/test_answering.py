@@ -91,6 +91,28 @@ def test_an_empty_answer_is_an_abstention() -> None:
     assert finding is not None and finding.repaired is None
 
 
+def test_an_answer_saying_the_passages_do_not_state_it_is_an_abstention_though_it_cites(
+    tools: MemoryTools,
+) -> None:
+    """ "The default is not explicitly stated in the given passages", with a passage named
+    and "found": it was shown with sources at 0.8, and counted as an answer."""
+    for said in (
+        "The default value of the cache setting is not explicitly stated in the given passages.",
+        "The passages don't say which version added it.",
+    ):
+        draft = Draft("q?", said, [], [passage(1, BERT)], cited=(1,))
+        finding = checks.Abstained().check(draft)
+        assert finding is not None and finding.repaired is None
+    reply = Reading(
+        answer="The masking rate is not directly mentioned in the passages.", passages=[1]
+    )
+    result = answer(evidence(tools, "How many input tokens does BERT mask?", reply))
+    assert result.answer == NOT_IN_MEMORY and not result.sources
+    # an answer that only says "not" beside a value stands
+    kept = Draft("q?", "It masks 15 percent, not counting padding.", [], [passage(1, BERT)])
+    assert checks.Abstained().check(replace(kept, cited=(1,))) is None
+
+
 def test_a_quote_with_the_wrong_number_is_found_in_its_passage() -> None:
     shown = [passage(1, "Nothing here."), passage(2, BERT, "b.md")]
     draft = Draft("How much is masked?", "15 percent", [(1, BERT)], shown)

@@ -12,7 +12,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from gam_desktop.engine.answering.lexicon import FUNCTION_WORDS, MONTHS, NOT_STATED
+from gam_desktop.engine.answering.lexicon import (
+    FUNCTION_WORDS,
+    MONTHS,
+    NOT_IN_PASSAGES,
+    NOT_STATED,
+)
 from gam_desktop.engine.answering.passages import Passage, holds, identifiers, parts_of, units_of
 from gam_desktop.engine.retrieval.search import tokenize
 
@@ -102,6 +107,8 @@ class Abstained:
         if not draft.answer.strip():
             return Finding(self.name, "no passage states it")
         if NOT_STATED.search(draft.answer) and not draft.quotes and not draft.cited:
+            return Finding(self.name, "the model says the passages do not state it")
+        if NOT_IN_PASSAGES.search(draft.answer):  # (though it names passages)
             return Finding(self.name, "the model says the passages do not state it")
         return None
 

@@ -8,11 +8,25 @@ import re
 
 # A reader's way of saying "not stated": the answer is an abstention.
 NOT_STATED = re.compile(
-    r"\b(?:not (?:stated|mentioned|specified|provided|given|found|available|described|"
-    r"included|covered|in (?:the|these|any) (?:passages?|documents?|memory|text))|"
-    r"(?:does|do|did)(?: not|n't) (?:say|state|mention|specify|contain|include|provide|give)|"
+    r"\b(?:not (?:\w+ly )?(?:stated|mentioned|specified|provided|given|found|available|"
+    r"described|included|covered|in (?:the|these|any) (?:passages?|documents?|memory|text))|"
+    r"(?:does|do|did)(?: not|n't) (?:\w+ly )?"
+    r"(?:say|state|mention|specify|contain|include|provide|give)|"
     r"no (?:information|mention|passage|data|details?)|"
     r"(?:cannot|can't|could not|couldn't|unable to) (?:find|determine|answer|tell)|unknown)\b",
+    re.IGNORECASE,
+)
+
+# "…is not explicitly stated in the given passages": the reader says the passages do not
+# hold it, whatever passages it names besides.
+_SAYING = (
+    r"(?:not|n't) (?:\w+ly )?(?:stated|mentioned|specified|provided|given|found|described|"
+    r"included|covered|say|state|mention|specify|contain|include|provide|give)\b"
+)
+_THE_PASSAGES = r"(?:the|these|any) (?:\w+ )?(?:passages?|documents?|memory|texts?)\b"
+NOT_IN_PASSAGES = re.compile(
+    rf"\b{_SAYING}[^.]*?\b(?:in|by) {_THE_PASSAGES}"
+    rf"|\b{_THE_PASSAGES} (?:does|do|did)(?: |(?=n't)){_SAYING}",
     re.IGNORECASE,
 )
 
