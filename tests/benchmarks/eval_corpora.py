@@ -211,7 +211,9 @@ class Readings:
 
         self.by_question: dict[str, list[dict[str, Any]]] = defaultdict(list)
         self.current = ""
-        original = pipeline.read
+        # the engine's own reader: the set before this one put its recorder in its place,
+        # which then recorded every later set's drafts under its own last question
+        original = getattr(pipeline.read, "__wrapped__", pipeline.read)
 
         def recording(llm, question, passages, cancel, context=None):  # type: ignore[no-untyped-def]
             reading = original(llm, question, passages, cancel, context)
@@ -223,6 +225,7 @@ class Readings:
             )
             return reading
 
+        recording.__wrapped__ = original  # type: ignore[attr-defined]
         pipeline.read = recording
 
 
