@@ -439,24 +439,22 @@ def best_window(text: str, weights: Mapping[str, float], words: int = WINDOW_WOR
         if backward and size < words:
             start -= 1
             size += len(units[start].split())
-    end = _list_end(units, (start, best, end), size + words)
+    end = _list_end(units, best, end, size, words)
     heading = next((units[i] for i in range(start, -1, -1) if _HEADING.match(units[i])), None)
     kept = ([heading] if heading and heading != units[start] else []) + units[start:end]
     return "\n".join(kept)
 
 
-def _list_end(units: list[str], window: tuple[int, int, int], limit: int) -> int:
+def _list_end(units: list[str], best: int, end: int, size: int, more: int) -> int:
     """`end` moved past the rest of the list (or table) that the window's best unit opens
     or belongs to (it, or the sentence after it, ends with a colon or is an item, and list
-    items follow to the window's end), while the window stays under `limit` words: a list
-    cut short answered "what are all the…" with half of its items. A list the window only
-    runs into is about something else, and more words of it drew a small model away.
-    `window` is (start, best, end)."""
-    start, best, end = window
+    items follow to the window's end), by at most `more` words beyond the window's `size`: a
+    list cut short answered "what are all the…" with half of its items. A list the window
+    only runs into is about something else, and more words of it drew a small model away."""
     opening = next((i for i in (best, best + 1) if i < end and _opens_list(units[i])), None)
     if opening is None or not all(_LIST_ITEM.match(u) for u in units[opening + 1 : end]):
         return end
-    size = sum(len(u.split()) for u in units[start:end])
+    limit = size + more
     while end < len(units) and _LIST_ITEM.match(units[end]):
         size += len(units[end].split())
         if size > limit:
