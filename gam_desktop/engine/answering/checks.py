@@ -106,9 +106,9 @@ class Abstained:
     def check(self, draft: Draft) -> Finding | None:
         if not draft.answer.strip():
             return Finding(self.name, "no passage states it")
-        if NOT_STATED.search(draft.answer) and not draft.quotes and not draft.cited:
-            return Finding(self.name, "the model says the passages do not state it")
-        if NOT_IN_PASSAGES.search(draft.answer):  # (though it names passages)
+        unsourced = not draft.quotes and not draft.cited
+        # ("not stated in the given passages" is an abstention though it names passages)
+        if NOT_IN_PASSAGES.search(draft.answer) or (NOT_STATED.search(draft.answer) and unsourced):
             return Finding(self.name, "the model says the passages do not state it")
         return None
 

@@ -6,12 +6,17 @@ from __future__ import annotations
 
 import re
 
+# The words a reader says "not stated" with: participles ("not stated") and verbs ("does
+# not say"), each perhaps after an adverb ("not explicitly stated").
+_STATED = r"(?:stated|mentioned|specified|provided|given|found|described|included|covered)"
+_SAY = r"(?:say|state|mention|specify|contain|include|provide|give)"
+_THE_PASSAGES = r"(?:the|these|any) (?:\w+ )?(?:passages?|documents?|memory|texts?)\b"
+
 # A reader's way of saying "not stated": the answer is an abstention.
 NOT_STATED = re.compile(
-    r"\b(?:not (?:\w+ly )?(?:stated|mentioned|specified|provided|given|found|available|"
-    r"described|included|covered|in (?:the|these|any) (?:passages?|documents?|memory|text))|"
-    r"(?:does|do|did)(?: not|n't) (?:\w+ly )?"
-    r"(?:say|state|mention|specify|contain|include|provide|give)|"
+    rf"\b(?:not (?:\w+ly )?(?:{_STATED}|available|"
+    r"in (?:the|these|any) (?:passages?|documents?|memory|text))|"
+    rf"(?:does|do|did)(?: not|n't) (?:\w+ly )?{_SAY}|"
     r"no (?:information|mention|passage|data|details?)|"
     r"(?:cannot|can't|could not|couldn't|unable to) (?:find|determine|answer|tell)|unknown)\b",
     re.IGNORECASE,
@@ -19,11 +24,7 @@ NOT_STATED = re.compile(
 
 # "…is not explicitly stated in the given passages": the reader says the passages do not
 # hold it, whatever passages it names besides.
-_SAYING = (
-    r"(?:not|n't) (?:\w+ly )?(?:stated|mentioned|specified|provided|given|found|described|"
-    r"included|covered|say|state|mention|specify|contain|include|provide|give)\b"
-)
-_THE_PASSAGES = r"(?:the|these|any) (?:\w+ )?(?:passages?|documents?|memory|texts?)\b"
+_SAYING = rf"(?:not|n't) (?:\w+ly )?(?:{_STATED}|{_SAY})\b"
 NOT_IN_PASSAGES = re.compile(
     rf"\b{_SAYING}[^.]*?\b(?:in|by) {_THE_PASSAGES}"
     rf"|\b{_THE_PASSAGES} (?:does|do|did)(?: |(?=n't)){_SAYING}",
