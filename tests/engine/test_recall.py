@@ -439,3 +439,12 @@ def test_a_tombstone_rewritten_or_removed_is_read_again(tmp_path: Path) -> None:
     assert superseded(root, []) == {("c-1", 12)}
     tomb.unlink()
     assert superseded(root, []) == set()
+
+
+def test_a_tombstone_removed_between_listing_and_reading_names_no_turn(tmp_path: Path) -> None:
+    """Another program may delete a tombstone after the folder was listed: it names no
+    turn, and the question is still answered."""
+    from gam_desktop.engine.answering.recall import _turn_of_file
+
+    gone = tmp_path / "facts/.deleted/work/gone.md"
+    assert _turn_of_file(str(gone), 1, 10) is None
