@@ -287,6 +287,26 @@ def test_recover_can_keep_the_files(workflow, memory_dir: Path, llm_server) -> N
     assert sum("rust" in k for k in tree(memory_dir) if "README" not in k) == 3
 
 
+def test_keeping_files_that_are_the_last_commit_is_still_in_the_history(
+    workflow, memory_dir: Path, llm_server, monkeypatch
+) -> None:
+    """Whether the recomputed files differ from the last commit used to depend on the
+    clock (the meta file's time has whole seconds): within one second, no entry."""
+    from datetime import UTC, datetime
+
+    from gam_desktop.engine.store import readmes
+
+    frozen = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    monkeypatch.setattr(readmes, "utc_now", lambda: frozen)
+    workflow.add(text=topic_document({"python": 3}))
+    last = git(memory_dir, "rev-parse", "HEAD^{tree}")
+    crash_mid_add(memory_dir, llm_server.base_url, topic_document({"rust": 3}), 2)
+    workflow.recover(restore=False)
+    assert git(memory_dir, "rev-parse", "HEAD^{tree}") == last  # the same files...
+    assert workflow.history.operations(limit=1)[0].kind == "recover"  # ...and the entry
+    assert workflow.interrupted() is None
+
+
 def test_a_crash_with_the_whole_document_written_keeps_it(
     workflow, memory_dir: Path, llm_server
 ) -> None:

@@ -798,9 +798,12 @@ class MemoryRepo:
         summary: str,
         trailers: dict[str, str] | None = None,
         paths: set[str] | None = None,
+        *,
+        always: bool = False,
     ) -> str | None:
         """Stage everything (or only `paths`) and commit; None when there was nothing to
-        commit. A git failure (a full disk, a broken repository) raises HistoryWriteError,
+        commit, unless `always` (an event the history must show even when it changed no
+        file). A git failure (a full disk, a broken repository) raises HistoryWriteError,
         the index put back as it was."""
         try:
             with self._index_kept():
@@ -814,7 +817,7 @@ class MemoryRepo:
                     message += "\n\n" + "\n".join(
                         f"{k}: {one_line(v)}" for k, v in trailers.items()
                     )
-                return self._commit_index(message)
+                return self._commit_index(message, always=always)
         except GitFailed as exc:
             self._refuse_linked_after(exc)
             cause = exc.__cause__ if isinstance(exc.__cause__, Exception) else exc
@@ -872,13 +875,17 @@ class MemoryRepo:
             with contextlib.suppress(OSError):
                 index.unlink(missing_ok=True)
 
-    def _commit_index(self, message: str) -> str | None:
-        """Commit what is staged (None when that is what the last commit holds), with git's
-        plumbing: `git commit` also re-reads the time of every file (a third of a second
-        at 100,000 files) and writes the index a second time."""
+    def _commit_index(self, message: str, *, always: bool = False) -> str | None:
+        """Commit what is staged (None when that is what the last commit holds and not
+        `always`), with git's plumbing: `git commit` also re-reads the time of every file
+        (a third of a second at 100,000 files) and writes the index a second time."""
         tree = self.git("write-tree").strip()
         parent = self.head()
-        if parent is not None and self.git("rev-parse", f"{parent}^{{tree}}").strip() == tree:
+        if (
+            not always
+            and parent is not None
+            and self.git("rev-parse", f"{parent}^{{tree}}").strip() == tree
+        ):
             return None
         below = ("-p", parent) if parent else ()
         sha = self.git("commit-tree", tree, *below, "-m", message).strip()

@@ -83,8 +83,13 @@ def keep_files(folder: MemoryFolder, repo: MemoryRepo | None, interrupted: Inter
     dropped = drop_partial_documents(folder, interrupted.documents)
     regenerate_all(folder)
     if repo is not None:
+        # Always a commit: whether the recomputed files differ from the last commit can
+        # depend on the clock (`updated_at` has whole seconds), and the person should see
+        # in the history that the interrupted operation was dealt with either way.
         repo.commit_all(
-            f"Kept files after an interrupted {interrupted.operation}", {TRAILER_KIND: "recover"}
+            f"Kept files after an interrupted {interrupted.operation}",
+            {TRAILER_KIND: "recover"},
+            always=True,
         )
     message = (
         f"kept the files as they are ({plural(folder.load_view().memory_count(), 'note')}); "
