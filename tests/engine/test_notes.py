@@ -345,3 +345,16 @@ def test_a_title_keeps_how_its_words_are_written_in_as_few_phrases_as_can_be() -
     assert written_title("pragma_cache_size_a", ["PRAGMA cache_size\n\nA"]) == (
         "PRAGMA cache_size A"
     )
+
+
+def test_a_title_names_whose_document_it_is_without_its_kind() -> None:
+    """The subject memory titles start with: the name, not what kind of document it is. A
+    hyphenated word built on a function word describes (on-call, in-house, end-of-life);
+    one without is a name and stays (Wi-Fi)."""
+    from gam_desktop.engine.ingest.context import subject_of
+
+    assert subject_of("Tallowmere Analytics On-Call Policy") == ["Tallowmere", "Analytics"]
+    assert subject_of("Harbor Labs In-House Training Guide") == ["Harbor", "Labs", "Training"]
+    assert subject_of("End-of-Life Procedure — Corvid Books") == ["Corvid", "Books"]
+    assert subject_of("Wi-Fi Setup Guide") == ["Wi", "Fi", "Setup"]
+    assert subject_of("Lumenvault 3.2 Release Notes") == ["Lumenvault", "3.2"]

@@ -29,13 +29,14 @@ SECTION_NUMBER = re.compile(r"^(?:(?:[A-Za-z]\.)?\d+(?:\.\d+)*[.)]\s+)+")  # "E.
 NOT_PROSE = re.compile(r"^\s*(?:#|```|~~~|[=\-~^*]{3,}\s*$|\||\.\. |:\w[^:]*:|<|\{)")
 LEAD_SENTENCES, LEAD_CHARS = 5, 700  # what a body made of the passage's own sentences holds
 MIN_SENTENCE_WORDS = 4
-# Title words that say what kind of document it is, not whose: never the subject.
-GENERIC = frozenset(
+# English nouns that say what kind of document it is, not whose: never the subject.
+DOCUMENT_KINDS = frozenset(
     {"policy", "policies", "notes", "note", "release", "releases", "report", "reports",
-     "guide", "manual", "procedure", "procedures", "handbook", "overview", "call",
-     "introduction", "chapter", "section", "document", "standard", "operating",
-     "rules", "summary", "the", "version", "readme", "on", "changelog", "log"}
+     "guide", "manual", "procedure", "procedures", "handbook", "overview", "introduction",
+     "chapter", "section", "document", "standard", "rules", "summary", "version", "readme",
+     "changelog", "log"}
 )  # fmt: skip
+TITLE_WORD = re.compile(r"[\w.]+(?:-[\w.]+)*")  # "On-Call" and "Wi-Fi" whole
 
 
 @dataclass(frozen=True)
@@ -72,8 +73,14 @@ def file_title(doc: SourceDocument) -> str | None:
 
 def subject_of(title: str) -> list[str]:
     """The words of a title that say whose document it is (at most three)."""
-    words = [w.strip("._") for w in re.findall(r"[\w.]+", title) if w.strip("._")]
-    words = [w for w in words if w.lower() not in GENERIC | STOPWORDS]
+    words = [
+        part.strip("._")
+        for word in TITLE_WORD.findall(title)
+        if not _compound_modifier(word)
+        for part in word.split("-")
+        if part.strip("._")
+    ]
+    words = [w for w in words if w.lower() not in DOCUMENT_KINDS | STOPWORDS]
     # Capitalized words (and versions) name the subject in a title; a lowercase file
     # name ("zephyr 4.2 notes") names it with all of its specific words.
     capitalized = [w for w in words if w[0].isupper() or any(c.isdigit() for c in w)]
@@ -81,6 +88,13 @@ def subject_of(title: str) -> list[str]:
     # a year or version after the name tells look-alikes apart ("... Islands, 2023")
     dated = [w for w in named[3:] if any(c.isdigit() for c in w)]
     return named[:3] + dated[:1]
+
+
+def _compound_modifier(word: str) -> bool:
+    """A hyphenated word built on a function word ("On-Call", "In-House", "End-of-Life")
+    describes the kind of thing, as an adjective does; a name ("Wi-Fi") has none."""
+    parts = word.lower().split("-")
+    return len(parts) > 1 and any(part in STOPWORDS for part in parts)
 
 
 def document_context(doc: SourceDocument) -> DocumentContext:
