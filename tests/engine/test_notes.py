@@ -84,6 +84,26 @@ def test_a_body_that_only_repeats_the_tldr_becomes_the_passages_own_sentences() 
     assert not any(dump in memory.memory for dump in ("directive", ":version:", "--limit"))
 
 
+def test_a_body_that_only_says_what_the_text_is_about_becomes_the_passages_own_sentences() -> None:
+    """Small models describe the document instead of noting what it says ("The document
+    describes…", then "It also mentions…"): no fact survives, so the passage's own
+    sentences stand in; among facts, such a sentence is left out and the facts stay."""
+    (chunk,) = chunks_of(RELEASE, "lumenvault-3.0-release-notes.md", max_tokens=300)
+    tldr = "Lumenvault 3.0 raises its upload limit."
+    about = "The document describes the limits of a release. It also mentions retention."
+    (memory,) = memorized(MemoryDraft(title="limits", tldr=tldr, memory=about), [chunk])
+    assert "describes" not in memory.memory and "mentions" not in memory.memory
+    assert memory.memory.endswith(
+        "The upload limit is now 50 GB per file and the default retention is 90 days."
+    )
+    mixed = "This section covers the limits.\n- Files may be 50 GB.\n- The text lists defaults."
+    (memory,) = memorized(MemoryDraft(title="limits", tldr=tldr, memory=mixed), [chunk])
+    assert memory.memory == "Lumenvault 3.0 Release Notes:\n- Files may be 50 GB."
+    stated = "The document explains that a file may be as large as the limit allows."
+    (memory,) = memorized(MemoryDraft(title="limits", tldr=tldr, memory=stated), [chunk])
+    assert memory.memory.endswith(stated)  # a "that" clause states a fact
+
+
 # -- titles ----------------------------------------------------------------------------
 
 POLICY = """# Acme Robotics On-Call Policy

@@ -1,12 +1,13 @@
 """Memories that keep their document's context, written as notes a person would read.
 
-A chunk from the middle of a policy rarely names the company; four companies' policies
-with the same headings then become four indistinguishable memories. So every chunk is
-memorized with its document's context (title, subject), and the result is checked
-without the LLM: the title starts with the subject and the text names it. The body is a
-note, not a copy: a body that opens by repeating the tldr loses the repetition (the tldr
-is in the front matter), and one that says nothing else is made of the passage's own
-sentences (its first, then those stating numbers), prose only. Numbers the model left out
+A chunk from the middle of a document rarely names whose document it is; several
+organizations' documents with the same headings then become indistinguishable memories.
+So every chunk is memorized with its document's context (title, subject), and the result
+is checked without the LLM: the title starts with the subject and the text names it. The
+body is a note, not a copy: a body that opens by repeating the tldr loses the repetition
+(the tldr is in the front matter), sentences that only say what the text is about ("The
+document describes…") are left out, and a body with nothing else is made of the passage's
+own sentences (its first, then those stating numbers), prose only. Numbers the model left out
 are not pasted back: the original wording is kept and searched (`.gam/sources/`), so a
 note needs no run of tokens from its chunk.
 """
@@ -23,10 +24,26 @@ from gam_desktop.engine.textutil import STOPWORDS
 
 NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,:]\d+)*(?![\w])")
 SENTENCE = re.compile(r"(?<=[.!?])\s+")
-SECTION_NUMBER = re.compile(r"^(?:(?:[A-Za-z]\.)?\d+(?:\.\d+)*[.)]\s+)+")  # "E.12.2. ", "3) "
+SECTION_NUMBER = re.compile(r"^(?:(?:[A-Za-z]\.)?\d+(?:\.\d+)*[.)]\s+)+")  # "B.4.1. ", "3) "
 # Lines that are markup or code rather than prose: headings, underlines, fences, tables,
 # directives and fields of reStructuredText, HTML tags.
 NOT_PROSE = re.compile(r"^\s*(?:#|```|~~~|[=\-~^*]{3,}\s*$|\||\.\. |:\w[^:]*:|<|\{)")
+# A sentence about the text rather than of it ("The document describes the use of X.", "It
+# also mentions Y."): with no "that" clause and no number, it states no fact of its own.
+_TEXT_NOUN = (
+    r"(?:document|text|passage|section|excerpt|chapter|note|article|page|file|part|paragraph)s?"
+)
+_REPORTING = (
+    r"(?:describ|discuss|cover|explain|outlin|provid|mention|list|detail|contain|includ|present"
+    r"|highlight|focus|talk|summari[sz]|deal|address|introduc|refer)\w*|is\s+about"
+)
+ABOUT_THE_TEXT = re.compile(
+    rf"^(?:(?:the|this|these)\s+(?:[\w-]+\s+){{0,3}}?{_TEXT_NOUN})\s+(?:also\s+)?(?:{_REPORTING})\b",
+    re.IGNORECASE,
+)
+ABOUT_IT = re.compile(rf"^(?:it|they)\s+(?:also\s+)?(?:{_REPORTING})\b", re.IGNORECASE)
+LIST_MARK = re.compile(r"^(?:[-*•+]|\d+[.)])\s+")
+STATES_A_FACT = re.compile(r"\bthat\b|\d", re.IGNORECASE)
 LEAD_SENTENCES, LEAD_CHARS = 5, 700  # what a body made of the passage's own sentences holds
 MIN_SENTENCE_WORDS = 4
 # English nouns that say what kind of document it is, not whose: never the subject.
@@ -36,7 +53,7 @@ DOCUMENT_KINDS = frozenset(
      "chapter", "section", "document", "standard", "rules", "summary", "version", "readme",
      "changelog", "log"}
 )  # fmt: skip
-TITLE_WORD = re.compile(r"[\w.]+(?:-[\w.]+)*")  # "On-Call" and "Wi-Fi" whole
+TITLE_WORD = re.compile(r"[\w.]+(?:-[\w.]+)*")  # "In-House" and "Wi-Fi" whole
 
 
 @dataclass(frozen=True)
@@ -85,13 +102,13 @@ def subject_of(title: str) -> list[str]:
     # name ("zephyr 4.2 notes") names it with all of its specific words.
     capitalized = [w for w in words if w[0].isupper() or any(c.isdigit() for c in w)]
     named = capitalized if any(w[0].isupper() for w in words) else words
-    # a year or version after the name tells look-alikes apart ("... Islands, 2023")
+    # a year or version after the name tells look-alikes apart ("Garden Club Minutes, 2021")
     dated = [w for w in named[3:] if any(c.isdigit() for c in w)]
     return named[:3] + dated[:1]
 
 
 def _compound_modifier(word: str) -> bool:
-    """A hyphenated word built on a function word ("On-Call", "In-House", "End-of-Life")
+    """A hyphenated word built on a function word ("In-House", "Off-Site", "End-of-Life")
     describes the kind of thing, as an adjective does; a name ("Wi-Fi") has none."""
     parts = word.lower().split("-")
     return len(parts) > 1 and any(part in STOPWORDS for part in parts)
@@ -104,7 +121,7 @@ def document_context(doc: SourceDocument) -> DocumentContext:
     subject = subject_of(title)
     named = file_title(doc)
     if named and not any(c.isalpha() for w in subject for c in w):
-        # a heading of a version alone ("Release 15.8"): the file name says of what
+        # a heading of a version alone ("Version 2.4"): the file name says of what
         title, subject = named, subject_of(named)
     label = (
         sanitize_name("_".join(subject).lower().replace(".", "_"), fallback="") if subject else ""
@@ -121,7 +138,10 @@ def with_subject_title(title: str, context: DocumentContext) -> str:
 
 
 def with_subject_text(text: str, context: DocumentContext) -> str:
-    return text if context.named_in(text) else f"{context.title}: {text}"
+    if context.named_in(text):
+        return text
+    joint = "\n" if LIST_MARK.match(text) else " "  # a list starts below the title
+    return f"{context.title}:{joint}{text}"
 
 
 def number_coverage(memory: str, chunk: str) -> float:
@@ -147,6 +167,30 @@ def without_tldr(body: str, tldr: str) -> str:
     if rest and not (ended and rest[:1].isspace()):
         return body.strip()
     return rest.strip()
+
+
+def without_talk_about_the_text(body: str) -> str:
+    """`body` without its sentences that say what the text is about instead of what it says
+    (`ABOUT_THE_TEXT`, and "It also mentions…" after one or with nothing before it); ""
+    when that is all it holds. Lines stay lines: a list keeps its items."""
+    lines, previous_about = [], True  # "It …" as the first sentence refers to nothing
+    for line in body.splitlines():
+        indent = line[: len(line) - len(line.lstrip())]
+        mark = LIST_MARK.match(line.strip())
+        text = line.strip()[mark.end() if mark else 0 :]
+        kept = []
+        for sentence in SENTENCE.split(text):
+            about = not STATES_A_FACT.search(sentence) and bool(
+                ABOUT_THE_TEXT.match(sentence) or (previous_about and ABOUT_IT.match(sentence))
+            )
+            if sentence:
+                previous_about = about
+            if not about:
+                kept.append(sentence)
+        said = " ".join(kept).strip()
+        if said or not text:
+            lines.append(indent + (mark.group(0) if mark and said else "") + said)
+    return "\n".join(lines).strip()
 
 
 def prose_sentences(text: str) -> list[str]:

@@ -21,6 +21,7 @@ from gam_desktop.engine.ingest.context import (
     prose_sentences,
     with_subject_text,
     with_subject_title,
+    without_talk_about_the_text,
     without_tldr,
 )
 from gam_desktop.engine.ingest.documents import normalize, sha256_hex
@@ -146,9 +147,10 @@ def in_context(draft: MemoryDraft, chunk: Chunk, context: DocumentContext) -> Me
     sentence that says the opposite of the passage's (`faithful`: the passage's own sentence
     instead), and the document's subject named in all three. Nothing is pasted from the chunk: its
     original wording is kept and searched beside the note."""
-    body = faithful(draft.memory.strip(), chunk.text)
-    tldr = faithful(" ".join(draft.tldr.split()), chunk.text) or first_sentence(body)
-    body = without_tldr(body, tldr) or opening(chunk.text, skip=tldr) or body
+    written = faithful(draft.memory.strip(), chunk.text)
+    tldr = faithful(" ".join(draft.tldr.split()), chunk.text) or first_sentence(written)
+    body = without_talk_about_the_text(without_tldr(written, tldr))
+    body = body or opening(chunk.text, skip=tldr) or written
     title = sanitize_name(draft.title, fallback="")
     if says_little(title, f"{section_heading(chunk)}\n{chunk.text}", context):
         title = passage_title(chunk)
