@@ -27,7 +27,7 @@ class MemorizedChunk(BaseModel):
     tldr: str
     metadata: dict[str, Any] = Field(default_factory=dict)
     # The title as a reader sees it (its front matter's `title`), in the words, case and
-    # dots its document writes ("Quillon 4.2 Release Notes"); empty: `title`.
+    # dots its document writes ("Gizmo 2.4 User Guide"); empty: `title`.
     shown_title: str = ""
 
     @property

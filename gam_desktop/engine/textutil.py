@@ -71,6 +71,6 @@ def _stemmer() -> Any:
 
 @functools.lru_cache(maxsize=200_000)
 def stem(word: str) -> str:
-    """ "escalation", "escalates" and "escalate" are one search term (Snowball English;
+    """ "knitting", "knits" and "knit" are one search term (Snowball English;
     words with digits, like versions, stay as they are)."""
     return word if not word.isalpha() or len(word) < 4 else _stemmer().stemWord(word)

@@ -36,7 +36,7 @@ class Support:
     @property
     def said(self) -> str:
         """The sentence under its passage's label: a version or a name an answer gives may be
-        the document's ("15.9" of "Release 15.9 notes"), not the sentence's."""
+        the document's ("2.4" of "Gizmo 2.4 notes"), not the sentence's."""
         return f"{self.passage.label}\n{self.sentence}"
 
 
@@ -66,13 +66,13 @@ class Check(Protocol):
 
 
 def words(text: str) -> list[str]:
-    """The words of `text`, lowercased, a possessive's "'s" off ("Quillon's" is "Quillon")."""
+    """The words of `text`, lowercased, a possessive's "'s" off ("Orla's" is "Orla")."""
     return [_POSSESSIVE.sub("", w.lower()).strip(".'’-") for w in _WORD.findall(text)]
 
 
 def numbers(text: str) -> set[str]:
-    """The numbers `text` writes, as values: "1,315" is 1315, "08" is 8, a date's parts are
-    its numbers ("2023-08-10" and "August 10, 2023" alike)."""
+    """The numbers `text` writes, as values: "2,480" is 2480, "08" is 8, a date's parts are
+    its numbers ("2021-03-07" and "March 7, 2021" alike)."""
     found = {_value(n.replace(",", "")) for n in _NUMBER.findall(text)}
     return found | {str(MONTHS[w]) for w in words(text) if w in MONTHS}
 
@@ -157,7 +157,7 @@ def locate(quote: str, number: int, passages: list[Passage]) -> Support | None:
 def stating_sentence(draft: Draft) -> Support | None:
     """The sentence of the passages holding all the answer's numbers and the most of its own
     words (at least half of them), then the most of the question's words (an answer that is
-    only a value, "10 minutes", is stated by the sentence giving that value of what was
+    only a value, "40 grams", is stated by the sentence giving that value of what was
     asked); of the passages the model cited first, when one of them has such a sentence."""
     own = own_words(draft.answer, draft.question)
     wanted = numbers(draft.answer) - numbers(draft.question)
@@ -293,7 +293,7 @@ def _document(passage: Passage) -> str:
 
 def _documents(draft: Draft) -> dict[str, str]:
     """Each document shown, with all its passages' labels and texts (a label's file name
-    parts are words too: "acme_payments_escalation")."""
+    parts are words too: "acme_refund_rules")."""
     texts: dict[str, list[str]] = {}
     shown = {(p.number, p.memory): p for p in draft.passages}
     shown |= {(s.passage.number, s.passage.memory): s.passage for s in draft.support}

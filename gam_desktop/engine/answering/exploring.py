@@ -200,7 +200,7 @@ def _passages(found: list[Passage], trail: _Trail) -> list[Passage]:
 
 
 def _describe(name: str, arguments: dict[str, Any], result: ToolResult) -> str:
-    """A step as a person reads it: "read topic/x.md", "searched for “fog”: 3 files"."""
+    """A step as a person reads it: "read topic/x.md", "searched for “kiln”: 3 files"."""
     argument = str(next(iter(arguments.values()), "")) if arguments else ""
     if result.error:
         return f"{name} {argument}: {result.text.removeprefix('error: ')[:120]}"

@@ -44,7 +44,7 @@ FUNCTION_WORDS = frozenset(
 NOT_IN_MEMORY = "The memory does not say."
 NOT_CLEARLY = "The memory does not say this clearly. The closest it comes:"
 
-# Month names, for dates written in words ("August 10, 2023") against digits (2023-08-10).
+# Month names, for dates written in words ("March 7, 2021") against digits (2021-03-07).
 MONTHS = {
     name: number
     for number, names in enumerate(

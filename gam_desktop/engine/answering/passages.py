@@ -125,8 +125,8 @@ def retrieve(
         passage = Passage(len(chosen) + 1, memory, document, label, window, said)
         same = _said_before(passage, chosen) if said is not None else None
         if same is not None:  # a fact and the turn it was learned from: one place, the fact's
-            # (the turn as said; the fact has its corrections applied, "21 October, no wait,
-            # 12 October" is "12 October", and is replaced when the person changes it)
+            # (the turn as said; the fact has its corrections applied, "3 June, no wait,
+            # 13 June" is "13 June", and is replaced when the person changes it)
             if recall.is_fact(memory) and not recall.is_fact(chosen[same].memory):
                 chosen[same] = replace(passage, number=same + 1)
             continue
@@ -180,7 +180,7 @@ def newest_said_first(passages: list[Passage], weights: Mapping[str, float]) -> 
     the person's passages hold among them, numbered again from 1; those about it less (under
     half the question's weight the best one holds) after them, as ranked. A small model
     answers from the first passage that fits, and what the user said last is what holds now
-    (oldest first, "the recording day" was answered with the date it had before it moved);
+    (oldest first, a date that had moved was answered with the one it had before);
     a recent passage about something else put first was answered from instead."""
     places = [i for i, p in enumerate(passages) if p.said is not None]
     held = {i: _weight(passages[i].text, weights) for i in places}
@@ -225,8 +225,8 @@ def _searched(question: str) -> str:
     """What is searched for: the question without the words that ask for the current
     state ("now", "still") or the first time ("first", "originally"), which say when, not
     what: searched for, they ranked every short fact that says "now" above the turn that
-    changed the price asked about, and "the first shipment" above the turn that first
-    named the seller. "When did I first tell you about X" is about X, not telling."""
+    changed the value asked about, and "the first lesson" above the turn that first
+    named the teacher. "When did I first tell you about X" is about X, not telling."""
     if asks_for_current(question):
         question = CURRENT.sub(" ", question)
     if recall.asks_for_first(question):  # "when did I first tell you about X": X
@@ -449,7 +449,7 @@ def _list_end(units: list[str], best: int, end: int, size: int, more: int) -> in
     """`end` moved past the rest of the list (or table) that the window's best unit opens
     or belongs to (it, or the sentence after it, ends with a colon or is an item, and list
     items follow to the window's end), by at most `more` words beyond the window's `size`: a
-    list cut short answered "what are all the…" with half of its items. A list the window
+    list cut short answered "name every…" with half of its items. A list the window
     only runs into is about something else, and more words of it drew a small model away."""
     opening = next((i for i in (best, best + 1) if i < end and _opens_list(units[i])), None)
     if opening is None or not all(_LIST_ITEM.match(u) for u in units[opening + 1 : end]):

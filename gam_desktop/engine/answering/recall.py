@@ -48,8 +48,8 @@ def is_identity(key: str, text: str) -> bool:
 
 def about_own_name(question: str, text: str) -> bool:
     """Whether `question` asks the person's own name, or writes a word of it: the fact that
-    names them (`text`) answers nothing else. Its "name" matched "the name of my club"
-    and "my cousin's name", and a small model answered with the person's own."""
+    names them (`text`) answers nothing else. Its "name" matched "the name of the ferry"
+    and "the vet's name", and a small model answered with the person's own."""
     if ASKS_OWN_NAME.search(question):
         return True
     named = {t for t in query_terms(body_of(text)) if len(t) > 1} - {"user", "name"}
@@ -136,8 +136,8 @@ def personal_passage(
 ) -> str:
     """A conversation as its dated turns (those inside `window`, when one is given); a
     fact as its dated statement. With `gone` (a question about what holds), only the turns
-    that tell something still held: none of `gone`, no question or request ("How many
-    chairs for 40 guests?" was read as the number of guests after it changed)."""
+    that tell something still held: none of `gone`, no question or request ("How much
+    paint for 3 rooms?" was read as the number of rooms after it changed)."""
     if is_fact(key):
         when = time_of(text)
         body = body_of(text)
@@ -169,5 +169,5 @@ def personal_label(key: str, text: str) -> str:
     if is_fact(key):
         return f"a fact the user stated on {date}"  # (no brackets: a label is bracketed)
     # Not its title: that is its first turn's words, which the window of other turns does
-    # not hold (a label about a snare drum was read, and quoted, beside a loan's turn).
+    # not hold (a label about one thing was read, and quoted, beside another's turn).
     return f"a conversation with the user, last on {date}"

@@ -145,8 +145,8 @@ def _date(year: int, month: int, day: int) -> datetime | None:
 
 
 def spoken(day: datetime) -> str:
-    """A day as people write it ("Tuesday 29 September 2026"): a small model matches the
-    question's "on 29 September" and orders two days written so; digits it does neither."""
+    """A day as people write it ("Friday 6 March 2026"): a small model matches the
+    question's "on 6 March" and orders two days written so; digits it does neither."""
     return f"{day:%A} {day.day} {day:%B %Y}"
 
 

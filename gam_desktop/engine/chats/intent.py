@@ -12,7 +12,7 @@ import re
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _FIRST_PERSON = re.compile(r"^\s*(i|i'm|i've|i'd|i'll|my|we|we're|we've|our)\b", re.IGNORECASE)
-# "I need to know…" asks; "I need to renew the certificate before 15 December" tells what
+# "I need to know…" asks; "I need to return the books before 9 March" tells what
 # the person has to do (a fact to keep): wanting or needing to do anything but learn
 # something is their own plan, not a request.
 _WANTS = r"(want|would like|need)(?! to (?!(know|find|see|learn|understand|check|ask|hear)\b))"

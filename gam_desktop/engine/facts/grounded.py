@@ -1,13 +1,12 @@
 """A fact says what the user's words say, not what a small model adds to them.
 
-Measured on 103 facts a 1.5B model learned from three persona's sessions, a quarter were
-not the user's: a name from the prompt's example ("The user's sister Anne changed her
-order" for "Northwind changed their order"), an inference ("which implies she is
-interested in…"), another fact restated under a turn that said nothing of it, and our own
-prompt's markers copied into the statement ("(subject: the user)", "(N1)"). A statement is
-kept only when it is grounded in its sources (the turn's own words, and for an update the
-fact it replaces): every name and number it writes is written there, and at most one of
-its words is not, unless most are.
+Many of the facts a 1.5B model learns are not the user's: a name from the prompt's
+example ("The user's sister Anne fixed the bike" for "Spokewise fixed the bike"), an
+inference ("which implies she is interested in…"), another fact restated under a turn that
+said nothing of it, and our own prompt's markers copied into the statement ("(subject: the
+user)", "(N1)"). A statement is kept only when it is grounded in its sources (the turn's
+own words, and for an update the fact it replaces): every name and number it writes is
+written there, and at most one of its words is not, unless most are.
 """
 
 from __future__ import annotations
@@ -30,7 +29,7 @@ def without_markers(statement: str) -> str:
 
 def names_and_numbers(text: str) -> set[str]:
     """The words `text` writes with a capital where no sentence starts, and its numbers,
-    lowercased ("Anne", "Northwind", "14:30"); "I" is no name."""
+    lowercased ("Anne", "Spokewise", "9:45"); "I" is no name."""
     found = set()
     for match in _NAME_OR_NUMBER.finditer(text):
         word = re.sub(r"['’]s?$", "", match.group(1)).rstrip(".,:/-")

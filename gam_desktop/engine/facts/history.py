@@ -97,7 +97,7 @@ def timeline(fact: Fact, predecessors: dict[str, list[Fact]]) -> list[Event]:
         for old in olds:
             walk(old)
         kind, before = (STATED, "")
-        if olds:  # "The user no longer swims at the lido." follows a retraction
+        if olds:  # "The user no longer cycles to work." follows a retraction
             kind = RETRACTED if olds[-1].ended == RETRACTED else UPDATED
             before = olds[-1].statement
         where = (node.source_conversation, node.turn)

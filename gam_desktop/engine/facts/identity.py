@@ -1,7 +1,7 @@
 """The person's own name: one fact (`kind: identity`), set only by the user naming
 themselves in their own words, never by another person's name.
 
-The 1.5B model turned "my colleague Marta Holm…" into "The user is Marta Holm." and lost
+The 1.5B model turned "my tutor Marta Holm…" into "The user is Marta Holm." and lost
 the name the person gave in their first turn. Here a name is the user's only when their
 own words say so: "Hi, I'm Iris", "my name is Iris", "call me Iris", or "I'm Iris Moreau."
 opening the message when the model read the same name. Every extracted statement that

@@ -11,8 +11,8 @@ With no neighbours there is nothing to reconcile. Any LLM failure learns nothing
 forgets nothing.
 
 What the user's words say (matching.py) stands whatever the model decides: "forget what I
-said about X" retracts the fact about X, "from 12 November to 19 November" replaces the fact
-naming 12 November. The rest are hints. The model's decisions are untrusted: it can only
+said about X" retracts the fact about X, "from 3 May to 10 May" replaces the fact
+naming 3 May. The rest are hints. The model's decisions are untrusted: it can only
 update or delete the facts it was shown (by a short alias, never a path), it deletes only
 when the user's words take something back, and a reconciliation that would remove more
 facts than the user just stated keeps only what their words say. The person's name is
@@ -20,7 +20,7 @@ never the model's to change (identity.py).
 
 Every change is history: a replaced fact's tombstone names its successor and the turn that
 replaced it, and the successor names what it replaces (record.py, history.py). So a fact
-says only what holds now: "60 seats instead of 40" is learned as "60 seats".
+says only what holds now: "12 tents instead of 9" is learned as "12 tents".
 """
 
 from __future__ import annotations

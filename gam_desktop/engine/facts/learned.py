@@ -18,7 +18,7 @@ from gam_desktop.engine.textutil import plural
 class Learned:
     """What one turn taught: the change set to commit and what to tell the user.
     `deleted` are the facts it took back; `successors` maps one of them to the new fact
-    that followed it ("The user no longer swims at the lido.")."""
+    that followed it ("The user no longer cycles to work.")."""
 
     added: list[Fact] = field(default_factory=list)
     updated: list[tuple[Fact, Fact]] = field(default_factory=list)  # (old, new)

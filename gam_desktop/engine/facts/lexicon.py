@@ -22,7 +22,7 @@ FORWARDED = re.compile(
 # A line that only delimits ("---", "***", '"""', "==="): what lies between two of them (or
 # after an unclosed one) was pasted, not written.
 DELIMITER = re.compile(r"^[ \t]*(-{3,}|\*{3,}|_{3,}|={3,}|~{3,}|\"{3}|'{3})[ \t]*$", re.MULTILINE)
-# "I'll paste it:", "pasting it here:", "she forwarded this:": everything after the colon
+# "I've pasted it below:", "copying it:", "she forwarded this:": everything after the colon
 # and its line break is the pasted text.
 PASTE_INTRO = re.compile(
     r"\b(past(e|es|ed|ing)|forward(ed|ing)|copied|copying|copy[- ]and[- ]paste\w*)\b"
@@ -51,12 +51,12 @@ NAME_CLAIM = re.compile(
 )
 # "The user is Marta Holm.": the user made into someone by a bare name.
 IS_A_NAME = re.compile(r"^\s*(?i:the\s+user\s+is)\s+([A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)*)\s*\.?\s*$")
-# Someone else by their relation to the user: "my colleague Marta", "our advisor Marta Holm".
+# Someone else by their relation to the user: "my colleague Marta", "our tutor Marta Holm".
 SOMEONE_ELSE = re.compile(r"\b(?:my|our|his|her|their)\s+(?:[a-z][\w-]*\s+){1,3}$", re.IGNORECASE)
 
 # -- correcting oneself in the same breath -------------------------------------------------
 
-# ", no, sorry, 72", ", no wait, 12 October", ", actually six", " — I mean Annika".
+# ", no, sorry, 41", ", no wait, 19 June", ", actually four", " — I mean Petra".
 CORRECTION = re.compile(
     r"(?:,|\s[-–—])\s*(?:no[,!]?\s+(?:sorry|wait)[,!]?|no,|sorry,?(?:\s+i\s+meant?,?)?|"
     r"wait,|i\s+meant?,?|or\s+rather,?|actually,?|correction:?|make\s+that|scratch\s+that,?)"
@@ -79,48 +79,48 @@ FUNCTION_WORDS = frozenset(
 _UPTO = r"(.+?)(?=\s*(?:[.;:!?]|,\s|\s[-–—]\s|\bis\s+no\s+longer\b|\bisn't\b|$))"
 # What the retraction is about, in the user's words.
 RETRACTION_ABOUT = [
-    # "Forget what I said about the Lyon fair", "forget what I told you about Ada …"
+    # "Forget what I said about the bake sale", "forget what I told you about Orla …"
     re.compile(
         r"\b(?:forget|ignore|disregard|scratch|strike)\s+(?:what|everything|all)\s+i\s+"
         r"(?:said|told\s+you|mentioned|wrote)\s+(?:about|regarding|on)\s+" + _UPTO,
         re.IGNORECASE,
     ),
-    # "what I said about swimming every Tuesday is no longer true"
+    # "what I said about my pottery class is no longer true"
     re.compile(
         r"\bwhat\s+i\s+(?:said|told\s+you|mentioned)\s+(?:about|regarding)\s+(.+?)\s+"
         r"(?:is|was)\s+(?:no\s+longer|not)\s+(?:true|right|the\s+case|happening)",
         re.IGNORECASE,
     ),
-    # "You know how I said I go bouldering on Tuesdays? That's no longer true"
+    # "You know how I said I run on Sundays? That's no longer true"
     re.compile(
         r"\bi\s+(?:said|told\s+you|mentioned)\s+(?:that\s+)?(.+?)\?\s*(?:well,?\s+)?"
         r"(?:that's|that\s+is|it's|it\s+is)\s+(?:no\s+longer|not)\s+(?:true|right|the\s+case)",
         re.IGNORECASE,
     ),
-    # "About the vinyl: that's no longer true", "The Sunday brunch: that's no longer true"
+    # "About the laptop: that's no longer true", "The Friday quiz: that's no longer true"
     re.compile(
         r"(?:^|[.!?]\s+)(?:about\s+)?([^.!?:]+?)[:,]\s*(?:that's|that\s+is|it's|it\s+is)\s+"
         r"(?:no\s+longer|not)\s+(?:true|right|the\s+case|happening)",
         re.IGNORECASE,
     ),
-    # "I've quit five-a-side football", "I have given up the choir", "I stopped the gym"
+    # "I've quit the darts league", "I have given up chess", "I stopped the gym"
     re.compile(
         r"\bi(?:'ve|\s+have)?\s+(?:now\s+)?(?:stopped|quit|given\s+up|gave\s+up|dropped|"
         r"cancelled|canceled)\s+" + _UPTO,
         re.IGNORECASE,
     ),
-    # "I no longer swim at the lido", "I don't go bouldering any more"
+    # "I no longer cycle to work", "I don't play squash any more"
     re.compile(r"\bi\s+no\s+longer\s+" + _UPTO, re.IGNORECASE),
     re.compile(
         r"\bi\s+(?:don't|do\s+not)\s+([^.;:!?,]+?)\s+(?:any\s?more|anymore)\b", re.IGNORECASE
     ),
-    # "the Lyon fair fell through", "the trip is off", "the meeting was cancelled"
+    # "the bake sale fell through", "the trip is off", "the meeting was cancelled"
     re.compile(
         r"(?:^|[.;!?]\s+|,\s+)((?:the|my|our)\s+[^.;,!?]+?)\s+(?:fell\s+through|is\s+off|"
         r"was\s+(?:cancelled|canceled|called\s+off)|has\s+been\s+(?:cancelled|canceled))\b",
         re.IGNORECASE,
     ),
-    # "no Ghent after all"
+    # "no Vienna after all"
     re.compile(r"\bno\s+([^.;:!?,]+?)\s+after\s+all\b", re.IGNORECASE),
 ]
 # "…, so" or "… and" left at the end of a statement once its retraction is taken out.
@@ -155,7 +155,7 @@ CHANGE = re.compile(
     re.IGNORECASE,
 )
 # The value a change leaves behind, named: "from 3 May to 10 May", "instead of
-# 80", "not Red Mill", "rather than the old one", "up from 35".
+# 9", "not Lark Hall", "rather than the old one", "up from 35".
 OLD_VALUE = [
     re.compile(
         r"\b(?:mov|chang|switch|push|brought|bring|reschedul|postpon|put|putting|rais|lower)"
@@ -168,11 +168,11 @@ OLD_VALUE = [
     re.compile(r"\bup\s+from\s+(.+?)(?=[,.;:!?]|\s[-–—]\s|$)", re.IGNORECASE),
     re.compile(r"\bdown\s+from\s+(.+?)(?=[,.;:!?]|\s[-–—]\s|$)", re.IGNORECASE),
 ]
-# A determiner before a value the user names ("instead of the Quill"): the fact may have
-# said "a Quill 300".
+# A determiner before a value the user names ("instead of the Lowry"): the fact may have
+# said "a Lowry print".
 DETERMINER = re.compile(r"^(?:the|a|an|my|our|your|his|her|their|its|this|that)\s+", re.I)
 # Where a sentence's clause ends: a clause mark, or a word that starts a reason, a
-# consequence or a contrast ("…is now 2 April, because the printer is closed").
+# consequence or a contrast ("…is now on Friday, because the hall is booked").
 CLAUSE_BREAK = re.compile(
     r"[,;:]\s+|\s+(?:because|since|so|but|while|although|though|as|which|who|when)\s+",
     re.IGNORECASE,
@@ -185,7 +185,7 @@ WEEKDAYS = frozenset(
     "monday tuesday wednesday thursday friday saturday sunday mondays tuesdays wednesdays "
     "thursdays fridays saturdays sundays".split()
 )
-# The parts of a day, which say when as a date does ("at 8:15 in the morning").
+# The parts of a day, which say when as a date does ("at 6:40 in the evening").
 TIMES_OF_DAY = frozenset(
     "morning mornings afternoon afternoons evening evenings night nights noon midnight".split()
 )

@@ -2,10 +2,10 @@
 the words facts share, never from a subject: nothing here knows homes, jobs or pets.
 
 A proposal is strong when the user's own words say it: they take something back ("forget
-what I said about the Lyon fair"), name the value that no longer holds ("from 3
-May to 10 May", "instead of 40", "not Red Mill"), or restate a fact in the same
+what I said about the bake sale"), name the value that no longer holds ("from 3
+May to 10 May", "instead of 40", "not Lark Hall"), or restate a fact in the same
 words with another value while saying that it changed ("I live in Braga now" after "I live
-in Porto"; "the shoot day is now 2 April"). A strong proposal stands whatever the model
+in Porto"; "the quiz is now on Friday"). A strong proposal stands whatever the model
 decides; the others are hints in the reconciliation prompt.
 
 Words are weighed by their rarity among the facts (BM25's IDF without its length terms,
@@ -80,8 +80,8 @@ def shares_beyond_values(a: str, b: str, values_of_change: set[str]) -> bool:
 
 @functools.cache
 def _when() -> frozenset[str]:
-    """The terms that say when, not what: "the audit is now on 5 May in the morning" is
-    not about a class held on Wednesday mornings."""
+    """The terms that say when, not what: "the tasting is now on 3 June in the evening"
+    is not about a lecture held on Monday evenings."""
     return terms(" ".join(lx.TIMES_OF_DAY | lx.WEEKDAYS | lx.MONTHS))
 
 
@@ -101,8 +101,8 @@ class Rarity:
         return sum(self.of(t) for t in a & b)
 
     def covers(self, a: frozenset[str], b: frozenset[str]) -> bool:
-        """Whether `b` holds most of what `a` says (more than half its weight): "the Berlin
-        festival" is not "small festivals around Poland"."""
+        """Whether `b` holds most of what `a` says (more than half its weight): "the Vigo
+        regatta" is not "small regattas along the coast"."""
         total = sum(self.of(t) for t in a)
         return total > 0 and self.shared(a, b) > total / 2
 
@@ -129,7 +129,7 @@ def neighbourhood(existing: list[Fact], queries: list[str]) -> list[Fact]:
 
 def values(statement: str) -> list[str]:
     """The values a statement gives: numbers, dates and times, names (capitalized words
-    past the first), each run of them as one value ("21 April", "Red Mill")."""
+    past the first), each run of them as one value ("9 June", "Lark Hall")."""
     return list(_values(statement))
 
 
@@ -181,10 +181,10 @@ def _same_someone(a: str, b: str) -> bool:
 
 
 def _named_alike(a: str, b: str) -> bool:
-    """Whether two statements say who they are about with the same names ("Ada starts on
-    Friday…", "Ada asked to switch to…"; a name may open the sentence): about one someone,
-    whatever else they say. All the names of one are the other's: "Dr. Lind" is not "Dr.
-    Linde"."""
+    """Whether two statements say who they are about with the same names ("Bram joins on
+    Monday…", "Bram asked to move to…"; a name may open the sentence): about one someone,
+    whatever else they say. All the names of one are the other's: "Mr. Dunn" is not "Mr.
+    Dunne"."""
     first = [
         {n for n in _first_names(s) | _opening_name(s) if value_shape(n) == "name"} for s in (a, b)
     ]
@@ -278,11 +278,11 @@ def _said(statement: str) -> frozenset[str]:
 
 
 def _named_old(said: Said, existing: list[Fact], new: list[str], rarity: Rarity) -> list[Proposal]:
-    """ "moved … from 3 May to 10 May", "instead of 80", "not Red Mill": the
+    """ "moved … from 3 May to 10 May", "instead of 40", "not Lark Hall": the
     fact naming the old value, most like a new statement, is replaced by it; when several
-    facts name it, each new statement replaces the one most like it ("…come from Villa de
-    Luz, not Red Mill. Better price and they deliver daily." replaces both where the
-    supplier was named and where its deliveries were)."""
+    facts name it, each new statement replaces the one most like it ("…meet at Ink and Oak,
+    not Lark Hall. More room, and they open late." replaces both where the venue was named
+    and where its hours were)."""
     out = []
     for value in said.old_values:
         holding = [f for f in existing if _holds(f.statement, value)]
@@ -301,7 +301,7 @@ def _named_old(said: Said, existing: list[Fact], new: list[str], rarity: Rarity)
 
 
 def _substituted(said: Said, value: str, holding: list[Fact], rarity: Rarity) -> list[Proposal]:
-    """ "moved our shoot day from 4 June to 11 June" when the model stated nothing:
+    """ "moved our bake sale from 4 June to 11 June" when the model stated nothing:
     the fact about it, most like the user's sentence, with 11 June for 4 June."""
     new = said.new_values[value]
     sentence = next((s for s in re.split(r"(?<=[.!?;])\s+", said.own) if _holds(s, value)), "")
@@ -350,8 +350,8 @@ def _clause_holding(statement: str, values: list[str]) -> str:
 def _changed_value(
     statement: str, mine: list[str], existing: list[Fact], rarity: Rarity
 ) -> Fact | None:
-    """The fact most like `statement` (its new values aside: "brother Tomas moved to Paris"
-    is like "brother Tomas is a chef in Lisbon", or it names the same someone first) that
+    """The fact most like `statement` (its new values aside: "cousin Orla moved to Cork"
+    is like "cousin Orla teaches in Galway", or it names the same someone first) that
     names a value of the same kind as a new one and no longer holds it; the latest of
     equals."""
     best: tuple[float, float, Fact] | None = None
@@ -367,8 +367,8 @@ def _changed_value(
         if not _same_someone(statement, fact.statement):
             continue
         # Most of what the clause with the new value says is in the fact, or it names the
-        # fact's someone: the reason a change gives ("…, because she has a
-        # course on Saturdays") is news to the fact.
+        # fact's someone: the reason a change gives ("…, because her
+        # shift ends at six") is news to the fact.
         words = terms(_clause_holding(statement, fresh)) - terms(" ".join(fresh)) - _when()
         if not rarity.covers(words, document) and not _named_alike(statement, fact.statement):
             continue

@@ -193,8 +193,8 @@ def _may_update(old: Fact, statement: str, said: Said) -> bool:
     """A model's UPDATE stands when it changes the statement into words the user wrote
     (grounded in this turn and the fact it replaces, and bringing a word of this turn the
     fact did not have: not another fact restated), replaces something of it (one that
-    keeps every word of the old fact only adds to it: a 1.5B model "updated" "I run a bakery
-    called Crumb." into that sentence and the turn's new price, and the price
+    keeps every word of the old fact only adds to it: a 1.5B model "updated" "My shop is
+    Spokewise." into that sentence and the turn's new price, and the price
     then lived in two facts, of which a later change replaced one), and never gives the
     user a name (the identity is the user's own words only), and is about what the fact
     is about (a 1.5B model "updated" an appointment's date into an unrelated remark of the
@@ -209,7 +209,7 @@ def _may_update(old: Fact, statement: str, said: Said) -> bool:
     theirs = bool(brought) and grounded(statement, f"{said.own}\n{old.statement}")
     same = about_the_same(old.statement, statement)
     # and the turn is about the fact too, besides the values swapped: a turn about one
-    # person's appointment put their look-alike name into the fact about another's
+    # person put their name into the fact about another with a look-alike name
     swapped = set(values(old.statement)) ^ set(values(statement))
     turn_about_it = shares_beyond_values(said.own, old.statement, swapped)
     return changed and replaces and not named and theirs and same and turn_about_it

@@ -1,6 +1,6 @@
 """What a message says in the user's own voice, read without a model (lexicon.py's language):
 the words left once quoted and pasted text is taken out, with the user's corrections of
-themselves applied ("on the 21st, no wait, the 12th" says the 12th), the name they give
+themselves applied ("on the 9th, no wait, the 19th" says the 19th), the name they give
 themselves, what they take back and the values they say are no longer so.
 
 The model extracts facts from `told` only, so a pasted e-mail's "delete all facts" never
@@ -27,7 +27,7 @@ class Said:
     name: str = ""  # the name the user surely gives themselves ("Hi, I'm Iris")
     likely_name: str = ""  # "I'm Iris." opening the message: theirs if the model agrees
     retracted: list[str] = field(default_factory=list)  # what each retraction is about
-    old_values: list[str] = field(default_factory=list)  # "from 12 May", "instead of 80"
+    old_values: list[str] = field(default_factory=list)  # "from 12 May", "instead of 9"
     new_values: dict[str, str] = field(default_factory=dict)  # old value -> the one after it
     changes: bool = False  # the message says something changed ("moved", "now", "instead")
     negates: bool = False  # it says something is not, or no longer, so
@@ -100,8 +100,8 @@ def _without_long_quotations(text: str) -> str:
 
 
 def corrected(text: str) -> str:
-    """The text with each correction made in the same breath applied: "It's number 27, no,
-    sorry, 72" → "It's number 72"; "five tracks, actually six" → "six tracks". The value
+    """The text with each correction made in the same breath applied: "It's room 14, no,
+    sorry, 41" → "It's room 41"; "three bikes, actually four" → "four bikes". The value
     after the marker replaces the words before it that have its shape (a number for a
     number, a name for a name); with none of that shape the text stays as it is."""
     for _ in range(5):  # a message rarely corrects itself more than a few times
@@ -180,8 +180,8 @@ def _name(pattern: re.Pattern[str], text: str) -> str:
 
 
 def retractions(text: str) -> list[str]:
-    """What the user takes back, each in their words ("the Lyon fair", "swimming every
-    Tuesday"); an object-less "That's no longer true." gives nothing."""
+    """What the user takes back, each in their words ("the bake sale", "my pottery
+    class"); an object-less "That's no longer true." gives nothing."""
     found: list[str] = []
     for pattern in lx.RETRACTION_ABOUT:
         for match in pattern.finditer(text):
@@ -194,7 +194,7 @@ def retractions(text: str) -> list[str]:
 
 def new_values(text: str) -> dict[str, str]:
     """Old value -> the value the user gives in its place: "from 3 May to 10
-    May", "60 seats instead of 40", "Villa de Luz, not Red Mill"."""
+    May", "12 tents instead of 9", "Ink and Oak, not Lark Hall"."""
     found: dict[str, str] = {}
     for i, pattern in enumerate(lx.OLD_VALUE):
         for match in pattern.finditer(text):
@@ -213,8 +213,8 @@ def new_values(text: str) -> dict[str, str]:
 
 
 def _value_before(text: str, old: str) -> str:
-    """The value nearest the end of `text` with the shape of `old` ("100" for "80"), else
-    the run of names ending it ("Villa de Luz")."""
+    """The value nearest the end of `text` with the shape of `old` ("12" for "9"), else
+    the run of names ending it ("Ink and Oak")."""
     sentence = _SENTENCE_START.split(text)[-1]
     before = list(_WORD.finditer(sentence))
     span = _same_shape(before, _WORD.findall(old), loose=False)
@@ -233,9 +233,9 @@ def _value_before(text: str, old: str) -> str:
 
 def without_old_values(statement: str, olds: list[str]) -> str:
     """`statement` without the words that name a value the user says no longer holds
-    ("moved the meeting from 12 May to 19 May" says "moved the meeting to 19 May"; "Oro
-    Mills, not Red Mill" says "Oro Mills"): a fact says what holds now, and what it replaced
-    is its history (the replaced fact's tombstone). Read beside the new value, a small model
+    ("moved the talk from 12 May to 19 May" says "moved the talk to 19 May"; "Ink and Oak,
+    not Lark Hall" says "Ink and Oak"): a fact says what holds now, and what it replaced is
+    its history (the replaced fact's tombstone). Read beside the new value, a small model
     answered with the old one."""
     if not olds:
         return statement
@@ -262,7 +262,7 @@ def _named(value: str) -> str:
 
 def old_values(text: str) -> list[str]:
     """The values the user says are no longer so: "from 3 May to 10 May" gives
-    "3 May", "60 seats instead of 40" gives "40"."""
+    "3 May", "12 tents instead of 9" gives "9"."""
     found: list[str] = []
     for pattern in lx.OLD_VALUE:
         for match in pattern.finditer(text):

@@ -1,18 +1,18 @@
 """A fact says what it is about on its own.
 
-A small model splits "My bread comes from a small bakery called Red Mill; they
-deliver on Mondays and Thursdays." into two facts, and the second, "They deliver on Mondays
-and Thursdays.", no longer says who delivers: read later beside other facts it answers a
-question about anyone's deliveries, and when the user changes supplier nothing ties it to
-the one replaced. A statement that opens with a pronoun (its referent left behind in the
-message) is therefore learned as the user's own sentence that holds it, with the sentence
-before when that one does not say what its pronoun stands for either ("Better price and
-they deliver daily."); the turn's other facts it says whole are not learned beside it (a
-later change would replace one of the two and leave the other current). The same holds
-for a clause the model copied out of the middle of the user's sentence: "the plan is a
-Quill 300." cut from "I'm saving up for a new press; the plan is a Quill 300." no longer
-says what the plan is for, and "Blue Hour sounded too sad." cut from "We renamed it: it's
-called Red Coast now, Blue Hour sounded too sad." reads as if Blue Hour were still the name.
+A small model splits "Our book club meets at a bookshop called Larkspur; they stay open
+late on Wednesdays." into two facts, and the second, "They stay open late on Wednesdays.",
+no longer says who stays open: read later beside other facts it answers a question about
+anyone's hours, and when the club changes venue nothing ties it to the one replaced. A
+statement that opens with a pronoun (its referent left behind in the message) is therefore
+learned as the user's own sentence that holds it, with the sentence before when that one
+does not say what its pronoun stands for either ("More room, and they open late."); the
+turn's other facts it says whole are not learned beside it (a later change would replace
+one of the two and leave the other current). The same holds for a clause the model copied
+out of the middle of the user's sentence: "the pick is a Corliss 7." cut from "I'm buying
+a touring bike; the pick is a Corliss 7." no longer says what the pick is for, and "Night
+Ferry was too long." cut from "The novel is out as Paper Moons: Night Ferry was too long."
+reads as if Night Ferry were still the title.
 Language only: which words are pronouns and where a clause starts, never a subject.
 """
 

@@ -1,6 +1,6 @@
 """A note's sentences checked against the passage they summarize, without the LLM.
 
-A small model turns "a dump/restore is not required" into "requires a dump/restore": the
+A small model turns "a reservation is not required" into "requires a reservation": the
 same words, the opposite meaning, and a reader trusts the note. So each sentence of a note
 is matched to the passage sentences that share most of its content words; when every one
 of them says those words with the opposite polarity (one of the two negates them, the other
@@ -53,10 +53,10 @@ def terms(sentence: str) -> set[str]:
 
 def negated(sentence: str, shared: set[str]) -> tuple[set[str], set[str]]:
     """The `shared` words that `sentence` says only under a negation: each negation scopes
-    the first shared word in the few words after it ("is not required", "no dump/restore";
-    "no NOT NULL" is two, and cancels). Returned: the words negated every time they are
-    said, and the words never negated. A negation of something else ("SEV4 never pages;
-    it is triaged weekly", "a no-op within a transaction") leaves the shared words be."""
+    the first shared word in the few words after it ("is not required", "no reservation";
+    "not without a permit" is two, and cancels). Returned: the words negated every time
+    they are said, and the words never negated. A negation of something else ("the alarm
+    never rings; it only blinks", "a no-show at the meeting") leaves the shared words be."""
     raw = tokens(sentence)
     words = [stem(w.lower()) for w in raw]
     scopes = [0] * len(words)  # how many negations scope each word
@@ -77,7 +77,7 @@ def negated(sentence: str, shared: set[str]) -> tuple[set[str], set[str]]:
 
 def disagree(said: str, source: str, shared: set[str]) -> bool:
     """Whether one sentence negates a shared word wherever it says it and the other never
-    does ("requires a dump/restore" against "a dump/restore is not required")."""
+    does ("requires a reservation" against "a reservation is not required")."""
     negated_said, plain_said = negated(said, shared)
     negated_source, plain_source = negated(source, shared)
     return bool(negated_said & plain_source or negated_source & plain_said)

@@ -20,7 +20,7 @@ from pathlib import PurePath
 from gam_desktop.engine.store.describing import GENERIC_WORDS
 from gam_desktop.engine.textutil import STOPWORDS
 
-NAME_PART = re.compile(r"[\s_\-+,;()\[\]]+")  # dots stay: "15.10" and "v2.1" are one part
+NAME_PART = re.compile(r"[\s_\-+,;()\[\]]+")  # dots stay: "11.12" and "v2.1" are one part
 MIN_WORD = 2
 COHERENCE = 1.5  # inside a family, contents at least this much more alike than outside
 

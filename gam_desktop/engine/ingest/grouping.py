@@ -176,7 +176,7 @@ def distinctive_terms(
     usable = sorted(t for t in own if len(t) > 2 and t not in GENERIC_WORDS)
     ranked = [t for t in sorted(usable, key=score, reverse=True) if score(t)[0] > 0]
     picked: list[str] = []
-    for term in ranked:  # "oncall" and "call" say one thing
+    for term in ranked:  # "workshop" and "shop" say one thing
         if len(picked) < NAME_TERMS and not any(term in p or p in term for p in picked):
             picked.append(term)
     order = _reading_order(cluster[0]) if cluster else {}
@@ -189,8 +189,8 @@ def _label(memory: MemorizedChunk) -> str:
 
 
 def _reading_order(memory: MemorizedChunk) -> dict[str, int]:
-    """Where words first occur, the document's name first: "pricing_sheet", not
-    "policy_oncall"."""
+    """Where words first occur, the document's name first: "acme_policy", not
+    "policy_acme"."""
     text = f"{_stem(str(memory.metadata.get('source') or ''))} {memory_text(memory)}"
     words = [t.lower() for t in _tokens(text)]
     return {t: i for i, t in reversed(list(enumerate(words)))}

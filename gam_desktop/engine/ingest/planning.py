@@ -78,7 +78,7 @@ def plan_taxonomy(
     )
     # A mended plan keeps the model's folders, unless mending left one folder holding most
     # memories: for a re-plan that moves nothing; for memories of several documents (a
-    # small model's "everything in on_call_policy/") the grouping by document and text
+    # small model's "everything in meeting_notes/") the grouping by document and text
     # does better. One document's memories in one folder are re-planned by the threshold
     # reorganization instead.
     several_documents = len({m.metadata.get("source") for m in memories}) > 1

@@ -1,19 +1,19 @@
 """Memories a plan filed under a folder that does not name them, moved to the one that does.
 
-A small model names its folders well ("northwind_analytics", "harbour_kitchen") and
-then assigns the chunk numbers to them carelessly: one company's memory in the kitchen's
-folder, a field report among kitchen procedures. A memory's title names what it is about
-(memorize puts the document's company, product or author in it), so it is checked against
-the folders' names and descriptions, each word weighted by how few folders have it
-(a company's name tells more than "policy", which four folders share).
+A small model names its folders well ("acme_refunds", "riverside_garage") and then
+assigns the chunk numbers to them carelessly: one company's memory in another's folder, a
+manual among meeting minutes. A memory's title names what it is about (memorize puts the
+document's company, product or author in it), so it is checked against the folders' names
+and descriptions, each word weighted by how few folders have it (a company's name tells
+more than "policy", which many folders share).
 
 A memory moves only when its title holds every word of another folder's own name, its
 title does not name its own folder, and that folder names it more than twice as well as
 its own: a model's grouping by topic ("comparisons", "baking"), by project or by part of
-a handbook stands. Memories their folder does not name by any word, not even of their
-document's file name or their tldr (eight release notes the model put among field
-reports, a bistro's procedures among on-call policies), get folders of their own, grouped
-as the build groups without a model, when two or more come from one document.
+a manual stands. Memories their folder does not name by any word, not even of their
+document's file name or their tldr (a manual's notes the model put among meeting minutes),
+get folders of their own, grouped as the build groups without a model, when two or more
+come from one document.
 """
 
 from __future__ import annotations

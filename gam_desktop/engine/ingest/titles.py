@@ -1,6 +1,6 @@
 """Titles that say what a note is about and what sets it apart from its neighbours.
 
-A small model titles a passage with two words picked from anywhere in it ("pasta_must"),
+A small model titles a passage with two words picked from anywhere in it ("glaze_must"),
 or gives three passages of one document the same title; numbering them (`_2`, `_3`)
 tells a reader nothing. So a title is checked against its passage without the LLM: one
 whose words are not a phrase of the passage is replaced by the heading the passage sits
@@ -33,14 +33,14 @@ UNDERLINE = re.compile(r"={3,}|-{3,}")
 TITLE_WORDS = 6  # words taken from a heading or a first sentence
 OWN_WORDS = 2  # words that tell one note from the others sharing its title
 LOOSE_WORDS = 4  # a title of more words than this says enough even if it paraphrases
-VERSIONED = re.compile(r"[^\W_]+(?:\.[^\W_]+)*")  # "3.0" and "15.10" stay one word
+VERSIONED = re.compile(r"[^\W_]+(?:\.[^\W_]+)*")  # "2.4" and "11.12" stay one word
 ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth")
 
 
 @functools.lru_cache(maxsize=16)
 def headings(text: str) -> tuple[tuple[int, str], ...]:
     """(offset, words) of every heading of a document, in order: `# x` lines and lines
-    underlined with === or ---, section numbers left out ("E.12.2. Changes" -> "Changes")."""
+    underlined with === or ---, section numbers left out ("B.4.1. Changes" -> "Changes")."""
     found = [(m.start(), m.group(1)) for m in ATX_HEADING.finditer(text)]
     found += [(m.start(), m.group(1)) for m in SETEXT_HEADING.finditer(text)]
     cleaned = [(at, SECTION_NUMBER.sub("", " ".join(words.split())).strip()) for at, words in found]
@@ -49,7 +49,7 @@ def headings(text: str) -> tuple[tuple[int, str], ...]:
 
 def section_heading(chunk: Chunk) -> str:
     """The heading the chunk's text sits under (the last one before its first line of
-    text: "## Rotation", not the "# Policy" just above it), else the first inside it, else
+    text: "## Brakes", not the "# Servicing" just above it), else the first inside it, else
     a short first line without a full stop (a plain-text title)."""
     start = chunk.start + _text_start(chunk.text)
     found = headings(chunk.source.text)
@@ -89,8 +89,8 @@ def content_words(text: str) -> list[str]:
 def says_little(title: str, passage: str, context: DocumentContext) -> bool:
     """Whether a title fails to say what its passage is about: nothing but the subject or
     empty words ("overview"), or a few words picked from the passage no two of which make
-    a phrase of it (a small model's "pasta_must"). A title in words of its own
-    ("response_times") is a paraphrase, and stays."""
+    a phrase of it (a small model's "glaze_must"). A title in words of its own
+    ("drying_times") is a paraphrase, and stays."""
     subject = {w.lower() for w in context.subject} | set(context.label.split("_"))
     words = [w for w in title.split("_") if w and w not in STOPWORDS | subject]
     words = [w for w in words if not w.isdigit()]
@@ -151,7 +151,7 @@ def _what_differs(
     members: Sequence[int], titles: Sequence[str], chunks: Sequence[Chunk]
 ) -> list[list[str]]:
     """Per member, the words that set it apart from the other members: what its document's
-    title says that theirs do not ("2023", "spring"), else its own section heading, else
+    title says that theirs do not ("1998", "draft"), else its own section heading, else
     the first words of its passage that theirs lack."""
     kinds = (
         {i: _words(document_title(chunks[i].source) or "") for i in members},
@@ -199,8 +199,8 @@ def _ordinal(position: int) -> str:
     return ORDINALS[position] if position < len(ORDINALS) else f"{position + 1}th"
 
 
-# Between two words of one written phrase: spaces, or one mark inside a word ("15.1",
-# "Quillon's", "read/write", "multi-user", "cache_size"). A colon, a full stop and a space,
+# Between two words of one written phrase: spaces, or one mark inside a word ("2.4",
+# "Orla's", "read/write", "semi-final", "max_speed"). A colon, a full stop and a space,
 # or a line break end a phrase.
 _JOINER = re.compile(r"[ \t]+|[.'’/_-]")
 _KEPT_MARKS = frozenset(":,;-–—&")  # what may separate two phrases of a title
@@ -210,9 +210,9 @@ _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 def written_title(slug: str, texts: Sequence[str]) -> str:
     """The title a reader sees, from the slug its file is named by: its words as `texts`
     (the document's title, the section's heading, the passage) write them, case, dots and
-    apostrophes kept ("quillon_4_2_release_notes" -> "Quillon 4.2 Release Notes",
-    "quillon_s_log_file" -> "Quillon's Log File"), in as few written phrases as can be; two
-    phrases one after the other in a text keep what separates them there ("Author: Dr"),
+    apostrophes kept ("gizmo_2_4_user_guide" -> "Gizmo 2.4 User Guide",
+    "orla_s_recipe_book" -> "Orla's Recipe Book"), in as few written phrases as can be; two
+    phrases one after the other in a text keep what separates them there ("Part: Two"),
     and the whole of the first text (the document's title) is followed by a colon. A word
     no text writes stays as it is."""
     words = [w for w in slug.split("_") if w]
@@ -245,7 +245,7 @@ _Run = tuple[int, int, int]  # (text, first token, last token); (-1, i, i): word
 
 def _cheapest_runs(words: Sequence[str], phrases: Sequence[_Phrases]) -> list[_Run]:
     """The fewest written phrases that say `words` in order: a phrase costs 1, a word no
-    text writes 1.5, a phrase that starts inside a written word ("s" of "Quillon's") 1.5, and
+    text writes 1.5, a phrase that starts inside a written word ("s" of "Orla's") 1.5, and
     a phrase that goes on where the one before it ended in the same text 0.75."""
     best: list[tuple[float, list[_Run]]] = [(0.0, [])] * (len(words) + 1)
     for i in range(len(words) - 1, -1, -1):
@@ -278,7 +278,7 @@ class _Phrases:
             _JOINER.fullmatch(text[before[2] : after[1]]) is not None
             for before, after in itertools.pairwise(self.spans)
         ]
-        # A word joined to the one before by a mark: the "s" of "Quillon's", the "2" of "4.2".
+        # A word joined to the one before by a mark: the "s" of "Orla's", the "4" of "2.4".
         self.mid_word = [
             joined and not self.text[self.spans[i - 1][2] : self.spans[i][1]].isspace()
             for i, joined in enumerate(self.joined)

@@ -92,7 +92,7 @@ class NamedInSources:
 class SaidBySentences:
     """Most of a claim's words, the question's among them, are its sentences' (as search
     stems them): a figure given of another thing than its sentence gives it of ("the
-    interval is 50 GB" of "Maximum file size: 50 GB") says words its sentence does not."""
+    deposit is 20 euros" of "Late fee: 20 euros") says words its sentence does not."""
 
     name = "said by its sentences"
 
@@ -180,7 +180,7 @@ def _id(cited: str) -> str:
 
 
 def _cited_inline(claim: ClaimReply) -> ClaimReply:
-    """A small model's habits: ids written into the text ("… 30 minutes [E2].") or several
+    """A small model's habits: ids written into the text ("… 12 days [E2].") or several
     in one string ("E1, E3"): the text without them, each id a source of its own."""
     inline = [i for found in INLINE_ID.findall(claim.text) for i in re.split(r"[,;\s]+", found)]
     listed = [i for cited in claim.sources for i in re.split(r"[,;]\s*|\s+(?=E\d)", cited)]

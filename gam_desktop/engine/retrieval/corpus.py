@@ -53,12 +53,12 @@ def is_original(key: str) -> bool:
 
 
 def document_of(memory_text: str) -> str | None:
-    """The source document a memory's front matter names ("acme-oncall.md"), if any."""
+    """The source document a memory's front matter names ("acme-refunds.md"), if any."""
     return front_value(memory_text, "source")
 
 
 def reader_name(document: str) -> str:
-    """A document's file name as a reader names it: "acme-oncall.md" is "Acme oncall"."""
+    """A document's file name as a reader names it: "acme-refunds.md" is "Acme refunds"."""
     words = re.sub(r"[-_\s]+", " ", document.rsplit(".", 1)[0]).strip()
     return words[:1].upper() + words[1:] if words else document
 

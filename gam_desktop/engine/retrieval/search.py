@@ -360,8 +360,8 @@ def _best(scores: np.ndarray, keys: list[str | None], top_k: int) -> list[tuple[
 def _searched(key: str, text: str) -> str:
     """What search reads of a file: a conversation is its title and what the person said
     in it. The memory's answers restate other notes, and each turn's metadata names the
-    files it read: a conversation was found by words its person never said (a talk about
-    a loan ranked for a question about a recording studio), and a long one lost to a
+    files it read: a conversation was found by words its person never said (a chat about
+    a bike repair ranked for a question about a book club), and a long one lost to a
     short fact by the length its answers gave it."""
     if not key.startswith(f"{CONVERSATIONS_DIR}/"):
         return text

@@ -2,8 +2,8 @@
 
 NFKC, lowercase; runs of letters or digits for alphabetic scripts and character bigrams
 for Chinese, Japanese and Korean runs (whitespace splitting would score a Japanese query
-at zero). A search term is a word stemmed (Snowball English): "escalation", "escalates"
-and "escalate" are one term. The index keeps the words as written (grep finds files by
+at zero). A search term is a word stemmed (Snowball English): "knitting", "knits"
+and "knit" are one term. The index keeps the words as written (grep finds files by
 them) and groups them by stem for BM25.
 """
 

@@ -58,8 +58,8 @@ def is_empty_description(description: str, name: str = "") -> bool:
 
 
 def readable(name: str) -> str:
-    """A file or folder name as words: "acme_oncall_rules.md" and "acme_oncall_rules_md"
-    (a folder named after a document) -> "Acme oncall rules"."""
+    """A file or folder name as words: "acme_refund_rules.md" and "acme_refund_rules_md"
+    (a folder named after a document) -> "Acme refund rules"."""
     words = _DOCUMENT_SUFFIX.sub("", name).replace("_", " ").strip() or name
     return words[:1].upper() + words[1:]
 
@@ -109,8 +109,8 @@ def _shared(names: Sequence[list[str]]) -> list[str]:
 
 
 def spelled(words: Sequence[str], texts: Sequence[str]) -> str:
-    """`words` as the texts write them ("widget 3 0" -> "Widget 3.0", "river
-    survey tay" -> "River Survey of the Tay"), else word by word ("Haskell
+    """`words` as the texts write them ("widget 2 4" -> "Widget 2.4", "walk
+    park" -> "Walk in the Park"), else word by word ("Haskell
     notes"), else as they are."""
     if not words:
         return ""

@@ -72,7 +72,7 @@ def sanitize_name(raw: str, fallback: str = "untitled", max_chars: int = MAX_NAM
 def _cut(name: str, limit: int) -> str:
     """`name` within `limit` characters. A name starts with its subject and ends with what
     distinguishes it (a year, a version, a word of its own): whole words from both ends
-    stay and words from the middle go ("field_report_lind_2022")."""
+    stay and words from the middle go ("garden_club_minutes_1998")."""
     words = name.split("_")
     head: list[str] = []
     tail: list[str] = []
