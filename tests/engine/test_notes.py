@@ -102,6 +102,9 @@ def test_a_body_that_only_says_what_the_text_is_about_becomes_the_passages_own_s
     stated = "The document explains that a file may be as large as the limit allows."
     (memory,) = memorized(MemoryDraft(title="limits", tldr=tldr, memory=stated), [chunk])
     assert memory.memory.endswith(stated)  # a "that" clause states a fact
+    named = "The document provides the Lumenvault 3.0 release notes and their limits."
+    (memory,) = memorized(MemoryDraft(title="limits", tldr=tldr, memory=named), [chunk])
+    assert "provides" not in memory.memory  # the title's version is no fact of it
 
 
 # -- titles ----------------------------------------------------------------------------

@@ -169,10 +169,12 @@ def without_tldr(body: str, tldr: str) -> str:
     return rest.strip()
 
 
-def without_talk_about_the_text(body: str) -> str:
+def without_talk_about_the_text(body: str, title: str = "") -> str:
     """`body` without its sentences that say what the text is about instead of what it says
     (`ABOUT_THE_TEXT`, and "It also mentions…" after one or with nothing before it); ""
-    when that is all it holds. Lines stay lines: a list keeps its items."""
+    when that is all it holds. Lines stay lines: a list keeps its items. A number of the
+    document's `title` ("Widget 2.1") is no fact of the sentence that names it."""
+    named = set(NUMBER.findall(title))
     lines, previous_about = [], True  # "It …" as the first sentence refers to nothing
     for line in body.splitlines():
         indent = line[: len(line) - len(line.lstrip())]
@@ -180,7 +182,8 @@ def without_talk_about_the_text(body: str) -> str:
         text = line.strip()[mark.end() if mark else 0 :]
         kept = []
         for sentence in SENTENCE.split(text):
-            about = not STATES_A_FACT.search(sentence) and bool(
+            unnamed = NUMBER.sub(lambda m: "" if m.group(0) in named else m.group(0), sentence)
+            about = not STATES_A_FACT.search(unnamed) and bool(
                 ABOUT_THE_TEXT.match(sentence) or (previous_about and ABOUT_IT.match(sentence))
             )
             if sentence:

@@ -149,7 +149,7 @@ def in_context(draft: MemoryDraft, chunk: Chunk, context: DocumentContext) -> Me
     original wording is kept and searched beside the note."""
     written = faithful(draft.memory.strip(), chunk.text)
     tldr = faithful(" ".join(draft.tldr.split()), chunk.text) or first_sentence(written)
-    body = without_talk_about_the_text(without_tldr(written, tldr))
+    body = without_talk_about_the_text(without_tldr(written, tldr), context.title)
     body = body or opening(chunk.text, skip=tldr) or written
     title = sanitize_name(draft.title, fallback="")
     if says_little(title, f"{section_heading(chunk)}\n{chunk.text}", context):
