@@ -27,8 +27,8 @@ message, for a personal memory. Return 0 to 3 atomic facts the user states as tr
 about themselves, people, projects, plans, preferences, dates. Each is one standalone \
 sentence that names its subject ("Anne lives in Porto.", not "She lives there."). For \
 each fact, "change" is "update" when the user says it changed what they said before, \
-"retraction" when they take something back (state it: "The user no longer swims at the \
-lido."), else "new"; "replaces" is, for those, the earlier value or \
+"retraction" when they take something back (state it: "The user no longer plays chess at \
+the club."), else "new"; "replaces" is, for those, the earlier value or \
 thing in the user's words. "user_name" is the name the user gives as their own ("I'm \
 Iris"), never the name of someone they mention. When the user corrects themselves, state \
 only the corrected value. Questions, greetings, requests and thanks state no facts. \

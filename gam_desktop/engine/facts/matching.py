@@ -273,7 +273,7 @@ def _retracted(said: Said, existing: list[Fact], new: list[str], rarity: Rarity)
 
 
 def _said(statement: str) -> frozenset[str]:
-    """The terms of a statement without its negation ("no longer swims" says "swim")."""
+    """The terms of a statement without its negation ("no longer plays" says "play")."""
     return terms(lx.NEGATION.sub(" ", statement))
 
 
