@@ -90,17 +90,18 @@ MEMORIZE_SYSTEM = f"""You are a memory generation agent. Given a text chunk, wri
 careful reader would keep of it: what the passage says, in plain sentences, with its names, \
 numbers and settings.
 The chunk is part of the document described in <context>; many documents look alike \
-(policies of several companies, release notes of several versions), so every note must \
-say which one it comes from.
+(the same kind of document from several organizations, or several versions of one), so \
+every note must say which one it comes from.
 Rules:
 - title: snake_case, 3-6 words: the document's subject (company, product and version, \
 person, place), then the topic of this part, as its heading or first sentence names it; \
 never two loose keywords
 - tldr: one sentence that names the subject and says what this part is about
 - memory: 2-6 sentences that do not repeat the tldr. Put every number, date, limit, name, \
-setting and default into a sentence that says what it is ("X must be acknowledged within \
-N minutes", "the setting S defaults to V"). Do not copy code, markup, tables or lists of \
-words; do not just list the headings
+setting and default into a sentence that says what it is ("X must be done within N days", \
+"the setting S defaults to V"). State what the passage says, never what the document \
+describes or covers. Do not copy code, markup, tables or lists of words; do not just list \
+the headings
 {UNTRUSTED}
 Output JSON: {{"title": "...", "memory": "...", "tldr": "..."}}"""
 
