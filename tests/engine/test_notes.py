@@ -381,3 +381,20 @@ def test_a_title_names_whose_document_it_is_without_its_kind() -> None:
     assert subject_of("End-of-Life Procedure — Corvid Books") == ["Corvid", "Books"]
     assert subject_of("Wi-Fi Setup Guide") == ["Wi", "Fi", "Setup"]
     assert subject_of("Lumenvault 3.2 Release Notes") == ["Lumenvault", "3.2"]
+
+
+def test_notes_told_apart_by_their_own_words_never_take_a_section_number() -> None:
+    """ "1.6" of "# 1.6. Lifecycle" says where a passage sits, not what it is about: notes
+    of a numbered document were titled "Lifecycle of a Release: 1.6 simultaneously"."""
+    from gam_desktop.engine.ingest.titles import distinguish
+
+    text = (
+        "# 1.6. Lifecycle of a Release\n\nThe project will simultaneously have three versions."
+        + "\n\n" + "A plain sentence follows here. " * 60
+        + "\n\nThe release team decides when a version is frozen."
+    )  # fmt: skip
+    chunks = chunks_of(text, "release-lifecycle.md")
+    titles = distinguish(["lifecycle_release"] * len(chunks), chunks)
+    assert len(set(titles)) == len(titles)
+    assert titles[0] == "lifecycle_release_project_simultaneously"
+    assert not any(char.isdigit() for title in titles for char in title)

@@ -43,7 +43,7 @@ def headings(text: str) -> tuple[tuple[int, str], ...]:
     underlined with === or ---, section numbers left out ("B.4.1. Changes" -> "Changes")."""
     found = [(m.start(), m.group(1)) for m in ATX_HEADING.finditer(text)]
     found += [(m.start(), m.group(1)) for m in SETEXT_HEADING.finditer(text)]
-    cleaned = [(at, SECTION_NUMBER.sub("", " ".join(words.split())).strip()) for at, words in found]
+    cleaned = [(at, headline(words)) for at, words in found]
     return tuple(sorted((at, words) for at, words in cleaned if WORD.search(words)))
 
 
@@ -157,7 +157,7 @@ def _what_differs(
         {i: _words(document_title(chunks[i].source) or "") for i in members},
         {i: _words(section_heading(chunks[i])) for i in members},
     )
-    texts = {i: _words(chunks[i].text) for i in members}
+    texts = {i: _words(_unnumbered(chunks[i].text)) for i in members}
     differing = []
     for i in members:
         taken = _Taken(titles[i])
@@ -169,6 +169,16 @@ def _what_differs(
             found = ([w for w in own if not w.isdigit()] or own)[:OWN_WORDS]
         differing.append(found)
     return differing
+
+
+def _unnumbered(text: str) -> str:
+    """`text` with its headings' section numbers left out: "1.6" of "# 1.6. Lifecycle" says
+    where a passage sits in its document, not what it is about."""
+    return ATX_HEADING.sub(lambda m: headline(m.group(1)), text)  # only its words are read
+
+
+def headline(words: str) -> str:
+    return SECTION_NUMBER.sub("", " ".join(words.split())).strip()
 
 
 def _words(text: str) -> list[str]:
