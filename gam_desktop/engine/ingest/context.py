@@ -19,40 +19,24 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gam_desktop.engine.ingest.documents import PASTED_TEXT, SourceDocument
+from gam_desktop.engine.ingest.lexicon import (
+    ABOUT_IT,
+    ABOUT_THE_TEXT,
+    DOCUMENT_KINDS,
+    STATES_A_FACT,
+)
 from gam_desktop.engine.store.naming import sanitize_name
 from gam_desktop.engine.textutil import STOPWORDS
 
 NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,:]\d+)*(?![\w])")
 SENTENCE = re.compile(r"(?<=[.!?])\s+")
+LIST_MARK = re.compile(r"^(?:[-*•+]|\d+[.)])\s+")  # "- ", "* ", "3. ", "2) "
 SECTION_NUMBER = re.compile(r"^(?:(?:[A-Za-z]\.)?\d+(?:\.\d+)*[.)]\s+)+")  # "B.4.1. ", "3) "
 # Lines that are markup or code rather than prose: headings, underlines, fences, tables,
 # directives and fields of reStructuredText, HTML tags.
 NOT_PROSE = re.compile(r"^\s*(?:#|```|~~~|[=\-~^*]{3,}\s*$|\||\.\. |:\w[^:]*:|<|\{)")
-# A sentence about the text rather than of it ("The document describes the use of X.", "It
-# also mentions Y."): with no "that" clause and no number, it states no fact of its own.
-_TEXT_NOUN = (
-    r"(?:document|text|passage|section|excerpt|chapter|note|article|page|file|part|paragraph)s?"
-)
-_REPORTING = (
-    r"(?:describ|discuss|cover|explain|outlin|provid|mention|list|detail|contain|includ|present"
-    r"|highlight|focus|talk|summari[sz]|deal|address|introduc|refer)\w*|is\s+about"
-)
-ABOUT_THE_TEXT = re.compile(
-    rf"^(?:(?:the|this|these)\s+(?:[\w-]+\s+){{0,3}}?{_TEXT_NOUN})\s+(?:also\s+)?(?:{_REPORTING})\b",
-    re.IGNORECASE,
-)
-ABOUT_IT = re.compile(rf"^(?:it|they)\s+(?:also\s+)?(?:{_REPORTING})\b", re.IGNORECASE)
-LIST_MARK = re.compile(r"^(?:[-*•+]|\d+[.)])\s+")
-STATES_A_FACT = re.compile(r"\bthat\b|\d", re.IGNORECASE)
 LEAD_SENTENCES, LEAD_CHARS = 5, 700  # what a body made of the passage's own sentences holds
 MIN_SENTENCE_WORDS = 4
-# English nouns that say what kind of document it is, not whose: never the subject.
-DOCUMENT_KINDS = frozenset(
-    {"policy", "policies", "notes", "note", "release", "releases", "report", "reports",
-     "guide", "manual", "procedure", "procedures", "handbook", "overview", "introduction",
-     "chapter", "section", "document", "standard", "rules", "summary", "version", "readme",
-     "changelog", "log"}
-)  # fmt: skip
 TITLE_WORD = re.compile(r"[\w.]+(?:-[\w.]+)*")  # "In-House" and "Wi-Fi" whole
 
 

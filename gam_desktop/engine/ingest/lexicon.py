@@ -1,0 +1,29 @@
+"""The English words the notes' checks rely on, in one place: the nouns that say what
+kind of document a title names, and the sentences that talk about a text instead of saying
+what it says. Nothing here is about a subject; a language other than English needs only
+this module (and the other packages' lexicons)."""
+
+from __future__ import annotations
+
+import re
+
+# English nouns that say what kind of document it is, not whose: never the subject.
+DOCUMENT_KINDS = frozenset(
+    {"policy", "policies", "notes", "note", "release", "releases", "report", "reports",
+     "guide", "manual", "procedure", "procedures", "handbook", "overview", "introduction",
+     "chapter", "section", "document", "standard", "rules", "summary", "version", "readme",
+     "changelog", "log"}
+)  # fmt: skip
+# A sentence about the text rather than of it ("The document describes the use of X.", "It
+# also mentions Y."): with no "that" clause and no number, it states no fact of its own.
+_TEXT_NOUN = r"(?:document|text|passage|section|chapter|note|article|page|file|part|paragraph)s?"
+_REPORTING = (
+    r"(?:describ|discuss|cover|explain|outlin|provid|mention|list|detail|contain|includ|present"
+    r"|highlight|focus|talk|summari[sz]|deal|address|introduc|refer)\w*|is\s+about"
+)
+ABOUT_THE_TEXT = re.compile(
+    rf"^(?:(?:the|this|these)\s+(?:[\w-]+\s+){{0,3}}?{_TEXT_NOUN})\s+(?:also\s+)?(?:{_REPORTING})\b",
+    re.IGNORECASE,
+)
+ABOUT_IT = re.compile(rf"^(?:it|they)\s+(?:also\s+)?(?:{_REPORTING})\b", re.IGNORECASE)
+STATES_A_FACT = re.compile(r"\bthat\b|\d", re.IGNORECASE)
