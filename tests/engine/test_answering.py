@@ -76,6 +76,27 @@ def test_a_window_that_stops_inside_a_list_takes_the_rest_of_it() -> None:
     assert len(best_window(long, {"sever": 3.0}, words=40).split()) <= 80 + 20
 
 
+def test_inside_a_document_its_window_is_found_by_the_words_that_do_not_name_it(
+    tmp_path: Path,
+) -> None:
+    """ "Under version 2.0 of the Widget Licence, how many words may a caption hold?": the words
+    naming the document chose it; inside it they all sit in its title line, which was shown
+    instead of the sentence about captions."""
+    root = write_memory(tmp_path / "memory")
+    filler = " ".join(f"Clause {n} grants the usual rights to copy the work." for n in range(40))
+    body = (
+        "Widget Licence Version 2.0, the licence of the Widget project.\n\n"
+        f"{filler}\n\nA caption may be at most 12 words long.\n\n{filler}"
+    )
+    (root / "nlp" / "widget_licence.md").write_text(
+        f"---\ntitle: Widget Licence 2.0\n---\n{body}", encoding="utf-8"
+    )
+    asked = "Under version 2.0 of the Widget Licence, how many words may a caption hold?"
+    found = passages.retrieve(MemoryTools(root), asked)
+    shown = next(p for p in found if p.memory == "nlp/widget_licence.md")
+    assert "at most 12 words" in shown.text
+
+
 def test_retrieval_finds_the_memory_and_caps_each_document(tools: MemoryTools) -> None:
     found = passages.retrieve(tools, "How many input tokens does BERT mask?")
     assert found[0].memory == "nlp/bert_encoder.md"

@@ -120,7 +120,7 @@ def retrieve(
         turns = recall.is_conversation(memory)
         if turns and gone is not None and not _weight(text, weights):
             continue  # (about what holds: none of its turns left says a word of the question)
-        window = best_turns(text, weights) if turns else best_window(text, weights)
+        window = best_turns(text, weights) if turns else best_window(text, _within(weights, label))
         said = _said_at(memory, files[memory].text) if is_personal(memory) else None
         passage = Passage(len(chosen) + 1, memory, document, label, window, said)
         same = _said_before(passage, chosen) if said is not None else None
@@ -390,6 +390,17 @@ def _weights(question: str, texts: list[str]) -> dict[str, float]:
     units = [set(tokenize(u)) for text in texts for u in units_of(text)]
     count = max(len(units), 1)
     return {t: math.log(1 + count / (1 + sum(t in u for u in units))) for t in terms}
+
+
+def _within(weights: Mapping[str, float], label: str) -> Mapping[str, float]:
+    """The question's weights for finding its window inside a document: without the words
+    its label holds (its name and title). They chose the document; inside it, its title
+    line holds them all, and the window showed the title instead of the sentence asked
+    about. On the dev halves of five sets this took the gold into the passages of two more
+    questions (licences, lookalike) and out of none (retrieval_recall.py)."""
+    named = set(tokenize(label))
+    kept = {t: w for t, w in weights.items() if t not in named}
+    return kept if any(kept.values()) else weights
 
 
 def units_of(text: str) -> list[str]:
