@@ -111,3 +111,33 @@ def _with_paths(plan: DirectoryNode) -> DirectoryNode:
     from gam_desktop.engine.ingest.taxonomy import normalize_plan
 
     return normalize_plan(plan)
+
+
+def test_a_word_every_family_shares_is_a_shelf_not_a_family() -> None:
+    """Excerpts of several licences, each named "<licence>-<version>-excerpt": "excerpt"
+    is what the whole collection is, and its folder held every family inside it."""
+    docs = {
+        "alpha-1.0-excerpt.md": topic_document({"python": 2}),
+        "alpha-2.0-excerpt.md": topic_document({"python": 2}),
+        "beta-1.0-excerpt.md": topic_document({"rust": 2}),
+        "beta-2.0-excerpt.md": topic_document({"rust": 2}),
+        "gamma-1.0-excerpt.md": topic_document({"docker": 2}),
+    }
+    memories = memories_of(docs, heading="# ")
+    plan = group_memories(memories)
+    top = top_folder_of(plan)
+    homes = {name.split("-")[0]: set() for name in docs}
+    for memory in memories:
+        homes[memory.metadata["source"].split("-")[0]].add(top[memory.index])
+    assert homes["alpha"] == {"alpha"} and homes["beta"] == {"beta"}
+    assert not any(c.name == "excerpt" for c in plan.walk())
+
+
+def test_a_memory_has_no_lone_folder_around_everything() -> None:
+    """Every document named "widget-…": the family of all of them is the memory itself,
+    and a root holding only "widget/" added a level nobody needs."""
+    docs = {
+        f"widget-{topic}.md": topic_document({topic: 3}) for topic in ("python", "rust", "docker")
+    }
+    plan = group_memories(memories_of(docs, heading="# "))
+    assert sorted(c.name for c in plan.children) == ["docker", "python", "rust"]

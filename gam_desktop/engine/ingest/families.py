@@ -60,6 +60,8 @@ def find_families(
     """Families of two or more `documents` (each in one at most), largest first: the
     documents sharing a name word whose contents hang together (`similarity`)."""
     words = {d: name_words(d, known) for d in documents}
+    shelves = _shelf_words(list(documents), words, similarity)
+    words = {d: [w for w in found if w not in shelves] for d, found in words.items()}
     pool = list(documents)
     families: list[Family] = []
     while True:
@@ -70,21 +72,48 @@ def find_families(
         pool = [d for d in pool if d not in best.documents]
 
 
-def _best_candidate(
+def _shelf_words(
     pool: list[str], words: dict[str, list[str]], similarity: Callable[[str, str], float]
-) -> Family | None:
-    """The coherent family of most members (then most alike) among the pool's documents."""
-    candidates = []
+) -> set[str]:
+    """The name words whose documents are made of two or more smaller families: a shelf,
+    not a family. Such a word says what the whole collection is ("gpl-2.0-excerpt",
+    "mpl-1.1-excerpt", …: "excerpt"), so, like the folder's own name, it tells nothing
+    apart; the families on the shelf are the ones to keep."""
+    found = {
+        word: set(members) for word, (members, _) in _candidates(pool, words, similarity).items()
+    }
+    shelves = set()
+    for word, members in found.items():
+        inside = [m for m in found.values() if len(m) < len(members) and m <= members]
+        if any(a.isdisjoint(b) for a, b in itertools.combinations(inside, 2)):
+            shelves.add(word)
+    return shelves
+
+
+def _candidates(
+    pool: list[str], words: dict[str, list[str]], similarity: Callable[[str, str], float]
+) -> dict[str, tuple[list[str], float]]:
+    """Each name word of two or more documents whose contents hang together: its members
+    and how alike they are."""
+    found = {}
     for word in dict.fromkeys(w for d in pool for w in words[d]):
         members = [d for d in pool if word in words[d]]
         if len(members) < 2:
             continue
         inside, outside = _cohesion(members, pool, similarity)
         if inside > 0 and (outside is None or inside >= COHERENCE * outside):
-            candidates.append((len(members), inside, members))
-    if not candidates:
+            found[word] = (members, inside)
+    return found
+
+
+def _best_candidate(
+    pool: list[str], words: dict[str, list[str]], similarity: Callable[[str, str], float]
+) -> Family | None:
+    """The coherent family of most members (then most alike) among the pool's documents."""
+    found = _candidates(pool, words, similarity)
+    if not found:
         return None
-    _count, _inside, members = max(candidates, key=lambda c: (c[0], c[1]))
+    members, _inside = max(found.values(), key=lambda c: (len(c[0]), c[1]))
     shared = [w for w in words[members[0]] if all(w in words[d] for d in members)]
     return Family(tuple(members), tuple(shared))
 
