@@ -215,3 +215,38 @@ def test_an_update_that_swaps_in_a_name_from_a_turn_about_something_else_is_refu
     )
     learned = learn(llm, told, existing, "c-2", 3, now=NOW)
     assert not learned.updated and [f.statement for f in learned.added] == [told]
+
+
+def _model_updates(old: str, into: str) -> FakeLLM:
+    return FakeLLM(
+        {
+            Extraction: _extraction(into),
+            Reconciliation: {
+                "facts": [
+                    {"id": "F1", "event": "UPDATE", "statement": into},
+                    {"id": "N1", "event": "NONE"},
+                ]
+            },
+        }
+    )
+
+
+def test_two_prices_in_the_same_unit_are_not_one_fact(tmp_path: Path) -> None:
+    """A 1.5B model "updated" the price of one dish into the price of a new dish because
+    both were in the same currency "for two": a value's unit is part of the value, not what
+    the facts are about. The old price stays current and the new one is learned as itself."""
+    espresso = "Our espresso is 3 euros a cup."
+    existing = _stored(tmp_path, espresso)
+    told = "The new oat latte is on the board now: 4 euros a cup."
+    learned = learn(_model_updates(espresso, told), told, existing, "c-2", 2, now=NOW)
+    assert not learned.updated and [f.statement for f in learned.added] == [told]
+
+
+def test_a_count_that_changes_with_nothing_else_said_is_an_update(tmp_path: Path) -> None:
+    """What a number counts is what two statements are about when neither says anything
+    else: "2 cats" becomes "3 cats"."""
+    existing = _stored(tmp_path, "I have 2 cats.")
+    told = "I have 3 cats now."
+    learned = learn(_model_updates("I have 2 cats.", told), told, existing, "c-2", 2, now=NOW)
+    ((old, new),) = learned.updated
+    assert old.statement == "I have 2 cats." and new.statement == told

@@ -70,6 +70,8 @@ NUMBER_WORDS = frozenset(
     "ninety hundred thousand half dozen first second third fourth fifth sixth seventh eighth "
     "ninth tenth".split()
 )
+# What a number counts or measures: the word after it, and a rate's "a cup", "per hour"
+UNIT_AFTER_NUMBER = r"(?:\s+[^\W\d_]+(?:\s+(?:a|an|per)\s+[^\W\d_]+)?)?"
 FUNCTION_WORDS = frozenset(
     "a an the on at in of to for by from with and or my our his her their its this that".split()
 )

@@ -67,15 +67,37 @@ def about_the_same(a: str, b: str) -> bool:
 
 def shares_beyond_values(a: str, b: str, values_of_change: set[str]) -> bool:
     """Whether `a` and `b` share a word that is neither one of `values_of_change` nor a
-    date or a number: what they are both about, besides what changed and when."""
-    kept = []
-    for text in (a, b):
-        for value in sorted(values_of_change, key=len, reverse=True):
-            pattern = _value_pattern(value)
-            text = pattern.sub(" ", text) if pattern else text
-        words = [w for w in _WORD.findall(text) if shape(w) != "number"]
-        kept.append(terms(" ".join(w for w in words if value_shape(w) == "name")))
-    return bool(kept[0] & kept[1])
+    date or a number: what they are both about, besides what changed and when. What a
+    number counts or measures is part of its value ("4 euros", "80 people"): two prices in
+    one currency are not one fact because of it; it is what they are about only when
+    neither says anything else ("I have 2 cats", "I have 3 cats now")."""
+    beyond = [_words_beyond(text, values_of_change, counted=True) for text in (a, b)]
+    if beyond[0] & beyond[1]:
+        return True
+    either_says_more = bool(beyond[0]) and bool(beyond[1])
+    with_counted = [_words_beyond(text, values_of_change, counted=False) for text in (a, b)]
+    return not either_says_more and bool(with_counted[0] & with_counted[1])
+
+
+def swapped_values(a: str, b: str) -> set[str]:
+    """The values each of `a` and `b` gives that the other does not write (a name that
+    opens one sentence is still the other's value: "Acme moved it" after "lunch at Acme")."""
+    return {
+        value
+        for text, other in ((a, b), (b, a))
+        for value in values(text)
+        if not ((pattern := _value_pattern(value)) and pattern.search(other))
+    }
+
+
+def _words_beyond(text: str, values_of_change: set[str], counted: bool) -> frozenset[str]:
+    """The terms of `text` without `values_of_change`, dates and numbers (and, `counted`,
+    the word after a number of the change: what it counts)."""
+    for value in sorted(values_of_change, key=len, reverse=True):
+        pattern = _value_pattern(value, counted and value_shape(value) == "number")
+        text = pattern.sub(" ", text) if pattern else text
+    words = [w for w in _WORD.findall(text) if shape(w) != "number"]
+    return terms(" ".join(w for w in words if value_shape(w) == "name"))
 
 
 @functools.cache
@@ -210,9 +232,11 @@ def _holds(statement: str, value: str) -> bool:
 
 
 @functools.lru_cache(maxsize=2_000)
-def _value_pattern(value: str) -> re.Pattern[str] | None:
+def _value_pattern(value: str, counted: bool = False) -> re.Pattern[str] | None:
     words = [re.escape(w) for w in _WORD.findall(value)]
-    return re.compile(r"\b" + r"\W+".join(words) + r"\b", re.IGNORECASE) if words else None
+    unit = lx.UNIT_AFTER_NUMBER if counted else ""
+    joined = r"\b" + r"\W+".join(words) + r"\b" + unit
+    return re.compile(joined, re.IGNORECASE) if words else None
 
 
 # -- proposals -----------------------------------------------------------------------------

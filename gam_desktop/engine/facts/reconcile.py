@@ -23,8 +23,8 @@ from gam_desktop.engine.facts.matching import (
     Proposal,
     about_the_same,
     shares_beyond_values,
+    swapped_values,
     terms,
-    values,
 )
 from gam_desktop.engine.facts.record import Fact
 from gam_desktop.engine.facts.said import Said, without_old_values
@@ -210,7 +210,7 @@ def _may_update(old: Fact, statement: str, said: Said) -> bool:
     same = about_the_same(old.statement, statement)
     # and the turn is about the fact too, besides the values swapped: a turn about one
     # person put their name into the fact about another with a look-alike name
-    swapped = set(values(old.statement)) ^ set(values(statement))
+    swapped = swapped_values(old.statement, statement)
     turn_about_it = shares_beyond_values(said.own, old.statement, swapped)
     return changed and replaces and not named and theirs and same and turn_about_it
 
