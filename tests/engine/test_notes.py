@@ -107,6 +107,23 @@ def test_a_body_that_only_says_what_the_text_is_about_becomes_the_passages_own_s
     assert "provides" not in memory.memory  # the title's version is no fact of it
 
 
+def test_a_tldr_says_what_the_text_says_not_that_it_explains_it() -> None:
+    """Small models open a tldr with "The document explains…": in a list of notes every
+    one of them says it. The tldr says what follows instead; "It also covers…" after it
+    too, and "It" that names a thing of the passage stays."""
+    (chunk,) = chunks_of(RELEASE, "lumenvault-3.0-release-notes.md", max_tokens=300)
+    body = "The upload limit is now 50 GB per file."
+    tldr = "The document explains how to raise the upload limit. It also covers old files kept."
+    (memory,) = memorized(MemoryDraft(title="limits", tldr=tldr, memory=body), [chunk])
+    assert memory.tldr.endswith("How to raise the upload limit. Old files kept.")
+    kept = "Lumenvault 3.0 raises its upload limit. It covers files of 50 GB."
+    (memory,) = memorized(MemoryDraft(title="limits", tldr=kept, memory=body), [chunk])
+    assert memory.tldr.endswith(kept)
+    short = "The document explains limits."  # two words left: it stays as said
+    (memory,) = memorized(MemoryDraft(title="limits", tldr=short, memory=body), [chunk])
+    assert memory.tldr.endswith(short)
+
+
 # -- titles ----------------------------------------------------------------------------
 
 POLICY = """# Acme Robotics On-Call Policy

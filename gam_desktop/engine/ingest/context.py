@@ -22,6 +22,7 @@ from gam_desktop.engine.ingest.documents import PASTED_TEXT, SourceDocument
 from gam_desktop.engine.ingest.lexicon import (
     ABOUT_IT,
     ABOUT_THE_TEXT,
+    ABOUT_WHAT,
     DOCUMENT_KINDS,
     STATES_A_FACT,
 )
@@ -178,6 +179,23 @@ def without_talk_about_the_text(body: str, title: str = "") -> str:
         if said or not text:
             lines.append(indent + (mark.group(0) if mark and said else "") + said)
     return "\n".join(lines).strip()
+
+
+def said_directly(summary: str) -> str:
+    """`summary` with each sentence that opens by talking about the text ("The document
+    explains how to schedule jobs", "It covers the lock states") saying what it talks
+    about instead ("How to schedule jobs", "The lock states"); a sentence that would keep
+    fewer than three words stays as it is. A tldr is read in a list of notes, where "The
+    document explains" is said by every one of them and tells them apart by nothing."""
+    sentences, previous_about = [], True  # "It …" first refers to the text
+    for sentence in SENTENCE.split(_flat(summary)):
+        opening = ABOUT_THE_TEXT.match(sentence) or (previous_about and ABOUT_IT.match(sentence))
+        previous_about = bool(opening)
+        rest = ABOUT_WHAT.sub("", sentence[opening.end() :]) if opening else ""
+        if len(rest.split()) >= 3:
+            sentence = rest[0].upper() + rest[1:]
+        sentences.append(sentence)
+    return " ".join(sentences)
 
 
 def prose_sentences(text: str) -> list[str]:

@@ -25,5 +25,7 @@ ABOUT_THE_TEXT = re.compile(
     rf"^(?:(?:the|this|these)\s+(?:[\w-]+\s+){{0,3}}?{_TEXT_NOUN})\s+(?:also\s+)?(?:{_REPORTING})\b",
     re.IGNORECASE,
 )
+# What follows such a verb before its object: "deals with", "focuses on", "explains that"
+ABOUT_WHAT = re.compile(r"^\s*(?:(?:on|upon|with|to|about|that)\s+)?", re.IGNORECASE)
 ABOUT_IT = re.compile(rf"^(?:it|they)\s+(?:also\s+)?(?:{_REPORTING})\b", re.IGNORECASE)
 STATES_A_FACT = re.compile(r"\bthat\b|\d", re.IGNORECASE)

@@ -19,6 +19,7 @@ from gam_desktop.engine.ingest.context import (
     document_context,
     opening,
     prose_sentences,
+    said_directly,
     with_subject_text,
     with_subject_title,
     without_talk_about_the_text,
@@ -148,7 +149,9 @@ def in_context(draft: MemoryDraft, chunk: Chunk, context: DocumentContext) -> Me
     instead), and the document's subject named in all three. Nothing is pasted from the chunk: its
     original wording is kept and searched beside the note."""
     written = faithful(draft.memory.strip(), chunk.text)
-    tldr = faithful(" ".join(draft.tldr.split()), chunk.text) or first_sentence(written)
+    tldr = said_directly(
+        faithful(" ".join(draft.tldr.split()), chunk.text) or first_sentence(written)
+    )
     body = without_talk_about_the_text(without_tldr(written, tldr), context.title)
     body = body or opening(chunk.text, skip=tldr) or written
     title = sanitize_name(draft.title, fallback="")
