@@ -1,7 +1,7 @@
 """A fact says what the user's words say (facts/grounded.py): a small model's additions (a
 name from the prompt's example, an inference, another fact restated under an unrelated
 turn, our prompt's markers) are not learned. The cases are the kinds a 1.5B model wrote
-in the persona sessions of issue 37."""
+(issue 37), in examples of our own."""
 
 from __future__ import annotations
 
@@ -18,30 +18,32 @@ EARLIER = datetime(2026, 11, 1, 9, 0, tzinfo=UTC)
 
 
 def test_names_and_numbers_are_capitals_inside_a_sentence_and_digits() -> None:
-    found = names_and_numbers("The user's sister Anne meets Johan Berg at 14:30. Tea is on 2 May.")
-    assert found == {"anne", "johan", "berg", "14:30", "2", "may"}
+    found = names_and_numbers(
+        "The user's sister Anne meets Pavel Novak at 16:45. Tea is on 3 June."
+    )
+    assert found == {"anne", "pavel", "novak", "16:45", "3", "june"}
 
 
 def test_a_name_the_user_never_wrote_is_not_theirs() -> None:
-    said = "Fjordbyte changed their order: 100 people instead of 80, same date."
-    assert grounded("Fjordbyte's order is now 100 people instead of 80.", said)
-    assert not grounded("The user's sister Anne changed her order to 100 people.", said)
-    assert not grounded("Fjordbyte's order is now 120 people.", said)  # a number made up
+    said = "Brambleworks changed their booking: 16 riders instead of 12, same date."
+    assert grounded("Brambleworks's booking is now 16 riders instead of 12.", said)
+    assert not grounded("The user's sister Anne changed her booking to 16 riders.", said)
+    assert not grounded("Brambleworks's booking is now 20 riders.", said)  # a number made up
 
 
 def test_an_inference_of_several_new_words_is_not_theirs_one_paraphrase_is() -> None:
-    said = "I taught chemistry for thirty years and now I finally have time for the bees."
-    assert grounded("The user taught chemistry for thirty years.", said)
-    assert grounded("The user keeps bees.", said)  # one word of its own: a paraphrase
+    said = "I repaired clocks for twenty years and now I finally have time for the canoe."
+    assert grounded("The user repaired clocks for twenty years.", said)
+    assert grounded("The user owns a canoe.", said)  # one word of its own: a paraphrase
     assert not grounded(
-        "The user has time for the bees, which implies she is interested in outdoor activities.",
+        "The user has time for the canoe, which implies she is interested in outdoor activities.",
         said,
     )
 
 
 def test_our_prompts_markers_are_taken_out() -> None:
-    assert without_markers("Juno's hive is thriving (subject: the user) (N1)") == (
-        "Juno's hive is thriving"
+    assert without_markers("Biscuit's kennel is finished (subject: the user) (N1)") == (
+        "Biscuit's kennel is finished"
     )
 
 
@@ -53,18 +55,18 @@ def test_an_extracted_fact_with_a_name_from_nowhere_is_not_learned() -> None:
     llm = FakeLLM(
         {
             Extraction: _extraction(
-                "The user's sister Anne will attend the lunch at Fjordbyte.",
-                "The user is catering a lunch for Fjordbyte on 6 November for 80 people.",
+                "The user's sister Anne will join the tour with Brambleworks.",
+                "The user is guiding a bike tour for Brambleworks on 9 October for 12 riders.",
             )
         }
     )
     said = (
-        "We got booked to cater a lunch for a software company, Fjordbyte, on 6 November,"
-        " for 80 people."
+        "We got booked to guide a bike tour for a design agency, Brambleworks, on 9 October,"
+        " for 12 riders."
     )
     learned = learn(llm, said, [], "c-1", 1, now=NOW)
     assert [f.statement for f in learned.added] == [
-        "The user is catering a lunch for Fjordbyte on 6 November for 80 people."
+        "The user is guiding a bike tour for Brambleworks on 9 October for 12 riders."
     ]
 
 
@@ -81,99 +83,99 @@ def test_an_update_that_restates_the_old_fact_under_another_turn_is_refused(
     tmp_path: Path,
 ) -> None:
     """The model "updated" a fact into another fact's words under a turn about neither."""
-    existing = _stored(tmp_path, "Studio Nord charges 80 złoty an hour for our Monday slot.")
+    existing = _stored(tmp_path, "Elmwood Hall charges 25 euros an hour for our Thursday class.")
     llm = FakeLLM(
         {
-            Extraction: _extraction("The recording day at Nordlys is now 2 April."),
+            Extraction: _extraction("The recital at Elmbrook is now 3 May."),
             Reconciliation: {
                 "facts": [
                     {
                         "id": "F1",
                         "event": "UPDATE",
-                        "statement": "Studio Nord is putting the rent for our Monday slot up"
-                        " to 90 złoty an hour.",
+                        "statement": "Elmwood Hall is putting the price for our Thursday class up"
+                        " to 30 euros an hour.",
                     },
                     {"id": "N1", "event": "ADD"},
                 ]
             },
         }
     )
-    said = (
-        "Nordlys moved us again! The recording day is now 2 April, because their engineer is ill."
-    )
+    said = "Elmbrook moved us again! The recital is now 3 May, because their stage is being fixed."
     learned = learn(llm, said, existing, "c-2", 3, now=NOW)
     assert not learned.updated, learned.updated
-    assert [f.statement for f in learned.added] == ["The recording day at Nordlys is now 2 April."]
+    assert [f.statement for f in learned.added] == ["The recital at Elmbrook is now 3 May."]
 
 
 def test_an_update_grounded_in_the_turn_and_the_old_fact_stands(tmp_path: Path) -> None:
     existing = _stored(
-        tmp_path, "The user is catering a lunch for Fjordbyte on 6 November for 80 people."
+        tmp_path, "The user is guiding a bike tour for Brambleworks on 9 October for 12 riders."
     )
     llm = FakeLLM(
         {
-            Extraction: _extraction("Fjordbyte changed their order to 100 people."),
+            Extraction: _extraction("Brambleworks changed their booking to 16 riders."),
             Reconciliation: {
                 "facts": [
                     {
                         "id": "F1",
                         "event": "UPDATE",
-                        "statement": "The user is catering a lunch for Fjordbyte on 6 November "
-                        "for 100 people (subject: the user).",
+                        "statement": "The user is guiding a bike tour for Brambleworks on 9"
+                        " October for 16 riders (subject: the user).",
                     },
                     {"id": "N1", "event": "NONE"},
                 ]
             },
         }
     )
-    said = "Fjordbyte changed their order: 100 people instead of 80, same date."
+    said = "Brambleworks changed their booking: 16 riders instead of 12, same date."
     learned = learn(llm, said, existing, "c-2", 3, now=NOW)
     ((_old, new),) = learned.updated
     assert new.statement == (
-        "The user is catering a lunch for Fjordbyte on 6 November for 100 people."
+        "The user is guiding a bike tour for Brambleworks on 9 October for 16 riders."
     )
 
 
 def test_an_update_that_only_adds_to_the_old_fact_is_refused_and_the_new_fact_learned(
     tmp_path: Path,
 ) -> None:
-    """A 1.5B model "updated" the truck into the truck and the turn's price, and called the
+    """A 1.5B model "updated" the van into the van and the turn's price, and called the
     price already known: the price would have lived in two facts, of which a later change
     replaces one. Nothing of the old fact is replaced: it stays, and the price is learned
     as itself."""
-    truck = "I run a taco truck called Little Comal, mostly lunch service at office parks."
-    existing = _stored(tmp_path, truck)
+    van = "I run a dog-grooming van called Sudsy Paws, mostly weekday visits in the suburbs."
+    existing = _stored(tmp_path, van)
     llm = FakeLLM(
         {
-            Extraction: _extraction("The birria taco costs 95 kronor for two."),
+            Extraction: _extraction("The full groom costs 45 euros for a small dog."),
             Reconciliation: {
                 "facts": [
                     {
                         "id": "F1",
                         "event": "UPDATE",
-                        "statement": f"{truck} The birria taco costs 95 kronor for two.",
+                        "statement": f"{van} The full groom costs 45 euros for a small dog.",
                     },
                     {"id": "N1", "event": "NONE"},
                 ]
             },
         }
     )
-    said = "Our best seller is the birria taco; it's 95 kronor for two."
+    said = "Our most popular service is the full groom; it's 45 euros for a small dog."
     learned = learn(llm, said, existing, "c-2", 3, now=NOW)
     assert not learned.updated and not learned.deleted
-    assert [f.statement for f in learned.added] == ["The birria taco costs 95 kronor for two."]
+    assert [f.statement for f in learned.added] == [
+        "The full groom costs 45 euros for a small dog."
+    ]
 
 
 def test_an_update_into_a_statement_about_something_else_is_refused(tmp_path: Path) -> None:
-    """A 1.5B model "updated" the operation's booking into the turn's "The names drive me
-    mad." (nothing in common), and a habit into a job because both said "instead": the old
+    """A 1.5B model "updated" an appointment's booking into the turn's "The forms drive me
+    mad." (nothing in common), and a habit into a plan because both said "instead": the old
     facts stay current and the turn's statements are learned as themselves."""
-    operation = "My knee operation is booked for 14 April at 9:30, with Dr. Haldane."
-    habit = "I'm cycling instead, about 30 kilometres on Sunday mornings."
-    _stored(tmp_path, operation)
+    appointment = "My car's service is booked for 3 March at 8:45, at Kowal Motors."
+    habit = "I'm rowing instead, about 5 kilometres on Saturday mornings."
+    _stored(tmp_path, appointment)
     existing = _stored(tmp_path, habit, 2)
-    told = "The names drive me mad. I'm doing sound at a festival in August instead."
-    new = ["The names drive me mad.", "I'm doing sound at a festival in August instead."]
+    told = "The forms drive me mad. I'm selling jam at a craft fair in July instead."
+    new = ["The forms drive me mad.", "I'm selling jam at a craft fair in July instead."]
     llm = FakeLLM(
         {
             Extraction: _extraction(*new),
@@ -196,12 +198,12 @@ def test_an_update_that_swaps_in_a_name_from_a_turn_about_something_else_is_refu
     tmp_path: Path,
 ) -> None:
     """A turn about the GP's appointment, and a 1.5B model "updated" the fact about the
-    surgeon's operation by putting the GP's look-alike name in it: the turn shares nothing
-    with that fact besides the names swapped and a month."""
-    operation = "The operation is now on 5 May at 8:15, because Dr. Lindqvist is away in April."
-    existing = _stored(tmp_path, operation)
-    told = "Dr. Lindqvest wants to see me on 2 April at 11:40 about my blood pressure."
-    swapped = operation.replace("Lindqvist", "Lindqvest")
+    vet's surgery on the dog by putting the GP's look-alike name in it: the turn shares
+    nothing with that fact besides the names swapped and a month."""
+    surgery = "The dog's surgery is now on 9 June at 7:45, because Dr. Petrakis is away in May."
+    existing = _stored(tmp_path, surgery)
+    told = "Dr. Petrakos wants to see me on 4 May at 10:20 about my cholesterol."
+    swapped = surgery.replace("Petrakis", "Petrakos")
     llm = FakeLLM(
         {
             Extraction: _extraction(told),
@@ -232,8 +234,8 @@ def _model_updates(old: str, into: str) -> FakeLLM:
 
 
 def test_two_prices_in_the_same_unit_are_not_one_fact(tmp_path: Path) -> None:
-    """A 1.5B model "updated" the price of one dish into the price of a new dish because
-    both were in the same currency "for two": a value's unit is part of the value, not what
+    """A 1.5B model "updated" the price of one drink into the price of a new drink because
+    both were in the same currency "a cup": a value's unit is part of the value, not what
     the facts are about. The old price stays current and the new one is learned as itself."""
     espresso = "Our espresso is 3 euros a cup."
     existing = _stored(tmp_path, espresso)
