@@ -11,8 +11,8 @@ from gam_desktop.engine.facts.record import Fact, read_facts, render
 from gam_desktop.engine.facts.standalone import standalone
 from tests.fakes import FakeLLM
 
-NOW = datetime(2026, 9, 7, 12, 0, tzinfo=UTC)
-LATER = datetime(2026, 9, 29, 12, 0, tzinfo=UTC)
+NOW = datetime(2026, 4, 13, 12, 0, tzinfo=UTC)
+LATER = datetime(2026, 5, 5, 12, 0, tzinfo=UTC)
 
 
 def _extracted(*statements: str) -> dict:
@@ -20,7 +20,7 @@ def _extracted(*statements: str) -> dict:
 
 
 def _stored(root: Path, n: int, statement: str) -> Fact:
-    made = Fact(f"f-20260907-12000{n}-00000{n}", statement, "the user", "work", "c-1", n, NOW, NOW)
+    made = Fact(f"f-20260413-12000{n}-00000{n}", statement, "the user", "work", "c-1", n, NOW, NOW)
     (root / made.home).parent.mkdir(parents=True, exist_ok=True)
     (root / made.home).write_text(render(made), encoding="utf-8")
     return made
@@ -28,19 +28,18 @@ def _stored(root: Path, n: int, statement: str) -> Fact:
 
 def test_a_statement_opening_with_a_pronoun_becomes_the_sentence_that_says_it() -> None:
     told = (
-        "My tortillas come from a small supplier called Maíz Dorado; they deliver on Mondays"
-        " and Thursdays. The market is busy."
+        "My hay comes from a small farm called Hofdijk Farm; they deliver on Tuesdays"
+        " and Fridays. The stable is busy."
     )
-    assert standalone("They deliver on Mondays and Thursdays.", told) == (
-        "My tortillas come from a small supplier called Maíz Dorado; they deliver on Mondays"
-        " and Thursdays."
+    assert standalone("They deliver on Tuesdays and Fridays.", told) == (
+        "My hay comes from a small farm called Hofdijk Farm; they deliver on Tuesdays and Fridays."
     )
 
 
 def test_the_sentence_before_is_kept_when_the_pronoun_opens_its_sentence_too() -> None:
-    told = "My neighbour Colin keeps two hives. He harvests in August. I like honey."
-    assert standalone("He harvests in August.", told) == (
-        "My neighbour Colin keeps two hives. He harvests in August."
+    told = "My neighbour Wendell keeps an old sailboat. He paints it in June. I like boats."
+    assert standalone("He paints it in June.", told) == (
+        "My neighbour Wendell keeps an old sailboat. He paints it in June."
     )
 
 
@@ -54,26 +53,25 @@ def test_a_statement_that_names_its_subject_or_is_said_nowhere_is_kept() -> None
 
 def test_the_sentence_before_is_kept_when_the_sentence_names_nothing_its_pronoun_is() -> None:
     told = (
-        "From next week our tortillas come from Maíz de Oro, not Maíz Dorado. Better price and"
-        " they deliver daily."
+        "From next week our hay comes from Hof van Dijk, not Hofdijk Farm. Softer bales and"
+        " they deliver every morning."
     )
-    assert standalone("They deliver daily.", told) == told
+    assert standalone("They deliver every morning.", told) == told
 
 
 def test_learning_keeps_the_subject_with_what_it_does() -> None:
     told = (
-        "My tortillas come from a small supplier called Maíz Dorado; they deliver on Mondays"
-        " and Thursdays."
+        "My hay comes from a small farm called Hofdijk Farm; they deliver on Tuesdays and Fridays."
     )
     llm = FakeLLM(
         {
             Extraction: _extracted(
-                "My tortillas come from Maíz Dorado.", "They deliver on Mondays and Thursdays."
+                "My hay comes from Hofdijk Farm.", "They deliver on Tuesdays and Fridays."
             )
         }
     )
     learned = learn(llm, told, [], "c-1", 1, now=NOW)
-    # (and only it: learned beside "My tortillas come from Maíz Dorado.", a change of
+    # (and only it: learned beside "My hay comes from Hofdijk Farm.", a change of
     # supplier would replace one of the two and leave the other current)
     assert [f.statement for f in learned.added] == [told]
 
@@ -81,18 +79,18 @@ def test_learning_keeps_the_subject_with_what_it_does() -> None:
 def test_each_fact_naming_the_old_value_is_replaced_by_the_new_fact_most_like_it(
     tmp_path: Path,
 ) -> None:
-    """ "…not Maíz Dorado" replaces where the supplier was named and where its deliveries
+    """ "…not Hofdijk Farm" replaces where the supplier was named and where its deliveries
     were, each by the new fact most like it, though the model saw nothing to change."""
-    supplier = _stored(tmp_path, 1, "My tortillas come from Maíz Dorado.")
-    deliveries = _stored(tmp_path, 2, "Maíz Dorado deliver on Mondays and Thursdays.")
+    supplier = _stored(tmp_path, 1, "My hay comes from Hofdijk Farm.")
+    deliveries = _stored(tmp_path, 2, "Hofdijk Farm deliver on Tuesdays and Fridays.")
     told = (
-        "From next week our tortillas come from Maíz de Oro, not Maíz Dorado, and Maíz de Oro"
-        " deliver daily."
+        "From next week our hay comes from Hof van Dijk, not Hofdijk Farm, and Hof van Dijk"
+        " deliver every morning."
     )
     llm = FakeLLM(
         {
             Extraction: _extracted(
-                "Our tortillas come from Maíz de Oro.", "Maíz de Oro deliver daily."
+                "Our hay comes from Hof van Dijk.", "Hof van Dijk deliver every morning."
             ),
             Reconciliation: {"facts": [{"id": f"F{i}", "event": "NONE"} for i in (1, 2)]},
         }
@@ -100,27 +98,29 @@ def test_each_fact_naming_the_old_value_is_replaced_by_the_new_fact_most_like_it
     learned = learn(llm, told, read_facts(tmp_path), "c-2", 1, now=LATER)
     replaced = {old.id: new.statement for old, new in learned.updated}
     assert replaced == {
-        supplier.id: "Our tortillas come from Maíz de Oro.",
-        deliveries.id: "Maíz de Oro deliver daily.",
+        supplier.id: "Our hay comes from Hof van Dijk.",
+        deliveries.id: "Hof van Dijk deliver every morning.",
     }
     assert not learned.added
 
 
 def test_a_clause_copied_from_the_middle_of_a_sentence_becomes_the_sentence() -> None:
-    told = "I'm saving up for a new press; the plan is a Quill 300. The shop is busy."
-    assert standalone("the plan is a Quill 300.", told) == (
-        "I'm saving up for a new press; the plan is a Quill 300."
+    told = "I'm setting money aside for a new kiln; my choice is a Brenna 40. The studio is busy."
+    assert standalone("my choice is a Brenna 40.", told) == (
+        "I'm setting money aside for a new kiln; my choice is a Brenna 40."
     )
-    renamed = "We renamed the zine: it's called Salt Lines now, Low Tide felt too gloomy."
-    assert standalone("Low Tide felt too gloomy.", renamed) == renamed
+    renamed = "We renamed the bakery: it's called Crumb Street now, Rise Up sounded too loud."
+    assert standalone("Rise Up sounded too loud.", renamed) == renamed
 
 
 def test_a_sentence_start_a_rewording_or_a_part_of_a_word_is_no_cut_clause() -> None:
-    told = "I'm saving up for a new press; the plan is a Quill 300. I work as a live-sound tech."
+    told = (
+        "I'm setting money aside for a new kiln; my choice is a Brenna 40. I'm a part-time potter."
+    )
     for kept in (
-        "I'm saving up for a new press.",  # where the sentence starts: it says its subject
-        "The plan for the new press is a Quill 300.",  # the model's own words
-        "sound tech.",  # after a hyphen inside a word, not after a clause mark
+        "I'm setting money aside for a new kiln.",  # where the sentence starts: it says its subject
+        "My choice for the new kiln is a Brenna 40.",  # the model's own words
+        "time potter.",  # after a hyphen inside a word, not after a clause mark
     ):
         assert standalone(kept, told) == kept
 
@@ -128,18 +128,22 @@ def test_a_sentence_start_a_rewording_or_a_part_of_a_word_is_no_cut_clause() -> 
 def test_a_cut_clause_is_learned_as_its_sentence_and_replaced_when_its_value_goes(
     tmp_path: Path,
 ) -> None:
-    told = "I'm saving up for a new press; the plan is a Quill 300."
-    llm = FakeLLM(
-        {Extraction: _extracted("I'm saving up for a new press.", "the plan is a Quill 300.")}
-    )
-    first = learn(llm, told, [], "c-1", 1, now=NOW)
-    # one fact: beside "I'm saving up for a new press.", the fragment would stay current
-    assert [f.statement for f in first.added] == [told]
-    stored = _stored(tmp_path, 1, told)
-    change = "Change of plan on the press: I bought a used Brava 9 instead of the Quill."
+    told = "I'm setting money aside for a new kiln; my choice is a Brenna 40."
     llm = FakeLLM(
         {
-            Extraction: _extracted("I bought a used Brava 9 instead of the Quill."),
+            Extraction: _extracted(
+                "I'm setting money aside for a new kiln.", "my choice is a Brenna 40."
+            )
+        }
+    )
+    first = learn(llm, told, [], "c-1", 1, now=NOW)
+    # one fact: beside "I'm setting money aside for a new kiln.", the fragment would stay current
+    assert [f.statement for f in first.added] == [told]
+    stored = _stored(tmp_path, 1, told)
+    change = "Change of mind on the kiln: I bought a used Tovel 9 instead of the Brenna."
+    llm = FakeLLM(
+        {
+            Extraction: _extracted("I bought a used Tovel 9 instead of the Brenna."),
             Reconciliation: {"facts": [{"id": "F1", "event": "NONE"}]},
         }
     )
