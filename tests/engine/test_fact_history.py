@@ -24,7 +24,7 @@ from gam_desktop.engine.facts.record import REPLACED, Fact, parse, read_facts, r
 from gam_desktop.engine.workflow import FactNotFound, Workflow
 from tests.fakes import FakeLLM
 
-DAY = datetime(2026, 9, 7, 18, 0, tzinfo=UTC)
+DAY = datetime(2026, 5, 4, 18, 0, tzinfo=UTC)
 
 
 def write(root: Path, changes) -> None:
@@ -49,27 +49,27 @@ def told(root: Path, message: str, statement: str, day: int, conversation: str, 
 
 
 def test_a_fact_updated_twice_tells_each_value_its_date_and_turn(tmp_path: Path) -> None:
-    told(tmp_path, "My bank meeting is on 12 November at ten.",
-         "The user's bank meeting is on 12 November at ten.", 0, "c-1", 5)  # fmt: skip
-    told(tmp_path, "Johan moved our bank meeting from 12 November to 19 November.",
-         "The user's bank meeting is on 19 November at ten.", 15, "c-3", 2)  # fmt: skip
-    told(tmp_path, "The bank moved the meeting from 19 November to 26 November.",
-         "The user's bank meeting is on 26 November at ten.", 36, "c-6", 3)  # fmt: skip
+    told(tmp_path, "My dentist appointment is on 9 July at nine.",
+         "The user's dentist appointment is on 9 July at nine.", 0, "c-1", 5)  # fmt: skip
+    told(tmp_path, "Dr. Marsh moved our dentist appointment from 9 July to 16 July.",
+         "The user's dentist appointment is on 16 July at nine.", 12, "c-3", 2)  # fmt: skip
+    told(tmp_path, "The practice moved the appointment from 16 July to 23 July.",
+         "The user's dentist appointment is on 23 July at nine.", 33, "c-6", 3)  # fmt: skip
     (line,) = lineages(read_facts(tmp_path), read_facts(tmp_path, deleted=True))
-    assert line.current and "26 November" in line.fact.statement
+    assert line.current and "23 July" in line.fact.statement
     assert [(e.kind, e.at.date().isoformat(), e.conversation, e.turn) for e in line.events] == [
-        (STATED, "2026-09-07", "c-1", 5),
-        (UPDATED, "2026-09-22", "c-3", 2),
-        (UPDATED, "2026-10-13", "c-6", 3),
+        (STATED, "2026-05-04", "c-1", 5),
+        (UPDATED, "2026-05-16", "c-3", 2),
+        (UPDATED, "2026-06-06", "c-6", 3),
     ]
-    assert "12 November" in line.events[1].before and "19 November" in line.events[1].statement
+    assert "9 July" in line.events[1].before and "16 July" in line.events[1].statement
     assert line.stated == DAY
 
 
 def test_a_retracted_fact_is_history_and_can_be_restored(tmp_path: Path) -> None:
-    pitch = "The user has a Saturday pitch at the Hallsberg farmers' market."
-    told(tmp_path, "I got a Saturday pitch at the Hallsberg farmers' market.", pitch, 0, "c-1", 3)
-    told(tmp_path, "Forget what I said about the Hallsberg farmers' market. I'm relieved.",
+    slot = "The user has a Thursday slot at the Oakbridge open-mic night."
+    told(tmp_path, "I got a Thursday slot at the Oakbridge open-mic night.", slot, 0, "c-1", 3)
+    told(tmp_path, "Forget what I said about the Oakbridge open-mic night. I'm relieved.",
          "The user is relieved.", 7, "c-2", 2)  # fmt: skip
     lines = lineages(read_facts(tmp_path), read_facts(tmp_path, deleted=True))
     (gone,) = [line for line in lines if not line.current]
@@ -87,41 +87,41 @@ def test_a_retracted_fact_is_history_and_can_be_restored(tmp_path: Path) -> None
     (line,) = [
         line
         for line in lineages(read_facts(tmp_path), read_facts(tmp_path, deleted=True))
-        if "pitch at" in line.fact.statement
+        if "slot at" in line.fact.statement
     ]
     assert line.current and [e.kind for e in line.events] == [STATED, RETRACTED, RESTORED]
 
 
 def test_what_follows_a_retraction_tells_it_in_the_history(tmp_path: Path) -> None:
-    told(tmp_path, "I swim at the lido every Tuesday morning.",
-         "The user swims at the lido every Tuesday morning.", 0, "c-1", 1)  # fmt: skip
-    told(tmp_path, "What I said about swimming every Tuesday is no longer true.",
-         "The user no longer swims at the lido.", 7, "c-2", 4)  # fmt: skip
+    told(tmp_path, "I row at the boat club every Thursday morning.",
+         "The user rows at the boat club every Thursday morning.", 0, "c-1", 1)  # fmt: skip
+    told(tmp_path, "What I said about rowing every Thursday is no longer true.",
+         "The user no longer rows at the boat club.", 7, "c-2", 4)  # fmt: skip
     (line,) = lineages(read_facts(tmp_path), read_facts(tmp_path, deleted=True))
-    assert line.current and line.fact.statement == "The user no longer swims at the lido."
+    assert line.current and line.fact.statement == "The user no longer rows at the boat club."
     assert [(e.kind, e.conversation, e.turn) for e in line.events] == [
         (STATED, "c-1", 1),
         (RETRACTED, "c-2", 4),
     ]
-    assert line.events[1].before == "The user swims at the lido every Tuesday morning."
+    assert line.events[1].before == "The user rows at the boat club every Thursday morning."
 
 
 def test_files_written_before_the_history_read_as_they_were_meant(tmp_path: Path) -> None:
     """Issue 12's format: tombstones with only `deleted` (and `replaced_by`), no `replaces`
     on the new fact, the name as a plain fact. Read, never rewritten."""
     old = (
-        "---\nid: f-1\nsubject: the user\nstatement: The user lives in Porto.\ntopic: home\n"
+        "---\nid: f-1\nsubject: the user\nstatement: The user lives in Utrecht.\ntopic: home\n"
         "source_conversation: c-1\nturn: 1\ncreated: '2026-01-01T10:00:00+00:00'\n"
         "updated: '2026-01-01T10:00:00+00:00'\ndeleted: '2026-02-01T10:00:00+00:00'\n"
-        "replaced_by: f-2\n---\n\nThe user lives in Porto.\n"
+        "replaced_by: f-2\n---\n\nThe user lives in Utrecht.\n"
     )
-    new = render(Fact("f-2", "The user lives in Braga.", created=DAY, updated=DAY))
-    gone = old.replace("f-1", "f-3").replace("replaced_by: f-2\n", "").replace("Porto", "Faro")
-    name = render(Fact("f-4", "The user's name is Iris.", topic="personal"))
+    new = render(Fact("f-2", "The user lives in Leiden.", created=DAY, updated=DAY))
+    gone = old.replace("f-1", "f-3").replace("replaced_by: f-2\n", "").replace("Utrecht", "Delft")
+    name = render(Fact("f-4", "The user's name is Noor.", topic="personal"))
     files = {
-        "facts/.deleted/home/porto.md": old,
-        "facts/home/braga.md": new,
-        "facts/.deleted/home/faro.md": gone,
+        "facts/.deleted/home/utrecht.md": old,
+        "facts/home/leiden.md": new,
+        "facts/.deleted/home/delft.md": gone,
         "facts/personal/name.md": name,
     }
     for rel, text in files.items():
@@ -133,9 +133,9 @@ def test_files_written_before_the_history_read_as_they_were_meant(tmp_path: Path
     assert [f.kind for f in current if f.id == "f-4"] == ["identity"]
     by_id = {line.fact.id: line for line in lineages(current, tombs)}
     assert [e.kind for e in by_id["f-2"].events] == [STATED, UPDATED]
-    assert by_id["f-2"].events[1].before == "The user lives in Porto."
+    assert by_id["f-2"].events[1].before == "The user lives in Utrecht."
     assert not by_id["f-3"].current and by_id["f-3"].events[-1].kind == RETRACTED
-    assert (tmp_path / "facts/.deleted/home/porto.md").read_text(encoding="utf-8") == old
+    assert (tmp_path / "facts/.deleted/home/utrecht.md").read_text(encoding="utf-8") == old
 
 
 def test_a_broken_history_entry_is_skipped_not_fatal() -> None:
@@ -153,7 +153,7 @@ def test_a_broken_history_entry_is_skipped_not_fatal() -> None:
 def memory(make_workflow) -> Workflow:
     workflow = make_workflow()
     workflow.add(text="# Notes\n\nThe launch is planned with marketing.\n")
-    workflow.learn_from_turn("c-1", 1, "I live in Porto.")
+    workflow.learn_from_turn("c-1", 1, "I live in Utrecht.")
     return workflow
 
 
@@ -177,7 +177,7 @@ def test_only_a_fact_taken_back_can_be_restored(memory: Workflow) -> None:
     (fact,) = memory.facts()
     with pytest.raises(FactNotFound):
         memory.restore_fact(fact.id)  # it is current
-    memory.learn_from_turn("c-1", 2, "I live in Braga now.")
+    memory.learn_from_turn("c-1", 2, "I live in Leiden now.")
     (tomb,) = memory.facts(deleted=True)
     assert tomb.ended == REPLACED
     with pytest.raises(FactNotFound):
