@@ -149,7 +149,7 @@ def test_a_month_or_a_weekday_is_no_name_the_memory_lacks(personal: Path) -> Non
     tools = MemoryTools(personal)
     assert unknown_names(tools, "What did I tell you on 14 September about a boat?") == set()
     assert unknown_names(tools, "Did I say on Monday, 14 September, what I'd buy?") == set()
-    assert unknown_names(tools, "What did I tell Marguerite on 14 September?") == {"marguerite"}
+    assert unknown_names(tools, "What did I tell Philippa on 14 September?") == {"philippa"}
 
 
 def test_a_first_mention_is_answered_by_the_oldest(personal: Path) -> None:
@@ -162,25 +162,25 @@ def test_a_first_mention_is_answered_by_the_oldest(personal: Path) -> None:
 
 
 def test_the_word_first_is_when_not_what_a_first_mention_is_about(personal: Path) -> None:
-    """ "When did I first mention Oro Mills?": a later turn about "the first deliveries"
-    of Oro Mills matches the question's word "first" too; searched for, it outranked the
+    """ "When did I first mention Kessel Farm?": a later turn about "the first loads"
+    of Kessel Farm matches the question's word "first" too; searched for, it outranked the
     turn that first named them and was answered from."""
     chat(
         personal,
-        day(2026, 9, 22),
-        "I've been talking to another supplier, Oro Mills. Confidentially, I'm not happy with"
-        " the current one: late twice this month, and the price went up again last week.",
-        "The bank meeting is on Thursday and I still have to print the accounts for it.",
-        "Elin needs a costume for the school play, a yellow raincoat and a captain's hat.",
+        day(2026, 9, 24),
+        "I've been talking to another hay merchant, Kessel Farm. Confidentially, I'm not happy"
+        " with the current one: late twice this month, and the price went up again last week.",
+        "The vet visit is on Thursday and I still have to print the records for it.",
+        "Noor needs a kit for the school trip, a blue rain jacket and a flask.",
     )
     chat(
         personal,
-        day(2026, 10, 13),
-        "Oro Mills' first deliveries have been great; the first batch was perfect.",
+        day(2026, 10, 15),
+        "Kessel Farm's first loads have been great; the first bale was perfect.",
     )
-    passages = retrieve(MemoryTools(personal), "When did I first mention Oro Mills?", now=NOW)
+    passages = retrieve(MemoryTools(personal), "When did I first mention Kessel Farm?", now=NOW)
     said = [p for p in passages if p.memory.startswith("conversations/")]
-    assert "22 September 2026" in said[0].text and "another supplier" in said[0].text
+    assert "24 September 2026" in said[0].text and "another hay merchant" in said[0].text
 
 
 def test_a_first_mention_is_the_oldest_turn_that_names_it_however_long(personal: Path) -> None:
@@ -189,31 +189,31 @@ def test_a_first_mention_is_the_oldest_turn_that_names_it_however_long(personal:
     writes the name is read first."""
     chat(
         personal,
-        day(2026, 9, 14),
-        "The market is busy and the van needs new tyres before the winter comes.",
-        "I've hired someone! Ada starts on Friday.",
-        "The inspection is on 12 October, and the school play on 15 October at six.",
-        "Can you keep a list of the dates I give you, and the prices of everything?",
+        day(2026, 9, 17),
+        "The stable is busy and the trailer needs new tyres before the winter comes.",
+        "We took on a groom! Ada starts on Monday.",
+        "The farrier comes on 8 October, and the riding show is on 24 October at ten.",
+        "Can you note down the dates I mention, and what each of them costs?",
     )
-    chat(personal, day(2026, 10, 6), "Tell them I said hi. Also tell the bank I called.")
-    chat(personal, day(2026, 10, 20), "Ada is brilliant.")
+    chat(personal, day(2026, 10, 9), "Tell them I said hi. Also tell the vet I called.")
+    chat(personal, day(2026, 10, 23), "Ada is great with the ponies.")
     passages = retrieve(MemoryTools(personal), "When did I first tell you about Ada?", now=NOW)
-    assert "14 September 2026" in passages[0].text and "Ada starts" in passages[0].text
+    assert "17 September 2026" in passages[0].text and "Ada starts" in passages[0].text
 
 
 def test_the_persons_own_name_answers_only_a_question_about_it(personal: Path) -> None:
-    """The fact naming the person matched "the name of my choir" and "my husband's name"
+    """The fact naming the person matched "the name of my book club" and "my husband's name"
     by the word "name", and a small model answered with the person's own name."""
     me = Fact("f-me", "The user's name is Wren Oakes.", "the user", "identity", "c-1", 1,
               day(2026, 9, 1), day(2026, 9, 1), kind="identity")  # fmt: skip
     write(personal, me.home, render_fact(me))
-    fact(personal, "I sing in a choir called the Harbour Voices.", day(2026, 9, 2), "c-2", 2)
+    fact(personal, "I read in a book club called the Margin Readers.", day(2026, 9, 2), "c-2", 2)
     tools = MemoryTools(personal)
 
     def shown(question: str) -> bool:
         return any(p.memory == me.home for p in retrieve(tools, question, now=NOW))
 
-    assert not shown("What is the name of my choir?")
+    assert not shown("What is the name of my book club?")
     assert not shown("What's my husband's name?")
     assert shown("What's my name?") and shown("What is my full name?")
     assert shown("Is Oakes my surname?")  # it writes a word of the name
@@ -263,25 +263,25 @@ def test_retrieval_keeps_the_engines_clock(personal: Path, monkeypatch) -> None:
 
 def test_a_conversation_is_searched_by_what_its_person_said(tmp_path: Path) -> None:
     """The memory's answers and the turns' metadata (the files each turn read) are not the
-    person's words: a question about a loan finds no conversation by them, and grep, which
-    reads the files, still finds the answer's words."""
+    person's words: a question about insurance finds no conversation by them, and grep,
+    which reads the files, still finds the answer's words."""
     root = tmp_path / "memory"
     write(root, "README.md", "# Memory\n")
-    record = new_record("The recording day moved.", now=NOW)
+    record = new_record("The kiln firing moved.", now=NOW)
     record.turns.append(
         Turn(
             NOW,
-            "The recording day moved to 2 April.",
-            "Your bank loan meeting is on Friday.",
-            ["facts/finance/the_bank_loan_meeting.md"],
+            "The kiln firing moved to 3 June.",
+            "Your car insurance renewal is on Friday.",
+            ["facts/finance/the_car_insurance_renewal.md"],
             None,
         )
     )
     write(root, record.path, render(record))
     tools = MemoryTools(root)
-    assert [h.path for h in tools.index.search("recording day")] == [record.path]
-    assert tools.index.search("bank loan meeting") == []
-    assert record.path in tools.grep("bank loan").matched
+    assert [h.path for h in tools.index.search("kiln firing")] == [record.path]
+    assert tools.index.search("car insurance renewal") == []
+    assert record.path in tools.grep("car insurance").matched
 
 
 def test_a_conversations_window_is_the_turns_about_the_question(tmp_path: Path) -> None:
@@ -292,86 +292,86 @@ def test_a_conversations_window_is_the_turns_about_the_question(tmp_path: Path) 
     chat(
         root,
         NOW - DAY,
-        "Johan Berg from the bank moved the loan meeting to 26 November.",
-        "Eli is brilliant on the plancha, the customers love him.",
-        "I hired a second cook for the plancha on Saturdays.",
+        "Pavel Novak from the garage moved the car's service to 11 March.",
+        "Ada is brilliant on the espresso machine, the regulars love her.",
+        "I hired a second barista for the espresso machine on Saturdays.",
     )
-    (passage,) = retrieve(MemoryTools(root), "Who works the plancha?", now=NOW)
-    assert "Eli is brilliant" in passage.text and "second cook" in passage.text
-    assert "Johan Berg" not in passage.text
+    (passage,) = retrieve(MemoryTools(root), "Who works the espresso machine?", now=NOW)
+    assert "Ada is brilliant" in passage.text and "second barista" in passage.text
+    assert "Pavel Novak" not in passage.text
 
 
 def test_now_in_a_question_says_when_not_what(tmp_path: Path) -> None:
-    """ "How much are the tacos now?": the turn that changed the price, not every short fact
-    that says "now" about something else."""
+    """ "How much are the cinnamon buns now?": the turn that changed the price, not every
+    short fact that says "now" about something else."""
     root = tmp_path / "memory"
     write(root, "README.md", "# Memory\n")
     chat(
         root,
         NOW - 20 * DAY,
-        "We opened a second stall at the harbour market.",
-        "I'm putting the tacos up to 105 kronor for two from 1 October.",
-        "The harbour market closes at four on Sundays.",
+        "We opened a second kiosk at the station.",
+        "I'm putting the cinnamon buns up to 7 euros for two from 1 May.",
+        "The station kiosk closes at four on Sundays.",
     )
-    for n, statement in enumerate(("The bank meeting is now on Friday.", "Elin is now ten."), 1):
+    for n, statement in enumerate(("The garage visit is now on Friday.", "Noor is now eight."), 1):
         fact(root, statement, NOW - DAY, "c-x", n)
-    passages = retrieve(MemoryTools(root), "How much are the tacos now?", now=NOW)
-    assert "105 kronor" in passages[0].text, [p.text for p in passages]
+    passages = retrieve(MemoryTools(root), "How much are the cinnamon buns now?", now=NOW)
+    assert "7 euros" in passages[0].text, [p.text for p in passages]
 
 
 def test_a_fact_and_the_turn_it_came_from_take_one_place(tmp_path: Path) -> None:
     root = tmp_path / "memory"
     write(root, "README.md", "# Memory\n")
-    said = chat(root, NOW - DAY, "The inspection is on 21 October, no wait, 12 October.")
-    fact(root, "The inspection is on 12 October.", NOW - DAY, said.id, 1)
-    passages = retrieve(MemoryTools(root), "When is the inspection?", now=NOW)
+    said = chat(root, NOW - DAY, "The boiler check is on 26 March, no wait, 16 March.")
+    fact(root, "The boiler check is on 16 March.", NOW - DAY, said.id, 1)
+    passages = retrieve(MemoryTools(root), "When is the boiler check?", now=NOW)
     # the fact: the person's correction applied
     assert len(passages) == 1 and passages[0].memory.startswith("facts/")
 
 
 def test_a_turn_that_says_much_more_than_its_fact_keeps_its_place(tmp_path: Path) -> None:
-    """ "Why did I stop the Friday market?": the fact says that, only the turn says why;
+    """ "Why did I stop the Thursday quiz?": the fact says that, only the turn says why;
     one place for both left the reason out and the answer said "because I stopped"."""
     root = tmp_path / "memory"
     write(root, "README.md", "# Memory\n")
     said = chat(
         root,
         NOW - DAY,
-        "The Friday market by the river: that's no longer true, I've stopped doing it. Too"
-        " tiring, and the fee doubled.",
+        "The Thursday quiz at the Anchor: that's no longer true, I've stopped doing it. Too"
+        " late, and the fee doubled.",
     )
     # (the fact holds more than half the turn's words: the reason is one sentence of its own)
-    fact(root, "The Friday market by the river: I've stopped doing it.", NOW - DAY, said.id, 1)
-    passages = retrieve(MemoryTools(root), "Why did I stop the Friday market?", now=NOW)
+    fact(root, "The Thursday quiz at the Anchor: I've stopped doing it.", NOW - DAY, said.id, 1)
+    passages = retrieve(MemoryTools(root), "Why did I stop the Thursday quiz?", now=NOW)
     assert len(passages) == 2 and any("fee doubled" in p.text for p in passages)
 
 
 def test_what_no_longer_holds_is_left_out_of_a_question_about_what_holds(tmp_path: Path) -> None:
-    """The turn that booked a lunch for 80 people, whose fact the change to 100 replaced,
-    and the person's own question about 80 people: read beside the change, a small model
-    answered 80. Both are still there for a question about what was said, and when."""
+    """The turn that booked a trip for 45 guests, whose fact the change to 60 replaced,
+    and the person's own question about 45 guests: read beside the change, a small model
+    answered 45. Both are still there for a question about what was said, and when."""
     root = tmp_path / "memory"
     write(root, "README.md", "# Memory\n")
     booked = chat(
         root,
         NOW - 20 * DAY,
-        "We got booked to cater a lunch for Acme on 6 November, for 80 people.",
-        "How many tacos should I plan for a lunch of 80 people?",
-        "My daughter starts at the new school on Monday.",
+        "We got booked to run a sailing trip for Acme on 9 September, for 45 guests.",
+        "How many life jackets should I bring for a trip of 45 guests?",
+        "My son starts at the new school on Monday.",
     )
-    changed = chat(root, NOW - 10 * DAY, "Acme changed their order: 100 people, same date.")
-    old = Fact("f-x-000001", "We got booked to cater a lunch for Acme on 6 November, for 80"
-               " people.", "the user", "home", booked.id, 1, NOW - 20 * DAY, NOW - 10 * DAY,
+    changed = chat(root, NOW - 10 * DAY, "Acme changed their booking: 60 guests, same date.")
+    old = Fact("f-x-000001", "We got booked to run a sailing trip for Acme on 9 September, for"
+               " 45 guests.", "the user", "home", booked.id, 1, NOW - 20 * DAY, NOW - 10 * DAY,
                replaced_by="f-x-000002", deleted=NOW - 10 * DAY, ended="replaced")  # fmt: skip
     write(root, old.tombstone, render_fact(old))
-    fact(root, "Acme changed their order: 100 people, same date.", NOW - 10 * DAY, changed.id, 2)
+    fact(root, "Acme changed their booking: 60 guests, same date.", NOW - 10 * DAY, changed.id, 2)
     tools = MemoryTools(root)
-    passages = retrieve(tools, "How many people is the Acme lunch for?", now=NOW)
-    assert passages and not any("80" in p.text for p in passages)
+    passages = retrieve(tools, "How many guests is the Acme trip for?", now=NOW)
+    assert passages and not any("45" in p.text for p in passages)
     # (nor the rest of that conversation, which says nothing the question asks)
     assert all(p.memory != booked.path for p in passages)
-    passages = retrieve(tools, "What did I say about the Acme lunch?", now=NOW)
-    assert any("for 80 people" in p.text for p in passages)
+    passages = retrieve(tools, "What did I say about the Acme trip?", now=NOW)
+    assert any("for 45 guests" in p.text for p in passages)
 
 
 def test_a_broken_tombstone_takes_no_turn_away(tmp_path: Path) -> None:
@@ -380,7 +380,7 @@ def test_a_broken_tombstone_takes_no_turn_away(tmp_path: Path) -> None:
     turns stay and the question is answered."""
     root = tmp_path / "memory"
     write(root, "README.md", "# Memory\n")
-    said = chat(root, NOW - DAY, "The Acme lunch is for 60 people.")
+    said = chat(root, NOW - DAY, "The Acme trip is for 60 guests.")
     write(root, "facts/.deleted/work/broken.md", "---\nid: [unclosed\nturn: 1\n---\nx\n")
     write(
         root,
@@ -388,37 +388,37 @@ def test_a_broken_tombstone_takes_no_turn_away(tmp_path: Path) -> None:
         f"---\nid: f-1\nsource_conversation: {said.id}\n---\nx\n",
     )
     (root / "facts/.deleted/work/binary.md").write_bytes(b"\xff\xfe\x00garbage")
-    passages = retrieve(MemoryTools(root), "How many people is the Acme lunch for?", now=NOW)
-    assert any("60 people" in p.text for p in passages)
+    passages = retrieve(MemoryTools(root), "How many guests is the Acme trip for?", now=NOW)
+    assert any("60 guests" in p.text for p in passages)
 
 
 def test_a_fact_restating_one_turn_of_a_window_takes_the_turns_place(tmp_path: Path) -> None:
-    """A window of two turns (the second matched "people") and the fact learned from its
+    """A window of two turns (the second matched "guests") and the fact learned from its
     first: one place, not the same words twice among five."""
     root = tmp_path / "memory"
     write(root, "README.md", "# Memory\n")
     said = chat(
         root,
         NOW - DAY,
-        "The Acme lunch is on Friday; we're prepping 300 tortillas.",
-        "I've started Spanish lessons on Mondays, so I can chat with the Oro people.",
+        "The Acme trip is on Friday; we're packing 120 sandwiches.",
+        "I've started sailing lessons on Mondays, so I can talk knots with the guests.",
     )
-    fact(root, "The Acme lunch is on Friday; we're prepping 300 tortillas.", NOW - DAY, said.id, 1)
-    passages = retrieve(MemoryTools(root), "How many people is the Acme lunch for?", now=NOW)
-    assert sum("300 tortillas" in p.text for p in passages) == 1
+    fact(root, "The Acme trip is on Friday; we're packing 120 sandwiches.", NOW - DAY, said.id, 1)
+    passages = retrieve(MemoryTools(root), "How many guests is the Acme trip for?", now=NOW)
+    assert sum("120 sandwiches" in p.text for p in passages) == 1
 
 
 def test_a_recent_passage_about_something_else_is_not_read_first(tmp_path: Path) -> None:
     """Newest first among what is about the question; a stray recent hit stays behind."""
     root = tmp_path / "memory"
     write(root, "README.md", "# Memory\n")
-    chat(root, NOW - 30 * DAY, "I go bouldering on Tuesdays at a gym called Crux.")
-    chat(root, NOW - 20 * DAY, "I've given up bouldering for good after the wrist.")
+    chat(root, NOW - 30 * DAY, "I go fencing on Tuesdays at a club called Riposte.")
+    chat(root, NOW - 20 * DAY, "I've given up fencing for good after the shoulder.")
     chat(root, NOW - 25 * DAY, "We go to the cinema a lot.", "Ana and I go swimming.")
-    chat(root, NOW - DAY, "I go to the market on Tuesdays.")  # "go", not bouldering
-    passages = retrieve(MemoryTools(root), "Do I go bouldering?", now=NOW)
-    assert "given up bouldering" in passages[0].text
-    assert "market" not in passages[0].text and "market" not in passages[1].text
+    chat(root, NOW - DAY, "I go to the library on Tuesdays.")  # "go", not fencing
+    passages = retrieve(MemoryTools(root), "Do I go fencing?", now=NOW)
+    assert "given up fencing" in passages[0].text
+    assert "library" not in passages[0].text and "library" not in passages[1].text
 
 
 def test_a_tombstone_rewritten_or_removed_is_read_again(tmp_path: Path) -> None:
