@@ -18,7 +18,7 @@ from gam_desktop.engine.chats.intent import is_statement, question_part, told_pa
             "What is the escalation time at Borealis Inc. for P1 incidents?",
             "What is the escalation time at Borealis Inc. for P1 incidents?",
         ),
-        ("What changed in version 2.1 of Osprine?", "What changed in version 2.1 of Osprine?"),
+        ("What changed in version 2.1 of Pelliton?", "What changed in version 2.1 of Pelliton?"),
     ],
 )
 def test_the_question_part(message: str, asked: str) -> None:
@@ -29,7 +29,7 @@ def test_the_question_part(message: str, asked: str) -> None:
     ("message", "statement"),
     [
         ("My sister is Anne.", True),
-        ("I moved to Braga last week.", True),
+        ("I moved to Leiden last week.", True),
         ("We adopted a cat.", True),
         ("I want to know the launch date.", False),  # a request
         ("Please list the releases.", False),
@@ -44,7 +44,7 @@ def test_a_statement(message: str, statement: bool) -> None:
 @pytest.mark.parametrize(
     ("message", "tells"),
     [
-        ("I need to renew the truck's gas certificate before 15 December.", True),
+        ("I need to renew the boat's safety certificate before 20 January.", True),
         ("We need to buy a new van before the spring.", True),
         ("I want to move to Lisbon next year.", True),
         ("I need to know the warranty period.", False),
