@@ -167,18 +167,18 @@ def test_without_quotes_the_sentence_stating_the_answer_supports_it() -> None:
 
 
 def test_an_answer_joining_two_sentences_is_supported_by_both() -> None:
-    first = "Queries just after a large delete could spend significant work marking entries."
-    second = "Limit that work by giving up after examining 100 heap pages."
+    first = "Heaters left on after a window opens could waste significant energy in small rooms."
+    second = "Limit that waste by switching off after sensing 3 minutes of cold air."
     shown = [passage(1, f"Other news came first. {first} {second} Unrelated closing words.")]
     answer = (
-        "Queries after a large delete spent significant work marking entries; "
-        "they now give up after 100 heap pages."
+        "Heaters left on after a window opens wasted significant energy in small rooms; "
+        "they now switch off after 3 minutes of cold air."
     )
-    draft = Draft("When does the cleanup stop?", answer, [], shown, cited=(1,))
+    draft = Draft("When does the heater stop?", answer, [], shown, cited=(1,))
     finding = checks.QuotesInSources().check(draft)
     assert finding is not None and finding.repaired is not None
     assert {s.sentence for s in finding.repaired.support} == {first, second}
-    single = replace(draft, answer="They now give up after examining 100 heap pages.")
+    single = replace(draft, answer="They now switch off after sensing 3 minutes of cold air.")
     finding = checks.QuotesInSources().check(single)
     assert finding is not None and finding.repaired is not None
     assert finding.repaired.support[0].sentence == second  # one sentence, when one holds it
@@ -263,20 +263,20 @@ def test_a_conversation_shows_what_the_user_said_dated_never_the_memory_s_answer
 
 
 def test_identifiers_are_read_as_written() -> None:
-    asked = passages.identifiers("Did 15.4 fix GPL-3 or sqlite3_open in 2018 on x86_64?")
-    assert asked == {"15.4", "gpl-3", "sqlite3_open", "x86_64"}
+    asked = passages.identifiers("Did 7.2 fix CVE-9 or utf8_decode in 2019 on x86_64?")
+    assert asked == {"7.2", "cve-9", "utf8_decode", "x86_64"}
 
 
 def test_a_file_holding_the_identifier_asked_comes_first(tmp_path: Path) -> None:
     root = write_memory(tmp_path / "memory")
-    for version, days in (("3.1", 30), ("3.10", 45), ("13.1", 60)):
+    for version, days in (("6.1", 21), ("6.10", 35), ("16.1", 50)):
         note = root / "nlp" / f"release_{version.replace('.', '_')}.md"
         note.write_text(
             f"---\ntitle: Release {version}\n---\nRelease {version} of the BERT encoder keeps "
             f"checkpoints for {days} days. BERT encoder checkpoints are kept, BERT encoder."
         )
-    found = passages.retrieve(MemoryTools(root), "How long are checkpoints kept in 3.1?")
-    assert found[0].memory == "nlp/release_3_1.md"
+    found = passages.retrieve(MemoryTools(root), "How long are checkpoints kept in 6.1?")
+    assert found[0].memory == "nlp/release_6_1.md"
 
 
 def test_a_file_named_for_the_identifier_asked_comes_before_one_mentioning_it(
@@ -284,14 +284,14 @@ def test_a_file_named_for_the_identifier_asked_comes_before_one_mentioning_it(
 ) -> None:
     root = write_memory(tmp_path / "memory")
     notes = {  # the later release mentions the earlier one more often than its own notes do
-        "3.1": "Checkpoints are kept for 30 days.",
-        "3.2": "Unlike 3.1, checkpoints are kept for 45 days; upgrading from 3.1 keeps 3.1's.",
+        "6.1": "Checkpoints are kept for 21 days.",
+        "6.2": "Unlike 6.1, checkpoints are kept for 35 days; upgrading from 6.1 keeps 6.1's.",
     }
     for version, said in notes.items():
         note = root / "nlp" / f"release_{version.replace('.', '_')}.md"
         note.write_text(f"---\ntitle: Release {version}\n---\n{said} BERT encoder checkpoints.")
-    found = passages.retrieve(MemoryTools(root), "How long are checkpoints kept in 3.1?")
-    assert found[0].memory == "nlp/release_3_1.md"
+    found = passages.retrieve(MemoryTools(root), "How long are checkpoints kept in 6.1?")
+    assert found[0].memory == "nlp/release_6_1.md"
 
 
 def test_readmes_only_fill_places_no_memory_took(tools: MemoryTools) -> None:
@@ -303,8 +303,8 @@ def test_a_readme_naming_the_identifier_asked_still_comes_after_the_memories(
     tmp_path: Path,
 ) -> None:
     root = write_memory(tmp_path / "memory")
-    (root / "nlp" / "README.md").write_text("# nlp\nNotes on release 3.1 of the BERT encoder.")
-    found = passages.retrieve(MemoryTools(root), "How are BERT encoder checkpoints kept in 3.1?")
+    (root / "nlp" / "README.md").write_text("# nlp\nNotes on release 6.1 of the BERT encoder.")
+    found = passages.retrieve(MemoryTools(root), "How are BERT encoder checkpoints kept in 6.1?")
     readmes = [i for i, p in enumerate(found) if p.memory.endswith("README.md")]
     assert readmes and len(found) > 1
     assert all(not p.memory.endswith("README.md") for p in found[: readmes[0]])
@@ -328,38 +328,38 @@ def test_an_answer_quoting_the_wrong_sentence_is_supported_by_the_right_one() ->
 
 
 def test_a_version_the_passage_label_gives_is_not_invented() -> None:
-    labelled = Passage(1, "r.md", "Release 15.9 notes", "Release 15.9 notes — Fixes", BERT)
+    labelled = Passage(1, "r.md", "Release 7.6 notes", "Release 7.6 notes — Fixes", BERT)
     support = [checks.Support(labelled, BERT)]
     draft = Draft(
-        "Which release masks 15 percent?", "Release 15.9 masks 15 percent", [], [], support
+        "Which release masks 15 percent?", "Release 7.6 masks 15 percent", [], [], support
     )
     assert checks.AnswerFromQuotes().check(draft) is None
 
 
 def test_a_date_in_words_is_the_date_in_digits() -> None:
-    dated = "Release date: 2023-08-10"
+    dated = "Release date: 2021-03-17"
     support = [checks.Support(passage(1, dated), dated)]
-    draft = Draft("When was it released?", "On August 10, 2023.", [], [], support)
+    draft = Draft("When was it released?", "On March 17, 2021.", [], [], support)
     assert checks.AnswerFromQuotes().check(draft) is None
-    wrong = Draft("When was it released?", "On September 10, 2023.", [], [], support)
+    wrong = Draft("When was it released?", "On April 17, 2021.", [], [], support)
     assert checks.AnswerFromQuotes().check(wrong) is not None
 
 
 def test_a_sentence_of_a_look_alike_does_not_answer_for_the_version_asked() -> None:
-    other = Passage(1, "r.md", "Release 15.5 notes", "Release 15.5 notes — Fixes", BERT)
-    draft = Draft("How much does 15.4 mask?", "15 percent", [], [], [checks.Support(other, BERT)])
+    other = Passage(1, "r.md", "Release 7.3 notes", "Release 7.3 notes — Fixes", BERT)
+    draft = Draft("How much does 7.2 mask?", "15 percent", [], [], [checks.Support(other, BERT)])
     finding = checks.AboutWhatIsAsked().check(draft)
-    assert finding is not None and finding.repaired is None and "15.4" in finding.why
-    right = Passage(1, "r.md", "Release 15.4 notes", "Release 15.4 notes — Fixes", BERT)
+    assert finding is not None and finding.repaired is None and "7.2" in finding.why
+    right = Passage(1, "r.md", "Release 7.2 notes", "Release 7.2 notes — Fixes", BERT)
     draft = Draft(draft.question, draft.answer, [], [], [checks.Support(right, BERT)])
     assert checks.AboutWhatIsAsked().check(draft) is None
 
 
 def test_an_answer_of_two_documents_is_supported_by_a_sentence_of_each() -> None:
-    first = passage(1, "The 15.4 release came out on 2023-08-10.", "a.md")
-    second = passage(2, "The 15.5 release came out on 2023-11-09.", "b.md")
+    first = passage(1, "The 7.2 release came out on 2021-03-17.", "a.md")
+    second = passage(2, "The 7.3 release came out on 2021-06-02.", "b.md")
     quoted = checks.Support(first, first.text)
-    answer_text = "15.4 came out on 2023-08-10 and 15.5 on 2023-11-09."
+    answer_text = "7.2 came out on 2021-03-17 and 7.3 on 2021-06-02."
     draft = Draft("When did both come out?", answer_text, [], [first, second], [quoted])
     finding = checks.AnswerFromQuotes().check(draft)
     assert finding is not None and finding.repaired is not None
@@ -369,66 +369,66 @@ def test_an_answer_of_two_documents_is_supported_by_a_sentence_of_each() -> None
 
 def test_an_answer_that_is_only_a_value_is_stated_by_the_sentence_giving_it() -> None:
     shown = [
-        passage(1, "A page is acknowledged within 5 minutes at the other site.", "a.md"),
-        passage(2, "The primary acknowledges a page within 10 minutes.", "b.md"),
+        passage(1, "A parcel is collected within 2 days at the other depot.", "a.md"),
+        passage(2, "The main depot collects a parcel within 3 days.", "b.md"),
     ]
-    draft = Draft("Within how many minutes is a page acknowledged?", "10 minutes", [], shown)
+    draft = Draft("Within how many days is a parcel collected?", "3 days", [], shown)
     finding = checks.QuotesInSources().check(draft)
     assert finding is not None and finding.repaired is not None
     assert [s.passage.memory for s in finding.repaired.support] == ["b.md"]
 
 
 def test_the_question_s_words_in_another_form_are_not_the_answer_s_own() -> None:
-    shown = [passage(1, "Engineers receive $120 for each weekend day on call.")]
-    question = "How much does the company pay for each weekend day on call?"
-    draft = Draft(question, "The company pays $120 for each weekend day.", [], shown)
+    shown = [passage(1, "Volunteers receive $15 for each evening shift at the shelter.")]
+    question = "How much does the shelter pay for each evening shift?"
+    draft = Draft(question, "The shelter pays $15 for each evening shift.", [], shown)
     finding = checks.QuotesInSources().check(draft)
     assert finding is not None and finding.repaired is not None  # "pays" is the question's
 
 
 def test_a_name_written_with_its_version_joined_is_named_by_its_parts() -> None:
     shown = Passage(
-        1, "g.md", "GPL 3.0", "GPL 3.0 — conveying", "An offer is valid for three years."
+        1, "t.md", "RTA 2.0", "RTA 2.0 — deposits", "A deposit is returned within six weeks."
     )
     support = [checks.Support(shown, shown.text)]
-    draft = Draft("Under GPLv3, how long is an offer valid?", "three years", [], [shown], support)
+    draft = Draft("Under RTAv2, when is a deposit returned?", "six weeks", [], [shown], support)
     assert checks.AboutWhatIsAsked().check(draft) is None
     older = Passage(
-        1, "g.md", "GPL 2.0", "GPL 2.0 — conveying", "An offer is valid for three years."
+        1, "t.md", "RTA 1.0", "RTA 1.0 — deposits", "A deposit is returned within six weeks."
     )
     draft = replace(draft, passages=[older], support=[checks.Support(older, older.text)])
-    assert checks.AboutWhatIsAsked().check(draft) is not None  # "gpl" alone is not "GPLv3"
+    assert checks.AboutWhatIsAsked().check(draft) is not None  # "rta" alone is not "RTAv2"
 
 
 def test_one_identifier_asked_is_enough_and_names_are_not_asked() -> None:
-    notes = Passage(1, "r.md", "Release 15.9 notes", "Release 15.9 notes — Fixes", BERT)
+    notes = Passage(1, "r.md", "Release 7.6 notes", "Release 7.6 notes — Fixes", BERT)
     support = [checks.Support(notes, BERT)]
-    contrast = "Unlike 15.4, how much does 15.9 mask for a US team at Osprine?"
+    contrast = "Unlike 7.2, how much does 7.6 mask for a US team at Pelliton?"
     draft = Draft(contrast, "15 percent", [], [notes], support)
-    assert checks.AboutWhatIsAsked().check(draft) is None  # 15.4 is only the contrast
-    other = replace(draft, question="How much does 15.4 mask for a US team at Osprine?")
+    assert checks.AboutWhatIsAsked().check(draft) is None  # 7.2 is only the contrast
+    other = replace(draft, question="How much does 7.2 mask for a US team at Pelliton?")
     assert checks.AboutWhatIsAsked().check(other) is not None
 
 
 def test_a_possessive_is_the_word_it_is_made_of() -> None:
-    said = "To accept remote messages, activate the entries in rsyslog.conf ($UDPServerRun 514)."
+    said = "To let guests in after dark, use the keypad on the side gate (code 4812)."
     shown = [passage(1, said)]
-    question = "Which UDP port do the ready-made entries of the rsyslog configuration listen on?"
-    answer = "The ready-made entries in rsyslog's configuration listen on UDP port 514."
+    question = "Which code do the late guests of the hostel type at the side gate?"
+    answer = "The late guests of the hostel's side gate type code 4812."
     draft = Draft(question, answer, [], shown)
     finding = checks.QuotesInSources().check(draft)
-    assert finding is not None and finding.repaired is not None  # "rsyslog's" is the question's
+    assert finding is not None and finding.repaired is not None  # "hostel's" is the question's
 
 
 def test_a_name_no_file_writes_is_not_in_the_memory(tmp_path: Path) -> None:
     root = tmp_path / "memory"
     root.mkdir()
-    (root / "gpl.md").write_text("---\ntitle: GPL 3.0\n---\nThe GPL version 3 offer lasts.")
+    (root / "rta.md").write_text("---\ntitle: RTA 2.0\n---\nThe RTA version 2 deposit lasts.")
     tools = MemoryTools(root)
-    asked = "Under GPLv3, how long does the offer of Dunmore Shipping last for a US party?"
-    assert passages.unknown_names(tools, asked) == {"dunmore", "shipping"}  # GPLv3: GPL 3
-    shown = passage(1, "The GPL version 3 offer lasts three years.", "gpl.md")
-    draft = Draft(asked, "three years", [], [shown], [checks.Support(shown, shown.text)])
+    asked = "Under RTAv2, how long does the deposit of Dunmore Lettings last for a US tenant?"
+    assert passages.unknown_names(tools, asked) == {"dunmore", "lettings"}  # RTAv2: RTA 2
+    shown = passage(1, "The RTA version 2 deposit lasts six weeks.", "rta.md")
+    draft = Draft(asked, "six weeks", [], [shown], [checks.Support(shown, shown.text)])
     assert checks.AboutWhatIsAsked().check(draft) is None
     unknown = replace(draft, unknown=frozenset({"dunmore"}))
     finding = checks.AboutWhatIsAsked().check(unknown)
