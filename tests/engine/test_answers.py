@@ -136,7 +136,7 @@ def test_a_question_is_read_in_one_call_and_answered_from_the_named_document(
 
 
 def test_the_reading_prompt_names_documents_not_file_paths(lookalikes, llm_server) -> None:
-    """A model shown paths answered "The passage from on_call_policy/…/quillfern….md
+    """A model shown paths answered "The passage from on_call_policy/…/borealis….md
     states…" instead of naming the company."""
     lookalikes.request("How long until escalation at Borealis Systems?")
     read = next(r for r in reversed(llm_server.state.requests) if r["task"] == "read")
@@ -234,7 +234,7 @@ def test_a_question_over_several_documents_gets_a_passage_from_each(lookalikes, 
 
 
 def test_a_name_asked_about_guides_the_window(make_workflow, tmp_path: Path) -> None:
-    """ "Which companies use Threadline?": each passage shows the sentence that names it,
+    """ "Which companies use Sparrowcall?": each passage shows the sentence that names it,
     deep inside documents that say other things first."""
     from gam_desktop.engine.answering.passages import retrieve
 
@@ -246,12 +246,12 @@ def test_a_name_asked_about_guides_the_window(make_workflow, tmp_path: Path) -> 
         )
         path = tmp_path / f"{company.lower()}.md"
         path.write_text(
-            f"# {company} On-Call Policy\n\n{filler}\n\nIncidents go to Threadline.\n\n{filler}\n"
+            f"# {company} On-Call Policy\n\n{filler}\n\nIncidents go to Sparrowcall.\n\n{filler}\n"
         )
         files.append(path)
     workflow = make_workflow(min_tokens=300, max_tokens=900)
     workflow.add(files=files)
-    passages = retrieve(MemoryTools(workflow.folder.root), "Which companies use Threadline?")
+    passages = retrieve(MemoryTools(workflow.folder.root), "Which companies use Sparrowcall?")
     documents = [p for p in passages if p.document]  # (a README may fill a place left)
     assert {p.document for p in documents} == {"Acme", "Borealis"}
-    assert all("Threadline" in p.text for p in documents), passages
+    assert all("Sparrowcall" in p.text for p in documents), passages
