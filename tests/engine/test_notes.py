@@ -41,17 +41,17 @@ def memorized(draft, chunks: list[Chunk]) -> list[MemorizedChunk]:
 
 # -- no dump ---------------------------------------------------------------------------
 
-RELEASE = """# Lumenvault 3.0 Release Notes
+RELEASE = """# Pebblecast 5.0 Release Notes
 
 ## Limits
 
-The upload limit is now 50 GB per file and the default retention is 90 days.
+The download limit is now 400 episodes per show and the default cleanup is 21 days.
 
 .. note:: directive left over from the converter
-:version: 3.0.1
+:version: 5.0.1
 
 ```
-lumenvault --retention-days 90 --limit 0.75
+pebblecast --cleanup-days 21 --limit 0.75
 ```
 """
 
@@ -60,26 +60,26 @@ def test_a_note_pastes_nothing_from_its_chunk_and_says_its_tldr_once() -> None:
     """The issue's notes: the tldr word for word, then "Details from the original:" with
     markup directives, versions, a float and a line of code. Now the body goes on from the
     tldr in the model's words, and nothing is appended: the original is kept and searched."""
-    (chunk,) = chunks_of(RELEASE, "lumenvault-3.0-release-notes.md", max_tokens=300)
+    (chunk,) = chunks_of(RELEASE, "pebblecast-5.0-release-notes.md", max_tokens=300)
     draft = MemoryDraft(
-        title="lumenvault_3_0_limits",
-        tldr="Lumenvault 3.0 raises the upload limit.",
-        memory="Lumenvault 3.0 raises the upload limit. Files may now be much larger.",
+        title="pebblecast_5_0_limits",
+        tldr="Pebblecast 5.0 raises the download limit.",
+        memory="Pebblecast 5.0 raises the download limit. Shows may now keep many more episodes.",
     )
     (memory,) = memorized(draft, [chunk])
-    assert memory.memory == "Lumenvault 3.0 Release Notes: Files may now be much larger."
-    assert memory.tldr == "Lumenvault 3.0 raises the upload limit."
-    for dump in ("Details from the original", "..", ":version:", "0.75", "--retention", "50"):
+    assert memory.memory == "Pebblecast 5.0 Release Notes: Shows may now keep many more episodes."
+    assert memory.tldr == "Pebblecast 5.0 raises the download limit."
+    for dump in ("Details from the original", "..", ":version:", "0.75", "--cleanup", "400"):
         assert dump not in memory.memory, dump
 
 
 def test_a_body_that_only_repeats_the_tldr_becomes_the_passages_own_sentences() -> None:
-    (chunk,) = chunks_of(RELEASE, "lumenvault-3.0-release-notes.md", max_tokens=300)
-    said = "Lumenvault 3.0 changes its limits."
+    (chunk,) = chunks_of(RELEASE, "pebblecast-5.0-release-notes.md", max_tokens=300)
+    said = "Pebblecast 5.0 changes its limits."
     (memory,) = memorized(MemoryDraft(title="limits", tldr=said, memory=said), [chunk])
     assert memory.tldr == said and said not in memory.memory
     assert memory.memory.endswith(
-        "The upload limit is now 50 GB per file and the default retention is 90 days."
+        "The download limit is now 400 episodes per show and the default cleanup is 21 days."
     )
     assert not any(dump in memory.memory for dump in ("directive", ":version:", "--limit"))
 
@@ -88,21 +88,23 @@ def test_a_body_that_only_says_what_the_text_is_about_becomes_the_passages_own_s
     """Small models describe the document instead of noting what it says ("The document
     describes…", then "It also mentions…"): no fact survives, so the passage's own
     sentences stand in; among facts, such a sentence is left out and the facts stay."""
-    (chunk,) = chunks_of(RELEASE, "lumenvault-3.0-release-notes.md", max_tokens=300)
-    tldr = "Lumenvault 3.0 raises its upload limit."
-    about = "The document describes the limits of a release. It also mentions retention."
+    (chunk,) = chunks_of(RELEASE, "pebblecast-5.0-release-notes.md", max_tokens=300)
+    tldr = "Pebblecast 5.0 raises its download limit."
+    about = "The document describes the limits of a release. It also mentions cleanup."
     (memory,) = memorized(MemoryDraft(title="limits", tldr=tldr, memory=about), [chunk])
     assert "describes" not in memory.memory and "mentions" not in memory.memory
     assert memory.memory.endswith(
-        "The upload limit is now 50 GB per file and the default retention is 90 days."
+        "The download limit is now 400 episodes per show and the default cleanup is 21 days."
     )
-    mixed = "This section covers the limits.\n- Files may be 50 GB.\n- The text lists defaults."
+    mixed = (
+        "This section covers the limits.\n- Shows keep 400 episodes.\n- The text lists defaults."
+    )
     (memory,) = memorized(MemoryDraft(title="limits", tldr=tldr, memory=mixed), [chunk])
-    assert memory.memory == "Lumenvault 3.0 Release Notes:\n- Files may be 50 GB."
-    stated = "The document explains that a file may be as large as the limit allows."
+    assert memory.memory == "Pebblecast 5.0 Release Notes:\n- Shows keep 400 episodes."
+    stated = "The document explains that a show may keep as many episodes as the limit allows."
     (memory,) = memorized(MemoryDraft(title="limits", tldr=tldr, memory=stated), [chunk])
     assert memory.memory.endswith(stated)  # a "that" clause states a fact
-    named = "The document provides the Lumenvault 3.0 release notes and their limits."
+    named = "The document provides the Pebblecast 5.0 release notes and their limits."
     (memory,) = memorized(MemoryDraft(title="limits", tldr=tldr, memory=named), [chunk])
     assert "provides" not in memory.memory  # the title's version is no fact of it
 
@@ -111,12 +113,14 @@ def test_a_tldr_says_what_the_text_says_not_that_it_explains_it() -> None:
     """Small models open a tldr with "The document explains…": in a list of notes every
     one of them says it. The tldr says what follows instead; "It also covers…" after it
     too, and "It" that names a thing of the passage stays."""
-    (chunk,) = chunks_of(RELEASE, "lumenvault-3.0-release-notes.md", max_tokens=300)
-    body = "The upload limit is now 50 GB per file."
-    tldr = "The document explains how to raise the upload limit. It also covers old files kept."
+    (chunk,) = chunks_of(RELEASE, "pebblecast-5.0-release-notes.md", max_tokens=300)
+    body = "The download limit is now 400 episodes per show."
+    tldr = (
+        "The document explains how to raise the download limit. It also covers old episodes kept."
+    )
     (memory,) = memorized(MemoryDraft(title="limits", tldr=tldr, memory=body), [chunk])
-    assert memory.tldr.endswith("How to raise the upload limit. Old files kept.")
-    kept = "Lumenvault 3.0 raises its upload limit. It covers files of 50 GB."
+    assert memory.tldr.endswith("How to raise the download limit. Old episodes kept.")
+    kept = "Pebblecast 5.0 raises its download limit. It covers shows of 400 episodes."
     (memory,) = memorized(MemoryDraft(title="limits", tldr=kept, memory=body), [chunk])
     assert memory.tldr.endswith(kept)
     short = "The document explains limits."  # two words left: it stays as said
@@ -157,17 +161,17 @@ def test_notes_of_one_document_sharing_a_title_are_told_apart_by_their_headings(
 
 def test_notes_under_one_heading_are_told_apart_by_their_own_words() -> None:
     text = (
-        "# Field Notes\n\n## Survey\n\nPuffins nest on Mote Isle in burrows counted along the "
-        "slope. Puffin burrows were counted twice in June. The count was 980 burrows.\n\n"
-        "Kittiwakes breed on the Greyholm cliffs above the western landing. Kittiwake nests "
-        "were photographed from the boat. The count was 301 nests."
+        "# Garden Notes\n\n## Harvest\n\nTomatoes ripen on Pell Bench in trusses counted along "
+        "the rows. Tomato trusses were counted twice in August. The count was 84 trusses.\n\n"
+        "Beans climb the Hazelmoor poles above the western fence. Bean pods were picked "
+        "from the ladder. The count was 212 pods."
     )
-    chunks = chunks_of(text, "field-notes.md", max_tokens=50)
+    chunks = chunks_of(text, "garden-notes.md", max_tokens=50)
     assert len(chunks) == 2
-    draft = MemoryDraft(title="field_notes_survey", memory="m.", tldr="t.")
+    draft = MemoryDraft(title="garden_notes_harvest", memory="m.", tldr="t.")
     titles = [m.title for m in memorized(draft, chunks)]
     assert titles[0] != titles[1] and not any(NUMBERED.search(t) for t in titles), titles
-    assert titles == ["field_notes_survey_puffins_nest", "field_notes_survey_kittiwakes_breed"]
+    assert titles == ["garden_notes_harvest_tomatoes_ripen", "garden_notes_harvest_beans_climb"]
 
 
 def test_a_title_of_loose_keywords_becomes_the_heading_it_sits_under() -> None:
@@ -200,21 +204,21 @@ def test_a_note_placed_beside_a_namesake_is_told_apart_by_its_own_words() -> Non
 
 def test_a_readme_says_in_words_what_its_folder_holds() -> None:
     tldrs = {
-        "brindlewave_logistics_rotation.md": "Brindlewave Logistics runs weekly rotations.",
-        "brindlewave_logistics_paging_windows.md": "Brindlewave Logistics pages by severity.",
-        "brindlewave_logistics_escalation.md": "Brindlewave Logistics escalates after 10 min.",
-        "brindlewave_logistics_compensation.md": "Brindlewave Logistics pays for nights.",
+        "hollybrook_hostel_curfew.md": "Hollybrook Hostel sets a curfew at midnight.",
+        "hollybrook_hostel_checkin_windows.md": "Hollybrook Hostel checks guests in by day.",
+        "hollybrook_hostel_refunds.md": "Hollybrook Hostel refunds within 10 days.",
+        "hollybrook_hostel_breakfast.md": "Hollybrook Hostel serves breakfast until nine.",
     }
-    root = DirView("", subdirs={"brindlewave": DirView("brindlewave", files=dict(tldrs))})
+    root = DirView("", subdirs={"hollybrook": DirView("hollybrook", files=dict(tldrs))})
     changes = ChangeSet()
-    stage_readmes(changes, root, ["", "brindlewave"])
-    description = parse_readme(changes.writes[f"brindlewave/{README}"]).description
+    stage_readmes(changes, root, ["", "hollybrook"])
+    description = parse_readme(changes.writes[f"hollybrook/{README}"]).description
     assert not COUNTED.match(description) and " on " not in description.split(":")[0][:3]
-    assert description.startswith("Notes on Brindlewave Logistics: "), description
-    for topic in ("rotation", "paging windows", "escalation", "compensation"):
+    assert description.startswith("Notes on Hollybrook Hostel: "), description
+    for topic in ("curfew", "checkin windows", "refunds", "breakfast"):
         assert topic in description, description
     root_text = parse_readme(changes.writes[README]).description
-    assert not COUNTED.match(root_text) and "Brindlewave" in root_text, root_text
+    assert not COUNTED.match(root_text) and "Hollybrook" in root_text, root_text
 
 
 def test_a_counted_description_of_an_earlier_version_is_written_again_in_words() -> None:
@@ -367,24 +371,22 @@ def test_a_note_is_titled_as_its_document_writes_the_words_and_named_in_snake_ca
 def test_a_title_keeps_how_its_words_are_written_in_as_few_phrases_as_can_be() -> None:
     from gam_desktop.engine.ingest.titles import written_title
 
-    texts = ["Quillon 4.2 Release Notes", "Quillon's Log File", "An MMC is eligible if …"]
+    texts = ["Quillon 4.2 Release Notes", "Quillon's Log File", "A PTO day is eligible if …"]
     assert written_title("quillon_4_2_release_notes", texts) == "Quillon 4.2 Release Notes"
     assert written_title("quillon_s_log_file", texts) == "Quillon's Log File"
-    assert written_title("notes_mmc_eligible", texts) == "Notes MMC eligible"
+    assert written_title("notes_pto_eligible", texts) == "Notes PTO eligible"
     assert written_title("quillon_4_2_release_notes_log", texts) == (
         "Quillon 4.2 Release Notes: Log"  # the document's whole title, then the section
     )
     # two phrases one after the other keep what separates them; unknown words stay
-    assert written_title("report_spring_2022", ["Report: Spring 2022"]) == "Report: Spring 2022"
+    assert written_title("report_autumn_2019", ["Report: Autumn 2019"]) == "Report: Autumn 2019"
     assert written_title("zz_top_words", ["nothing alike"]) == "Zz top words"
     # a title from a file name (lowercase) takes its words' case from the passage
     assert written_title("abc_2_0_notes", ["abc 2.0 notes", "", "The ABC 2.0 says"]) == (
         "ABC 2.0 notes"
     )
     # a line break ends a phrase; a name with underscores is one word
-    assert written_title("pragma_cache_size_a", ["PRAGMA cache_size\n\nA"]) == (
-        "PRAGMA cache_size A"
-    )
+    assert written_title("config_max_depth_a", ["CONFIG max_depth\n\nA"]) == ("CONFIG max_depth A")
 
 
 def test_a_title_names_whose_document_it_is_without_its_kind() -> None:
@@ -393,25 +395,26 @@ def test_a_title_names_whose_document_it_is_without_its_kind() -> None:
     one without is a name and stays (Wi-Fi)."""
     from gam_desktop.engine.ingest.context import subject_of
 
-    assert subject_of("Tallowmere Analytics On-Call Policy") == ["Tallowmere", "Analytics"]
+    assert subject_of("Marlowe Lodge Check-In Policy") == ["Marlowe", "Lodge"]
     assert subject_of("Harbor Labs In-House Training Guide") == ["Harbor", "Labs", "Training"]
     assert subject_of("End-of-Life Procedure — Corvid Books") == ["Corvid", "Books"]
     assert subject_of("Wi-Fi Setup Guide") == ["Wi", "Fi", "Setup"]
-    assert subject_of("Lumenvault 3.2 Release Notes") == ["Lumenvault", "3.2"]
+    assert subject_of("Pebblecast 6.2 Release Notes") == ["Pebblecast", "6.2"]
 
 
 def test_notes_told_apart_by_their_own_words_never_take_a_section_number() -> None:
-    """ "1.6" of "# 1.6. Lifecycle" says where a passage sits, not what it is about: notes
-    of a numbered document were titled "Lifecycle of a Release: 1.6 simultaneously"."""
+    """ "2.4" of "# 2.4. Lifecycle of a Starter" says where a passage sits, not what it is
+    about: notes of a numbered document were titled with the section's number ("…: 2.4
+    usually")."""
     from gam_desktop.engine.ingest.titles import distinguish
 
     text = (
-        "# 1.6. Lifecycle of a Release\n\nThe project will simultaneously have three versions."
+        "# 2.4. Lifecycle of a Starter\n\nThe baker will usually keep three jars going."
         + "\n\n" + "A plain sentence follows here. " * 60
-        + "\n\nThe release team decides when a version is frozen."
+        + "\n\nThe head cook decides when a jar is retired."
     )  # fmt: skip
-    chunks = chunks_of(text, "release-lifecycle.md")
-    titles = distinguish(["lifecycle_release"] * len(chunks), chunks)
+    chunks = chunks_of(text, "starter-lifecycle.md")
+    titles = distinguish(["lifecycle_starter"] * len(chunks), chunks)
     assert len(set(titles)) == len(titles)
-    assert titles[0] == "lifecycle_release_project_simultaneously"
+    assert titles[0] == "lifecycle_starter_baker_usually"
     assert not any(char.isdigit() for title in titles for char in title)
