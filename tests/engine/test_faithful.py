@@ -12,19 +12,19 @@ from tests.engine.test_notes import chunks_of, memorized
 
 pytestmark = pytest.mark.timeout(30)
 
-MIGRATION = """# Quillon 4.2 Release Notes
+MIGRATION = """# Elmfield Hall Booking Guide 2025
 
-## Migration to Version 4.2
+## Moving to the 2025 Rules
 
-A full reindex is not required for those running 4.x. However, if you use remote
-shards, see the first entry below.
+A new deposit is not required for those booked in 2024. However, if you hire the
+stage, see the first entry below.
 """
 
 
 def test_a_sentence_that_drops_the_passages_negation_is_replaced_by_the_passage() -> None:
-    note = "Migration to Quillon 4.2 requires a full reindex for those running 4.x."
+    note = "Moving to the 2025 rules requires a new deposit for those booked in 2024."
     (found,) = inversions(note, MIGRATION)
-    assert found.source == "A full reindex is not required for those running 4.x."
+    assert found.source == "A new deposit is not required for those booked in 2024."
     assert faithful(note, MIGRATION) == found.source
 
 
@@ -36,14 +36,14 @@ def test_a_sentence_that_adds_a_negation_is_replaced_too() -> None:
 
 def test_the_rest_of_the_note_and_its_paragraphs_stay_as_written() -> None:
     note = (
-        "Quillon 4.2 is a maintenance release.\n\n"
-        "Migration requires a full reindex for those running 4.x.\n"
-        "- remote shards: see the first entry"
+        "The 2025 guide is a short one.\n\n"
+        "Moving requires a new deposit for those booked in 2024.\n"
+        "- the stage: see the first entry"
     )
     assert faithful(note, MIGRATION) == (
-        "Quillon 4.2 is a maintenance release.\n\n"
-        "A full reindex is not required for those running 4.x.\n"
-        "- remote shards: see the first entry"
+        "The 2025 guide is a short one.\n\n"
+        "A new deposit is not required for those booked in 2024.\n"
+        "- the stage: see the first entry"
     )
 
 
@@ -52,31 +52,31 @@ def test_the_rest_of_the_note_and_its_paragraphs_stay_as_written() -> None:
     [
         # the same polarity: nothing to replace
         (
-            "A full reindex is not needed by those running 4.x.",
+            "A new deposit is not needed by those booked in 2024.",
             MIGRATION,
         ),
         # the passage negates another clause of its sentence
         (
-            "It is triaged in the weekly review.",
-            "A SEV4 incident never pages; it is triaged in the weekly review.\n",
+            "It is noted in the weekly log.",
+            "A late return never costs a fee; it is noted in the weekly log.\n",
         ),
         # a negation of a word the note does not say ("no-op", "no pending")
         (
-            "The setting enables or disables foreign constraints in a database.",
-            "The setting is a no-op inside a transaction; foreign constraints may be "
-            "enabled or disabled in a database only when there is no pending change.\n",
+            "The switch turns the porch lights on or off in the garden.",
+            "The switch is a no-op during a power cut; the porch lights may be "
+            "turned on or off in the garden only when there is no pending timer.\n",
         ),
-        # two negations cancel ("no NOT NULL")
+        # two negations cancel ("no NOT EMPTY")
         (
-            "A column accepts NULL values or the declared type of the column.",
-            "A column accepts NULL values (there is no NOT NULL check on the column) or "
-            "the declared type of the column.\n",
+            "A form accepts blank answers or the default answer of the form.",
+            "A form accepts blank answers (there is no NOT EMPTY rule on the form) or "
+            "the default answer of the form.\n",
         ),
         # one restating sentence of the passage agrees: the note paraphrases that one
         (
-            "If the option is set, definitions are parsed but never enforced.",
-            "If the option is set, definitions are parsed and enforced at once.\n\n"
-            "If the option is set, definitions are parsed but never enforced.\n",
+            "If the option is set, visits are logged but never charged.",
+            "If the option is set, visits are logged and charged at once.\n\n"
+            "If the option is set, visits are logged but never charged.\n",
         ),
     ],
 )
@@ -87,14 +87,14 @@ def test_a_note_that_says_what_the_passage_says_is_kept(note: str, passage: str)
 
 def test_a_built_note_says_what_its_passage_says_not_the_opposite() -> None:
     """Through the memorize step: the model's body and tldr both invert the passage."""
-    (chunk,) = chunks_of(MIGRATION, "quillon-4.2-release-notes.md", max_tokens=300)
-    wrong = "Migration to Quillon 4.2 requires a full reindex for those running 4.x."
+    (chunk,) = chunks_of(MIGRATION, "elmfield-hall-booking-guide-2025.md", max_tokens=300)
+    wrong = "Moving to the 2025 rules requires a new deposit for those booked in 2024."
     draft = MemoryDraft(
-        title="quillon_4_2_migration",
+        title="elmfield_hall_2025_rules",
         tldr=wrong,
-        memory=f"Quillon 4.2 changes how shards move. {wrong}",
+        memory=f"The 2025 guide changes how bookings move. {wrong}",
     )
     (memory,) = memorized(draft, [chunk])
-    assert "requires a full reindex" not in memory.memory + memory.tldr
-    assert "A full reindex is not required for those running 4.x." in memory.tldr
-    assert "changes how shards move" in memory.memory
+    assert "requires a new deposit" not in memory.memory + memory.tldr
+    assert "A new deposit is not required for those booked in 2024." in memory.tldr
+    assert "changes how bookings move" in memory.memory
