@@ -1,7 +1,7 @@
 """Memories a plan filed under a folder that does not name them (ingest/refile.py): the
-misfilings a small local model made of 14 look-alike documents (a Tallowmere on-call
-memory in the Saltcellar kitchen's folder, release notes among field reports), moved
-where the folders' own names put them; a model's grouping by topic stands."""
+misfilings a small local model made of look-alike documents (one hostel's house rules in
+a gym's cleaning folder, a user guide among garden logs), moved where the folders' own
+names put them; a model's grouping by topic stands."""
 
 from __future__ import annotations
 
@@ -21,20 +21,20 @@ from tests.fakes import FakeLLM
 Case = tuple[DirectoryNode, list[MemorizedChunk]]  # a plan and its memories
 
 TLDR = {
-    "brindlewave": "Brindlewave Logistics pages the primary engineer for SEV1 at any hour.",
-    "tallowmere": "Tallowmere Analytics rotates its on-call engineers every 14 days.",
-    "saltcellar": "The Saltcellar keeps fridges at 3 °C and cools food within 90 minutes.",
-    "ferrovia": "Ferrovia Trattoria cooks poultry to 74 °C and uses purple boards.",
-    "lumenvault": "Lumenvault release backs up every 15 minutes and keeps deleted files.",
-    "varga": "Ines Varga counted 1,240 puffin burrows on Mote Isle in spring 2022.",
+    "hollybrook": "Hollybrook Hostel wakes the breakfast guest for ferries at any hour.",
+    "marlowe": "Marlowe Lodge sets its late-arrival guests a curfew every 3 nights.",
+    "ashenfield": "The Ashenfield keeps showers at 38 °C and dries towels within 2 hours.",
+    "birchmoor": "Birchmoor Dojo washes mats at 60 °C and uses blue lockers.",
+    "cosyheat": "CosyHeat guide checks the rooms every 20 minutes and keeps a night mode.",
+    "brandt": "Olga Brandt counted 340 snails under the south hedge in spring 2021.",
 }
 SOURCE = {
-    "brindlewave": "brindlewave-oncall-policy.md",
-    "tallowmere": "tallowmere-oncall-policy.md",
-    "saltcellar": "saltcellar-kitchen-procedures.txt",
-    "ferrovia": "ferrovia-kitchen-procedures.txt",
-    "lumenvault": "lumenvault-{n}-release-notes.md",
-    "varga": "field-report-varga-2022.md",
+    "hollybrook": "hollybrook-house-rules.md",
+    "marlowe": "marlowe-house-rules.md",
+    "ashenfield": "ashenfield-cleaning-checklist.txt",
+    "birchmoor": "birchmoor-cleaning-checklist.txt",
+    "cosyheat": "cosyheat-{n}-user-guide.md",
+    "brandt": "garden-log-brandt-2021.md",
 }
 
 
@@ -65,13 +65,13 @@ def where(plan: DirectoryNode) -> dict[int, str]:
     return found
 
 
-ONCALL = [
-    memory(0, "brindlewave_logistics_on_call_policy_paging", "brindlewave"),
-    memory(1, "brindlewave_logistics_on_call_policy_rotation", "brindlewave"),
-    memory(2, "tallowmere_analytics_on_call_policy_primary", "tallowmere"),
-    memory(3, "tallowmere_analytics_on_call_policy_rotation", "tallowmere"),
-    memory(4, "saltcellar_kitchen_procedures_fridges", "saltcellar"),
-    memory(5, "saltcellar_kitchen_procedures_delivery", "saltcellar"),
+RULES = [
+    memory(0, "hollybrook_hostel_house_rules_checkin", "hollybrook"),
+    memory(1, "hollybrook_hostel_house_rules_curfew", "hollybrook"),
+    memory(2, "marlowe_lodge_house_rules_breakfast", "marlowe"),
+    memory(3, "marlowe_lodge_house_rules_curfew", "marlowe"),
+    memory(4, "ashenfield_cleaning_checklist_showers", "ashenfield"),
+    memory(5, "ashenfield_cleaning_checklist_laundry", "ashenfield"),
 ]
 
 
@@ -79,46 +79,46 @@ def test_a_memory_in_a_folder_naming_another_company_moves_to_its_own() -> None:
     plan = DirectoryNode(
         name="root",
         children=[
-            folder("brindlewave_logistics", "On-call policy of Brindlewave Logistics.", [0, 1]),
-            folder("tallowmere_analytics", "On-call policy of Tallowmere Analytics.", [2]),
-            # the model's slip: a Tallowmere memory among the kitchen's
-            folder("saltcellar_kitchen", "Kitchen procedures of a seafood bistro.", [3, 4, 5]),
+            folder("hollybrook_hostel", "House rules of Hollybrook Hostel.", [0, 1]),
+            folder("marlowe_lodge", "House rules of Marlowe Lodge.", [2]),
+            # the model's slip: a Marlowe memory among the gym's
+            folder("ashenfield_cleaning", "Cleaning checklist of a climbing wall.", [3, 4, 5]),
         ],
     )
-    refiled, moved = refile(plan, ONCALL)
+    refiled, moved = refile(plan, RULES)
     assert moved == 1
     assert where(refiled) == {
-        0: "brindlewave_logistics",
-        1: "brindlewave_logistics",
-        2: "tallowmere_analytics",
-        3: "tallowmere_analytics",
-        4: "saltcellar_kitchen",
-        5: "saltcellar_kitchen",
+        0: "hollybrook_hostel",
+        1: "hollybrook_hostel",
+        2: "marlowe_lodge",
+        3: "marlowe_lodge",
+        4: "ashenfield_cleaning",
+        5: "ashenfield_cleaning",
     }
 
 
 def policies(first: str) -> DirectoryNode:
-    """Brindlewave's folder named `first`, holding a Tallowmere memory by mistake."""
+    """Hollybrook's folder named `first`, holding a Marlowe memory by mistake."""
     return DirectoryNode(
         name="root",
         children=[
-            folder(first, "On-call policy of Brindlewave Logistics.", [0, 1, 3]),
-            folder("tallowmere_analytics", "On-call policy of Tallowmere Analytics.", [2]),
-            folder("saltcellar_kitchen", "Kitchen procedures of a seafood bistro.", [4, 5]),
+            folder(first, "House rules of Hollybrook Hostel.", [0, 1, 3]),
+            folder("marlowe_lodge", "House rules of Marlowe Lodge.", [2]),
+            folder("ashenfield_cleaning", "Cleaning checklist of a climbing wall.", [4, 5]),
         ],
     )
 
 
 def test_a_word_two_folders_share_does_not_keep_a_memory_in_the_wrong_one() -> None:
-    """ "on-call policy" describes both policy folders; "tallowmere" only one."""
-    refiled, moved = refile(policies("brindlewave_on_call"), ONCALL)
-    assert moved == 1 and where(refiled)[3] == "tallowmere_analytics"
-    assert where(refiled)[0] == "brindlewave_on_call"
+    """ "house rules" describes both rules folders; "marlowe" only one."""
+    refiled, moved = refile(policies("hollybrook_house"), RULES)
+    assert moved == 1 and where(refiled)[3] == "marlowe_lodge"
+    assert where(refiled)[0] == "hollybrook_house"
 
 
 def test_a_memory_whose_title_names_its_own_folder_stays() -> None:
-    plan = policies("on_call_policy")  # "…_on_call_policy_rotation" names its own
-    assert refile(plan, ONCALL) == (plan, 0)
+    plan = policies("house_rules")  # "…_house_rules_curfew" names its own
+    assert refile(plan, RULES) == (plan, 0)
 
 
 def test_a_grouping_by_topic_that_shares_words_with_its_memories_stands() -> None:
@@ -127,123 +127,121 @@ def test_a_grouping_by_topic_that_shares_words_with_its_memories_stands() -> Non
     plan = DirectoryNode(
         name="root",
         children=[
-            folder("paging", "Who is paged: Brindlewave and Tallowmere paging rules.", [0, 2]),
-            folder("rotations", "Rotation lengths of on-call policies.", [1, 3]),
-            folder("kitchens", "Kitchen procedures: fridges, deliveries.", [4, 5]),
+            folder("checkin", "Who checks in: Hollybrook and Marlowe checkin times.", [0, 2]),
+            folder("curfews", "Curfew hours of house rulebooks.", [1, 3]),
+            folder("cleanings", "Cleaning checklist: showers, laundries.", [4, 5]),
         ],
     )
-    refiled, moved = refile(plan, ONCALL)
+    refiled, moved = refile(plan, RULES)
     assert moved == 0 and refiled == plan
 
 
 def test_a_memory_two_folders_name_equally_stays_where_the_model_put_it() -> None:
     chunks = [
-        memory(0, "ferrovia_kitchen_procedures_poultry", "ferrovia"),
-        memory(1, "saltcellar_kitchen_procedures_fridges", "saltcellar"),
-        memory(2, "juniper_kitchen_procedures_grill", "saltcellar"),
+        memory(0, "birchmoor_cleaning_checklist_mats", "birchmoor"),
+        memory(1, "ashenfield_cleaning_checklist_showers", "ashenfield"),
+        memory(2, "rowan_cleaning_checklist_sauna", "ashenfield"),
     ]
-    chunks[2].metadata["source"] = "juniper-kitchen-procedures.txt"
+    chunks[2].metadata["source"] = "rowan-cleaning-checklist.txt"
     plan = DirectoryNode(
         name="root",
         children=[
-            folder("ferrovia_kitchen", "Kitchen procedures of a trattoria.", [0]),
-            folder("saltcellar_kitchen", "Kitchen procedures of a bistro.", [1]),
-            folder("field_reports", "Seabird surveys.", [2]),
+            folder("birchmoor_cleaning", "Cleaning checklist of a dojo.", [0]),
+            folder("ashenfield_cleaning", "Cleaning checklist of a gym.", [1]),
+            folder("garden_logs", "Snail counts.", [2]),
         ],
     )
     refiled, moved = refile(plan, chunks)
-    assert moved == 0 and where(refiled)[2] == "field_reports"
+    assert moved == 0 and where(refiled)[2] == "garden_logs"
 
 
 def test_memories_no_folder_names_get_folders_of_their_own() -> None:
     chunks = [
-        memory(0, "field_report_seabird_survey_spring_2022", "varga"),
-        memory(1, "field_report_seabird_survey_greyholm", "varga"),
-        memory(2, "lumenvault_3_0_release_notes_backup", "lumenvault", "3.0"),
-        memory(3, "lumenvault_3_0_release_notes_limits", "lumenvault", "3.0"),
-        memory(4, "lumenvault_3_1_release_notes_backup", "lumenvault", "3.1"),
-        memory(5, "saltcellar_kitchen_procedures_fridges", "saltcellar"),
+        memory(0, "garden_log_snail_count_spring_2021", "brandt"),
+        memory(1, "garden_log_snail_count_hedge", "brandt"),
+        memory(2, "cosyheat_2_0_user_guide_timer", "cosyheat", "2.0"),
+        memory(3, "cosyheat_2_0_user_guide_limits", "cosyheat", "2.0"),
+        memory(4, "cosyheat_2_1_user_guide_timer", "cosyheat", "2.1"),
+        memory(5, "ashenfield_cleaning_checklist_showers", "ashenfield"),
     ]
     plan = DirectoryNode(
         name="root",
         children=[
-            folder("field_reports", "Field reports of seabird surveys.", [0, 1, 2, 3, 4]),
-            folder("saltcellar_kitchen", "Kitchen procedures of a bistro.", [5]),
+            folder("garden_logs", "Garden logs of snail counts.", [0, 1, 2, 3, 4]),
+            folder("ashenfield_cleaning", "Cleaning checklist of a gym.", [5]),
         ],
     )
     refiled, moved = refile(plan, chunks)
     assert moved == 2
     placed = where(refiled)
-    assert placed[0] == placed[1] == "field_reports" and placed[5] == "saltcellar_kitchen"
-    assert placed[2] == placed[3] == "lumenvault_3_0_release_notes"  # named after it
-    assert placed[4] == "field_reports"  # the only memory of its document: no folder for one
+    assert placed[0] == placed[1] == "garden_logs" and placed[5] == "ashenfield_cleaning"
+    assert placed[2] == placed[3] == "cosyheat_2_0_user_guide"  # named after it
+    assert placed[4] == "garden_logs"  # the only memory of its document: no folder for one
 
 
 def a_lone_memory_no_folder_names_stays() -> Case:
     chunks = [
-        memory(0, "field_report_seabird_survey_spring_2022", "varga"),
-        memory(1, "lumenvault_3_0_release_notes_backup", "lumenvault", "3.0"),
-        memory(2, "saltcellar_kitchen_procedures_fridges", "saltcellar"),
+        memory(0, "garden_log_snail_count_spring_2021", "brandt"),
+        memory(1, "cosyheat_2_0_user_guide_timer", "cosyheat", "2.0"),
+        memory(2, "ashenfield_cleaning_checklist_showers", "ashenfield"),
     ]
     plan = DirectoryNode(
         name="root",
         children=[
-            folder("field_reports", "Field reports of seabird surveys.", [0, 1]),
-            folder("saltcellar_kitchen", "Kitchen procedures of a bistro.", [2]),
+            folder("garden_logs", "Garden logs of snail counts.", [0, 1]),
+            folder("ashenfield_cleaning", "Cleaning checklist of a gym.", [2]),
         ],
     )
     return plan, chunks
 
 
 def test_memories_their_folder_does_not_name_get_one_even_if_a_look_alikes_would() -> None:
-    """A bistro's procedures among on-call policies: their folder shares no word with them;
-    the trattoria's folder shares "kitchen" and "procedures" but is not theirs. They get a
-    folder of their own, named after their document."""
+    """A gym's checklist among house rules: their folder shares no word with them; the
+    dojo's folder shares "cleaning" and "checklist" but is not theirs. They get a folder
+    of their own, named after their document."""
     chunks = [
-        memory(0, "tallowmere_analytics_on_call_policy_primary", "tallowmere"),
-        memory(1, "tallowmere_analytics_on_call_policy_rotation", "tallowmere"),
-        memory(2, "saltcellar_kitchen_procedures_fridges", "saltcellar"),
-        memory(3, "saltcellar_kitchen_procedures_delivery", "saltcellar"),
-        memory(4, "ferrovia_kitchen_procedures_poultry", "ferrovia"),
-        memory(5, "ferrovia_kitchen_procedures_boards", "ferrovia"),
+        memory(0, "marlowe_lodge_house_rules_breakfast", "marlowe"),
+        memory(1, "marlowe_lodge_house_rules_curfew", "marlowe"),
+        memory(2, "ashenfield_cleaning_checklist_showers", "ashenfield"),
+        memory(3, "ashenfield_cleaning_checklist_laundry", "ashenfield"),
+        memory(4, "birchmoor_cleaning_checklist_mats", "birchmoor"),
+        memory(5, "birchmoor_cleaning_checklist_lockers", "birchmoor"),
     ]
     for chunk in chunks[2:4]:
-        chunk.tldr = "The Saltcellar keeps fridges at 3 °C and checks fish at the door."
+        chunk.tldr = "The Ashenfield keeps showers at 38 °C and checks towels at the door."
     plan = DirectoryNode(
         name="root",
         children=[
-            folder("on_call_policy", "Tallowmere Analytics on-call rules.", [0, 1, 2, 3]),
-            folder("ferrovia_kitchen", "Kitchen procedures of a trattoria.", [4, 5]),
+            folder("house_rules", "Marlowe Lodge guidelines for guests.", [0, 1, 2, 3]),
+            folder("birchmoor_cleaning", "Cleaning checklist of a dojo.", [4, 5]),
         ],
     )
     refiled, moved = refile(plan, chunks)
     placed = where(refiled)
-    assert moved == 2 and placed[2] == placed[3] == "saltcellar_procedures"  # name cut short
-    assert placed[0] == placed[1] == "on_call_policy"
-    assert placed[4] == placed[5] == "ferrovia_kitchen"
+    assert moved == 2 and placed[2] == placed[3] == "ashenfield_checklist"  # name cut short
+    assert placed[0] == placed[1] == "house_rules"
+    assert placed[4] == placed[5] == "birchmoor_cleaning"
 
 
 def test_the_models_plan_is_refiled_before_it_is_used() -> None:
     reply = TaxonomyPlan(
-        description="Policies and procedures.",
+        description="Rules and checklists.",
         folders=[
             PlannedFolder(
-                path="brindlewave_logistics", description="Brindlewave on-call.", chunks=[0, 1]
+                path="hollybrook_hostel", description="Hollybrook house rules.", chunks=[0, 1]
             ),
+            PlannedFolder(path="marlowe_lodge", description="Marlowe house rules.", chunks=[2]),
             PlannedFolder(
-                path="tallowmere_analytics", description="Tallowmere on-call.", chunks=[2]
-            ),
-            PlannedFolder(
-                path="saltcellar_kitchen", description="A bistro's kitchen.", chunks=[3, 4, 5]
+                path="ashenfield_cleaning", description="A gym's cleaning.", chunks=[3, 4, 5]
             ),
         ],
     )
-    tree, warnings = plan_taxonomy(FakeLLM({TaxonomyPlan: reply}), ONCALL, CancelToken())
+    tree, warnings = plan_taxonomy(FakeLLM({TaxonomyPlan: reply}), RULES, CancelToken())
     assert warnings == []
     assert {leaf.name: sorted(leaf.chunk_indices) for leaf in tree.leaves()} == {
-        "brindlewave_logistics": [0, 1],
-        "tallowmere_analytics": [2, 3],
-        "saltcellar_kitchen": [4, 5],
+        "hollybrook_hostel": [0, 1],
+        "marlowe_lodge": [2, 3],
+        "ashenfield_cleaning": [4, 5],
     }
 
 
@@ -254,26 +252,26 @@ def test_a_new_memory_placed_in_a_folder_naming_another_company_goes_to_its_own(
     view = DirView(
         "",
         subdirs={
-            "on_call": DirView(
-                "on_call",
-                description="On-call policies.",
-                subdirs={"tallowmere": leaf("on_call/tallowmere", "Tallowmere Analytics.")},
+            "house": DirView(
+                "house",
+                description="House rulebooks.",
+                subdirs={"marlowe": leaf("house/marlowe", "Marlowe Lodge.")},
             ),
-            "saltcellar_kitchen": leaf("saltcellar_kitchen", "A seafood bistro's kitchen."),
+            "ashenfield_cleaning": leaf("ashenfield_cleaning", "A climbing wall's cleaning."),
         },
     )
     reply = PlacementPlan(
         placements=[
-            Placement(index=3, directory="saltcellar_kitchen"),  # the slip
-            Placement(index=4, directory="saltcellar_kitchen"),
-            Placement(index=5, directory="deliveries", description="Checks of fish at the door."),
+            Placement(index=3, directory="ashenfield_cleaning"),  # the slip
+            Placement(index=4, directory="ashenfield_cleaning"),
+            Placement(index=5, directory="laundries", description="Checks of towels at the door."),
         ]
     )
-    placed = place_memories(FakeLLM({PlacementPlan: reply}), view, ONCALL[3:], CancelToken())
+    placed = place_memories(FakeLLM({PlacementPlan: reply}), view, RULES[3:], CancelToken())
     assert placed == {
-        3: ("on_call/tallowmere", ""),
-        4: ("saltcellar_kitchen", ""),
-        5: ("deliveries", "Checks of fish at the door."),  # a new folder: the model's call
+        3: ("house/marlowe", ""),
+        4: ("ashenfield_cleaning", ""),
+        5: ("laundries", "Checks of towels at the door."),  # a new folder: the model's call
     }
 
 
@@ -283,10 +281,10 @@ def a_plan_whose_folders_name_few_of_its_memories_is_left_as_the_model_made_it()
     """Folders by what the model knows ("work", "personal"), not by the memories' names:
     nothing names most memories, so nothing is regrouped."""
     chunks = [
-        memory(0, "lumenvault_3_0_release_notes_backup", "lumenvault", "3.0"),
-        memory(1, "lumenvault_3_1_release_notes_backup", "lumenvault", "3.1"),
-        memory(2, "field_report_seabird_survey_spring_2022", "varga"),
-        memory(3, "field_report_seabird_survey_greyholm", "varga"),
+        memory(0, "cosyheat_2_0_user_guide_timer", "cosyheat", "2.0"),
+        memory(1, "cosyheat_2_1_user_guide_timer", "cosyheat", "2.1"),
+        memory(2, "garden_log_snail_count_spring_2021", "brandt"),
+        memory(3, "garden_log_snail_count_hedge", "brandt"),
     ]
     plan = DirectoryNode(
         name="root",
@@ -416,17 +414,17 @@ def plan_taxonomy_valid(plan: DirectoryNode, expected: set[int]) -> bool:
 def test_a_reorganized_folders_plan_is_refiled_within_it() -> None:
     """A re-plan of one folder (a scope) into subfolders: the same check, among them."""
     reply = TaxonomyPlan(
-        description="Policies.",
+        description="Rulebooks.",
         folders=[
-            PlannedFolder(path="brindlewave", description="Brindlewave on-call.", chunks=[0, 1]),
-            PlannedFolder(path="tallowmere", description="Tallowmere on-call.", chunks=[2]),
-            PlannedFolder(path="kitchen/saltcellar", description="A bistro.", chunks=[3, 4, 5]),
+            PlannedFolder(path="hollybrook", description="Hollybrook house rules.", chunks=[0, 1]),
+            PlannedFolder(path="marlowe", description="Marlowe house rules.", chunks=[2]),
+            PlannedFolder(path="cleaning/ashenfield", description="A gym.", chunks=[3, 4, 5]),
         ],
     )
-    tree, _ = plan_taxonomy(FakeLLM({TaxonomyPlan: reply}), ONCALL, CancelToken(), "policies")
+    tree, _ = plan_taxonomy(FakeLLM({TaxonomyPlan: reply}), RULES, CancelToken(), "rulebooks")
     placed = where(tree)
-    assert placed[3] == "tallowmere" and placed[2] == "tallowmere"
-    assert placed[4] == placed[5] == "kitchen/saltcellar"
+    assert placed[3] == "marlowe" and placed[2] == "marlowe"
+    assert placed[4] == placed[5] == "cleaning/ashenfield"
 
 
 def a_folder_naming_a_memory_not_twice_as_well_as_its_own_leaves_it() -> tuple[
@@ -434,14 +432,14 @@ def a_folder_naming_a_memory_not_twice_as_well_as_its_own_leaves_it() -> tuple[
 ]:
     """Its own folder's description has one of its words, the other folder's name two."""
     chunks = [
-        topic_memory(0, "tallowmere_analytics_rotation", "notes.md"),
-        topic_memory(1, "brindlewave_rotation", "notes.md"),
+        topic_memory(0, "marlowe_lodge_curfew", "notes.md"),
+        topic_memory(1, "hollybrook_curfew", "notes.md"),
     ]
     plan = DirectoryNode(
         name="root",
         children=[
-            folder("rotas", "Every rotation.", [0, 1]),
-            folder("tallowmere_analytics", "", []),
+            folder("bedtimes", "Every curfew.", [0, 1]),
+            folder("marlowe_lodge", "", []),
         ],
     )
     return plan, chunks
