@@ -48,13 +48,13 @@ def test_tool_call_written_as_text_is_understood() -> None:
 
 
 def test_the_answers_arguments_written_alone_are_the_answer() -> None:
-    """The 1.5B model replied '{"text": "Field report maalouf 2023", "confidence": 0.9,
+    """The 1.5B model replied '{"text": "Garden log brandt 2021", "confidence": 0.9,
     "sources": [...]}' and the user saw that JSON as the answer."""
-    text = '{"text": "Maalouf led the team.", "confidence": 0.9, "sources": ["a/b.md"]}'
+    text = '{"text": "Brandt led the team.", "confidence": 0.9, "sources": ["a/b.md"]}'
     call = parse_action(text, {"ls", "answer"})
     assert call is not None and call.name == "answer"
     assert call.arguments == {
-        "text": "Maalouf led the team.",
+        "text": "Brandt led the team.",
         "confidence": 0.9,
         "sources": ["a/b.md"],
     }
