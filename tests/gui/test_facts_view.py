@@ -20,19 +20,19 @@ from tests.gui.test_main_window import idle, newest_is, wait
 pytestmark = pytest.mark.timeout(240)
 
 NOTES = "# Launch plan\n\nThe product launch is planned with the marketing team.\n"
-START = datetime(2026, 9, 7, 18, 30, tzinfo=UTC)
+START = datetime(2026, 2, 2, 18, 30, tzinfo=UTC)
 SESSIONS = [
-    (0, ["Hi, I'm Iris.", "I live in Porto.", "My bank meeting is on 12 November.",
-         "I have a cat called Pimenta."]),
-    (15, ["My bank meeting moved from 12 November to 19 November.", "I live in Lisbon now."]),
-    (36, ["My bank meeting is now on 26 November.", "Forget what I said about the cat."]),
+    (0, ["Hi, I'm Noor.", "I live in Utrecht.", "My dentist appointment is on 9 March.",
+         "I have a dog called Biscuit."]),
+    (12, ["My dentist appointment moved from 9 March to 16 March.", "I live in Leiden now."]),
+    (33, ["My dentist appointment is now on 23 March.", "Forget what I said about the dog."]),
 ]  # fmt: skip
 
 
 @pytest.fixture
 def memory(make_workflow) -> Path:
-    """Three dated conversations: a name, a home that changed, a meeting moved twice, a cat
-    taken back."""
+    """Three dated conversations: a name, a home that changed, an appointment moved twice, a
+    dog taken back."""
     workflow: Workflow = make_workflow()
     workflow.add(text=NOTES)
     for day, messages in SESSIONS:
@@ -63,13 +63,13 @@ def choose(window, words: str) -> None:
 def test_each_fact_shows_its_history_with_dates_and_turns(qtbot, window, memory) -> None:
     facts_tab(qtbot, window, memory, 3)
     statements = [window.facts.list.topLevelItem(i).text(0) for i in range(3)]
-    assert "The user's bank meeting is on 26 November." in statements
-    assert "The user's name is Iris." in statements
-    choose(window, "26 November")
+    assert "The user's dentist appointment is on 23 March." in statements
+    assert "The user's name is Noor." in statements
+    choose(window, "23 March")
     shown = window.facts.history.toPlainText()
     assert shown.index("Stated") < shown.index("Updated") and shown.count("Updated") == 2
-    assert shown.index("12 November") < shown.index("19 November") < shown.index("26 November")
-    assert "“Hi, I'm Iris.”, turn 3" in shown  # the conversation (by its title) and the turn
+    assert shown.index("9 March") < shown.index("16 March") < shown.index("23 March")
+    assert "“Hi, I'm Noor.”, turn 3" in shown  # the conversation (by its title) and the turn
     links = [a for a in window.facts.history.toHtml().split("href=") if a.startswith('"turn:')]
     assert len(links) == 3  # stated, then updated twice: each its conversation turn
     conversation = read_facts(memory)[0].source_conversation  # any one will do
@@ -83,7 +83,7 @@ def test_a_fact_taken_back_is_listed_on_request_and_restored(qtbot, window, memo
     assert window.facts.ended.isVisible() and "(1)" in window.facts.ended.text()
     window.facts.ended.setChecked(True)
     assert len(window.facts.rows) == 4
-    choose(window, "cat called Pimenta")
+    choose(window, "dog called Biscuit")
     assert window.facts.list.currentItem().text(2).startswith("Taken back")
     assert window.facts.restore.isVisible() and not window.facts.forget.isVisible()
     assert not window.facts.edit.isEnabled()  # its file is a tombstone: history, not a fact
@@ -91,27 +91,27 @@ def test_a_fact_taken_back_is_listed_on_request_and_restored(qtbot, window, memo
     assert "no longer true" in shown and "Taken back" in shown and "Stated" in shown
     window.facts.restore.click()
     wait(qtbot, lambda: idle(window) and len(read_facts(memory)) == 4)
-    cat = next(f for f in read_facts(memory) if "Pimenta" in f.statement)
-    assert [p.event for p in cat.events] == [RETRACTED, RESTORED]
-    wait(qtbot, lambda: newest_is(window, "forget", "Restored: The user has a cat called Pimenta."))
+    dog = next(f for f in read_facts(memory) if "Biscuit" in f.statement)
+    assert [p.event for p in dog.events] == [RETRACTED, RESTORED]
+    wait(qtbot, lambda: newest_is(window, "forget", "Restored: The user has a dog called Biscuit."))
 
 
 def test_forget_is_undone_from_the_view(qtbot, window, memory) -> None:
     facts_tab(qtbot, window, memory, 3)
     assert not window.facts.undo_bar.isVisible()
-    choose(window, "Lisbon")
+    choose(window, "Leiden")
     window.facts.forget.click()
     wait(qtbot, lambda: idle(window) and len(window.facts.rows) == 2)
     assert window.facts.undo_bar.isVisible()
-    assert "Lisbon" in window.facts.undo_text.text()
-    (tomb,) = [f for f in read_facts(memory, deleted=True) if "Lisbon" in f.statement]
+    assert "Leiden" in window.facts.undo_text.text()
+    (tomb,) = [f for f in read_facts(memory, deleted=True) if "Leiden" in f.statement]
     assert tomb.ended == FORGOTTEN
     window.facts.undo.click()
     wait(qtbot, lambda: idle(window) and len(window.facts.rows) == 3)
     assert not window.facts.undo_bar.isVisible()
-    back = next(f for f in read_facts(memory) if "Lisbon" in f.statement)
+    back = next(f for f in read_facts(memory) if "Leiden" in f.statement)
     assert [p.event for p in back.events] == [FORGOTTEN, RESTORED]
-    choose(window, "Lisbon")
+    choose(window, "Leiden")
     shown = window.facts.history.toPlainText()
     assert shown.index("Forgotten") < shown.index("Restored") and "in the Facts view" in shown
 
@@ -129,12 +129,12 @@ def test_screenshots_of_the_facts_history(qtbot, window, memory, tmp_path, schem
     try:
         facts_tab(qtbot, window, memory, 3)
         window.facts.ended.setChecked(True)
-        choose(window, "26 November")
+        choose(window, "23 March")
         path = folder / f"facts-history-{scheme}.png"
         assert window.grab().save(str(path))
         window.facts.forget.click()
         wait(qtbot, lambda: idle(window) and window.facts.undo_bar.isVisible())
-        choose(window, "cat called Pimenta")
+        choose(window, "dog called Biscuit")
         undo = folder / f"facts-undo-{scheme}.png"
         assert window.grab().save(str(undo))
     finally:
@@ -174,7 +174,7 @@ def test_a_forgotten_fact_leaves_the_preview_and_no_caret_blinks(qtbot, window, 
     from PySide6.QtCore import Qt
 
     facts_tab(qtbot, window, memory, 3)
-    choose(window, "Lisbon")
+    choose(window, "Leiden")
     fact = window.facts.selected()
     window.facts.show_button.click()
     wait(qtbot, lambda: window.preview.path == fact.path)
