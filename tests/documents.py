@@ -91,16 +91,16 @@ def document_files(folder: Path, count: int, repeats: int = 1, first: int = 0) -
     return files
 
 
-# Look-alike release notes whose every figure sits in its own list item: the backup
-# interval below the file size limit, which a hasty model gives for it.
-ORBIT_NOTES = {
-    "orbit-3.1-release-notes.md": (
-        "# Orbit 3.1 release notes\n\n## Limits\n\n- Maximum size of a single file: 50 GB.\n\n"
-        "## Defaults\n\n- Backup interval: every 30 minutes.\n"
+# Look-alike release notes whose every figure sits in its own list item: the refresh
+# interval below the episode length limit, which a hasty model gives for it.
+PEBBLECAST_NOTES = {
+    "pebblecast-5.1-release-notes.md": (
+        "# Pebblecast 5.1 release notes\n\n## Limits\n\n- Longest single episode: 12 hours.\n\n"
+        "## Defaults\n\n- Refresh interval: every 45 minutes.\n"
     ),
-    "orbit-4.0-release-notes.md": (
-        "# Orbit 4.0 release notes\n\n## Limits\n\n- Maximum size of a single file: 200 GB.\n\n"
-        "## Defaults\n\n- Backup interval: every 15 minutes.\n"
+    "pebblecast-6.0-release-notes.md": (
+        "# Pebblecast 6.0 release notes\n\n## Limits\n\n- Longest single episode: 20 hours.\n\n"
+        "## Defaults\n\n- Refresh interval: every 10 minutes.\n"
     ),
 }
 
@@ -122,6 +122,6 @@ def built_tools(make_workflow, folder: Path, memory_dir: Path, documents: dict[s
     return MemoryTools(memory_dir)
 
 
-def built_orbit_notes(make_workflow, folder: Path):
-    """The Orbit notes built into a memory, one memory each."""
-    return built_documents(make_workflow, folder, ORBIT_NOTES, max_tokens=200)
+def built_pebblecast_notes(make_workflow, folder: Path):
+    """The Pebblecast notes built into a memory, one memory each."""
+    return built_documents(make_workflow, folder, PEBBLECAST_NOTES, max_tokens=200)

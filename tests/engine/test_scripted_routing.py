@@ -15,7 +15,7 @@ from gam_desktop.engine.llm.protocol import LLM
 from gam_desktop.engine.llm.tools import chat_with_tools
 from gam_desktop.engine.progress import CancelToken
 from gam_desktop.selfcheck.scripted_llm import ANSWERED, STAGE_TASKS, task_of
-from tests.documents import built_orbit_notes
+from tests.documents import built_pebblecast_notes
 
 PRODUCT = Path(gam_desktop.__file__).parent
 REWORDED = "These instructions were reworded by a test; they open like no prompt of the app."
@@ -94,14 +94,16 @@ class Reworded(LLMClient):
 def test_the_engine_works_with_every_system_prompt_reworded(
     make_workflow, tmp_path: Path, llm_server
 ) -> None:
-    workflow = built_orbit_notes(lambda **kw: make_workflow(llm_factory=Reworded, **kw), tmp_path)
+    workflow = built_pebblecast_notes(
+        lambda **kw: make_workflow(llm_factory=Reworded, **kw), tmp_path
+    )
     assert workflow.folder.load_view().memory_count() == 2
-    answer = workflow.request("What is the maximum size of a single file in Orbit 4.0?")
-    assert "200 GB" in answer.answer
-    report = workflow.research("Compare the backup interval of Orbit 3.1 and Orbit 4.0")
+    answer = workflow.request("What is the longest single episode in Pebblecast 6.0?")
+    assert "20 hours" in answer.answer
+    report = workflow.research("Compare the refresh interval of Pebblecast 5.1 and Pebblecast 6.0")
     assert {c.source for c in report.citations} == {
-        "orbit-3.1-release-notes.md",
-        "orbit-4.0-release-notes.md",
+        "pebblecast-5.1-release-notes.md",
+        "pebblecast-6.0-release-notes.md",
     }
     learned = workflow.learn_from_turn("c-1", 1, "I live in Porto.")
     assert learned.summary() == "Learned 1 fact"

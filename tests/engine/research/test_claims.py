@@ -27,15 +27,15 @@ WREN = Excerpt(
     document="Wren oncall",
     text="An unacknowledged incident escalates to the secondary engineer after 45 minutes.",
 )
-ORBIT_1 = Excerpt(
+PEBBLECAST_1 = Excerpt(
     id="E3",
-    path="orbit/limits.md",
+    path="pebblecast/limits.md",
     lines=(2, 3),
-    label="Orbit 1.0 release notes — Limits",
-    document="Orbit 1.0 release notes",
-    text="Maximum file size: 50 GB. Each account may link up to 5 devices.",
+    label="Pebblecast 1.0 release notes — Limits",
+    document="Pebblecast 1.0 release notes",
+    text="Longest episode: 12 hours. Each account may follow up to 300 shows.",
 )
-RUN = {e.id: e for e in (HERON, WREN, ORBIT_1)}
+RUN = {e.id: e for e in (HERON, WREN, PEBBLECAST_1)}
 SENTENCE = "An unacknowledged incident escalates to the secondary engineer after 30 minutes."
 COMPARE = "Compare the escalation rules of Heron Labs and Wren Inc."
 
@@ -102,26 +102,28 @@ def test_a_claim_its_sentence_does_not_state_is_dropped(on: bool, text: str, why
 @pytest.mark.parametrize(
     "text",
     [
-        "Orbit 2.0 accounts may link up to 5 devices.",
-        "Accounts may link up to 5 devices.",  # of the sub-question's version, saying none
+        "Pebblecast 2.0 accounts may follow up to 300 shows.",
+        "Accounts may follow up to 300 shows.",  # of the sub-question's version, saying none
     ],
 )
 def test_a_claim_about_a_version_from_another_versions_document_is_dropped(
     on: bool, text: str
 ) -> None:
-    question = "How many devices may an Orbit 2.0 account link?"
+    question = "How many shows may a Pebblecast 2.0 account follow?"
     kept, dropped = check(
         text,
-        ["Each account may link up to 5 devices."],
+        ["Each account may follow up to 300 shows."],
         ["E3"],
         question=question,
-        shown=(ORBIT_1,),
+        shown=(PEBBLECAST_1,),
         without="" if on else "AboutWhatIsAsked",
     )
     assert (kept == []) is on
     assert not on or "its sources do not name 2.0" in dropped[0]
     # the same claim about the version of its document holds
-    own = check(text.replace("2.0", "1.0"), [], ["E3"], question.replace("2.0", "1.0"), (ORBIT_1,))
+    own = check(
+        text.replace("2.0", "1.0"), [], ["E3"], question.replace("2.0", "1.0"), (PEBBLECAST_1,)
+    )
     assert own[0]
 
 
@@ -142,14 +144,14 @@ def test_a_claim_giving_one_sources_sentence_to_another_is_dropped(on: bool) -> 
 
 @pytest.mark.parametrize("on", [True, False])
 def test_a_figure_given_of_another_thing_is_dropped(on: bool) -> None:
-    """ "The backup interval is 50 GB" of "Maximum file size: 50 GB": the claim's own words
-    are the question's, its sentence says none of them."""
+    """ "The refresh interval is 12 hours" of "Longest episode: 12 hours": the claim's own
+    words are the question's, its sentence says none of them."""
     kept, dropped = check(
-        "The default backup interval is 50 GB.",
-        ["Maximum file size: 50 GB."],
+        "The default refresh interval is 12 hours.",
+        ["Longest episode: 12 hours."],
         ["E3"],
-        question="What is the default backup interval of Orbit 1.0?",
-        shown=(ORBIT_1,),
+        question="What is the default refresh interval of Pebblecast 1.0?",
+        shown=(PEBBLECAST_1,),
         without="" if on else "SaidBySentences",
     )
     assert (kept == []) is on
@@ -170,4 +172,4 @@ def test_the_names_a_claim_gives() -> None:
         "heron labs",
         "wren",
     ]
-    assert names("The Orbit client, per GPL-3.") == ["orbit", "gpl-3"]
+    assert names("The Pebblecast client, per RFC-7.") == ["pebblecast", "rfc-7"]

@@ -23,7 +23,7 @@ from gam_desktop.engine.store.folder import MemoryFolder
 from gam_desktop.engine.store.markdown import parse_memory
 from gam_desktop.engine.store.naming import sanitize_folder_name
 from gam_desktop.selfcheck.scripted_llm import Fault
-from tests.documents import ORBIT_NOTES, built_orbit_notes
+from tests.documents import PEBBLECAST_NOTES, built_pebblecast_notes
 from tests.engine.test_answers import built_policies
 
 COMPARE = "Compare the escalation rules of Acme Corp and Borealis Systems"
@@ -265,16 +265,19 @@ def test_the_report_shows_each_claim_with_the_sentences_it_rests_on() -> None:
 def test_a_claim_of_another_things_figure_is_left_out_not_stated(
     make_workflow, tmp_path: Path, llm_server
 ) -> None:
-    """The 1.5B model answered "the default backup interval in 3.1 was 50 GB", the file size
-    limit above it: its sentence does not say what the claim says it is a figure of."""
-    workflow = built_orbit_notes(make_workflow, tmp_path)
+    """The 1.5B model answered a figure with the limit above it ("the default refresh
+    interval in 5.1 was 12 hours", the longest episode): its sentence does not say what the
+    claim says it is a figure of."""
+    workflow = built_pebblecast_notes(make_workflow, tmp_path)
     llm_server.state.faults.append(Fault("other_figure", times=10, task="research_integrate"))
-    question = "Compare the default backup interval of Orbit 3.1 and Orbit 4.0, and say why."
+    question = (
+        "Compare the default refresh interval of Pebblecast 5.1 and Pebblecast 6.0, and say why."
+    )
     report = workflow.research(question)
     said = " ".join(c.text for s in report.sections for c in s.claims)
-    assert not re.search(r"\b(50|200) GB", said)
-    assert any("GB" in line and "its sentences do not say" in line for line in report.dropped)
-    assert {c.source for c in report.citations} <= set(ORBIT_NOTES)
+    assert not re.search(r"\b(12|20) hours", said)
+    assert any("hours" in line and "its sentences do not say" in line for line in report.dropped)
+    assert {c.source for c in report.citations} <= set(PEBBLECAST_NOTES)
 
 
 def test_a_question_over_look_alikes_shows_the_integrator_each_of_them(memory, llm_server) -> None:

@@ -3,7 +3,7 @@
 question dropped into a template. The rule checked over every shape below:
 
 - a sub-question is a question: it opens with a question word or an auxiliary, ends with
-  one "?", and names exactly one of the question's names, whole ("Orbit 3.1", "Acme Corp");
+  one "?", and names exactly one of the question's names, whole ("Pebblecast 5.1", "Acme Corp");
 - its words are the question's own, the frame "What do the notes say about", or the form
   of one of the question's verbs that agrees with one name ("were" → "was", "handle" →
   "handles"): nothing put in a template regardless of grammar;
@@ -37,9 +37,9 @@ SHAPES = {  # a question → the sub-questions a person would write for it
         f"{FRAME} the escalation rules of Acme Corp?",
         f"{FRAME} the escalation rules of Borealis Systems?",
     ],
-    "Compare the default backup interval of Orbit 3.1 and Orbit 4.0, and say why.": [
-        f"{FRAME} the default backup interval of Orbit 3.1?",
-        f"{FRAME} the default backup interval of Orbit 4.0?",
+    "Compare the default refresh interval of Pebblecast 5.1 and Pebblecast 6.0, and say why.": [
+        f"{FRAME} the default refresh interval of Pebblecast 5.1?",
+        f"{FRAME} the default refresh interval of Pebblecast 6.0?",
     ],
     "Describe how Heron Labs and Wren Inc. apply the rota": [
         f"{FRAME} how Heron Labs applies the rota?",
