@@ -15,9 +15,9 @@ from gam_desktop.engine import textutil
 pytestmark = pytest.mark.timeout(60)
 
 STEMS = {
-    "escalations": "escal", "requirements": "requir", "configurations": "configur",
-    "acknowledged": "acknowledg", "relicensing": "relicens", "checkpointing": "checkpoint",
-    "transactions": "transact", "abbreviation": "abbrevi", "simultaneously": "simultan",
+    "celebrations": "celebr", "requirements": "requir", "configurations": "configur",
+    "photographed": "photograph", "refurbishing": "refurbish", "bookkeeping": "bookkeep",
+    "transactions": "transact", "abbreviation": "abbrevi", "wholeheartedly": "wholeheart",
 }  # fmt: skip
 
 
