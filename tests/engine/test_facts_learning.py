@@ -321,7 +321,7 @@ def test_the_parts_of_a_day_say_when_not_what_a_change_is_about() -> None:
     others = [
         fact("I've joined a pottery class on Thursday mornings at nine.", n=2),
         fact("The service leaflet says to empty the boot.", n=3),
-        fact("Priya looks after the dog while I drop off the car for the service.", n=4),
+        fact("Tamsin looks after the dog while I drop off the car for the service.", n=4),
     ]
     new = "The service is now on 28 April at 7:40 in the morning, because Mr. Rossi is away."
     llm = FakeLLM({Extraction: extraction(new), Reconciliation: nothing_changes("F1", "N1")})

@@ -164,7 +164,7 @@ def test_notes_under_one_heading_are_told_apart_by_their_own_words() -> None:
         "# Garden Notes\n\n## Harvest\n\nTomatoes ripen on Pell Bench in trusses counted along "
         "the rows. Tomato trusses were counted twice in August. The count was 84 trusses.\n\n"
         "Beans climb the Hazelmoor poles above the western fence. Bean pods were picked "
-        "from the ladder. The count was 212 pods."
+        "from the ladder. The count was 173 pods."
     )
     chunks = chunks_of(text, "garden-notes.md", max_tokens=50)
     assert len(chunks) == 2
