@@ -83,12 +83,12 @@ def test_a_file_as_a_passage_shown_to_a_model() -> None:
     """gam-serve's passages: a fact as the user's dated statement, a memory by its title
     and its body without the front matter."""
     fact = (
-        "---\nid: f1\nstatement: The user's bank meeting is on 26 November.\n"
-        "updated: 2026-09-07T18:00:00+00:00\n---\nThe user's bank meeting is on 26 November.\n"
+        "---\nid: f1\nstatement: The user's dentist appointment is on 23 July.\n"
+        "updated: 2026-05-04T18:00:00+00:00\n---\nThe user's dentist appointment is on 23 July.\n"
     )
-    label, shown = api.passage_of("facts/bank/meeting.md", fact)
-    assert label == "a fact the user stated on Monday 7 September 2026"
-    assert shown == "Stated on Monday 7 September 2026: The user's bank meeting is on 26 November."
+    label, shown = api.passage_of("facts/health/dentist.md", fact)
+    assert label == "a fact the user stated on Monday 4 May 2026"
+    assert shown == "Stated on Monday 4 May 2026: The user's dentist appointment is on 23 July."
     note = "---\ntitle: Release process\ntags: [x]\n---\nReleases are cut on Fridays.\n"
     assert api.passage_of("ops/release.md", note) == (
         "Release process",
@@ -99,13 +99,13 @@ def test_a_file_as_a_passage_shown_to_a_model() -> None:
 
 
 def test_fact_lineages_are_the_memory_s_facts_with_their_history(tmp_path: Path) -> None:
-    told(tmp_path, "My bank meeting is on 12 November.",
-         "The user's bank meeting is on 12 November.", 0, "c-1", 1)  # fmt: skip
-    told(tmp_path, "The bank moved the meeting from 12 November to 19 November.",
-         "The user's bank meeting is on 19 November.", 3, "c-2", 1)  # fmt: skip
+    told(tmp_path, "My dentist appointment is on 9 July.",
+         "The user's dentist appointment is on 9 July.", 0, "c-1", 1)  # fmt: skip
+    told(tmp_path, "The practice moved the appointment from 9 July to 16 July.",
+         "The user's dentist appointment is on 16 July.", 3, "c-2", 1)  # fmt: skip
     workflow = api.Workflow(gam_dir=tmp_path, settings=api.LLMSettings())
     (line,) = api.fact_lineages(workflow)
-    assert line.current and "19 November" in line.fact.statement
+    assert line.current and "16 July" in line.fact.statement
     assert [e.conversation for e in line.events] == ["c-1", "c-2"]
 
 
