@@ -32,11 +32,12 @@ def test_a_name_the_user_never_wrote_is_not_theirs() -> None:
 
 
 def test_an_inference_of_several_new_words_is_not_theirs_one_paraphrase_is() -> None:
-    said = "I repaired clocks for twenty years and now I finally have time for the canoe."
+    said = "I repaired clocks for twenty years and these days I spend my mornings on the canoe."
     assert grounded("The user repaired clocks for twenty years.", said)
     assert grounded("The user owns a canoe.", said)  # one word of its own: a paraphrase
     assert not grounded(
-        "The user has time for the canoe, which implies she is interested in outdoor activities.",
+        "The user spends mornings on the canoe, which implies she is interested in outdoor"
+        " activities.",
         said,
     )
 
@@ -202,7 +203,7 @@ def test_an_update_that_swaps_in_a_name_from_a_turn_about_something_else_is_refu
     nothing with that fact besides the names swapped and a month."""
     surgery = "The dog's surgery is now on 9 June at 7:45, because Dr. Petrakis is away in May."
     existing = _stored(tmp_path, surgery)
-    told = "Dr. Petrakos wants to see me on 4 May at 10:20 about my cholesterol."
+    told = "Dr. Petrakos has asked me in on 4 May at 10:20 about my cholesterol."
     swapped = surgery.replace("Petrakis", "Petrakos")
     llm = FakeLLM(
         {

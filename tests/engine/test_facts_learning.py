@@ -235,7 +235,7 @@ def test_a_change_the_model_did_not_state_gives_the_fact_its_new_value() -> None
     ]
     assert learned.calls == 1
     supplier = fact("The user's hay comes from a supplier called Hofdijk Farm.", n=3)
-    said = "Decision made: from next week our hay comes from Hof van Dijk, not Hofdijk Farm."
+    said = "Settled: starting next week our hay comes from Hof van Dijk, not Hofdijk Farm."
     learned = learn(FakeLLM({Extraction: extraction()}), said, [supplier], now=NOW)
     assert [n.statement for _o, n in learned.updated] == [
         "The user's hay comes from a supplier called Hof van Dijk."
@@ -337,7 +337,7 @@ def test_instead_and_im_say_nothing_of_what_a_change_is_about() -> None:
         fact("Craft fairs always ask for more pottery.", n=2),
         fact("Ana sells pottery to the craft fair crowds.", n=3),
     ]
-    told = "The good news is I'm selling pottery at a craft fair in Utrecht in July instead."
+    told = "Happily I'm selling pottery at a craft fair in Utrecht in July instead."
     new = "I'm selling pottery at a craft fair in Utrecht in July instead."
     llm = FakeLLM({Extraction: extraction(new), Reconciliation: nothing_changes("F1", "N1")})
     learned = learn(llm, told, [habit, *others], now=NOW)

@@ -168,7 +168,7 @@ def test_the_word_first_is_when_not_what_a_first_mention_is_about(personal: Path
     chat(
         personal,
         day(2026, 9, 24),
-        "I've been talking to another hay merchant, Kessel Farm. Confidentially, I'm not happy"
+        "I've been chatting with another hay merchant, Kessel Farm. Confidentially, I'm not happy"
         " with the current one: late twice this month, and the price went up again last week.",
         "The vet visit is on Thursday and I still have to print the records for it.",
         "Noor needs a kit for the school trip, a blue rain jacket and a flask.",
