@@ -82,7 +82,7 @@ def test_a_memory_in_a_folder_naming_another_company_moves_to_its_own() -> None:
             folder("hollybrook_hostel", "House rules of Hollybrook Hostel.", [0, 1]),
             folder("marlowe_lodge", "House rules of Marlowe Lodge.", [2]),
             # the model's slip: a Marlowe memory among the gym's
-            folder("ashenfield_cleaning", "Cleaning checklist of a climbing wall.", [3, 4, 5]),
+            folder("ashenfield_cleaning", "Cleaning checklist of a leisure centre.", [3, 4, 5]),
         ],
     )
     refiled, moved = refile(plan, RULES)
@@ -104,7 +104,7 @@ def policies(first: str) -> DirectoryNode:
         children=[
             folder(first, "House rules of Hollybrook Hostel.", [0, 1, 3]),
             folder("marlowe_lodge", "House rules of Marlowe Lodge.", [2]),
-            folder("ashenfield_cleaning", "Cleaning checklist of a climbing wall.", [4, 5]),
+            folder("ashenfield_cleaning", "Cleaning checklist of a leisure centre.", [4, 5]),
         ],
     )
 
@@ -257,7 +257,7 @@ def test_a_new_memory_placed_in_a_folder_naming_another_company_goes_to_its_own(
                 description="House rulebooks.",
                 subdirs={"marlowe": leaf("house/marlowe", "Marlowe Lodge.")},
             ),
-            "ashenfield_cleaning": leaf("ashenfield_cleaning", "A climbing wall's cleaning."),
+            "ashenfield_cleaning": leaf("ashenfield_cleaning", "A leisure centre's cleaning."),
         },
     )
     reply = PlacementPlan(
