@@ -234,6 +234,17 @@ def _model_updates(old: str, into: str) -> FakeLLM:
     )
 
 
+def _model_adds(new: str) -> FakeLLM:
+    return FakeLLM(
+        {
+            Extraction: _extraction(new),
+            Reconciliation: {
+                "facts": [{"id": "F1", "event": "NONE"}, {"id": "N1", "event": "ADD"}]
+            },
+        }
+    )
+
+
 def test_two_prices_in_the_same_unit_are_not_one_fact(tmp_path: Path) -> None:
     """A 1.5B model "updated" the price of one drink into the price of a new drink because
     both were in the same currency "a cup": a value's unit is part of the value, not what
@@ -243,6 +254,15 @@ def test_two_prices_in_the_same_unit_are_not_one_fact(tmp_path: Path) -> None:
     told = "The new oat latte is on the board now: 4 euros a cup."
     learned = learn(_model_updates(espresso, told), told, existing, "c-2", 2, now=NOW)
     assert not learned.updated and [f.statement for f in learned.added] == [told]
+    # nor does the user's "now" make it a change of the espresso's price (a value of the
+    # same kind changed, in a clause that says nothing but the price)
+    learned = learn(_model_adds(told), told, existing, "c-2", 2, now=NOW)
+    assert not learned.updated and [f.statement for f in learned.added] == [told]
+    # a clause that names the espresso still changes its price
+    raised = "Our espresso is 4 euros a cup now."
+    learned = learn(_model_adds(raised), raised, existing, "c-2", 2, now=NOW)
+    ((old, new),) = learned.updated
+    assert old.statement == espresso and new.statement == raised
 
 
 def test_a_count_that_changes_with_nothing_else_said_is_an_update(tmp_path: Path) -> None:

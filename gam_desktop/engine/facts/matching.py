@@ -222,7 +222,11 @@ def _opening_name(statement: str) -> set[str]:
 
 
 def _first_names(statement: str) -> set[str]:
-    return {v.lower() for v in values(" ".join(_WORD.findall(statement)[:4]))}
+    """The names among the statement's first four words (a number or a date there says
+    how much or when, not who: "Our espresso is 4 euros" is about the espresso of "Our
+    espresso is 3 euros")."""
+    opening = " ".join(_WORD.findall(statement)[:4])
+    return {v.lower() for v in values(opening) if value_shape(v) == "name"}
 
 
 def _holds(statement: str, value: str) -> bool:
@@ -362,6 +366,18 @@ def _restated(said: Said, existing: list[Fact], new: list[str], rarity: Rarity) 
     return out
 
 
+def _about(clause: str, statement: str, fresh: list[str]) -> frozenset[str]:
+    """What the clause giving the `fresh` values is about: its words beyond them, what they
+    count or measure ("4 euros a cup") and when; the whole statement's when the clause says
+    nothing else ("The oat latte is on the board now: 4 euros a cup" is about the latte,
+    not about euros); what they count only when neither does ("I have 3 cats now")."""
+    changed = set(fresh)
+    for text in (clause, statement):
+        if words := _words_beyond(text, changed, counted=True) - _when():
+            return words
+    return terms(clause) - terms(" ".join(fresh)) - _when()
+
+
 def _clause_holding(statement: str, values: list[str]) -> str:
     """The clause of `statement` that names the first of `values` (the whole statement when
     none does)."""
@@ -393,7 +409,7 @@ def _changed_value(
         # Most of what the clause with the new value says is in the fact, or it names the
         # fact's someone: the reason a change gives ("…, because her
         # shift ends at six") is news to the fact.
-        words = terms(_clause_holding(statement, fresh)) - terms(" ".join(fresh)) - _when()
+        words = _about(_clause_holding(statement, fresh), statement, fresh)
         if not rarity.covers(words, document) and not _named_alike(statement, fact.statement):
             continue
         key = (rarity.shared(words, document), fact.updated.timestamp(), fact)
