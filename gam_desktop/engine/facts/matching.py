@@ -366,16 +366,19 @@ def _restated(said: Said, existing: list[Fact], new: list[str], rarity: Rarity) 
     return out
 
 
-def _about(clause: str, statement: str, fresh: list[str]) -> frozenset[str]:
-    """What the clause giving the `fresh` values is about: its words beyond them, what they
-    count or measure ("4 euros a cup") and when; the whole statement's when the clause says
-    nothing else ("The oat latte is on the board now: 4 euros a cup" is about the latte,
-    not about euros); what they count only when neither does ("I have 3 cats now")."""
+def _names_what_it_names(
+    clause: str, statement: str, fresh: list[str], document: frozenset[str]
+) -> bool:
+    """Whether what the clause giving the `fresh` values is about (its words beyond them,
+    what they count or measure, and when; the whole statement's when the clause says
+    nothing else) is something the fact names, or there is nothing of the kind: a new
+    dish "on the menu now: 4 euros a cup" shares only the currency with another dish's
+    price, while "I have 3 cats now" says nothing beyond its count."""
     changed = set(fresh)
     for text in (clause, statement):
         if words := _words_beyond(text, changed, counted=True) - _when():
-            return words
-    return terms(clause) - terms(" ".join(fresh)) - _when()
+            return bool(words & document)
+    return True
 
 
 def _clause_holding(statement: str, values: list[str]) -> str:
@@ -409,7 +412,10 @@ def _changed_value(
         # Most of what the clause with the new value says is in the fact, or it names the
         # fact's someone: the reason a change gives ("…, because her
         # shift ends at six") is news to the fact.
-        words = _about(_clause_holding(statement, fresh), statement, fresh)
+        clause = _clause_holding(statement, fresh)
+        if not _names_what_it_names(clause, statement, fresh, document):
+            continue
+        words = terms(clause) - terms(" ".join(fresh)) - _when()
         if not rarity.covers(words, document) and not _named_alike(statement, fact.statement):
             continue
         key = (rarity.shared(words, document), fact.updated.timestamp(), fact)
