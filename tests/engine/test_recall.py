@@ -233,15 +233,15 @@ def test_what_the_user_said_is_read_in_the_order_of_the_search_with_its_dates(
     """The passage that says most about the question comes first, however old; each says
     when it was said, and the reading is told that the last word counts. Put newest first,
     a recent passage about something near the question was read, and answered from, before
-    the one that answered it ("How many people is the lunch for?" answered "300 tortillas")."""
+    the one that answered it ("How many seats?" answered with the day it is on)."""
     root = tmp_path / "memory"
     write(root, "README.md", "# Memory\n")
-    told = chat(root, NOW - 20 * DAY, "The Acme lunch is for 100 people.")
-    fact(root, "The Acme lunch is for 100 people.", NOW - 20 * DAY, told.id, 1)
-    later = chat(root, NOW - DAY, "The Acme lunch is on Friday.")
-    fact(root, "The Acme lunch is on Friday.", NOW - DAY, later.id, 2)
-    passages = retrieve(MemoryTools(root), "How many people is the Acme lunch for?", now=NOW)
-    assert "100 people" in passages[0].text
+    told = chat(root, NOW - 20 * DAY, "The Acme workshop has 12 seats.")
+    fact(root, "The Acme workshop has 12 seats.", NOW - 20 * DAY, told.id, 1)
+    later = chat(root, NOW - DAY, "The Acme workshop is on Friday.")
+    fact(root, "The Acme workshop is on Friday.", NOW - DAY, later.id, 2)
+    passages = retrieve(MemoryTools(root), "How many seats does the Acme workshop have?", now=NOW)
+    assert "12 seats" in passages[0].text
     assert any("on Friday" in p.text for p in passages[1:])
     assert all(p.text.startswith(("Stated on ", "On ")) for p in passages)  # dated
     assert [p.number for p in passages] == list(range(1, len(passages) + 1))

@@ -378,7 +378,7 @@ def _within(weights: Mapping[str, float], label: str) -> Mapping[str, float]:
     its label holds (its name and title). They chose the document; inside it, its title
     line holds them all, and the window showed the title instead of the sentence asked
     about. On the dev halves of five sets this took the gold into the passages of two more
-    questions (licences, lookalike) and out of none (retrieval_recall.py)."""
+    questions (two sets) and out of none (retrieval_recall.py)."""
     named = set(tokenize(label))
     kept = {t: w for t, w in weights.items() if t not in named}
     return kept if any(kept.values()) else weights

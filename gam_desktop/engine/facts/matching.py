@@ -81,7 +81,7 @@ def shares_beyond_values(a: str, b: str, values_of_change: set[str]) -> bool:
 
 def swapped_values(a: str, b: str) -> set[str]:
     """The values each of `a` and `b` gives that the other does not write (a name that
-    opens one sentence is still the other's value: "Acme moved it" after "lunch at Acme")."""
+    opens one sentence is still the other's value: "Acme moved it" after "the meeting at Acme")."""
     return {
         value
         for text, other in ((a, b), (b, a))

@@ -76,8 +76,8 @@ def _shelf_words(
     pool: list[str], words: dict[str, list[str]], similarity: Callable[[str, str], float]
 ) -> set[str]:
     """The name words whose documents are made of two or more smaller families: a shelf,
-    not a family. Such a word says what the whole collection is ("gpl-2.0-excerpt",
-    "mpl-1.1-excerpt", …: "excerpt"), so, like the folder's own name, it tells nothing
+    not a family. Such a word says what the whole collection is ("north-2023-minutes",
+    "south-2024-minutes", …: "minutes"), so, like the folder's own name, it tells nothing
     apart; the families on the shelf are the ones to keep."""
     found = {
         word: set(members) for word, (members, _) in _candidates(pool, words, similarity).items()

@@ -261,7 +261,7 @@ def group_memories(memories: Sequence[MemorizedChunk]) -> DirectoryNode:
     """A valid taxonomy plan of `memories` made without the LLM."""
     corpus = Corpus.of(memories)
     children = folders_for(document_units(memories), corpus, depth=1)
-    while len(children) == 1 and children[0].children:  # "sqlite/" around all of it
+    while len(children) == 1 and children[0].children:  # "widget/" around all of it
         children = children[0].children
     description = describe_contents([(c.name, _count(c)) for c in children], [])
     return DirectoryNode(name="root", description=description, children=children)
