@@ -33,6 +33,7 @@ from gam_desktop.engine.ingest.clustering import (
 )
 from gam_desktop.engine.ingest.families import Family, find_families, name_parts, name_words
 from gam_desktop.engine.ingest.prompts import MAX_DEPTH
+from gam_desktop.engine.ingest.taxonomy import hoist_lone_folder
 from gam_desktop.engine.models import DirectoryNode, MemorizedChunk
 from gam_desktop.engine.store.describing import (
     GENERIC_WORDS,
@@ -260,9 +261,8 @@ def name_clusters(
 def group_memories(memories: Sequence[MemorizedChunk]) -> DirectoryNode:
     """A valid taxonomy plan of `memories` made without the LLM."""
     corpus = Corpus.of(memories)
-    children = folders_for(document_units(memories), corpus, depth=1)
-    while len(children) == 1 and children[0].children:  # "widget/" around all of it
-        children = children[0].children
+    found = DirectoryNode(name="root", children=folders_for(document_units(memories), corpus, 1))
+    children = hoist_lone_folder(found).children  # no "widget/" around all of it
     description = describe_contents([(c.name, _count(c)) for c in children], [])
     return DirectoryNode(name="root", description=description, children=children)
 
