@@ -184,6 +184,25 @@ def test_an_answer_joining_two_sentences_is_supported_by_both() -> None:
     assert finding.repaired.support[0].sentence == second  # one sentence, when one holds it
 
 
+def test_sentences_saying_only_the_common_words_of_an_answer_do_not_support_it() -> None:
+    """A made-up claim, "The policy was last reviewed in spring.": one sentence said
+    "policy", another "last", half its words, while "reviewed" and "spring" were said
+    nowhere. Gathered by us, not quoted by the model, sentences must say the rarer words."""
+    text = (
+        "This policy describes how engineers are paged. Rotations last one week. "
+        "The policy names a primary engineer. The policy names a secondary engineer. "
+        "Pages go to the primary first."
+    )
+    shown = [passage(1, text)]
+    draft = Draft("Who is paged?", "The policy was last reviewed in spring.", [], shown)
+    finding = checks.QuotesInSources().check(draft)
+    assert finding is not None and finding.repaired is None
+    # the answer's rare words said, by two sentences, it is supported
+    said = replace(draft, answer="Rotations last one week; pages go to the primary first.")
+    finding = checks.QuotesInSources().check(said)
+    assert finding is not None and finding.repaired is not None
+
+
 def test_a_number_the_quotes_do_not_state_makes_the_quote_the_answer() -> None:
     support = [checks.Support(passage(1, BERT), BERT)]
     draft = Draft("How much is masked?", "20 percent", [], [], support)

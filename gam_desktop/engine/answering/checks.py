@@ -7,6 +7,7 @@ Every check knows the language (numbers, function words), never a subject."""
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -129,7 +130,7 @@ class QuotesInSources:
             found = [stating]
         if not found and not draft.quotes:  # several sentences may each say a part of it
             covered = cover(draft)
-            found = covered if unsupported(draft, covered) is None else []
+            found = covered if unsupported(draft, covered, by_rarity=True) is None else []
         support = list({(s.passage.number, s.sentence): s for s in found}.values())
         if not support:
             return Finding(self.name, "it quotes nothing the passages say")
@@ -208,7 +209,7 @@ class AnswerFromQuotes:
         if why == RESTATED:
             return Finding(self.name, why, replace(draft, from_quote=True))
         covered = cover(draft)
-        if unsupported(draft, covered) is None:  # other sentences of what it read say it
+        if unsupported(draft, covered, by_rarity=True) is None:  # other sentences say it
             return Finding(self.name, f"{why}: other sentences do", replace(draft, support=covered))
         return Finding(self.name, why, replace(draft, from_quote=True))
 
@@ -227,8 +228,11 @@ def _gain(missing_numbers: set[str], missing_words: set[str]) -> Callable[[Suppo
     return gain
 
 
-def unsupported(draft: Draft, support: list[Support]) -> str | None:
-    """What of the answer `support` does not say, if anything."""
+def unsupported(draft: Draft, support: list[Support], by_rarity: bool = False) -> str | None:
+    """What of the answer `support` does not say, if anything. `by_rarity`: its words
+    weigh by how rare they are in the passages (sentences gathered by us, not quoted by the
+    model: a word every passage says, or a common one, said somewhere beside the point,
+    made half of a made-up claim "said" while its rarer words were said nowhere)."""
     stated = " ".join(s.said for s in support)
     new_numbers = numbers(draft.answer) - numbers(draft.question)
     invented = new_numbers - numbers(stated)
@@ -237,9 +241,18 @@ def unsupported(draft: Draft, support: list[Support]) -> str | None:
         return RESTATED
     if invented:
         return f"its quotes do not state {', '.join(sorted(invented))}"
-    if len(own & set(words(stated))) < ANSWER_OVERLAP * len(own):
+    weight = _rarity(draft.passages) if by_rarity else lambda _: 1.0
+    said = sum(weight(w) for w in own & set(words(stated)))
+    if said < ANSWER_OVERLAP * sum(weight(w) for w in own):
         return "its quotes do not say most of it"
     return None
+
+
+def _rarity(passages: list[Passage]) -> Callable[[str], float]:
+    """A word's weight: log(1 + N / (1 + n)), n of the passages' N sentences holding it."""
+    sentences = [set(words(u)) for p in passages for u in units_of(p.text)]
+    count = len(sentences)
+    return lambda word: math.log(1 + count / (1 + sum(word in s for s in sentences)))
 
 
 def cover(draft: Draft, most: int = 3) -> list[Support]:
