@@ -171,7 +171,8 @@ def test_notes_under_one_heading_are_told_apart_by_their_own_words() -> None:
     draft = MemoryDraft(title="garden_notes_harvest", memory="m.", tldr="t.")
     titles = [m.title for m in memorized(draft, chunks)]
     assert titles[0] != titles[1] and not any(NUMBERED.search(t) for t in titles), titles
-    assert titles == ["garden_notes_harvest_tomatoes_ripen", "garden_notes_harvest_beans_climb"]
+    # (the opening keeps the title: the other part has words of its own)
+    assert titles == ["garden_notes_harvest", "garden_notes_harvest_beans_climb"]
 
 
 def test_a_title_of_loose_keywords_becomes_the_heading_it_sits_under() -> None:
@@ -400,6 +401,25 @@ def test_a_title_names_whose_document_it_is_without_its_kind() -> None:
     assert subject_of("End-of-Life Procedure — Corvid Books") == ["Corvid", "Books"]
     assert subject_of("Wi-Fi Setup Guide") == ["Wi", "Fi", "Setup"]
     assert subject_of("Pebblecast 6.2 Release Notes") == ["Pebblecast", "6.2"]
+
+
+def test_a_documents_opening_keeps_the_documents_title_when_its_parts_have_their_own() -> None:
+    """Three notes of one release's notes titled alike: the opening was told apart by the
+    first words its later parts lack ("widget_2_4_notes_release_date", from "Release date:
+    … This release holds…"). It is what the document is: its title alone."""
+    from gam_desktop.engine.ingest.titles import distinguish
+
+    text = (
+        "# Widget 2.4 notes\n\nRelease date: 2024-05-02. This release holds small fixes."
+        + "\n\n" + "The spindle no longer squeaks when it turns slowly. " * 10
+        + "\n\n" + "The hopper lid now closes with a softer click than before. " * 9
+    )  # fmt: skip
+    chunks = chunks_of(text, "widget-2.4-notes.md")
+    assert len(chunks) == 3
+    titles = distinguish(["widget_2_4_notes"] * len(chunks), chunks)
+    assert titles[0] == "widget_2_4_notes"
+    assert titles[1] == "widget_2_4_notes_spindle_no"
+    assert titles[2] == "widget_2_4_notes_hopper_lid"
 
 
 def test_notes_told_apart_by_their_own_words_never_take_a_section_number() -> None:

@@ -5,7 +5,8 @@ or gives three passages of one document the same title; numbering them (`_2`, `_
 tells a reader nothing. So a title is checked against its passage without the LLM: one
 whose words are not a phrase of the passage is replaced by the heading the passage sits
 under (or the key words of its first sentence), and notes sharing a title get what
-differs between them: their section heading, else the first words of their own.
+differs between them: their section heading, else the first words of their own; a
+document's opening keeps the document's title when its other parts have words of their own.
 """
 
 from __future__ import annotations
@@ -158,17 +159,29 @@ def _what_differs(
         {i: _words(section_heading(chunks[i])) for i in members},
     )
     texts = {i: _words(_unnumbered(chunks[i].text)) for i in members}
-    differing = []
+    found: dict[int, list[str]] = {}
+    bare = []  # the members no document title or heading tells apart
     for i in members:
-        taken = _Taken(titles[i])
-        others = [j for j in members if j != i]
-        found = next((own for kind in kinds if (own := _own(i, others, kind, taken))), None)
-        if found is None:
-            seen = {w for j in others for w in texts[j]}
-            own = [w for w in dict.fromkeys(texts[i]) if w not in seen and w not in taken]
-            found = ([w for w in own if not w.isdigit()] or own)[:OWN_WORDS]
-        differing.append(found)
-    return differing
+        taken, others = _Taken(titles[i]), [j for j in members if j != i]
+        own = next((own for kind in kinds if (own := _own(i, others, kind, taken))), None)
+        if own is None:
+            bare.append(i)
+            own = _first_own(i, others, texts, taken)
+        found[i] = own
+    # A document's opening keeps the document's title when every other note has words of
+    # its own: "Release 15.1", not "Release 15.1: date contains" (the first words of
+    # "Release date: … This release contains…" that its later parts lack).
+    openings = [i for i in bare if chunks[i].start == 0]
+    if len(openings) == 1 and all(found[j] for j in members if j != openings[0]):
+        found[openings[0]] = []
+    return [found[i] for i in members]
+
+
+def _first_own(i: int, others: list[int], texts: dict[int, list[str]], taken: _Taken) -> list[str]:
+    """The first words of member i's passage that no other member's passage has."""
+    seen = {w for j in others for w in texts[j]}
+    own = [w for w in dict.fromkeys(texts[i]) if w not in seen and w not in taken]
+    return ([w for w in own if not w.isdigit()] or own)[:OWN_WORDS]
 
 
 def _unnumbered(text: str) -> str:
