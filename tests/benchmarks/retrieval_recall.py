@@ -1,8 +1,9 @@
 """Whether the passages a reader is shown hold the gold answer, with no chat model: for each
 question of a set's half, the general pipeline's passages (`answering.passages.retrieve`)
 beside the baselines' (BM25 top 5 over paragraphs; hybrid when an embedding server is
-given). A reader cannot answer from passages that lack the answer, so this bounds every
-system and is cheap enough to tune retrieval on the dev half. Prints a table; asserts nothing.
+given), in all and within the first k. A reader cannot answer from passages that lack the
+answer, so this bounds every system and is cheap enough to tune retrieval on the dev half.
+Prints a table; asserts nothing.
 
     .venv/bin/python tests/benchmarks/retrieval_recall.py --memories /tmp/evalmem \\
         --sets postgres,sqlite --half dev [--embed-url http://127.0.0.1:8090/v1] [-v]
@@ -59,12 +60,15 @@ def recall_of(name: str, args: argparse.Namespace) -> str:
         systems["hybrid"] = lambda q: [f"(from {d})\n{t}" for d, t in hybrid.retrieve(q)]
     found = dict.fromkeys(systems, 0)
     words = dict.fromkeys(systems, 0)
+    within = {s: [0] * args.limit for s in systems}  # gold within the first k passages
     for question in questions:
         marks = []
         for system, shown in systems.items():
             passages = shown(question["question"])
             hit = holds_gold(question, "\n".join(passages))
             found[system] += hit
+            for k in range(args.limit):
+                within[system][k] += holds_gold(question, "\n".join(passages[: k + 1]))
             words[system] += sum(len(p.split()) for p in passages)
             marks.append(f"{system}={'Y' if hit else '-'}")
         if args.verbose:
@@ -73,7 +77,8 @@ def recall_of(name: str, args: argparse.Namespace) -> str:
         f"{s} {found[s]}/{len(questions)} ({words[s] // max(len(questions), 1)} words)"
         for s in systems
     )
-    return f"{name:<10} {args.half}: gold in passages  {cells}"
+    curves = "   ".join(f"{s} {', '.join(map(str, within[s]))}" for s in systems)
+    return f"{name:<10} {args.half}: gold in passages  {cells}\n{'':<10} within k=1…: {curves}"
 
 
 def main(argv: list[str] | None = None) -> int:
