@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Protocol
@@ -251,8 +252,8 @@ def unsupported(draft: Draft, support: list[Support], by_rarity: bool = False) -
 def _rarity(passages: list[Passage]) -> Callable[[str], float]:
     """A word's weight: log(1 + N / (1 + n)), n of the passages' N sentences holding it."""
     sentences = [set(words(u)) for p in passages for u in units_of(p.text)]
-    count = len(sentences)
-    return lambda word: math.log(1 + count / (1 + sum(word in s for s in sentences)))
+    holding = Counter(w for sentence in sentences for w in sentence)
+    return lambda word: math.log(1 + len(sentences) / (1 + holding[word]))
 
 
 def cover(draft: Draft, most: int = 3) -> list[Support]:

@@ -169,8 +169,8 @@ def _what_differs(
             own = _first_own(i, others, texts, taken)
         found[i] = own
     # A document's opening keeps the document's title when every other note has words of
-    # its own: "Release 15.1", not "Release 15.1: date contains" (the first words of
-    # "Release date: … This release contains…" that its later parts lack).
+    # its own: "Widget 2.4 notes", not "Widget 2.4 notes: release date" (the first words of
+    # an opening's "Release date: …" that its later parts lack, saying nothing of it).
     openings = [i for i in bare if chunks[i].start == 0]
     if len(openings) == 1 and all(found[j] for j in members if j != openings[0]):
         found[openings[0]] = []
