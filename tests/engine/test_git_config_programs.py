@@ -5,6 +5,7 @@ writes its history (issue 36, section 2, finding 1)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -253,6 +254,8 @@ def test_a_submodules_own_config_runs_nothing(make_workflow, memory: Path, tmp_p
     git(nested, "init", "-q")
     (nested / ".gitattributes").write_text("* filter=evil\n")
     (nested / "data.txt").write_text("one\n")
+    earlier = (nested / "data.txt").stat().st_mtime - 100
+    os.utime(nested / "data.txt", (earlier, earlier))  # never racily clean, as on a busy machine
     git(nested, "add", ".")
     git(nested, "-c", "user.name=Me", "-c", "user.email=me@x", "commit", "-qm", "nested")
     git(nested, "config", "filter.evil.clean", f"{program} clean")
@@ -261,7 +264,14 @@ def test_a_submodules_own_config_runs_nothing(make_workflow, memory: Path, tmp_p
     git(memory, "update-index", "--add", "--cacheinfo", f"160000,{nested_head},vendor")
     git(memory, "add", ".gitmodules")
     git(memory, "-c", "user.name=Me", "-c", "user.email=me@x", "commit", "-qm", "vendor")
-    (nested / "data.txt").write_text("two, changed so that git must run the filter\n")
+    # Same size, later mtime: git must read the file through the filter to know whether it
+    # changed. A size change alone marks it modified without the filter unless the index
+    # entry happens to be racily clean (written in the same second), which a busy machine
+    # does not guarantee.
+    changed = nested / "data.txt"
+    changed.write_text("two\n")
+    later = changed.stat().st_mtime + 100
+    os.utime(changed, (later, later))
     git(memory, "status", "--porcelain")
     assert marker.exists(), "the user's own git status should run the nested filter"
     marker.unlink()

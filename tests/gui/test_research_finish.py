@@ -4,6 +4,7 @@ only Find reached them."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -134,3 +135,41 @@ def test_a_report_read_back_after_a_restart_can_still_be_saved(
     again.tabs.setCurrentWidget(again.chat_split)
     assert "Save to memory" not in again.chat.transcript.toPlainText()
     assert f"Saved as {turn.saved}" in again.chat.transcript.toPlainText()
+
+
+def test_a_report_saved_before_the_conversation_kept_it_loses_nothing(
+    qtbot, window, memory, monkeypatch
+) -> None:
+    """Keeping a report in its conversation and saving it are two commits on two task
+    threads: on a busy machine (CI) Save landed first. Held here until the save is done:
+    both commits are in the History, the conversation holds the report, and the chat still
+    says where it was saved after the conversation is shown again."""
+    from gam_desktop.engine.operations.conversations import ConversationOperations
+    from tests.gui.test_main_window import ops
+
+    gate = threading.Event()
+    keep = ConversationOperations.save_turns
+
+    def held(self, items):  # type: ignore[no-untyped-def]
+        assert gate.wait(120), "the test never let the conversation keep the report"
+        return keep(self, items)
+
+    monkeypatch.setattr(ConversationOperations, "save_turns", held)
+    assert window.open_memory(memory)
+    wait(qtbot, lambda: idle(window))
+    research(window, COMPARE)
+    wait(qtbot, lambda: window.chat.turns[-1].report is not None or window.chat.turns[-1].error)
+    turn = window.chat.turns[-1]
+    assert turn.error is None, turn.error
+    window.chat.transcript.anchorClicked.emit(QUrl("save:0"))
+    wait(qtbot, lambda: turn.saved is not None)
+    gate.set()
+    wait(qtbot, lambda: idle(window) and len(window.conversations.conversations) == 1)
+    wait(qtbot, lambda: [op.kind for op in ops(window)][:2] == ["chat", "research"])
+    conversation = window.conversations.conversations[0]
+    window.conversations.new()
+    wait(qtbot, lambda: window.chat.turns == [])
+    window.conversations.open(conversation.id)
+    wait(qtbot, lambda: [t.question for t in window.chat.turns] == [COMPARE] and idle(window))
+    text = window.chat.transcript.toPlainText()
+    assert f"Saved as {turn.saved}" in text and "Save to memory" not in text
