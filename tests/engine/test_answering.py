@@ -429,6 +429,37 @@ def test_one_identifier_asked_is_enough_and_names_are_not_asked() -> None:
     assert checks.AboutWhatIsAsked().check(other) is not None
 
 
+def test_a_version_after_a_name_is_that_names_not_another_documents() -> None:
+    """Two documents of a memory give a "2.0" of their own: the answer to a question about
+    the Harbor Charter 2.0 does not rest on the Dock Charter 2.0's sentence, though that one
+    writes the number asked for. A version after no name asks only for itself."""
+    said = "Disputes are settled under the laws of Norway."
+    dock = Passage(1, "dock.md", "Dock Charter 2.0", "Dock Charter 2.0 — disputes", said)
+    question = "Which country's law governs the Harbor Charter 2.0?"
+    draft = Draft(question, "Norway", [], [dock], [checks.Support(dock, said)])
+    finding = checks.AboutWhatIsAsked().check(draft)
+    assert finding is not None and "harbor charter 2.0" in finding.why
+    harbor = replace(
+        dock, memory="harbor.md", document="Harbor Charter 2.0", label="Harbor Charter 2.0"
+    )
+    draft = replace(draft, passages=[harbor], support=[checks.Support(harbor, said)])
+    assert checks.AboutWhatIsAsked().check(draft) is None
+    unnamed = "Which country's law governs version 2.0?"
+    draft = Draft(unnamed, "Norway", [], [dock], [checks.Support(dock, said)])
+    assert checks.AboutWhatIsAsked().check(draft) is None
+
+
+def test_the_names_a_version_qualifies_are_the_capitalized_words_right_before_it() -> None:
+    asked = "Under the Harbor Charter 2.0 and in version 3.1, what does DMC 1.2 say?"
+    assert passages.qualified(asked) == {
+        "2.0": ["charter", "harbor"],
+        "3.1": [],
+        "1.2": ["dmc"],
+    }
+    assert passages.qualified("In Zephyrus 4.2, what changed?") == {"4.2": ["zephyrus"]}
+    assert passages.qualified("Release 7.2: how much does it mask?") == {"7.2": []}
+
+
 def test_a_possessive_is_the_word_it_is_made_of() -> None:
     said = "To let guests in after dark, use the keypad on the side gate (code 4812)."
     shown = [passage(1, said)]

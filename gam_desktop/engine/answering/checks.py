@@ -20,7 +20,14 @@ from gam_desktop.engine.answering.lexicon import (
     NOT_IN_PASSAGES,
     NOT_STATED,
 )
-from gam_desktop.engine.answering.passages import Passage, holds, identifiers, parts_of, units_of
+from gam_desktop.engine.answering.passages import (
+    Passage,
+    holds,
+    identifiers,
+    parts_of,
+    qualified,
+    units_of,
+)
 from gam_desktop.engine.retrieval.search import tokenize
 
 QUOTE_OVERLAP = 0.75  # share of a quote's words a source sentence must hold to be it
@@ -279,7 +286,9 @@ class AboutWhatIsAsked:
     """When the question gives identifiers ("2.1", "iso-9001", "ABCv2"), the document an
     answer rests on writes at least one of them: a look-alike's sentence (another version's
     notes) answers another question, and a version no document writes is not in the memory.
-    One is enough: a question may give a second identifier only to contrast it. Names
+    One is enough: a question may give a second identifier only to contrast it. An
+    identifier right after a name is that name's ("the Apache License 2.0"): its document
+    writes the name's words too, or another licence's 2.0 would answer for it. Names
     without digits are not asked for: they are written too many ways ("EU", "European
     Union"); but a name no file of the memory writes at all (`Draft.unknown`) says that what
     is asked about is not in it."""
@@ -296,9 +305,13 @@ class AboutWhatIsAsked:
         own = "\n".join(
             documents[d] for d in dict.fromkeys(_document(s.passage) for s in draft.support)
         )
-        if any(writes(own, a) for a in asked):
-            return None
-        return Finding(self.name, f"its sources do not name {', '.join(sorted(asked))}")
+        named = qualified(draft.question)
+        said = set(tokenize(own))
+        for a in asked:
+            if writes(own, a) and all(set(tokenize(n)) <= said for n in named.get(a, [])):
+                return None
+        whole = [" ".join([*reversed(named.get(a, [])), a]) for a in sorted(asked)]
+        return Finding(self.name, f"its sources do not name {', '.join(whole)}")
 
 
 def _document(passage: Passage) -> str:

@@ -296,6 +296,24 @@ def names(question: str) -> set[str]:
     return found
 
 
+def qualified(question: str) -> dict[str, list[str]]:
+    """Each identifier of `question` with the names written right before it: in "Under the
+    Apache License 2.0, …" the "2.0" is Apache License's ({"2.0": ["license", "apache"]}),
+    not any 2.0. An identifier after anything else ("in version 2.0", "does 7.2 mask")
+    qualifies no name and maps to an empty list."""
+    named = names(question)
+    found: dict[str, list[str]] = {}
+    for match in _IDENTIFIER.finditer(question):
+        before: list[str] = []
+        for word in reversed(question[: match.start()].split()):
+            name = _CLITIC.sub("", word).lower()
+            if not word[-1].isalnum() or name not in named:
+                break  # a comma or a word that is no name ends the run
+            before.append(name)
+        found.setdefault(match.group().lower(), before)
+    return found
+
+
 def parts_of(name: str) -> list[str]:
     """A name's runs of letters and of digits, as the search writes them ("ABCv2": "abc",
     "2"; a lone letter is no word of its own)."""
