@@ -119,13 +119,31 @@ def test_a_tldr_says_what_the_text_says_not_that_it_explains_it() -> None:
         "The document explains how to raise the download limit. It also covers old episodes kept."
     )
     (memory,) = memorized(MemoryDraft(title="limits", tldr=tldr, memory=body), [chunk])
-    assert memory.tldr.endswith("How to raise the download limit. Old episodes kept.")
-    kept = "Pebblecast 5.0 raises its download limit. It covers shows of 400 episodes."
+    assert memory.tldr.endswith("How to raise the download limit.")
+    kept = "It raises the download limit of Pebblecast 5.0 for shows of 400 episodes."
     (memory,) = memorized(MemoryDraft(title="limits", tldr=kept, memory=body), [chunk])
     assert memory.tldr.endswith(kept)
     short = "The document explains limits."  # two words left: it stays as said
     (memory,) = memorized(MemoryDraft(title="limits", tldr=short, memory=body), [chunk])
     assert memory.tldr.endswith(short)
+
+
+def test_a_tldr_is_one_sentence_and_the_body_says_the_rest() -> None:
+    """A small model often writes a paragraph as its tldr, at times most of the passage,
+    which every README listing the note then repeated. The tldr is its first sentence (an
+    abbreviation such as "e.g." ends none); what the paragraph said is the body's, which no
+    longer loses it to a repetition of the whole tldr."""
+    (chunk,) = chunks_of(RELEASE, "pebblecast-5.0-release-notes.md", max_tokens=300)
+    paragraph = (
+        "Pebblecast 5.0 raises limits, e.g. the download limit. Shows keep 400 episodes. "
+        "Cleanup runs after 21 days."
+    )
+    (memory,) = memorized(MemoryDraft(title="limits", tldr=paragraph, memory=paragraph), [chunk])
+    assert memory.tldr.endswith("Pebblecast 5.0 raises limits, e.g. the download limit.")
+    assert memory.memory.endswith("Shows keep 400 episodes. Cleanup runs after 21 days.")
+    run_on = "Pebblecast keeps " + "many " * 100 + "episodes."
+    (memory,) = memorized(MemoryDraft(title="limits", tldr=run_on, memory=paragraph), [chunk])
+    assert memory.tldr.endswith("many…") and len(memory.tldr.split()) < 90
 
 
 # -- titles ----------------------------------------------------------------------------

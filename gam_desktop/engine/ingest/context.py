@@ -31,6 +31,8 @@ from gam_desktop.engine.textutil import STOPWORDS
 
 NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,:]\d+)*(?![\w])")
 SENTENCE = re.compile(r"(?<=[.!?])\s+")
+TLDR_END = re.compile(r"(?<=[.!?])\s+(?=[\"'“‘(\[]?[A-Z0-9])")  # see one_sentence
+TLDR_WORDS = 80
 LIST_MARK = re.compile(r"^(?:[-*•+]|\d+[.)])\s+")  # "- ", "* ", "3. ", "2) "
 SECTION_NUMBER = re.compile(r"^(?:(?:[A-Za-z]\.)?\d+(?:\.\d+)*[.)]\s+)+")  # "B.4.1. ", "3) "
 # Lines that are markup or code rather than prose: headings, underlines, fences, tables,
@@ -196,6 +198,19 @@ def said_directly(summary: str) -> str:
             sentence = rest[0].upper() + rest[1:]
         sentences.append(sentence)
     return " ".join(sentences)
+
+
+def one_sentence(summary: str) -> str:
+    """A tldr as the format has it, one sentence: the first of those the model wrote. A small
+    model often writes a paragraph there, at times most of its passage, which every listing
+    of the notes (a folder's README) then repeats; the rest is the note's body's to say. A
+    sentence ends at ".", "!" or "?" before a capital or a digit ("e.g. the" goes on); one
+    that runs on past `TLDR_WORDS` is cut at a word."""
+    first = TLDR_END.split(" ".join(summary.split()), maxsplit=1)[0]
+    words = first.split()
+    if len(words) <= TLDR_WORDS:
+        return first
+    return " ".join(words[:TLDR_WORDS]).rstrip(",;:") + "…"
 
 
 def prose_sentences(text: str) -> list[str]:

@@ -17,6 +17,7 @@ from gam_desktop.engine.ingest.chunking import Chunk, SplitAdvisor
 from gam_desktop.engine.ingest.context import (
     DocumentContext,
     document_context,
+    one_sentence,
     opening,
     prose_sentences,
     said_directly,
@@ -143,14 +144,15 @@ def memorize_chunks(
 
 def in_context(draft: MemoryDraft, chunk: Chunk, context: DocumentContext) -> MemoryDraft:
     """The draft checked without the LLM: a title that says what the passage is about (its
-    heading's words when the model's are no phrase of it), a body that does not open by
+    heading's words when the model's are no phrase of it), a tldr of one sentence (the
+    model's first), a body that does not open by
     repeating the tldr (the passage's own opening sentences when it said nothing else), no
     sentence that says the opposite of the passage's (`faithful`: the passage's own sentence
     instead), and the document's subject named in all three. Nothing is pasted from the chunk: its
     original wording is kept and searched beside the note."""
     written = faithful(draft.memory.strip(), chunk.text)
-    tldr = said_directly(
-        faithful(" ".join(draft.tldr.split()), chunk.text) or first_sentence(written)
+    tldr = one_sentence(
+        said_directly(faithful(" ".join(draft.tldr.split()), chunk.text) or first_sentence(written))
     )
     body = without_talk_about_the_text(without_tldr(written, tldr), context.title)
     body = body or opening(chunk.text, skip=tldr) or written
