@@ -24,16 +24,22 @@ def memory(make_workflow, tmp_path: Path) -> Path:
     return built_policies(make_workflow, tmp_path).folder.root
 
 
-def test_a_saved_report_is_in_the_tree_and_in_the_chat_after_a_restart(
-    qtbot, make_window, prefs, memory
-) -> None:
-    window = make_window(prefs, "settings.ini")
+def reported(qtbot, window, memory: Path):
+    """The memory opened, the comparison researched: its turn, with its report."""
     assert window.open_memory(memory)
     wait(qtbot, lambda: idle(window))
     research(window, COMPARE)
     wait(qtbot, lambda: window.chat.turns[-1].report is not None or window.chat.turns[-1].error)
     turn = window.chat.turns[-1]
     assert turn.error is None, turn.error
+    return turn
+
+
+def test_a_saved_report_is_in_the_tree_and_in_the_chat_after_a_restart(
+    qtbot, make_window, prefs, memory
+) -> None:
+    window = make_window(prefs, "settings.ini")
+    turn = reported(qtbot, window, memory)
     window.chat.transcript.anchorClicked.emit(QUrl("save:0"))
     wait(qtbot, lambda: turn.saved is not None and idle(window))
     reports = window.tree.item_at(RESEARCH_DIR)
@@ -155,12 +161,7 @@ def test_a_report_saved_before_the_conversation_kept_it_loses_nothing(
         return keep(self, items)
 
     monkeypatch.setattr(ConversationOperations, "save_turns", held)
-    assert window.open_memory(memory)
-    wait(qtbot, lambda: idle(window))
-    research(window, COMPARE)
-    wait(qtbot, lambda: window.chat.turns[-1].report is not None or window.chat.turns[-1].error)
-    turn = window.chat.turns[-1]
-    assert turn.error is None, turn.error
+    turn = reported(qtbot, window, memory)
     window.chat.transcript.anchorClicked.emit(QUrl("save:0"))
     wait(qtbot, lambda: turn.saved is not None)
     gate.set()
