@@ -67,7 +67,8 @@ FORWARDED_TASKS = {"Passages from the user's memory": "recall"}
 
 @dataclass
 class Fault:
-    # malformed_json, garbage, wrong_shape, 401, 429, 500, slow, stall (a stream that
+    # malformed_json, garbage, wrong_shape, cut_short (the reply ends inside its last
+    # field but one, as at a token cap), 401, 429, 500, slow, stall (a stream that
     # stops after its first word until the client hangs up); for organize:
     # invalid_taxonomy, singleton_taxonomy, one_folder_taxonomy, generic_names
     kind: str
@@ -482,6 +483,8 @@ def answer_for(task: str, messages: list[dict[str, Any]], fault: Fault | None) -
     if task not in ANSWERS:
         return "I can only help with memory building tasks."
     text = json.dumps(ANSWERS[task](user), ensure_ascii=False)
+    if fault and fault.kind == "cut_short":  # the token cap ends the reply in its last field
+        return text[: text.rfind('", "')]
     if fault and fault.kind == "malformed_json":
         return "Here you go:\n```json\n" + text[:-1].replace('":', '" :', 1) + ",\n```"
     return text

@@ -9,6 +9,10 @@ from typing import Any
 
 import pytest
 
+from gam_desktop.engine.ingest.chunking import Chunker
+from gam_desktop.engine.ingest.context import document_context
+from gam_desktop.engine.ingest.documents import load_text
+from gam_desktop.engine.ingest.memorize import in_context
 from gam_desktop.engine.ingest.prompts import MemoryDraft, memorize_messages
 from gam_desktop.engine.llm import (
     LLMAuthError,
@@ -18,6 +22,7 @@ from gam_desktop.engine.llm import (
     LLMUnreachable,
     StructuredOutputError,
 )
+from gam_desktop.engine.models import ChunkConfig
 from gam_desktop.engine.progress import CancelToken, OperationCancelled
 from gam_desktop.selfcheck.scripted_llm import Fault, task_of
 
@@ -238,3 +243,21 @@ def test_each_call_names_its_stage_and_the_scripted_server_routes_by_it(
     (request,) = llm_server.state.requests
     assert request["task"] == "read"
     assert task_of(messages) == "chat"  # without the header: no wording of ours routes it
+
+
+def test_a_memory_cut_short_before_its_tldr_is_kept_without_a_second_call(
+    settings, llm_server
+) -> None:
+    """A small model that fills its token cap with the memory never writes the tldr: the
+    note keeps the model's memory (json-repair closes the reply) and takes its tldr from
+    it, instead of a re-ask that fails the same way and a note written without the LLM.
+    The schema sent still asks for the tldr."""
+    llm_server.state.faults.append(Fault("cut_short", task="memorize"))
+    draft = memorize(LLMClient(settings))
+    assert "GIL" in draft.memory and draft.tldr == ""
+    assert len(llm_server.state.requests) == 1
+    (chunk,) = Chunker(ChunkConfig(min_tokens=20, max_tokens=400)).chunk_documents(
+        [load_text(GIL, "gil.md")]
+    )
+    note = in_context(draft, chunk, document_context(chunk.source))
+    assert note.tldr.endswith("Python's GIL prevents true multi-threading.")  # its first sentence

@@ -111,21 +111,51 @@ def test_a_body_that_only_says_what_the_text_is_about_becomes_the_passages_own_s
 
 def test_a_tldr_says_what_the_text_says_not_that_it_explains_it() -> None:
     """Small models open a tldr with "The document explains…": in a list of notes every
-    one of them says it. The tldr says what follows instead; "It also covers…" after it
-    too, and "It" that names a thing of the passage stays."""
+    one of them says it. The tldr is then the body's first sentence that states something;
+    with none, it says what follows ("How to raise…"); "It also covers…" after it too, and
+    "It" that names a thing of the passage stays."""
     (chunk,) = chunks_of(RELEASE, "pebblecast-5.0-release-notes.md", max_tokens=300)
     body = "The download limit is now 400 episodes per show."
     tldr = (
         "The document explains how to raise the download limit. It also covers old episodes kept."
     )
     (memory,) = memorized(MemoryDraft(title="limits", tldr=tldr, memory=body), [chunk])
+    assert memory.tldr.endswith(body)
+    about = "The notes describe the download limit of Pebblecast 5.0 for shows."
+    (memory,) = memorized(MemoryDraft(title="limits", tldr=tldr, memory=about), [chunk])
     assert memory.tldr.endswith("How to raise the download limit.")
     kept = "It raises the download limit of Pebblecast 5.0 for shows of 400 episodes."
     (memory,) = memorized(MemoryDraft(title="limits", tldr=kept, memory=body), [chunk])
     assert memory.tldr.endswith(kept)
     short = "The document explains limits."  # two words left: it stays as said
-    (memory,) = memorized(MemoryDraft(title="limits", tldr=short, memory=body), [chunk])
+    (memory,) = memorized(MemoryDraft(title="limits", tldr=short, memory=about), [chunk])
     assert memory.tldr.endswith(short)
+
+
+def test_talk_about_the_text_is_found_whatever_names_the_text() -> None:
+    """What a small model writes about the text names it by its title and kind ("The
+    Pebblecast 5.0 release notes cover…", "The Widget 2.0 Excerpt outlines…") or calls it
+    a document ("X is a document that outlines…"); "It specifies that…" states something,
+    and is said directly. A passage's "the log file contains…" is about a file, not the
+    text, and stays."""
+    from gam_desktop.engine.ingest.context import stated_tldr, without_talk_about_the_text
+
+    body = (
+        "The Pebblecast 5.0 release notes cover limits and cleanup. "
+        "It specifies that shows keep 400 episodes. Cleanup runs after 21 days."
+    )
+    for tldr in (
+        "The Pebblecast 5.0 release notes cover limits and cleanup.",
+        "The Widget 2.0 Excerpt outlines the limits of the app.",
+        "Pebblecast 5.0 is a document that outlines limits and cleanup rules.",
+        "Pebblecast's on-call policy outlines the escalation and the tools.",
+    ):
+        assert stated_tldr(tldr, body, "Pebblecast 5.0") == "Shows keep 400 episodes.", tldr
+    facts = "It specifies that shows keep 400 episodes. Cleanup runs after 21 days."
+    assert without_talk_about_the_text(body, "Pebblecast 5.0") == facts
+    plain = "The log file contains every action of the installer."
+    assert stated_tldr(plain, body) == plain
+    assert without_talk_about_the_text(plain) == plain
 
 
 def test_a_tldr_is_one_sentence_and_the_body_says_the_rest() -> None:
@@ -190,7 +220,9 @@ def test_notes_under_one_heading_are_told_apart_by_their_own_words() -> None:
     titles = [m.title for m in memorized(draft, chunks)]
     assert titles[0] != titles[1] and not any(NUMBERED.search(t) for t in titles), titles
     # (the opening keeps the title: the other part has words of its own)
-    assert titles == ["garden_notes_harvest", "garden_notes_harvest_beans_climb"]
+    # what the second part says most that the first does not: beans and their pods, not
+    # whichever of its words come first
+    assert titles == ["garden_notes_harvest", "garden_notes_harvest_beans_pods"]
 
 
 def test_a_title_of_loose_keywords_becomes_the_heading_it_sits_under() -> None:
@@ -399,7 +431,9 @@ def test_a_title_keeps_how_its_words_are_written_in_as_few_phrases_as_can_be() -
     )
     # two phrases one after the other keep what separates them; unknown words stay
     assert written_title("report_autumn_2019", ["Report: Autumn 2019"]) == "Report: Autumn 2019"
-    assert written_title("zz_top_words", ["nothing alike"]) == "Zz top words"
+    assert written_title("zap_top_words", ["nothing alike"]) == "Zap top words"
+    # a word no text writes in capitals and with no vowel is an initialism
+    assert written_title("gpl_3_0_excerpt", ["gpl 3.0 excerpt", "Terms"]) == "GPL 3.0 excerpt"
     # a title from a file name (lowercase) takes its words' case from the passage
     assert written_title("abc_2_0_notes", ["abc 2.0 notes", "", "The ABC 2.0 says"]) == (
         "ABC 2.0 notes"
@@ -456,3 +490,27 @@ def test_notes_told_apart_by_their_own_words_never_take_a_section_number() -> No
     assert len(set(titles)) == len(titles)
     assert titles[0] == "lifecycle_starter_baker_usually"
     assert not any(char.isdigit() for title in titles for char in title)
+
+
+def test_notes_told_apart_by_their_headings_keep_each_heading_whole() -> None:
+    """Two parts whose headings differ by a word are told apart by their whole headings as
+    written ("Working with Several Hosts"), not by the words the other heading lacks
+    ("several hosts"), which read as keywords."""
+    text = (
+        "# Tallyho Guide\n\n## Working with Several Hosts\n\nTallyho syncs every host in the "
+        "ring each night at 02:00 and keeps the newest copy of each file.\n\n"
+        "## Working with One Host\n\nA single Tallyho host keeps its files in one folder and "
+        "never syncs; backups run weekly on Sundays at 04:00."
+    )
+    chunks = chunks_of(text, "tallyho-guide.md", max_tokens=40)
+    assert len(chunks) == 2
+    draft = MemoryDraft(title="tallyho_guide", memory="m.", tldr="t.")
+    memories = memorized(draft, chunks)
+    assert [m.title for m in memories] == [
+        "tallyho_guide_working_with_several_hosts",
+        "tallyho_guide_working_with_one_host",
+    ]
+    assert [m.heading for m in memories] == [
+        "Tallyho Guide: Working with Several Hosts",
+        "Tallyho Guide: Working with One Host",
+    ]

@@ -169,10 +169,7 @@ def without_talk_about_the_text(body: str, title: str = "") -> str:
         text = line.strip()[mark.end() if mark else 0 :]
         kept = []
         for sentence in SENTENCE.split(text):
-            unnamed = NUMBER.sub(lambda m: "" if m.group(0) in named else m.group(0), sentence)
-            about = not STATES_A_FACT.search(unnamed) and bool(
-                ABOUT_THE_TEXT.match(sentence) or (previous_about and ABOUT_IT.match(sentence))
-            )
+            about = _only_about_the_text(sentence, previous_about, named)
             if sentence:
                 previous_about = about
             if not about:
@@ -183,6 +180,23 @@ def without_talk_about_the_text(body: str, title: str = "") -> str:
     return "\n".join(lines).strip()
 
 
+def _opening(sentence: str, previous_about: bool) -> re.Match[str] | None:
+    """The words of a sentence that talk about the text ("The excerpt outlines", "It
+    covers" after such a sentence), if it opens with them."""
+    return ABOUT_THE_TEXT.match(sentence) or (ABOUT_IT.match(sentence) if previous_about else None)
+
+
+def _only_about_the_text(sentence: str, previous_about: bool, named: set[str]) -> bool:
+    """Whether a sentence talks about the text and says nothing of its own after that: no
+    "that" clause ("It specifies that…" states one) and no number but the document
+    title's."""
+    opening = _opening(sentence, previous_about)
+    if opening is None:
+        return False
+    rest = NUMBER.sub(lambda m: "" if m[0] in named else m[0], sentence[opening.end() :])
+    return not STATES_A_FACT.search(rest)
+
+
 def said_directly(summary: str) -> str:
     """`summary` with each sentence that opens by talking about the text ("The document
     explains how to schedule jobs", "It covers the lock states") saying what it talks
@@ -191,13 +205,30 @@ def said_directly(summary: str) -> str:
     document explains" is said by every one of them and tells them apart by nothing."""
     sentences, previous_about = [], True  # "It …" first refers to the text
     for sentence in SENTENCE.split(_flat(summary)):
-        opening = ABOUT_THE_TEXT.match(sentence) or (previous_about and ABOUT_IT.match(sentence))
+        opening = _opening(sentence, previous_about)
         previous_about = bool(opening)
         rest = ABOUT_WHAT.sub("", sentence[opening.end() :]) if opening else ""
         if len(rest.split()) >= 3:
             sentence = rest[0].upper() + rest[1:]
         sentences.append(sentence)
     return " ".join(sentences)
+
+
+def stated_tldr(tldr: str, body: str, title: str = "") -> str:
+    """The tldr a note keeps: the model's, unless it only says what the text is about ("The
+    excerpt outlines the terms of the licence"), which tells a list of notes nothing; then
+    the first sentence of the body that states something ("It specifies that pages are
+    answered within 3 minutes" -> "Pages are answered within 3 minutes"). With none, the
+    model's, said directly."""
+    named = set(NUMBER.findall(title))
+    if _only_about_the_text(_flat(tldr), True, named):
+        previous_about = True
+        for sentence in SENTENCE.split(_flat(body)):
+            about = _only_about_the_text(sentence, previous_about, named)
+            previous_about = _opening(sentence, previous_about) is not None
+            if not about and len(sentence.split()) >= MIN_SENTENCE_WORDS:
+                return said_directly(sentence)
+    return said_directly(tldr)
 
 
 def one_sentence(summary: str) -> str:

@@ -14,15 +14,24 @@ DOCUMENT_KINDS = frozenset(
      "chapter", "section", "document", "standard", "rules", "summary", "version", "readme",
      "changelog", "log"}
 )  # fmt: skip
-# A sentence about the text rather than of it ("The document describes the use of X.", "It
-# also mentions Y."): with no "that" clause and no number, it states no fact of its own.
-_TEXT_NOUN = r"(?:document|text|passage|section|chapter|note|article|page|file|part|paragraph)s?"
+# A sentence about the text rather than of it ("The document describes the use of X.", "The
+# Widget 2.0 release notes cover…", "X is a document that outlines Y.", "It also mentions Y."):
+# with no "that" clause and no number, it states no fact of its own. The nouns name a text or
+# a kind of one; "file" and "page" are left out, as passages tell of files and pages.
+_TEXT_NOUN = (
+    r"(?:document|text|passage|section|chapter|note|article|excerpt|extract|paragraph|part"
+    r"|guide|manual|handbook|report|polic(?:y|ie)|procedure|documentation|summary|overview"
+    r"|introduction|changelog|readme)s?"
+)
 _REPORTING = (
     r"(?:describ|discuss|cover|explain|outlin|provid|mention|list|detail|contain|includ|present"
-    r"|highlight|focus|talk|summari[sz]|deal|address|introduc|refer)\w*|is\s+about"
+    r"|highlight|focus|talk|summari[sz]|deal|address|introduc|refer|specif)\w*|is\s+about"
 )
+_MODIFIERS = r"(?:[\w.'’-]+\s+){0,5}?"  # "the GPL 3.0", "Orla's on-call", "Widget 2.0 release"
 ABOUT_THE_TEXT = re.compile(
-    rf"^(?:(?:the|this|these)\s+(?:[\w-]+\s+){{0,3}}?{_TEXT_NOUN})\s+(?:also\s+)?(?:{_REPORTING})\b",
+    rf"^(?:(?:the|this|these)\s+)?{_MODIFIERS}{_TEXT_NOUN}\s+(?:also\s+)?(?:{_REPORTING})\b"
+    rf"|^{_MODIFIERS}(?:is|are)\s+(?:an?|the)\s+(?:[\w-]+\s+){{0,2}}?{_TEXT_NOUN}\s+"
+    rf"(?:(?:that|which)\s+)?(?:also\s+)?(?:{_REPORTING})\b",
     re.IGNORECASE,
 )
 # What follows such a verb before its object: "deals with", "focuses on", "explains that"

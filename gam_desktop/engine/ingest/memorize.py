@@ -20,7 +20,7 @@ from gam_desktop.engine.ingest.context import (
     one_sentence,
     opening,
     prose_sentences,
-    said_directly,
+    stated_tldr,
     with_subject_text,
     with_subject_title,
     without_talk_about_the_text,
@@ -145,15 +145,15 @@ def memorize_chunks(
 def in_context(draft: MemoryDraft, chunk: Chunk, context: DocumentContext) -> MemoryDraft:
     """The draft checked without the LLM: a title that says what the passage is about (its
     heading's words when the model's are no phrase of it), a tldr of one sentence (the
-    model's first), a body that does not open by
-    repeating the tldr (the passage's own opening sentences when it said nothing else), no
-    sentence that says the opposite of the passage's (`faithful`: the passage's own sentence
-    instead), and the document's subject named in all three. Nothing is pasted from the chunk: its
-    original wording is kept and searched beside the note."""
+    model's first; the body's first that states something when the model's only says what
+    the text is about), a body that does not open by repeating the tldr (the passage's own
+    opening sentences when it said nothing else), no sentence that says the opposite of the
+    passage's (`faithful`: the passage's own sentence instead), and the document's subject
+    named in all three. Nothing is pasted from the chunk: its original wording is kept and
+    searched beside the note."""
     written = faithful(draft.memory.strip(), chunk.text)
-    tldr = one_sentence(
-        said_directly(faithful(" ".join(draft.tldr.split()), chunk.text) or first_sentence(written))
-    )
+    given = one_sentence(faithful(" ".join(draft.tldr.split()), chunk.text))
+    tldr = one_sentence(stated_tldr(given or first_sentence(written), written, context.title))
     body = without_talk_about_the_text(without_tldr(written, tldr), context.title)
     body = body or opening(chunk.text, skip=tldr) or written
     title = sanitize_name(draft.title, fallback="")

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from gam_desktop.engine.models import DirectoryNode
 
@@ -24,9 +24,14 @@ UNTRUSTED = (
 
 
 class MemoryDraft(BaseModel):
+    # The schema asks for all three; a reply cut short by its token cap (json-repair closes
+    # it) may lack the tldr, which the note then takes from its body instead of losing the
+    # model's memory to a note written without it.
+    model_config = ConfigDict(json_schema_extra={"required": ["title", "memory", "tldr"]})
+
     title: str = Field(description="snake_case: the subject, then the topic of this part")
     memory: str = Field(description="the note: sentences stating its facts, numbers, names")
-    tldr: str = Field(description="one sentence")
+    tldr: str = Field(default="", description="one sentence: the main fact of this part")
 
 
 class PlannedFolder(BaseModel):
@@ -96,7 +101,8 @@ Rules:
 - title: snake_case, 3-6 words: the document's subject (company, product and version, \
 person, place), then the topic of this part, as its heading or first sentence names it; \
 never two loose keywords
-- tldr: one sentence that names the subject and says what this part is about
+- tldr: one sentence that names the subject and states the main fact of this part, never \
+what the text "describes" or "covers"
 - memory: 2-6 sentences that do not repeat the tldr. Put every number, date, limit, name, \
 setting and default into a sentence that says what it is ("X must be done within N days", \
 "the setting S defaults to V"). State what the passage says, never what the document \

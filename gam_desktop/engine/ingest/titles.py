@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import itertools
 import re
+from collections import Counter
 from collections.abc import Sequence
 
 from gam_desktop.engine.ingest.chunking import Chunk
@@ -32,9 +33,11 @@ ATX_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 SETEXT_HEADING = re.compile(r"^([^\n]*\w[^\n]*)\n[ \t]*(?:={3,}|-{3,})[ \t]*$", re.MULTILINE)
 UNDERLINE = re.compile(r"={3,}|-{3,}")
 TITLE_WORDS = 6  # words taken from a heading or a first sentence
+HEADING_WORDS = 10  # a heading's words in a title: an author's heading is kept whole
 OWN_WORDS = 2  # words that tell one note from the others sharing its title
 LOOSE_WORDS = 4  # a title of more words than this says enough even if it paraphrases
 VERSIONED = re.compile(r"[^\W_]+(?:\.[^\W_]+)*")  # "2.4" and "11.12" stay one word
+LONG_TITLE_CHARS = 200  # a title's words before its file name is cut
 ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth")
 
 
@@ -118,9 +121,10 @@ def passage_title(chunk: Chunk, heading: str | None = None) -> str:
 
 
 def joined(title: str, words: Sequence[str]) -> str:
-    """`title` followed by `words`; a long title loses words from its middle, so what
-    sets it apart (its end) stays."""
-    return sanitize_name("_".join([title, *words]), fallback=title)
+    """`title` followed by `words`, every word kept: the title a reader sees is written from
+    them, and the file name is cut where it is written (`memory_file_stem`: words from the
+    middle go, so what sets it apart, its end, stays)."""
+    return sanitize_name("_".join([title, *words]), fallback=title, max_chars=LONG_TITLE_CHARS)
 
 
 def distinguish(titles: Sequence[str], chunks: Sequence[Chunk]) -> list[str]:
@@ -152,21 +156,20 @@ def _what_differs(
     members: Sequence[int], titles: Sequence[str], chunks: Sequence[Chunk]
 ) -> list[list[str]]:
     """Per member, the words that set it apart from the other members: what its document's
-    title says that theirs do not ("1998", "draft"), else its own section heading, else
-    the first words of its passage that theirs lack."""
-    kinds = (
-        {i: _words(document_title(chunks[i].source) or "") for i in members},
-        {i: _words(section_heading(chunks[i])) for i in members},
-    )
+    title says that theirs do not ("1998", "draft"), else its own section heading, whole
+    ("read transactions versus write transactions", not the "read versus write" that the
+    others' headings lack), else the words its passage says most that theirs lack."""
+    documents = {i: _words(document_title(chunks[i].source) or "") for i in members}
+    headings = {i: _phrase(section_heading(chunks[i])) for i in members}
     texts = {i: _words(_unnumbered(chunks[i].text)) for i in members}
     found: dict[int, list[str]] = {}
     bare = []  # the members no document title or heading tells apart
     for i in members:
         taken, others = _Taken(titles[i]), [j for j in members if j != i]
-        own = next((own for kind in kinds if (own := _own(i, others, kind, taken))), None)
-        if own is None:
+        own = _own(i, others, documents, taken) or _own_heading(i, others, headings, taken)
+        if not own:
             bare.append(i)
-            own = _first_own(i, others, texts, taken)
+            own = _said_most(i, others, texts, taken)
         found[i] = own
     # A document's opening keeps the document's title when every other note has words of
     # its own: "Widget 2.4 notes", not "Widget 2.4 notes: release date" (the first words of
@@ -177,11 +180,29 @@ def _what_differs(
     return [found[i] for i in members]
 
 
-def _first_own(i: int, others: list[int], texts: dict[int, list[str]], taken: _Taken) -> list[str]:
-    """The first words of member i's passage that no other member's passage has."""
+def _said_most(i: int, others: list[int], texts: dict[int, list[str]], taken: _Taken) -> list[str]:
+    """The words member i's passage says most often that no other member's passage says
+    (in the order it first says them): what it is about, rather than whichever words
+    happen to open it ("moreover", "particular")."""
     seen = {w for j in others for w in texts[j]}
-    own = [w for w in dict.fromkeys(texts[i]) if w not in seen and w not in taken]
-    return ([w for w in own if not w.isdigit()] or own)[:OWN_WORDS]
+    own = [w for w in texts[i] if w not in seen and w not in taken and not w.isdigit()]
+    counts = Counter(own)
+    first = {w: n for n, w in reversed(list(enumerate(own)))}
+    picked = sorted(counts, key=lambda w: (-counts[w], first[w]))[:OWN_WORDS]
+    return sorted(picked, key=first.__getitem__)
+
+
+def _own_heading(
+    i: int, others: list[int], headings: dict[int, list[str]], taken: _Taken
+) -> list[str]:
+    """Member i's section heading as it is written, less what the title already says at
+    its start, when no other member's heading is the same."""
+    words = headings[i]
+    if not words or any(headings[j] == words for j in others):
+        return []
+    while words and (words[0] in taken or words[0] in STOPWORDS):
+        words = words[1:]
+    return words
 
 
 def _unnumbered(text: str) -> str:
@@ -199,6 +220,23 @@ def _words(text: str) -> list[str]:
     return [w.lower() for w in VERSIONED.findall(text) if w.lower() not in STOPWORDS]
 
 
+def _phrase(text: str) -> list[str]:
+    """The words of `text`, lowercase, versions whole, with the stopwords between them
+    ("working with several distributions") but none at either end, at most `HEADING_WORDS`
+    that are not stopwords."""
+    words, content = [], 0
+    for word in (w.lower() for w in VERSIONED.findall(text)):
+        content += word not in STOPWORDS
+        if content > HEADING_WORDS:
+            break
+        words.append(word)
+    while words and words[-1] in STOPWORDS:
+        words.pop()
+    while words and words[0] in STOPWORDS:
+        words.pop(0)
+    return words
+
+
 class _Taken:
     """The words a title already has: "3.0" is in "widget_3_0_notes"."""
 
@@ -206,7 +244,10 @@ class _Taken:
         self.parts = set(title.split("_"))
 
     def __contains__(self, word: object) -> bool:
-        return isinstance(word, str) and set(re.split(r"[._]", word)) <= self.parts
+        if not isinstance(word, str):
+            return False
+        parts = set(re.split(r"[._]", word))
+        return parts <= self.parts or {p.removesuffix("s") for p in parts} <= self.parts
 
 
 def _own(i: int, others: list[int], words: dict[int, list[str]], taken: _Taken) -> list[str]:
@@ -247,7 +288,7 @@ def written_title(slug: str, texts: Sequence[str]) -> str:
     for run in _cheapest_runs(words, phrases):
         t, first, last = run
         if t < 0:
-            written, separator = words[first], " "
+            written, separator = initialism(words[first]), " "
         else:
             found = phrases[t]
             written = found.written(first, last, phrases)
@@ -263,6 +304,14 @@ def written_title(slug: str, texts: Sequence[str]) -> str:
     return title[:1].upper() + title[1:]
 
 
+def initialism(word: str) -> str:
+    """A word no text writes in capitals, as English would: letters with no vowel between
+    them are spoken one by one ("gpl" -> "GPL"); any other word stays as it is."""
+    letters = word.isascii() and word.isalpha() and len(word) > 1
+    return word.upper() if letters and not _VOWEL.search(word) else word
+
+
+_VOWEL = re.compile(r"[aeiouy]", re.IGNORECASE)
 _Run = tuple[int, int, int]  # (text, first token, last token); (-1, i, i): word i as is
 
 
@@ -320,7 +369,9 @@ class _Phrases:
         for other in reversed(others):  # the first text's writing wins
             if other is not self:
                 cased.update((word, other.text[a:b]) for word, a, b in other.spans)
-        return _TOKEN.sub(lambda m: cased.get(m.group(), m.group()), self.text[start:end])
+        return _TOKEN.sub(
+            lambda m: cased.get(m.group(), initialism(m.group())), self.text[start:end]
+        )
 
     def continues(self, last: int, words: Sequence[str], i: int) -> bool:
         """Whether the phrase ending at token `last` goes on with words[i]."""
