@@ -149,6 +149,9 @@ def test_talk_about_the_text_is_found_whatever_names_the_text() -> None:
         "The Widget 2.0 Excerpt outlines the limits of the app.",
         "Pebblecast 5.0 is a document that outlines limits and cleanup rules.",
         "Pebblecast's on-call policy outlines the escalation and the tools.",
+        "The Pebblecast 5.0 excerpt is a text file that outlines the terms of the app.",
+        "The excerpt is divided into several sections, including limits and cleanup.",
+        "It emphasizes the need to keep the limits of the app.",
     ):
         assert stated_tldr(tldr, body, "Pebblecast 5.0") == "Shows keep 400 episodes.", tldr
     facts = "It specifies that shows keep 400 episodes. Cleanup runs after 21 days."
@@ -514,3 +517,16 @@ def test_notes_told_apart_by_their_headings_keep_each_heading_whole() -> None:
         "Tallyho Guide: Working with Several Hosts",
         "Tallyho Guide: Working with One Host",
     ]
+
+
+def test_a_file_named_by_an_initialism_titles_its_notes_in_capitals() -> None:
+    """A lowercase file name gives the document's title; a word of it with no vowel is an
+    initialism, and the notes' titles and the subject they are prefixed with say it so
+    ("GPL 3.0 terms: …", not "gpl 3.0 terms: …" or "Gpl 3.0 terms")."""
+    (chunk,) = chunks_of(
+        "Copies may be sold for a fee of at most 10 euros.", "gpl-3.0-terms.txt", max_tokens=300
+    )
+    draft = MemoryDraft(title="fees", memory="Copies may be sold.", tldr="Copies may be sold.")
+    (memory,) = memorized(draft, [chunk])
+    assert memory.tldr == "GPL 3.0 terms: Copies may be sold."
+    assert memory.heading == "GPL 3.0 fees"

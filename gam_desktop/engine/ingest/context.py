@@ -70,9 +70,22 @@ def document_title(doc: SourceDocument) -> str | None:
 
 
 def file_title(doc: SourceDocument) -> str | None:
+    """The file name as words, an initialism in capitals ("gpl-3.0-terms" -> "GPL 3.0
+    terms")."""
     if doc.name == PASTED_TEXT:
         return None
-    return re.sub(r"[_-]+", " ", Path(doc.name).stem).strip() or None
+    words = re.sub(r"[_-]+", " ", Path(doc.name).stem).split()
+    return " ".join(initialism(w) for w in words) or None
+
+
+def initialism(word: str) -> str:
+    """A word written in lowercase only, as English would: letters with no vowel between
+    them are spoken one by one ("gpl" -> "GPL"); any other word stays as it is."""
+    letters = word.isascii() and word.isalpha() and word.islower() and len(word) > 1
+    return word.upper() if letters and not _VOWEL.search(word) else word
+
+
+_VOWEL = re.compile(r"[aeiouy]")
 
 
 def subject_of(title: str) -> list[str]:

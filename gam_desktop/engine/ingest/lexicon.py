@@ -25,12 +25,13 @@ _TEXT_NOUN = (
 )
 _REPORTING = (
     r"(?:describ|discuss|cover|explain|outlin|provid|mention|list|detail|contain|includ|present"
-    r"|highlight|focus|talk|summari[sz]|deal|address|introduc|refer|specif)\w*|is\s+about"
+    r"|highlight|focus|talk|summari[sz]|deal|address|introduc|refer|specif|emphasi[sz])\w*"
+    r"|is\s+about|(?:is|are)\s+(?:divided|split|organi[sz]ed)\b"
 )
 _MODIFIERS = r"(?:[\w.'’-]+\s+){0,5}?"  # "the GPL 3.0", "Orla's on-call", "Widget 2.0 release"
 ABOUT_THE_TEXT = re.compile(
     rf"^(?:(?:the|this|these)\s+)?{_MODIFIERS}{_TEXT_NOUN}\s+(?:also\s+)?(?:{_REPORTING})\b"
-    rf"|^{_MODIFIERS}(?:is|are)\s+(?:an?|the)\s+(?:[\w-]+\s+){{0,2}}?{_TEXT_NOUN}\s+"
+    rf"|^{_MODIFIERS}(?:is|are)\s+(?:an?|the)\s+(?:[\w-]+\s+){{0,2}}?(?:{_TEXT_NOUN}|files?)\s+"
     rf"(?:(?:that|which)\s+)?(?:also\s+)?(?:{_REPORTING})\b",
     re.IGNORECASE,
 )

@@ -22,6 +22,7 @@ from gam_desktop.engine.ingest.context import (
     SECTION_NUMBER,
     DocumentContext,
     document_title,
+    initialism,
     prose_sentences,
 )
 from gam_desktop.engine.store.describing import is_generic_name
@@ -304,14 +305,6 @@ def written_title(slug: str, texts: Sequence[str]) -> str:
     return title[:1].upper() + title[1:]
 
 
-def initialism(word: str) -> str:
-    """A word no text writes in capitals, as English would: letters with no vowel between
-    them are spoken one by one ("gpl" -> "GPL"); any other word stays as it is."""
-    letters = word.isascii() and word.isalpha() and len(word) > 1
-    return word.upper() if letters and not _VOWEL.search(word) else word
-
-
-_VOWEL = re.compile(r"[aeiouy]", re.IGNORECASE)
 _Run = tuple[int, int, int]  # (text, first token, last token); (-1, i, i): word i as is
 
 
