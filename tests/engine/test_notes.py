@@ -124,6 +124,11 @@ def test_a_tldr_says_what_the_text_says_not_that_it_explains_it() -> None:
     about = "The notes describe the download limit of Pebblecast 5.0 for shows."
     (memory,) = memorized(MemoryDraft(title="limits", tldr=tldr, memory=about), [chunk])
     assert memory.tldr.endswith("How to raise the download limit.")
+    # the body opening with talk about the text: its fact is the tldr, said once
+    talk = f"The notes describe the limits of Pebblecast 5.0. {body} Cleanup runs after 21 days."
+    (memory,) = memorized(MemoryDraft(title="limits", tldr=tldr, memory=talk), [chunk])
+    assert memory.tldr.endswith(body) and body not in memory.memory
+    assert memory.memory.endswith("Cleanup runs after 21 days.")
     kept = "It raises the download limit of Pebblecast 5.0 for shows of 400 episodes."
     (memory,) = memorized(MemoryDraft(title="limits", tldr=kept, memory=body), [chunk])
     assert memory.tldr.endswith(kept)

@@ -154,7 +154,8 @@ def in_context(draft: MemoryDraft, chunk: Chunk, context: DocumentContext) -> Me
     written = faithful(draft.memory.strip(), chunk.text)
     given = one_sentence(faithful(" ".join(draft.tldr.split()), chunk.text))
     tldr = one_sentence(stated_tldr(given or first_sentence(written), written, context.title))
-    body = without_talk_about_the_text(without_tldr(written, tldr), context.title)
+    # (talk about the text goes first: the tldr may be the sentence after it)
+    body = without_tldr(without_talk_about_the_text(written, context.title), tldr)
     body = body or opening(chunk.text, skip=tldr) or written
     title = sanitize_name(draft.title, fallback="")
     if says_little(title, f"{section_heading(chunk)}\n{chunk.text}", context):
