@@ -153,7 +153,7 @@ def test_talk_about_the_text_is_found_whatever_names_the_text() -> None:
         "The Pebblecast 5.0 release notes cover limits and cleanup.",
         "The Widget 2.0 Excerpt outlines the limits of the app.",
         "Pebblecast 5.0 is a document that outlines limits and cleanup rules.",
-        "Pebblecast's on-call policy outlines the escalation and the tools.",
+        "Pebblecast's yearly summary outlines the escalation and the tools.",
         "The Pebblecast 5.0 excerpt is a text file that outlines the terms of the app.",
         "The excerpt is divided into several sections, including limits and cleanup.",
         "It emphasizes the need to keep the limits of the app.",

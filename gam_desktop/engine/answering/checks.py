@@ -287,8 +287,8 @@ class AboutWhatIsAsked:
     answer rests on writes at least one of them: a look-alike's sentence (another version's
     notes) answers another question, and a version no document writes is not in the memory.
     One is enough: a question may give a second identifier only to contrast it. An
-    identifier right after a name is that name's ("the Apache License 2.0"): its document
-    writes the name's words too, or another licence's 2.0 would answer for it. Names
+    identifier right after a name is that name's ("the Harbor License 2.0"): its document
+    writes the name's words too, or another document's 2.0 would answer for it. Names
     without digits are not asked for: they are written too many ways ("EU", "European
     Union"); but a name no file of the memory writes at all (`Draft.unknown`) says that what
     is asked about is not in it."""

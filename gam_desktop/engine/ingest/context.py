@@ -70,7 +70,7 @@ def document_title(doc: SourceDocument) -> str | None:
 
 
 def file_title(doc: SourceDocument) -> str | None:
-    """The file name as words, an initialism in capitals ("gpl-3.0-terms" -> "GPL 3.0
+    """The file name as words, an initialism in capitals ("hvk-2.1-terms" -> "HVK 2.1
     terms")."""
     if doc.name == PASTED_TEXT:
         return None
@@ -80,7 +80,7 @@ def file_title(doc: SourceDocument) -> str | None:
 
 def initialism(word: str) -> str:
     """A word written in lowercase only, as English would: letters with no vowel between
-    them are spoken one by one ("gpl" -> "GPL"); any other word stays as it is."""
+    them are spoken one by one ("hvk" -> "HVK"); any other word stays as it is."""
     letters = word.isascii() and word.isalpha() and word.islower() and len(word) > 1
     return word.upper() if letters and not _VOWEL.search(word) else word
 
@@ -194,7 +194,7 @@ def without_talk_about_the_text(body: str, title: str = "") -> str:
 
 
 def _opening(sentence: str, previous_about: bool) -> re.Match[str] | None:
-    """The words of a sentence that talk about the text ("The excerpt outlines", "It
+    """The words of a sentence that talk about the text ("The passage outlines", "It
     covers" after such a sentence), if it opens with them."""
     return ABOUT_THE_TEXT.match(sentence) or (ABOUT_IT.match(sentence) if previous_about else None)
 
@@ -229,7 +229,7 @@ def said_directly(summary: str) -> str:
 
 def stated_tldr(tldr: str, body: str, title: str = "") -> str:
     """The tldr a note keeps: the model's, unless it only says what the text is about ("The
-    excerpt outlines the terms of the licence"), which tells a list of notes nothing; then
+    Widget 2.0 notes outline the terms of use"), which tells a list of notes nothing; then
     the first sentence of the body that states something ("It specifies that pages are
     answered within 3 minutes" -> "Pages are answered within 3 minutes"). With none, the
     model's, said directly."""

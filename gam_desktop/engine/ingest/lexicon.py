@@ -16,19 +16,19 @@ DOCUMENT_KINDS = frozenset(
 )  # fmt: skip
 # A sentence about the text rather than of it ("The document describes the use of X.", "The
 # Widget 2.0 release notes cover…", "X is a document that outlines Y.", "It also mentions Y."):
-# with no "that" clause and no number, it states no fact of its own. The nouns name a text or
-# a kind of one; "file" and "page" are left out, as passages tell of files and pages.
+# with no "that" clause and no number, it states no fact of its own. The nouns name a piece
+# of text, never a kind of document; "file" and "page" are left out, as passages tell of
+# files and pages.
 _TEXT_NOUN = (
     r"(?:document|text|passage|section|chapter|note|article|excerpt|extract|paragraph|part"
-    r"|guide|manual|handbook|report|polic(?:y|ie)|procedure|documentation|summary|overview"
-    r"|introduction|changelog|readme)s?"
+    r"|summary|overview|introduction)s?"
 )
 _REPORTING = (
     r"(?:describ|discuss|cover|explain|outlin|provid|mention|list|detail|contain|includ|present"
     r"|highlight|focus|talk|summari[sz]|deal|address|introduc|refer|specif|emphasi[sz])\w*"
     r"|is\s+about|(?:is|are)\s+(?:divided|split|organi[sz]ed)\b"
 )
-_MODIFIERS = r"(?:[\w.'’-]+\s+){0,5}?"  # "the GPL 3.0", "Orla's on-call", "Widget 2.0 release"
+_MODIFIERS = r"(?:[\w.'’-]+\s+){0,5}?"  # "the Widget 2.0", "Orla's yearly", "Widget 2.0 user"
 ABOUT_THE_TEXT = re.compile(
     rf"^(?:(?:the|this|these)\s+)?{_MODIFIERS}{_TEXT_NOUN}\s+(?:also\s+)?(?:{_REPORTING})\b"
     rf"|^{_MODIFIERS}(?:is|are)\s+(?:an?|the)\s+(?:[\w-]+\s+){{0,2}}?(?:{_TEXT_NOUN}|files?)\s+"
