@@ -215,6 +215,13 @@ def test_notes_of_one_document_sharing_a_title_are_told_apart_by_their_headings(
         assert title.startswith("acme") and title.endswith(heading), titles
 
 
+def two_parts(text: str, name: str, max_tokens: int, title: str) -> list[MemorizedChunk]:
+    """The notes of a document cut in two parts, the model titling both `title`."""
+    chunks = chunks_of(text, name, max_tokens=max_tokens)
+    assert len(chunks) == 2
+    return memorized(MemoryDraft(title=title, memory="m.", tldr="t."), chunks)
+
+
 def test_notes_under_one_heading_are_told_apart_by_their_own_words() -> None:
     text = (
         "# Garden Notes\n\n## Harvest\n\nTomatoes ripen on Pell Bench in trusses counted along "
@@ -222,10 +229,7 @@ def test_notes_under_one_heading_are_told_apart_by_their_own_words() -> None:
         "Beans climb the Hazelmoor poles above the western fence. Bean pods were picked "
         "from the ladder. The count was 173 pods."
     )
-    chunks = chunks_of(text, "garden-notes.md", max_tokens=50)
-    assert len(chunks) == 2
-    draft = MemoryDraft(title="garden_notes_harvest", memory="m.", tldr="t.")
-    titles = [m.title for m in memorized(draft, chunks)]
+    titles = [m.title for m in two_parts(text, "garden-notes.md", 50, "garden_notes_harvest")]
     assert titles[0] != titles[1] and not any(NUMBERED.search(t) for t in titles), titles
     # (the opening keeps the title: the other part has words of its own)
     # what the second part says most that the first does not: beans and their pods, not
@@ -510,10 +514,7 @@ def test_notes_told_apart_by_their_headings_keep_each_heading_whole() -> None:
         "## Working with One Host\n\nA single Tallyho host keeps its files in one folder and "
         "never syncs; backups run weekly on Sundays at 04:00."
     )
-    chunks = chunks_of(text, "tallyho-guide.md", max_tokens=40)
-    assert len(chunks) == 2
-    draft = MemoryDraft(title="tallyho_guide", memory="m.", tldr="t.")
-    memories = memorized(draft, chunks)
+    memories = two_parts(text, "tallyho-guide.md", 40, "tallyho_guide")
     assert [m.title for m in memories] == [
         "tallyho_guide_working_with_several_hosts",
         "tallyho_guide_working_with_one_host",
@@ -535,3 +536,15 @@ def test_a_file_named_by_an_initialism_titles_its_notes_in_capitals() -> None:
     (memory,) = memorized(draft, [chunk])
     assert memory.tldr == "GPL 3.0 terms: Copies may be sold."
     assert memory.heading == "GPL 3.0 fees"
+
+
+def test_a_heading_the_title_already_says_in_the_plural_adds_nothing() -> None:
+    """A part under "Backups" of notes titled "tallyho_backup" is told apart by words of its
+    own, not by a "backups" that repeats the title."""
+    text = (
+        "# Tallyho\n\n## Backups\n\nTallyho copies the ring to the spare disk each night and "
+        "keeps the copies for 9 nights.\n\n## Restores\n\nA restore picks one night's copy "
+        "and writes it back over the ring after asking twice."
+    )
+    titles = [m.title for m in two_parts(text, "tallyho.md", 40, "tallyho_backup")]
+    assert len(set(titles)) == 2 and not any("backup_backups" in t for t in titles), titles

@@ -158,8 +158,8 @@ def _what_differs(
 ) -> list[list[str]]:
     """Per member, the words that set it apart from the other members: what its document's
     title says that theirs do not ("1998", "draft"), else its own section heading, whole
-    ("read transactions versus write transactions", not the "read versus write" that the
-    others' headings lack), else the words its passage says most that theirs lack."""
+    ("working with several hosts", not the "several hosts" that the others' headings
+    lack), else the words its passage says most that theirs lack."""
     documents = {i: _words(document_title(chunks[i].source) or "") for i in members}
     headings = {i: _phrase(section_heading(chunks[i])) for i in members}
     texts = {i: _words(_unnumbered(chunks[i].text)) for i in members}
@@ -184,13 +184,12 @@ def _what_differs(
 def _said_most(i: int, others: list[int], texts: dict[int, list[str]], taken: _Taken) -> list[str]:
     """The words member i's passage says most often that no other member's passage says
     (in the order it first says them): what it is about, rather than whichever words
-    happen to open it ("moreover", "particular")."""
+    happen to open it ("however", "whole")."""
     seen = {w for j in others for w in texts[j]}
     own = [w for w in texts[i] if w not in seen and w not in taken and not w.isdigit()]
     counts = Counter(own)
-    first = {w: n for n, w in reversed(list(enumerate(own)))}
-    picked = sorted(counts, key=lambda w: (-counts[w], first[w]))[:OWN_WORDS]
-    return sorted(picked, key=first.__getitem__)
+    picked = sorted(counts, key=lambda w: (-counts[w], own.index(w)))[:OWN_WORDS]
+    return sorted(picked, key=own.index)
 
 
 def _own_heading(
@@ -223,7 +222,7 @@ def _words(text: str) -> list[str]:
 
 def _phrase(text: str) -> list[str]:
     """The words of `text`, lowercase, versions whole, with the stopwords between them
-    ("working with several distributions") but none at either end, at most `HEADING_WORDS`
+    ("working with several hosts") but none at either end, at most `HEADING_WORDS`
     that are not stopwords."""
     words, content = [], 0
     for word in (w.lower() for w in VERSIONED.findall(text)):
