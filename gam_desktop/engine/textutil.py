@@ -7,6 +7,7 @@ import functools
 import re
 import threading
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
 WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -36,6 +37,72 @@ def first_sentence(text: str, limit: int = 200) -> str:
     match = _FIRST_SENTENCE.match(flat)
     sentence = match.group(1) if match else flat
     return sentence if len(sentence) <= limit else sentence[: limit - 1].rstrip() + "…"
+
+
+def initialism(word: str) -> str:
+    """A word written in lowercase only, as English would: letters with no vowel between
+    them are spoken one by one ("hvk" -> "HVK"); any other word stays as it is."""
+    letters = word.isascii() and word.isalpha() and word.islower() and len(word) > 1
+    return word.upper() if letters and not _VOWEL.search(word) else word
+
+
+_VOWEL = re.compile(r"[aeiouy]")
+_HEADING_LINE = re.compile(r"^\s*#")
+_OPENS = re.compile(r"(?:^|[.!?]\s+|^\W+)$")  # what stands before a word that opens a sentence
+WRITTEN_SCAN = 200  # occurrences of a word read to learn how it is written
+
+
+def written_word(word: str, texts: Sequence[str]) -> str:
+    """A word a file or folder name has in lowercase ("postgresql", "perl", "oncall"), as
+    the texts write it inside their sentences: the form most of its occurrences there
+    take ("PostgreSQL", "Perl", "on-call"; "release" stays "release"). An occurrence that
+    opens a sentence or a line counts only when none inside a sentence does, unless it has
+    a capital after its first letter (a sentence's start explains a first capital, never
+    "SQL"); one in a heading or a title in capitals never counts (title case). A word no
+    text writes so: in capitals when it is an initialism, else as it is."""
+    if word != word.lower() or not any(c.isalpha() for c in word):
+        return word
+    # a name joins what the text may hyphenate ("oncall": "on-call")
+    letters = "-?".join(re.escape(c) for c in word)
+    pattern = re.compile(rf"(?<![\w-]){letters}(?![\w-])", re.IGNORECASE)
+    inside: Counter[str] = Counter()  # forms that show how the word is written
+    opening: Counter[str] = Counter()  # forms a sentence's start or a heading may explain
+    for text in texts:
+        for found in pattern.finditer(text):
+            start = text.rfind("\n", 0, found.start()) + 1
+            end = text.find("\n", found.end()) % (len(text) + 1)  # -1: the text's end
+            before, line = text[start : found.start()], text[start:end]
+            if _titled(line, found.start() - start):
+                continue
+            counted = inside if _says_how_it_is_written(found.group(0), before) else opening
+            counted[found.group(0)] += 1
+            if inside.total() >= WRITTEN_SCAN:
+                break
+    forms = inside or opening  # where it only opens sentences ("Acme Robotics rotates…")
+    if not forms:
+        return initialism(word)
+    form, count = forms.most_common(1)[0]
+    return form if count * 2 > forms.total() else word
+
+
+def _titled(line: str, at: int) -> bool:
+    """Whether the word at `at` of `line` stands in a title, written in title case: a
+    heading, a line in capitals ("THE ACME — RULES"), a label of a few words before a colon
+    that opens the line ("Manipulating Packages with dpkg: Installing…")."""
+    label = line.find(": ")
+    if 0 <= at < label and len(line[:label].split()) <= LABEL_WORDS:
+        return True
+    return bool(_HEADING_LINE.match(line)) or not any(c.islower() for c in line)
+
+
+LABEL_WORDS = 8
+
+
+def _says_how_it_is_written(form: str, before: str) -> bool:
+    """Whether a word written as `form` after `before` on its line shows how it is written:
+    inside a sentence (not its first word), or anywhere with a capital after its first
+    letter ("PostgreSQL", "GPL"), which no sentence's start explains."""
+    return any(c.isupper() for c in form[1:]) or not _OPENS.search(before)
 
 
 def plural(count: int, noun: str, many: str | None = None) -> str:

@@ -371,7 +371,7 @@ def test_a_small_family_shares_one_folder_and_a_stranger_stays_apart() -> None:
     (family,) = [c for c in plan.children if c.name == "oncall"]
     pair = [m.index for m in memories if m.metadata["source"] != "gardening.md"]
     assert sorted(family.chunk_indices) == pair  # one folder for the pair
-    assert family.description.startswith("Notes from Acme oncall and Borealis oncall: ")
+    assert family.description.startswith("Notes from Acme on-call and Borealis on-call: ")
 
 
 # -- a whole build, the way the lead measures it ---------------------------------------
@@ -536,6 +536,40 @@ def test_a_file_named_by_an_initialism_titles_its_notes_in_capitals() -> None:
     (memory,) = memorized(draft, [chunk])
     assert memory.tldr == "GPL 3.0 terms: Copies may be sold."
     assert memory.heading == "GPL 3.0 fees"
+
+
+def test_a_file_name_is_spelled_as_its_document_writes_it() -> None:
+    """A lowercase file name's words are written as the document writes them inside its
+    sentences ("zylodb" -> "ZyloDB", "vantor" -> "Vantor"), in the notes' titles and the
+    subject their tldrs are prefixed with; a word the text capitalizes only where a sentence
+    or a heading starts ("Release") stays as the file name has it."""
+    text = (
+        "# Release\n\nRelease 2.1 of ZyloDB was built by Vantor. The ZyloDB server now "
+        "keeps 9 snapshots, as Vantor asked; this release drops the old cache.\n"
+    )
+    (chunk,) = chunks_of(text, "zylodb-vantor-2.1-release.md", max_tokens=300)
+    draft = MemoryDraft(title="snapshots", memory="Snapshots are kept.", tldr="Nine are kept.")
+    (memory,) = memorized(draft, [chunk])
+    assert memory.tldr == "ZyloDB Vantor 2.1 release: Nine are kept."
+    assert memory.heading.startswith("ZyloDB Vantor 2.1"), memory.heading
+
+
+def test_a_folder_named_by_no_one_is_headed_by_its_name_as_its_notes_write_it() -> None:
+    """A folder's README heading made from its name ("zylodb_2_1") writes the name as the
+    notes it holds do ("ZyloDB 2.1"), not as "Zylodb 2 1"; a folder some title was given
+    keeps it."""
+    root = DirView("", title="Memory")
+    root.subdirs["zylodb_2_1"] = DirView(
+        "zylodb_2_1", files={"a.md": "zylodb 2.1: The ZyloDB 2.1 server keeps 9 snapshots."}
+    )
+    root.subdirs["gpl"] = DirView("gpl", files={"b.md": "Copies under the GPL may be sold."})
+    root.subdirs["kept"] = DirView("kept", title="My own heading", files={"c.md": "Kept."})
+    changes = ChangeSet()
+    stage_readmes(changes, root, ["", "zylodb_2_1", "gpl", "kept"])
+    titles = {p: parse_readme(t).title for p, t in changes.writes.items()}
+    assert titles["zylodb_2_1/README.md"] == "ZyloDB 2.1"
+    assert titles["gpl/README.md"] == "GPL"
+    assert titles["kept/README.md"] == "My own heading"
 
 
 def test_a_heading_the_title_already_says_in_the_plural_adds_nothing() -> None:

@@ -25,7 +25,7 @@ from gam_desktop.engine.llm.usage import UsageMeter
 from gam_desktop.engine.progress import ProgressEvent
 from gam_desktop.engine.store.folder import MemoryFolder
 from gam_desktop.engine.store.markdown import parse_memory, render_memory
-from gam_desktop.engine.textutil import plural
+from gam_desktop.engine.textutil import plural, written_word
 from gam_desktop.engine.workflow import front_matter_problems
 from gam_desktop.gui.error_advice import describe
 from gam_desktop.selfcheck.scripted_llm import Fault
@@ -50,6 +50,27 @@ def test_plural_follows_the_count() -> None:
     assert plural(2, "key") == "2 keys"  # a vowel before the y
     assert plural(12_000, "prompt token") == "12,000 prompt tokens"
     assert plural(2, "child", "children") == "2 children"
+
+
+def test_a_name_is_written_as_the_texts_write_it_inside_their_sentences() -> None:
+    """How a word of a file or folder name is written: as most of its occurrences inside
+    sentences write it; a capital that a sentence's start, a heading or a title in capitals
+    explains says nothing, one after the first letter does; a word written nowhere is an
+    initialism when it has no vowel."""
+    text = (
+        "# Release Notes\n\nTHE KORVEX RELEASE\n\nRelease 2 of Korvex ships. The korvex "
+        "tool, unlike Korvex itself, is optional. This release is small.\n"
+        "ZephyrDB users: zephyrdb is ZephyrDB's client, and the on-call team uses ZephyrDB."
+    )
+    assert written_word("release", [text]) == "release"  # "Release" only where one starts
+    assert written_word("korvex", [text]) == "Korvex"  # 2 of 3 inside sentences
+    assert written_word("zephyrdb", [text]) == "ZephyrDB"  # at a line's start too
+    assert written_word("oncall", [text]) == "on-call"
+    assert written_word("xkb", [text]) == "XKB"
+    assert written_word("notes", ["# Release Notes\n\nThese notes say it."]) == "notes"
+    assert written_word("acme", ["Acme Robotics rotates weekly."]) == "Acme"  # nothing else
+    assert written_word("rotas", ["Acme Rotas: The rotas are weekly."]) == "rotas"  # a label
+    assert written_word("Acme", [text]) == "Acme"  # a name written with capitals stays
 
 
 def test_readmes_and_commits_count_notes_as_the_window_does(make_workflow, memory_dir) -> None:

@@ -27,7 +27,7 @@ from gam_desktop.engine.ingest.lexicon import (
     STATES_A_FACT,
 )
 from gam_desktop.engine.store.naming import sanitize_name
-from gam_desktop.engine.textutil import STOPWORDS
+from gam_desktop.engine.textutil import STOPWORDS, written_word
 
 NUMBER = re.compile(r"(?<![\w.])\d+(?:[.,:]\d+)*(?![\w])")
 SENTENCE = re.compile(r"(?<=[.!?])\s+")
@@ -70,22 +70,13 @@ def document_title(doc: SourceDocument) -> str | None:
 
 
 def file_title(doc: SourceDocument) -> str | None:
-    """The file name as words, an initialism in capitals ("hvk-2.1-terms" -> "HVK 2.1
+    """The file name as words, each as the document writes it ("postgresql-15.6-notes" ->
+    "PostgreSQL 15.6 notes"), an initialism in capitals ("hvk-2.1-terms" -> "HVK 2.1
     terms")."""
     if doc.name == PASTED_TEXT:
         return None
     words = re.sub(r"[_-]+", " ", Path(doc.name).stem).split()
-    return " ".join(initialism(w) for w in words) or None
-
-
-def initialism(word: str) -> str:
-    """A word written in lowercase only, as English would: letters with no vowel between
-    them are spoken one by one ("hvk" -> "HVK"); any other word stays as it is."""
-    letters = word.isascii() and word.isalpha() and word.islower() and len(word) > 1
-    return word.upper() if letters and not _VOWEL.search(word) else word
-
-
-_VOWEL = re.compile(r"[aeiouy]")
+    return " ".join(written_word(w, [doc.text]) for w in words) or None
 
 
 def subject_of(title: str) -> list[str]:

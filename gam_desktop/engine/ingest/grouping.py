@@ -263,7 +263,7 @@ def group_memories(memories: Sequence[MemorizedChunk]) -> DirectoryNode:
     corpus = Corpus.of(memories)
     found = DirectoryNode(name="root", children=folders_for(document_units(memories), corpus, 1))
     children = hoist_lone_folder(found).children  # no "widget/" around all of it
-    description = describe_contents([(c.name, _count(c)) for c in children], [])
+    description = _folders_described(children)
     return DirectoryNode(name="root", description=description, children=children)
 
 
@@ -336,7 +336,7 @@ def _folder(
     members = [m for u in cluster for m in u.members]
     if len(members) > MAX_FOLDER and depth < MAX_DEPTH:
         children = folders_for(cluster, corpus, depth + 1, known)
-        description = describe_contents([(c.name, _count(c)) for c in children], [])
+        description = _folders_described(children)
         return DirectoryNode(name=name, description=description, children=children)
     description = describe_contents(
         [],
@@ -346,6 +346,14 @@ def _folder(
     )
     return DirectoryNode(
         name=name, description=description, chunk_indices=[m.index for m in members]
+    )
+
+
+def _folders_described(children: Sequence[DirectoryNode]) -> str:
+    """What a folder of `children` holds, their names spelled as their descriptions write
+    them."""
+    return describe_contents(
+        [(c.name, _count(c)) for c in children], [], [c.description for c in children]
     )
 
 

@@ -22,12 +22,11 @@ from gam_desktop.engine.ingest.context import (
     SECTION_NUMBER,
     DocumentContext,
     document_title,
-    initialism,
     prose_sentences,
 )
 from gam_desktop.engine.store.describing import is_generic_name
 from gam_desktop.engine.store.naming import sanitize_name
-from gam_desktop.engine.textutil import STOPWORDS, WORD
+from gam_desktop.engine.textutil import STOPWORDS, WORD, initialism
 
 ATX_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 # A line underlined by === or --- (plain text and reStructuredText write headings so).

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import PurePath
 
-from gam_desktop.engine.textutil import STOPWORDS, WORD
+from gam_desktop.engine.textutil import STOPWORDS, WORD, written_word
 
 # fmt: off
 GENERIC_WORDS = frozenset({
@@ -57,13 +57,6 @@ def is_empty_description(description: str, name: str = "") -> bool:
     return not (words - own - GENERIC_WORDS)
 
 
-def readable(name: str) -> str:
-    """A file or folder name as words: "acme_refund_rules.md" and "acme_refund_rules_md"
-    (a folder named after a document) -> "Acme refund rules"."""
-    words = _DOCUMENT_SUFFIX.sub("", name).replace("_", " ").strip() or name
-    return words[:1].upper() + words[1:]
-
-
 def join_words(words: Sequence[str]) -> str:
     """ "a", "a and b", "a, b and c"."""
     if len(words) <= 1:
@@ -94,6 +87,12 @@ def describe_contents(
     return " ".join(parts) or "Empty for now."
 
 
+def _source_words(source: str) -> list[str]:
+    """A document's file name as words: "acme-2.0_notes.md" -> "acme", "2.0", "notes"."""
+    stem = _DOCUMENT_SUFFIX.sub("", PurePath(source).name)
+    return [w for w in re.split(r"[-_\s]+", stem.lower()) if w]
+
+
 def _name_words(name: str) -> list[str]:
     return [w for w in _DOCUMENT_SUFFIX.sub("", name).lower().split("_") if w]
 
@@ -110,23 +109,33 @@ def _shared(names: Sequence[list[str]]) -> list[str]:
 
 def spelled(words: Sequence[str], texts: Sequence[str]) -> str:
     """`words` as the texts write them ("widget 2 4" -> "Widget 2.4", "walk
-    park" -> "Walk in the Park"), else word by word ("Haskell
-    notes"), else as they are."""
+    park" -> "Walk in the Park"), else word by word as the texts write each ("acme
+    notes" -> "ACME notes"), numbers in a row as a version ("2 1" -> "2.1")."""
     if not words:
         return ""
     gap = r"[\W_]+(?:(?:" + "|".join(sorted(STOPWORDS)) + r")[\W_]+){0,2}"
     pattern = re.compile(r"\b" + gap.join(re.escape(w) for w in words) + r"\b", re.IGNORECASE)
     for text in texts:
         found = pattern.search(text)
-        if found:
-            return " ".join(found.group(0).split())
-    return " ".join(_spelled_word(w, texts) for w in words)
+        if found:  # the phrase as written there, each word as the texts write it most
+            return _NAME_WORD.sub(lambda m: _cased(m.group(0), texts), " ".join(found[0].split()))
+    return _VERSION_GAP.sub(".", " ".join(written_word(w, texts) for w in words))
 
 
-def _spelled_word(word: str, texts: Sequence[str]) -> str:
-    pattern = re.compile(rf"\b{re.escape(word)}\b", re.IGNORECASE)
-    found = next((m.group(0) for t in texts if (m := pattern.search(t))), None)
-    return found or word
+def _cased(word: str, texts: Sequence[str]) -> str:
+    """`word` as the texts write it, when they write it other than in lowercase."""
+    written = written_word(word.lower(), texts)
+    return written if written != word.lower() else word
+
+
+_VERSION_GAP = re.compile(r"(?<=\d) (?=\d)")  # "1 0" of a name's "1_0": "1.0"
+
+
+def folder_title(name: str, texts: Sequence[str]) -> str:
+    """A folder's heading made from its name, its words as what it holds (`texts`: its
+    description, its notes' tldrs) writes them: "postgresql_15_6" -> "PostgreSQL 15.6"."""
+    said = spelled(_name_words(name), texts)
+    return said[:1].upper() + said[1:] if said else "Memory"
 
 
 def _notes_sentence(
@@ -135,10 +144,10 @@ def _notes_sentence(
     """ "Notes on <what the titles share>: <what each adds>.", or, the documents known,
     "Notes from <documents> [on <what the titles share>]: <what each adds>."."""
     shared = _shared(names)
-    documents = [readable(re.sub(r"[-_\s]+", " ", PurePath(s).name)) for s in sources if s]
+    documents = [spelled(_source_words(s), texts) for s in sources if s]
     documents = list(dict.fromkeys(documents))
     named = {w.lower() for d in documents for w in WORD.findall(d)}
-    rest = [_after(named, [w for w in words if w not in shared]) for words in names]
+    rest = [_edged(_after(named, [w for w in words if w not in shared])) for words in names]
     topics = list(dict.fromkeys(spelled(words, texts) for words in rest if words))
     listed = _listing(topics)
     subject = spelled(shared, texts)
@@ -150,6 +159,17 @@ def _notes_sentence(
     if subject and topics:
         return f"Notes on {subject}: {listed}."
     return f"Notes on {subject or listed}."
+
+
+def _edged(words: list[str]) -> list[str]:
+    """A phrase without the function words at its edges: "with installing" -> "installing",
+    "of a migration to testing" -> "migration to testing" (what was left of a title once
+    the words every title says are out)."""
+    while words and words[0] in STOPWORDS:
+        words = words[1:]
+    while words and words[-1] in STOPWORDS:
+        words = words[:-1]
+    return words
 
 
 def _after(named: set[str], words: list[str]) -> list[str]:
@@ -164,7 +184,7 @@ def _folders_sentence(names: Sequence[list[str]], texts: Sequence[str], alone: b
     shared = _shared(names)
     subject = spelled(shared, texts)
     rest = [[w for w in words if w not in shared] or words for words in names]
-    shown = [re.sub(r"(?<=\d) (?=\d)", ".", readable("_".join(w))) for w in rest]  # "1.0"
+    shown = [spelled(words, texts) for words in rest]
     topics = _listing(list(dict.fromkeys(shown)))
     if not alone:
         return f"Also folders on {topics}."

@@ -7,7 +7,11 @@ from collections.abc import Iterable
 
 from gam_desktop.engine.models import META_FILE, ChunkConfig, GamMeta, utc_now
 from gam_desktop.engine.store.changeset import ChangeSet
-from gam_desktop.engine.store.describing import describe_contents, is_empty_description
+from gam_desktop.engine.store.describing import (
+    describe_contents,
+    folder_title,
+    is_empty_description,
+)
 from gam_desktop.engine.store.folder import DirView
 from gam_desktop.engine.store.markdown import (
     README,
@@ -42,7 +46,7 @@ def ensure_dir(root: DirView, path: str) -> tuple[DirView, list[str]]:
     for part in path.split("/") if path else []:
         existing = next((n for n in node.subdirs if n.casefold() == part.casefold()), None)
         if existing is None:
-            node.subdirs[part] = DirView(node.child_path(part), title=humanize(part))
+            node.subdirs[part] = DirView(node.child_path(part))  # titled by stage_readmes
             created.append(node.child_path(part))
             existing = part
         node = node.subdirs[existing]
@@ -77,7 +81,16 @@ def contents_description(directory: DirView) -> str:
     subfolders: the README's description when no LLM wrote one."""
     folders = [(name, sub.memory_count()) for name, sub in directory.subdirs.items()]
     titles = [name.removesuffix(".md") for name in directory.files]
-    return describe_contents(folders, titles, [t for t in directory.files.values() if t])
+    return describe_contents(folders, titles, _said_in(directory))
+
+
+def _said_in(directory: DirView) -> list[str]:
+    """What a folder's README can take the spelling of names from: its notes' tldrs, its
+    subfolders' titles and descriptions, its own description."""
+    said = [t for t in directory.files.values() if t]
+    for sub in directory.subdirs.values():
+        said += [sub.title, sub.description]
+    return [t for t in [*said, directory.description] if t]
 
 
 def _said_nothing(description: str) -> bool:
@@ -88,11 +101,15 @@ def _said_nothing(description: str) -> bool:
 
 
 def stage_readmes(changes: ChangeSet, root: DirView, paths: Iterable[str]) -> None:
-    for path in sorted(set(paths)):
+    # the deepest first: a folder's title is spelled from its subfolders' too
+    for path in sorted(set(paths), key=lambda p: (-len(ancestors(p)), p)):
         node = find_dir(root, path)
         if node is None:
             continue
-        title = node.title or humanize(path.rsplit("/", 1)[-1] if path else "memory")
+        name = path.rsplit("/", 1)[-1] if path else "memory"
+        if not node.title or node.title == humanize(name):  # no one titled it: its name
+            node.title = folder_title(name, _said_in(node))
+        title = node.title
         description = node.description
         if _said_nothing(description):
             description = contents_description(node)
