@@ -84,6 +84,21 @@ def test_a_body_that_only_repeats_the_tldr_becomes_the_passages_own_sentences() 
     assert not any(dump in memory.memory for dump in ("directive", ":version:", "--limit"))
 
 
+def test_a_body_left_with_a_reference_alone_becomes_the_passages_own_sentences() -> None:
+    """A small model's memory of a long passage was its tldr and a reference ("(CVE-1)");
+    once the tldr is out, the body said nothing. The passage's own sentences stand in."""
+    (chunk,) = chunks_of(RELEASE, "pebblecast-5.0-release-notes.md", max_tokens=300)
+    tldr = "Pebblecast 5.0 raises its download limit."
+    for thin in (f"{tldr} (PC-1041)", f"{tldr} Thanks, Ana."):
+        (memory,) = memorized(MemoryDraft(title="limits", tldr=tldr, memory=thin), [chunk])
+        assert memory.memory.endswith(
+            "The download limit is now 400 episodes per show and the default cleanup is 21 days."
+        ), memory.memory
+    kept = f"{tldr} Shows keep 400 episodes."  # one short sentence that says something stays
+    (memory,) = memorized(MemoryDraft(title="limits", tldr=tldr, memory=kept), [chunk])
+    assert memory.memory == "Pebblecast 5.0 Release Notes: Shows keep 400 episodes."
+
+
 def test_a_body_that_only_says_what_the_text_is_about_becomes_the_passages_own_sentences() -> None:
     """Small models describe the document instead of noting what it says ("The document
     describes…", then "It also mentions…"): no fact survives, so the passage's own

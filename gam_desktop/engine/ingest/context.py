@@ -235,6 +235,12 @@ def stated_tldr(tldr: str, body: str, title: str = "") -> str:
     return said_directly(tldr)
 
 
+def says_something(body: str) -> bool:
+    """Whether a body holds a sentence of a few words: a reference alone ("(CVE-2031-7)"),
+    a name or a fragment left once the tldr and the talk about the text are out is none."""
+    return any(len(s.split()) >= MIN_SENTENCE_WORDS for s in SENTENCE.split(_flat(body)))
+
+
 def one_sentence(summary: str) -> str:
     """A tldr as the format has it, one sentence: the first of those the model wrote. A small
     model often writes a paragraph there, at times most of its passage, which every listing

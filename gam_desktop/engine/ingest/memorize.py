@@ -20,6 +20,7 @@ from gam_desktop.engine.ingest.context import (
     one_sentence,
     opening,
     prose_sentences,
+    says_something,
     stated_tldr,
     with_subject_text,
     with_subject_title,
@@ -147,16 +148,17 @@ def in_context(draft: MemoryDraft, chunk: Chunk, context: DocumentContext) -> Me
     heading's words when the model's are no phrase of it), a tldr of one sentence (the
     model's first; the body's first that states something when the model's only says what
     the text is about), a body that does not open by repeating the tldr (the passage's own
-    opening sentences when it said nothing else), no sentence that says the opposite of the
-    passage's (`faithful`: the passage's own sentence instead), and the document's subject
-    named in all three. Nothing is pasted from the chunk: its original wording is kept and
-    searched beside the note."""
+    opening sentences when it said nothing else, or no sentence of a few words: "(CVE-1)"),
+    no sentence that says the opposite of the passage's (`faithful`: the passage's own
+    sentence instead), and the document's subject named in all three. Nothing is pasted
+    from the chunk: its original wording is kept and searched beside the note."""
     written = faithful(draft.memory.strip(), chunk.text)
     given = one_sentence(faithful(" ".join(draft.tldr.split()), chunk.text))
     tldr = one_sentence(stated_tldr(given or first_sentence(written), written, context.title))
     # (talk about the text goes first: the tldr may be the sentence after it)
     body = without_tldr(without_talk_about_the_text(written, context.title), tldr)
-    body = body or opening(chunk.text, skip=tldr) or written
+    if not says_something(body):  # nothing but a reference, a name, a fragment
+        body = opening(chunk.text, skip=tldr) or body or written
     title = sanitize_name(draft.title, fallback="")
     if says_little(title, f"{section_heading(chunk)}\n{chunk.text}", context):
         title = passage_title(chunk)
