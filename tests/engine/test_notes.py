@@ -309,6 +309,20 @@ def test_a_counted_description_of_an_earlier_version_is_written_again_in_words()
     assert description == "Notes on Acme: rotation and paging.", description
 
 
+def test_what_each_note_adds_is_said_without_function_words_at_its_edges() -> None:
+    """Once the words every title says are out, what is left of a title ("with installing",
+    "of a migration to testing") loses the function words at its edges."""
+    files = {
+        "tallyho_with_installing.md": "Tallyho installs from the ring.",
+        "tallyho_of_a_migration_to_testing.md": "Tallyho moves to testing after 5 days.",
+    }
+    root = DirView("", subdirs={"tallyho": DirView("tallyho", files=files)})
+    changes = ChangeSet()
+    stage_readmes(changes, root, ["tallyho"])
+    description = parse_readme(changes.writes[f"tallyho/{README}"]).description
+    assert description == "Notes on Tallyho: installing and migration to testing.", description
+
+
 # -- families --------------------------------------------------------------------------
 
 
