@@ -99,6 +99,17 @@ def test_a_body_left_with_a_reference_alone_becomes_the_passages_own_sentences()
     assert memory.memory == "Pebblecast 5.0 Release Notes: Shows keep 400 episodes."
 
 
+def test_a_reply_that_loops_until_its_cap_says_each_sentence_once() -> None:
+    """A small model's memory can loop: the same sentences again and again until the token
+    cap cuts one in the middle (json-repair closes the reply, without its tldr). The note
+    says each sentence once, without the fragment the cut left."""
+    (chunk,) = chunks_of(RELEASE, "pebblecast-5.0-release-notes.md", max_tokens=300)
+    loop = "Shows keep 400 episodes. Cleanup runs after 21 days. " * 12 + "Shows keep 4"
+    (memory,) = memorized(MemoryDraft(title="limits", tldr="", memory=loop), [chunk])
+    assert memory.tldr == "Pebblecast 5.0 Release Notes: Shows keep 400 episodes."
+    assert memory.memory == "Pebblecast 5.0 Release Notes: Cleanup runs after 21 days."
+
+
 def test_a_body_that_only_says_what_the_text_is_about_becomes_the_passages_own_sentences() -> None:
     """Small models describe the document instead of noting what it says ("The document
     describes…", then "It also mentions…"): no fact survives, so the passage's own

@@ -235,6 +235,26 @@ def stated_tldr(tldr: str, body: str, title: str = "") -> str:
     return said_directly(tldr)
 
 
+def without_repeats(body: str) -> str:
+    """`body` with each sentence said once: a small model's reply can loop, saying the same
+    two sentences until its token cap cuts it ("It retains the environment. The at command
+    runs jobs later. It retains the environment. …", 33 sentences, 4 different). The cut
+    leaves a fragment of a sentence said before: it goes too. Lines stay lines."""
+    seen: set[str] = set()
+    lines = []
+    for line in body.splitlines():
+        kept = []
+        for sentence in SENTENCE.split(line):
+            said = " ".join(sentence.lower().split())
+            if said and (said in seen or any(s.startswith(said) for s in seen)):
+                continue
+            seen.add(said)
+            kept.append(sentence)
+        if kept or not line.strip():
+            lines.append(" ".join(kept))
+    return "\n".join(lines).strip()
+
+
 def says_something(body: str) -> bool:
     """Whether a body holds a sentence of a few words: a reference alone ("(CVE-2031-7)"),
     a name or a fragment left once the tldr and the talk about the text are out is none."""

@@ -24,6 +24,7 @@ from gam_desktop.engine.ingest.context import (
     stated_tldr,
     with_subject_text,
     with_subject_title,
+    without_repeats,
     without_talk_about_the_text,
     without_tldr,
 )
@@ -149,10 +150,11 @@ def in_context(draft: MemoryDraft, chunk: Chunk, context: DocumentContext) -> Me
     model's first; the body's first that states something when the model's only says what
     the text is about), a body that does not open by repeating the tldr (the passage's own
     opening sentences when it said nothing else, or no sentence of a few words: "(CVE-1)"),
+    each sentence once (a reply that loops until its cap says two sentences fifteen times),
     no sentence that says the opposite of the passage's (`faithful`: the passage's own
     sentence instead), and the document's subject named in all three. Nothing is pasted
     from the chunk: its original wording is kept and searched beside the note."""
-    written = faithful(draft.memory.strip(), chunk.text)
+    written = faithful(without_repeats(draft.memory.strip()), chunk.text)
     given = one_sentence(faithful(" ".join(draft.tldr.split()), chunk.text))
     tldr = one_sentence(stated_tldr(given or first_sentence(written), written, context.title))
     # (talk about the text goes first: the tldr may be the sentence after it)
