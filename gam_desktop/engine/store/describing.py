@@ -109,8 +109,8 @@ def _shared(names: Sequence[list[str]]) -> list[str]:
 
 def spelled(words: Sequence[str], texts: Sequence[str]) -> str:
     """`words` as the texts write them ("widget 2 4" -> "Widget 2.4", "walk
-    park" -> "Walk in the Park"), else word by word as the texts write each ("acme
-    notes" -> "ACME notes"), numbers in a row as a version ("2 1" -> "2.1")."""
+    park" -> "Walk in the Park"), else word by word as the texts write each ("oncall
+    hvk" -> "on-call HVK"), numbers in a row as a version ("2 1" -> "2.1")."""
     if not words:
         return ""
     gap = r"[\W_]+(?:(?:" + "|".join(sorted(STOPWORDS)) + r")[\W_]+){0,2}"
