@@ -53,16 +53,16 @@ WRITTEN_SCAN = 200  # occurrences of a word read to learn how it is written
 
 
 def written_word(word: str, texts: Sequence[str]) -> str:
-    """A word a file or folder name has in lowercase ("postgresql", "perl", "oncall"), as
-    the texts write it inside their sentences: the form most of its occurrences there
-    take ("PostgreSQL", "Perl", "on-call"; "release" stays "release"). An occurrence that
+    """A word a file or folder name has in lowercase ("zylodb", "tarnwell", "frontdesk"),
+    as the texts write it inside their sentences: the form most of its occurrences there
+    take ("ZyloDB", "Tarnwell", "front-desk"; "update" stays "update"). An occurrence that
     opens a sentence or a line counts only when none inside a sentence does, unless it has
     a capital after its first letter (a sentence's start explains a first capital, never
-    "SQL"); one in a heading or a title in capitals never counts (title case). A word no
+    "DB"); one in a heading or a title in capitals never counts (title case). A word no
     text writes so: in capitals when it is an initialism, else as it is."""
     if word != word.lower() or not any(c.isalpha() for c in word):
         return word
-    # a name joins what the text may hyphenate ("oncall": "on-call")
+    # a name joins what the text may hyphenate ("frontdesk": "front-desk")
     letters = "-?".join(re.escape(c) for c in word)
     pattern = re.compile(rf"(?<![\w-]){letters}(?![\w-])", re.IGNORECASE)
     inside: Counter[str] = Counter()  # forms that show how the word is written
@@ -88,7 +88,7 @@ def written_word(word: str, texts: Sequence[str]) -> str:
 def _titled(line: str, at: int) -> bool:
     """Whether the word at `at` of `line` stands in a title, written in title case: a
     heading, a line in capitals ("THE ACME — RULES"), a label of a few words before a colon
-    that opens the line ("Manipulating Packages with dpkg: Installing…")."""
+    that opens the line ("Restoring Spools with tarn: Unpacking…")."""
     label = line.find(": ")
     if 0 <= at < label and len(line[:label].split()) <= LABEL_WORDS:
         return True
@@ -101,7 +101,7 @@ LABEL_WORDS = 8
 def _says_how_it_is_written(form: str, before: str) -> bool:
     """Whether a word written as `form` after `before` on its line shows how it is written:
     inside a sentence (not its first word), or anywhere with a capital after its first
-    letter ("PostgreSQL", "GPL"), which no sentence's start explains."""
+    letter ("ZyloDB", "QVX"), which no sentence's start explains."""
     return any(c.isupper() for c in form[1:]) or not _OPENS.search(before)
 
 

@@ -150,7 +150,7 @@ def memorize(user: str) -> dict[str, Any]:
     heading = next((ln.lstrip("#").strip() for ln in text.splitlines() if ln.startswith("#")), "")
     body = "\n".join(ln for ln in text.splitlines() if not ln.startswith("#"))
     title_words = keywords(heading, 4) if heading else keywords(body, 3)
-    # a sentence ends before a space: "15.9" and "v2.1" stay whole, as a model reads them
+    # a sentence ends before a space: "4.7" and "v2.1" stay whole, as a model reads them
     parts = [s for s in re.split(r"(?<=[.!?])\s+|(?<=[。！？])", " ".join(body.split())) if s]
     parts = parts or [text[:200]]
     kept = parts[:3] + [s for s in parts[3:] if any(ch.isdigit() for ch in s)][:3]

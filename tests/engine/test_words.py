@@ -60,12 +60,12 @@ def test_a_name_is_written_as_the_texts_write_it_inside_their_sentences() -> Non
     text = (
         "# Release Notes\n\nTHE KORVEX RELEASE\n\nRelease 2 of Korvex ships. The korvex "
         "tool, unlike Korvex itself, is optional. This release is small.\n"
-        "ZephyrDB users: zephyrdb is ZephyrDB's client, and the on-call team uses ZephyrDB."
+        "ZephyrDB users: zephyrdb is ZephyrDB's client, and the front-desk team uses ZephyrDB."
     )
     assert written_word("release", [text]) == "release"  # "Release" only where one starts
     assert written_word("korvex", [text]) == "Korvex"  # 2 of 3 inside sentences
     assert written_word("zephyrdb", [text]) == "ZephyrDB"  # at a line's start too
-    assert written_word("oncall", [text]) == "on-call"
+    assert written_word("frontdesk", [text]) == "front-desk"
     assert written_word("xkb", [text]) == "XKB"
     assert written_word("notes", ["# Release Notes\n\nThese notes say it."]) == "notes"
     assert written_word("acme", ["Acme Robotics rotates weekly."]) == "Acme"  # nothing else

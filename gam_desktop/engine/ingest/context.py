@@ -70,8 +70,8 @@ def document_title(doc: SourceDocument) -> str | None:
 
 
 def file_title(doc: SourceDocument) -> str | None:
-    """The file name as words, each as the document writes it ("postgresql-15.6-notes" ->
-    "PostgreSQL 15.6 notes"), an initialism in capitals ("hvk-2.1-terms" -> "HVK 2.1
+    """The file name as words, each as the document writes it ("zylodb-4.2-notes" ->
+    "ZyloDB 4.2 notes"), an initialism in capitals ("hvk-2.1-terms" -> "HVK 2.1
     terms")."""
     if doc.name == PASTED_TEXT:
         return None
@@ -256,7 +256,7 @@ def without_repeats(body: str) -> str:
 
 
 def says_something(body: str) -> bool:
-    """Whether a body holds a sentence of a few words: a reference alone ("(CVE-2031-7)"),
+    """Whether a body holds a sentence of a few words: a reference alone ("(ref. 2031-7)"),
     a name or a fragment left once the tldr and the talk about the text are out is none."""
     return any(len(s.split()) >= MIN_SENTENCE_WORDS for s in SENTENCE.split(_flat(body)))
 

@@ -149,7 +149,7 @@ def in_context(draft: MemoryDraft, chunk: Chunk, context: DocumentContext) -> Me
     heading's words when the model's are no phrase of it), a tldr of one sentence (the
     model's first; the body's first that states something when the model's only says what
     the text is about), a body that does not open by repeating the tldr (the passage's own
-    opening sentences when it said nothing else, or no sentence of a few words: "(CVE-1)"),
+    opening sentences when it said nothing else, or no sentence of a few words: "(ref. 41)"),
     each sentence once (a reply that loops until its cap says two sentences fifteen times),
     no sentence that says the opposite of the passage's (`faithful`: the passage's own
     sentence instead), and the document's subject named in all three. Nothing is pasted

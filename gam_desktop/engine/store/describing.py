@@ -109,8 +109,8 @@ def _shared(names: Sequence[list[str]]) -> list[str]:
 
 def spelled(words: Sequence[str], texts: Sequence[str]) -> str:
     """`words` as the texts write them ("widget 2 4" -> "Widget 2.4", "walk
-    park" -> "Walk in the Park"), else word by word as the texts write each ("oncall
-    hvk" -> "on-call HVK"), numbers in a row as a version ("2 1" -> "2.1")."""
+    park" -> "Walk in the Park"), else word by word as the texts write each ("frontdesk
+    hvk" -> "front-desk HVK"), numbers in a row as a version ("2 1" -> "2.1")."""
     if not words:
         return ""
     gap = r"[\W_]+(?:(?:" + "|".join(sorted(STOPWORDS)) + r")[\W_]+){0,2}"
@@ -133,7 +133,7 @@ _VERSION_GAP = re.compile(r"(?<=\d) (?=\d)")  # "1 0" of a name's "1_0": "1.0"
 
 def folder_title(name: str, texts: Sequence[str]) -> str:
     """A folder's heading made from its name, its words as what it holds (`texts`: its
-    description, its notes' tldrs) writes them: "postgresql_15_6" -> "PostgreSQL 15.6"."""
+    description, its notes' tldrs) writes them: "zylodb_4_2" -> "ZyloDB 4.2"."""
     said = spelled(_name_words(name), texts)
     return said[:1].upper() + said[1:] if said else "Memory"
 
