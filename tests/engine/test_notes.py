@@ -165,7 +165,7 @@ def test_a_tldr_says_what_the_text_says_not_that_it_explains_it() -> None:
 
 def test_talk_about_the_text_is_found_whatever_names_the_text() -> None:
     """What a small model writes about the text names it by its title and kind ("The
-    Pebblecast 5.0 release notes cover…", "The Widget 2.0 Excerpt outlines…") or calls it
+    Pebblecast 5.0 release notes cover…", "The Widget 2.0 Extract outlines…") or calls it
     a document ("X is a document that outlines…"); "It specifies that…" states something,
     and is said directly. A passage's "the log file contains…" is about a file, not the
     text, and stays."""
@@ -177,11 +177,11 @@ def test_talk_about_the_text_is_found_whatever_names_the_text() -> None:
     )
     for tldr in (
         "The Pebblecast 5.0 release notes cover limits and cleanup.",
-        "The Widget 2.0 Excerpt outlines the limits of the app.",
+        "The Widget 2.0 Extract outlines the limits of the app.",
         "Pebblecast 5.0 is a document that outlines limits and cleanup rules.",
         "Pebblecast's yearly summary outlines the escalation and the tools.",
-        "The Pebblecast 5.0 excerpt is a text file that outlines the terms of the app.",
-        "The excerpt is divided into several sections, including limits and cleanup.",
+        "The Pebblecast 5.0 extract is a text file that outlines the terms of the app.",
+        "The extract is divided into several sections, including limits and cleanup.",
         "It emphasizes the need to keep the limits of the app.",
     ):
         assert stated_tldr(tldr, body, "Pebblecast 5.0") == "Shows keep 400 episodes.", tldr

@@ -20,7 +20,7 @@ DOCUMENT_KINDS = frozenset(
 # of text, never a kind of document; "file" and "page" are left out, as passages tell of
 # files and pages.
 _TEXT_NOUN = (
-    r"(?:document|text|passage|section|chapter|note|article|excerpt|extract|paragraph|part"
+    r"(?:document|text|passage|section|chapter|note|article|extract|paragraph|part"
     r"|summary|overview|introduction)s?"
 )
 _REPORTING = (
