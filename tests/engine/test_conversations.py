@@ -268,6 +268,9 @@ def test_a_statement_is_acknowledged_and_a_mixed_message_answers_its_question(
     assert memory.learn_from_turn(told.conversation_id, told.turn, "My sister is Anne.")
     mixed = memory.chat("I live in Porto. What is the launch planned with?", told.conversation_id)
     assert "marketing" in mixed.result.answer and "does not mention" not in mixed.result.answer
+    before = len(llm_server.state.requests)
+    about_another = memory.chat("Anne moved to Ghent last week.", told.conversation_id)
+    assert about_another.result.answer == "Noted." and llm_server.state.tasks()[before:] == []
     memory.set_personal_memory(learn_facts=False)
     assert "learning facts is off" in memory.chat("I have a dog.").result.answer
 

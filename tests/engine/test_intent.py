@@ -34,7 +34,16 @@ def test_the_question_part(message: str, asked: str) -> None:
         ("I want to know the launch date.", False),  # a request
         ("Please list the releases.", False),
         ("I live in Porto. Where is the office?", False),  # it asks something
-        ("Summarize the launch plan.", False),  # not about the user
+        ("Summarize the launch plan.", False),  # a verb addressed to the assistant
+        # about someone or something, written as a sentence: told
+        ("Anne moved to Ghent last week.", True),
+        ("The bakery on Quay Street closes at six now!", True),
+        ("Forget what I said about the pottery class, it was cancelled.", True),
+        ("Compare the two warranty periods.", False),
+        ("Name every release that changed the cache.", False),
+        ("what time does the office open.", False),  # a question word without its "?"
+        ("Is there a limit on uploads.", False),  # an auxiliary before its subject
+        ("oven repair Lars", False),  # a search, not a sentence
     ],
 )
 def test_a_statement(message: str, statement: bool) -> None:

@@ -34,10 +34,36 @@ def question_part(message: str) -> str:
     return " ".join(asked) or message
 
 
+# A message that asks without a question mark opens with a question word ("what time is
+# load-in"), an auxiliary before its subject ("is there a limit on…"), or a verb that tells
+# the assistant what to do ("List every…", "Compare…", "Name all…").
+_ASKING = re.compile(
+    r"^\s*(what|which|who|whom|whose|when|where|why|how|whether|"
+    r"is|are|was|were|am|do|does|did|have|has|had|can|could|will|would|shall|should|may|"
+    r"might|must|let|list|name|give|show|tell|find|search|look|compare|contrast|summari[sz]e|"
+    r"explain|describe|define|count|calculate|remind|help|write|draft|translate|check|get|"
+    r"enumerate|identify|state|provide|outline|suggest|recommend|quote|cite|recall|repeat|"
+    r"say|read|open|add|delete|remove|make|create|go)\b",
+    re.IGNORECASE,
+)
+# A message written as sentences ends as one does (a keyword search, "oven repair
+# Lars", does not): a full stop, an exclamation mark or an ellipsis, perhaps inside a
+# closing quote or bracket.
+_SENTENCE_DONE = re.compile(r"[.!…][\"'”’)\]]*\s*$")
+
+
 def is_statement(message: str) -> bool:
-    """Something the user tells rather than asks: no question mark, first person, not a
-    request ("I want to know…", "Please…")."""
-    return "?" not in message and bool(_FIRST_PERSON.match(message)) and not _REQUEST.match(message)
+    """Something the user tells rather than asks: no question mark and not a request
+    ("I want to know…", "Please…"); either in the first person ("My sister is Anne."), or
+    written as sentences about someone or something ("Anne moved to Ghent last week.")
+    that open with no question word and no verb addressed to the assistant ("List…",
+    "Summarize…"). "Forget what I said about…" and "Keep a list of…" are told: learning
+    the facts does what they ask."""
+    if "?" in message or _REQUEST.match(message):
+        return False
+    if _FIRST_PERSON.match(message):
+        return True
+    return bool(_SENTENCE_DONE.search(message)) and not _ASKING.match(message)
 
 
 def told_part(message: str) -> str:
