@@ -271,6 +271,27 @@ def test_a_title_of_loose_keywords_becomes_the_heading_it_sits_under() -> None:
     assert memory.title == "acme_robotics_rotation"
 
 
+def test_a_heading_in_capitals_is_titled_as_a_reader_writes_it() -> None:
+    """A sidebar's label ("TIP Pruning in frost", "BACK TO BASICS Graft unions") headed notes
+    in capitals; a heading all in capitals stayed in capitals. A word the sentences write in
+    capitals ("UV") is a name and stays."""
+    text = (
+        "# Orchard Care\n\n#### TIP Pruning in frost\n\nPrune the Marlow pears only above "
+        "minus two degrees, or the cuts split along the bark.\n\n"
+        "#### UV Netting\n\nThe UV netting over the Marlow pears is replaced every fourth "
+        "spring, when its mesh turns brittle.\n\n"
+        "#### WINTER WATERING\n\nYoung Marlow pears get ten litres every third week while "
+        "the ground is not frozen."
+    )
+    chunks = chunks_of(text, "orchard-care.md", max_tokens=40)
+    assert len(chunks) == 3
+    loose = MemoryDraft(title="marlow_pears", memory="About pears.", tldr="Pears.")
+    shown = [m.shown_title for m in memorized(loose, chunks)]
+    ends = ("Marlow pears Pruning in frost", "Marlow pears UV Netting", "Winter Watering")
+    assert all(t.endswith(end) for t, end in zip(shown, ends, strict=True)), shown
+    assert not any("TIP" in t or "WINTER" in t for t in shown), shown
+
+
 def test_a_note_placed_beside_a_namesake_is_told_apart_by_its_own_words() -> None:
     """Titles stay unique across adds too: a new note whose title a note of the folder
     already has gets words of its own, not `_2`."""

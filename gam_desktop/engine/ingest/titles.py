@@ -47,8 +47,39 @@ def headings(text: str) -> tuple[tuple[int, str], ...]:
     underlined with === or ---, section numbers left out ("B.4.1. Changes" -> "Changes")."""
     found = [(m.start(), m.group(1)) for m in ATX_HEADING.finditer(text)]
     found += [(m.start(), m.group(1)) for m in SETEXT_HEADING.finditer(text)]
-    cleaned = [(at, headline(words)) for at, words in found]
+    cleaned = [(at, _as_title(headline(words), text)) for at, words in found]
     return tuple(sorted((at, words) for at, words in cleaned if WORD.search(words)))
+
+
+def _as_title(heading: str, text: str) -> str:
+    """A heading as a title reads: a label in capitals before it that the text's sentences
+    write otherwise ("TIP Pruning in frost", "BACK TO BASICS Graft unions") is left out,
+    and a heading all in capitals ("WINTER WATERING") is written in title case; words the
+    sentences write in capitals ("API", "UV") stay so."""
+    words = heading.split(" ")
+    shouted = [_in_capitals(w) and not _written_in_capitals(w, text) for w in words]
+    label = next((i for i, s in enumerate(shouted) if not s), len(words))
+    rest = words[label:]
+    if label > 0 and any(c.islower() for w in rest for c in w):
+        return " ".join(rest)
+    if all(_in_capitals(w) or not any(c.isalpha() for c in w) for w in words):
+        return " ".join(w.capitalize() if s else w for w, s in zip(words, shouted, strict=True))
+    return heading
+
+
+def _in_capitals(word: str) -> bool:
+    letters = [c for c in word if c.isalpha()]
+    return len(letters) > 1 and all(c.isupper() for c in letters)
+
+
+def _written_in_capitals(word: str, text: str) -> bool:
+    """Whether a line of `text` that is no heading and not all in capitals (a sentence)
+    writes `word` in capitals: a name ("UV"), not a label ("TIP")."""
+    core = re.escape(word.strip(".,:;!?()[]'\"’"))
+    for line in re.findall(rf"^.*(?<![\w-]){core}(?![\w-]).*$", text, re.MULTILINE):
+        if not ATX_HEADING.match(line) and any(c.islower() for c in line):
+            return True
+    return False
 
 
 def section_heading(chunk: Chunk) -> str:
