@@ -287,7 +287,7 @@ class AboutWhatIsAsked:
     answer rests on writes at least one of them: a look-alike's sentence (another version's
     notes) answers another question, and a version no document writes is not in the memory.
     One is enough: a question may give a second identifier only to contrast it. An
-    identifier right after a name is that name's ("the Harbor License 2.0"): its document
+    identifier right after a name is that name's ("the Harbor Protocol 2.0"): its document
     writes the name's words too, or another document's 2.0 would answer for it. Names
     without digits are not asked for: they are written too many ways ("EU", "European
     Union"); but a name no file of the memory writes at all (`Draft.unknown`) says that what

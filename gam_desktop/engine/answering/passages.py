@@ -298,7 +298,7 @@ def names(question: str) -> set[str]:
 
 def qualified(question: str) -> dict[str, list[str]]:
     """Each identifier of `question` with the names written right before it: in "Under the
-    Harbor License 2.0, …" the "2.0" is Harbor License's ({"2.0": ["license", "harbor"]}),
+    Harbor Protocol 2.0, …" the "2.0" is Harbor Protocol's ({"2.0": ["protocol", "harbor"]}),
     not any 2.0. An identifier after anything else ("in version 2.0", "does 7.2 mask")
     qualifies no name and maps to an empty list."""
     named = names(question)
