@@ -1,7 +1,7 @@
 """The measured effect of each check of the general answering pipeline, with no model call:
-the drafts an eval_corpora.py run recorded (its --json-out) are checked again with every
-check, then with each one switched off, and scored as the eval scores them. Prints a table;
-asserts nothing.
+the drafts an eval_corpora.py or eval_personas.py run recorded (its --json-out) are checked
+again with every check, then with each one switched off, and scored as the eval scores them.
+Prints a table; asserts nothing.
 
     .venv/bin/python tests/benchmarks/ablate_checks.py /tmp/evalout/dev-*.json
 
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,8 @@ from gam_desktop.engine.answering.pipeline import FROM_QUOTE, NOT_FOUND, check_d
 from gam_desktop.engine.retrieval.tools import MemoryTools  # noqa: E402
 from tests.benchmarks.eval_answers import score  # noqa: E402
 from tests.benchmarks.eval_corpora import sets  # noqa: E402
+from tests.benchmarks.eval_personas import load_questions as persona_questions  # noqa: E402
+from tests.benchmarks.eval_personas import personas, verdict  # noqa: E402
 
 
 def drafts(
@@ -58,15 +61,24 @@ def replay(made: list[Draft], checks: tuple[Check, ...]) -> tuple[str, float]:
     return NOT_IN_MEMORY, NOT_FOUND
 
 
-def main(paths: list[str]) -> int:
-    questions = {
-        q["id"]: q
-        for _docs, file in sets().values()
-        for q in json.loads(file.read_text(encoding="utf-8"))
-    }
-    variants = {"all checks": CHECKS}
-    variants |= {f"without {c.name}": tuple(x for x in CHECKS if x is not c) for c in CHECKS}
-    print(f"{'set':<10} " + "".join(f"{name:>30}" for name in variants))
+def judges() -> dict[str, Callable[[str, float], bool]]:
+    """Each question's id and how its answer is scored, as eval_corpora.py and
+    eval_personas.py score it: their --json-out files can both be replayed."""
+    found: dict[str, Callable[[str, float], bool]] = {}
+    for _docs, file in sets().values():
+        for q in json.loads(file.read_text(encoding="utf-8")):
+            found[q["id"]] = lambda text, conf, q=q: bool(score(q, text, conf)["correct"])
+    for name in personas():
+        for q in persona_questions(name):
+            found[q["id"]] = lambda text, _conf, q=q: bool(verdict(q, text)["correct"])
+    return found
+
+
+def effects(
+    paths: list[str], variants: dict[str, tuple[Check, ...]]
+) -> Iterator[tuple[str, dict[str, dict[str, bool]]]]:
+    """For each recorded set or persona: each question's rightness under each variant."""
+    judge = judges()
     for path in paths:
         for report in json.loads(Path(path).read_text(encoding="utf-8")):
             recorded = report.get("readings", {})
@@ -75,17 +87,23 @@ def main(paths: list[str]) -> int:
                 [],
             )
             tools = MemoryTools(Path(report["memory"]))
-            cells = []
-            for checks in variants.values():
-                right = 0
-                for out in outcomes:
-                    q = questions[out["id"]]
-                    unknown = frozenset(unknown_names(tools, q["question"]))
-                    made = drafts(recorded.get(q["question"], []), q["question"], unknown)
+            right: dict[str, dict[str, bool]] = {}
+            for out in outcomes:
+                unknown = frozenset(unknown_names(tools, out["question"]))
+                made = drafts(recorded.get(out["question"], []), out["question"], unknown)
+                for name, checks in variants.items():
                     text, confidence = replay(made, checks)
-                    right += bool(score(q, text, confidence)["correct"])
-                cells.append(f"{right}/{len(outcomes)}")
-            print(f"{report['set']:<10} " + "".join(f"{c:>30}" for c in cells))
+                    right.setdefault(out["id"], {})[name] = judge[out["id"]](text, confidence)
+            yield report.get("set") or report["persona"], right
+
+
+def main(paths: list[str]) -> int:
+    variants = {"all checks": CHECKS}
+    variants |= {f"without {c.name}": tuple(x for x in CHECKS if x is not c) for c in CHECKS}
+    print(f"{'set':<10} " + "".join(f"{name:>30}" for name in variants))
+    for name, right in effects(paths, variants):
+        cells = [f"{sum(r[v] for r in right.values())}/{len(right)}" for v in variants]
+        print(f"{name:<10} " + "".join(f"{c:>30}" for c in cells))
     return 0
 
 

@@ -83,7 +83,7 @@ from tests.benchmarks.eval_answers import (  # noqa: E402
     pick,
     score,
 )
-from tests.benchmarks.eval_corpora import halves  # noqa: E402
+from tests.benchmarks.eval_corpora import Readings, halves  # noqa: E402
 from tests.benchmarks.eval_facts import matches, negates  # noqa: E402
 
 PERSONAS = ROOT / "tests" / "personas"
@@ -582,7 +582,14 @@ def _project(
     facts = stored_facts(memory)
     report["facts"] = judge_facts(*facts, persona) if facts is not None else None
     today = ask_time(persona)
-    return "project", lambda q: ask_in_copy(memory, q, server, today, extra, scratch)
+    readings = Readings()  # each reading's drafts, for ablate_checks.py --personas
+    report["readings"] = readings.by_question
+
+    def ask(question: str) -> dict[str, Any]:
+        readings.current = question
+        return ask_in_copy(memory, question, server, today, extra, scratch)
+
+    return "project", ask
 
 
 def _baselines(
