@@ -80,7 +80,9 @@ def effects(
     """For each recorded set or persona: each question's rightness under each variant."""
     judge = judges()
     for path in paths:
-        for report in json.loads(Path(path).read_text(encoding="utf-8")):
+        loaded = json.loads(Path(path).read_text(encoding="utf-8"))
+        # eval_corpora writes its reports, eval_personas them under "reports"
+        for report in loaded["reports"] if isinstance(loaded, dict) else loaded:
             recorded = report.get("readings", {})
             outcomes = next(
                 (o for n, o in report["outcomes"].items() if n in ("project", "project-general")),

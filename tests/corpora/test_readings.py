@@ -46,12 +46,12 @@ def test_a_persona_run_is_replayed_with_the_persona_scoring(tmp_path: Path) -> N
         "readings": {question: [{"passages": [shown.__dict__], "reading": invented}]},
     }
     recorded = tmp_path / "run.json"
-    recorded.write_text(json.dumps([report]), encoding="utf-8")
+    recorded.write_text(json.dumps({"reports": [report]}), encoding="utf-8")
     variants = {"all": pipeline.CHECKS, "none": ()}
     [(name, right)] = list(effects([str(recorded)], variants))
     assert name == "rosalind"
     assert right == {"ro-never-husband": {"all": False, "none": False}}
     report["readings"][question][0]["reading"] = {"answer": "", "passages": [], "found": False}
-    recorded.write_text(json.dumps([report]), encoding="utf-8")
+    recorded.write_text(json.dumps({"reports": [report]}), encoding="utf-8")
     [(_, right)] = list(effects([str(recorded)], variants))
     assert right == {"ro-never-husband": {"all": True, "none": True}}
