@@ -417,6 +417,27 @@ def test_a_fact_restating_one_turn_of_a_window_takes_the_turns_place(tmp_path: P
     assert sum("120 sandwiches" in p.text for p in passages) == 1
 
 
+def test_a_fact_restating_one_turn_leaves_the_windows_other_turns(tmp_path: Path) -> None:
+    """A day's conversation: the turn that moved an appointment, then one a fact of that day
+    restates. "What did I say on that day": the fact took the whole window's place, and the
+    turn asked about was shown nowhere (answered "the memory does not say")."""
+    root = tmp_path / "memory"
+    write(root, "README.md", "# Memory\n")
+    day = NOW - 10 * DAY
+    said = chat(
+        root,
+        day,
+        "Bad news: the garage moved the car's service from 14 May to 21 May, same time.",
+        "That's a pity, because Ines will be visiting then and wanted the car.",
+    )
+    fact(root, "That's a pity, because Ines will be visiting then and wanted the car.", day,
+         said.id, 2)  # fmt: skip
+    question = f"On {day:%d %B}, what date did I say the car's service had been moved to?"
+    passages = retrieve(MemoryTools(root), question, now=NOW)
+    assert any("to 21 May" in p.text for p in passages), [p.text for p in passages]
+    assert sum("Ines will be visiting" in p.text for p in passages) == 1
+
+
 def test_a_recent_passage_about_something_else_is_not_read_first(tmp_path: Path) -> None:
     """A stray recent hit that shares a word of the question stays behind what is about it."""
     root = tmp_path / "memory"

@@ -123,14 +123,10 @@ def retrieve(
         window = best_turns(text, weights) if turns else best_window(text, _within(weights, label))
         said = _said_at(memory, files[memory].text) if is_personal(memory) else None
         passage = Passage(len(chosen) + 1, memory, document, label, window, said)
-        same = _said_before(passage, chosen) if said is not None else None
-        if same is not None:  # a fact and the turn it was learned from: one place, the fact's
-            # (the turn as said; the fact has its corrections applied, "3 June, no wait,
-            # 13 June" is "13 June", and is replaced when the person changes it)
-            if recall.is_fact(memory) and not recall.is_fact(chosen[same].memory):
-                chosen[same] = replace(passage, number=same + 1)
+        kept = _unsaid(passage, chosen, weights) if said is not None else passage
+        if kept is None:
             continue
-        chosen.append(passage)
+        chosen.append(kept)
         if len(chosen) == limit:
             break
     # In the search's order: what the person said is dated, and the reading is told that
@@ -143,21 +139,45 @@ def retrieve(
 RESTATED = 0.8  # the share of a passage's words another one holds for it to say the same
 
 
-def _said_before(passage: Passage, chosen: list[Passage]) -> int | None:
-    """The place of a passage of the person's among `chosen` that says what `passage` says
-    (most of the words of the shorter one in the longer, and half of each sentence of the
-    longer in the shorter): a fact learned from a turn, and the turn. Shown twice, they took
-    two of five places and left out the turn that changed it. A turn with a sentence its
-    fact does not say (why, with whom, what else) is not the same: only it holds the rest."""
-    for place, other in enumerate(chosen):
-        if other.said is None:
-            continue
-        # turn by turn: a conversation's window holds other turns beside the one restated
-        for mine in passage.text.split("\n\n"):
-            for theirs in other.text.split("\n\n"):
-                if _same_said(mine, theirs):
-                    return place
-    return None
+def _unsaid(
+    passage: Passage, chosen: list[Passage], weights: Mapping[str, float]
+) -> Passage | None:
+    """`passage` of the person's without what `chosen` already shows; None when that is all
+    of it. A fact learned from a turn and the turn say one thing: shown twice, they took two
+    of five places and left out the turn that changed it. The fact keeps it (the turn as
+    said; the fact has its corrections applied, "3 June, no wait, 13 June" is "13 June",
+    and is replaced when the person changes it). A conversation's window is its best turn
+    and the turns beside it: when a fact restates the best one, the window goes with it
+    (the others are context, about something else), but when it restates a turn beside it,
+    only that turn goes ("the clinic moved it to 21 April" stays beside the turn a fact of
+    that day restates). A turn with a sentence its fact does not say (why, with whom, what
+    else) is not the same: only it holds the rest."""
+    if recall.is_fact(passage.memory):
+        for place, other in enumerate(chosen):
+            if other.said is None:
+                continue
+            turns = other.text.split("\n\n")
+            left = [t for t in turns if not _same_said(passage.text, t)]
+            if len(left) == len(turns):
+                continue
+            if recall.is_fact(other.memory):
+                return None
+            if _best(turns, weights) not in left:  # the fact takes the window's place
+                chosen[place] = replace(passage, number=place + 1)
+                return None
+            chosen[place] = replace(other, text="\n\n".join(left))
+        return passage
+    turns = passage.text.split("\n\n")
+    shown = [t for other in chosen if other.said is not None for t in other.text.split("\n\n")]
+    left = [t for t in turns if not any(_same_said(t, s) for s in shown)]
+    if _best(turns, weights) not in left:
+        return None
+    return replace(passage, text="\n\n".join(left))
+
+
+def _best(turns: list[str], weights: Mapping[str, float]) -> str:
+    """The turn holding the most of the question's weight (the first of equals)."""
+    return max(turns, key=lambda turn: _weight(turn, weights))
 
 
 def _same_said(mine: str, theirs: str) -> bool:
