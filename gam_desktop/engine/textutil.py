@@ -46,6 +46,12 @@ def initialism(word: str) -> str:
     return word.upper() if letters and not _VOWEL.search(word) else word
 
 
+# English auxiliaries: one opening a sentence before its subject asks a question ("Is
+# there…", "Did I…"), one that is answered yes or no when nothing else asks.
+AUXILIARIES = (
+    "is are was were am do does did have has had can could will would shall should may might must"
+).split()
+
 _VOWEL = re.compile(r"[aeiouy]")
 _HEADING_LINE = re.compile(r"^\s*#")
 _OPENS = re.compile(r"(?:^|[.!?]\s+|^\W+)$")  # what stands before a word that opens a sentence

@@ -203,6 +203,53 @@ def test_sentences_saying_only_the_common_words_of_an_answer_do_not_support_it()
     assert finding is not None and finding.repaired is not None
 
 
+def test_a_yes_or_no_rests_on_the_cited_sentence_about_what_was_asked() -> None:
+    """ "Do I still…?" "No, you are not still…": a yes or no has no words of its own. It
+    was rejected as saying nothing the passages say, though the passage it cited said it."""
+    shown = [
+        passage(1, "I signed up for the pottery course at the Elm Street studio."),
+        passage(2, "Forget the pottery course at Elm Street: the studio closed for good."),
+    ]
+    draft = Draft(
+        "Am I still doing the pottery course at Elm Street?",
+        "No, you are not still doing the pottery course at Elm Street.",
+        [],
+        shown,
+        cited=(2,),
+    )
+    finding = checks.QuotesInSources().check(draft)
+    assert finding is not None and finding.repaired is not None
+    assert [s.passage.number for s in finding.repaired.support] == [2]
+    # cited where no sentence holds a word of the question: nothing supports it
+    elsewhere = replace(draft, passages=[*shown, passage(3, "The weather was fine.")], cited=(3,))
+    finding = checks.QuotesInSources().check(elsewhere)
+    assert finding is not None and finding.repaired is None
+    # not a question an auxiliary opens: a "No" answers nothing asked
+    which = replace(
+        draft,
+        question="Which course am I still doing at Elm Street?",
+        answer="No, you are not still doing the course at Elm Street.",
+    )
+    finding = checks.QuotesInSources().check(which)
+    assert finding is not None and finding.repaired is None
+
+
+def test_pronouns_are_no_words_of_an_answers_own() -> None:
+    """ "You told me on 3 May…": "you" and "me" are said by no passage of what the person
+    said (they wrote "I"); counted as the answer's own words, they rejected it."""
+    said = "Stated on Tuesday 3 May 2022: The boiler check is now on 16 June."
+    draft = Draft(
+        "On which day did I tell you the boiler check had moved to 16 June?",
+        "On Tuesday 3 May 2022 you told me the boiler check had moved to 16 June.",
+        [],
+        [passage(1, said)],
+        cited=(1,),
+    )
+    assert checks.own_words(draft.answer, draft.question) == {"told", "tuesday"}
+    finding = checks.QuotesInSources().check(draft)
+    assert finding is not None and finding.repaired is not None
+
+
 def test_a_number_the_quotes_do_not_state_makes_the_quote_the_answer() -> None:
     support = [checks.Support(passage(1, BERT), BERT)]
     draft = Draft("How much is masked?", "20 percent", [], [], support)

@@ -29,6 +29,7 @@ from gam_desktop.engine.answering.passages import (
     units_of,
 )
 from gam_desktop.engine.retrieval.search import tokenize
+from gam_desktop.engine.textutil import AUXILIARIES
 
 QUOTE_OVERLAP = 0.75  # share of a quote's words a source sentence must hold to be it
 ANSWER_OVERLAP = 0.5  # share of an answer's own words its quotes must hold
@@ -139,6 +140,8 @@ class QuotesInSources:
         if not found and not draft.quotes:  # several sentences may each say a part of it
             covered = cover(draft)
             found = covered if unsupported(draft, covered, by_rarity=True) is None else []
+        if not found and (about := polar_support(draft)) is not None:
+            found = [about]
         support = list({(s.passage.number, s.sentence): s for s in found}.values())
         if not support:
             return Finding(self.name, "it quotes nothing the passages say")
@@ -185,6 +188,30 @@ def stating_sentence(draft: Draft) -> Support | None:
         return None
     cited = [p for p in draft.passages if p.number in draft.cited]
     return (_best_sentence(cited, held) if cited else None) or _best_sentence(draft.passages, held)
+
+
+_POLAR = re.compile(r"\s*(yes|no)\b", re.IGNORECASE)
+_AUXILIARY = re.compile(rf"\s*({'|'.join(AUXILIARIES)})\b", re.IGNORECASE)
+
+
+def polar_support(draft: Draft) -> Support | None:
+    """A yes or no to a question that opens with an auxiliary ("Do I still…?" "No, you
+    don't…") has no words of its own: it says whether the question holds, and the sentence
+    it rests on is the cited passages' one holding the most of the question's rarer words.
+    None for any other answer, or when no sentence of those passages holds one."""
+    if not (_AUXILIARY.match(draft.question) and _POLAR.match(draft.answer)):
+        return None
+    if own_words(draft.answer, draft.question) or numbers(draft.answer) - numbers(draft.question):
+        return None  # it says more than yes or no: the other ways find its support
+    weight = _rarity(draft.passages)
+    asked = set(words(draft.question)) - FUNCTION_WORDS
+
+    def held(support: Support) -> float | None:
+        said = set(words(support.said))
+        stems = {_stem(w) for w in said}
+        return sum(weight(w) for w in asked if w in said or _stem(w) in stems) or None
+
+    return _best_sentence([p for p in draft.passages if p.number in draft.cited], held)
 
 
 def _best_sentence(

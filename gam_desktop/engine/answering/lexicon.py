@@ -38,7 +38,9 @@ FUNCTION_WORDS = frozenset(
     whose what when where why how do does did done has have had having will would shall
     should can could may might must not no yes so such also only just about into over under
     per each every any all some more most less least very answer question passage passages i
-    document documents according says said state states stated""".split()
+    document documents according says said state states stated
+    me my mine myself you your yours yourself we our ours us he him his she her hers
+    i'm i've i'll i'd you're you've you'll you'd we're we've he's she's""".split()
 )
 
 NOT_IN_MEMORY = "The memory does not say."

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from gam_desktop.engine.textutil import AUXILIARIES
+
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _FIRST_PERSON = re.compile(r"^\s*(i|i'm|i've|i'd|i'll|my|we|we're|we've|our)\b", re.IGNORECASE)
 # "I need to know…" asks; "I need to return the books before 9 March" tells what
@@ -39,8 +41,8 @@ def question_part(message: str) -> str:
 # the assistant what to do ("List every…", "Compare…", "Name all…").
 _ASKING = re.compile(
     r"^\s*(what|which|who|whom|whose|when|where|why|how|whether|"
-    r"is|are|was|were|am|do|does|did|have|has|had|can|could|will|would|shall|should|may|"
-    r"might|must|let|list|name|give|show|tell|find|search|look|compare|contrast|summari[sz]e|"
+    + "|".join(AUXILIARIES)
+    + r"|let|list|name|give|show|tell|find|search|look|compare|contrast|summari[sz]e|"
     r"explain|describe|define|count|calculate|remind|help|write|draft|translate|check|get|"
     r"enumerate|identify|state|provide|outline|suggest|recommend|quote|cite|recall|repeat|"
     r"say|read|open|add|delete|remove|make|create|go)\b",
