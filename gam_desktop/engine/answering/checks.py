@@ -26,7 +26,9 @@ from gam_desktop.engine.answering.passages import (
     identifiers,
     parts_of,
     qualified,
+    question_weights,
     units_of,
+    weight_of,
 )
 from gam_desktop.engine.retrieval.search import tokenize
 from gam_desktop.engine.textutil import AUXILIARIES
@@ -203,15 +205,9 @@ def polar_support(draft: Draft) -> Support | None:
         return None
     if own_words(draft.answer, draft.question) or numbers(draft.answer) - numbers(draft.question):
         return None  # it says more than yes or no: the other ways find its support
-    weight = _rarity(draft.passages)
-    asked = set(words(draft.question)) - FUNCTION_WORDS
-
-    def held(support: Support) -> float | None:
-        said = set(words(support.said))
-        stems = {_stem(w) for w in said}
-        return sum(weight(w) for w in asked if w in said or _stem(w) in stems) or None
-
-    return _best_sentence([p for p in draft.passages if p.number in draft.cited], held)
+    weights = question_weights(draft.question, [p.text for p in draft.passages])
+    cited = [p for p in draft.passages if p.number in draft.cited]
+    return _best_sentence(cited, lambda support: weight_of(support.said, weights) or None)
 
 
 def _best_sentence(

@@ -94,7 +94,7 @@ def retrieve(
     for memory in found:
         if memory not in texts and (shown := _shown(files, memory, period, gone)) is not None:
             texts[memory] = shown
-    weights = _weights(question, [text for _, text in texts.values()])
+    weights = question_weights(question, [text for _, text in texts.values()])
     chosen: list[Passage] = []
     per_document: Counter[str] = Counter()
     # A README lists what its folder holds: it matches a question's words (and its
@@ -118,7 +118,7 @@ def retrieve(
             continue
         per_document[document or memory] += 1
         turns = recall.is_conversation(memory)
-        if turns and gone is not None and not _weight(text, weights):
+        if turns and gone is not None and not weight_of(text, weights):
             continue  # (about what holds: none of its turns left says a word of the question)
         window = best_turns(text, weights) if turns else best_window(text, _within(weights, label))
         said = _said_at(memory, files[memory].text) if is_personal(memory) else None
@@ -149,8 +149,8 @@ def _unsaid(
     and is replaced when the person changes it). A conversation's window is its best turn
     and the turns beside it: when a fact restates the best one, the window goes with it
     (the others are context, about something else), but when it restates a turn beside it,
-    only that turn goes ("the clinic moved it to 21 April" stays beside the turn a fact of
-    that day restates). A turn with a sentence its fact does not say (why, with whom, what
+    only that turn goes ("the garage moved the service to 21 May" stays beside the turn a
+    fact of that day restates). A turn with a sentence its fact does not say (why, with whom, what
     else) is not the same: only it holds the rest."""
     if recall.is_fact(passage.memory):
         for place, other in enumerate(chosen):
@@ -177,7 +177,7 @@ def _unsaid(
 
 def _best(turns: list[str], weights: Mapping[str, float]) -> str:
     """The turn holding the most of the question's weight (the first of equals)."""
-    return max(turns, key=lambda turn: _weight(turn, weights))
+    return max(turns, key=lambda turn: weight_of(turn, weights))
 
 
 def _same_said(mine: str, theirs: str) -> bool:
@@ -198,7 +198,7 @@ def _said_at(memory: str, text: str) -> datetime:
     return recall.started_at(memory, text) or datetime.min.replace(tzinfo=UTC)
 
 
-def _weight(text: str, weights: Mapping[str, float]) -> float:
+def weight_of(text: str, weights: Mapping[str, float]) -> float:
     return sum(weights.get(t, 0.0) for t in set(tokenize(text)))
 
 
@@ -403,7 +403,7 @@ def source_name(files: Mapping[str, CorpusFile], key: str) -> str:
     return reader_name(name) if name else ""
 
 
-def _weights(question: str, texts: list[str]) -> dict[str, float]:
+def question_weights(question: str, texts: list[str]) -> dict[str, float]:
     """Each question term's weight: rarer among the candidates' sentences, heavier."""
     terms = set(query_terms(question))
     units = [set(tokenize(u)) for text in texts for u in units_of(text)]
