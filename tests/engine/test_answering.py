@@ -76,6 +76,27 @@ def test_a_window_that_stops_inside_a_list_takes_the_rest_of_it() -> None:
     assert len(best_window(long, {"sever": 3.0}, words=40).split()) <= 80 + 20
 
 
+def test_a_window_without_what_is_asked_for_brings_the_sections_sentence_that_names_it() -> None:
+    """ "Which ticket is behind the change that makes the parser reject bad bytes?": the
+    sentences about the change matched the question; the ticket was named in the entry's
+    last sentence, past the window's words."""
+    change = "The parser now rejects invalid bytes in its input instead of passing them on."
+    filler = " ".join(f"Remark {n} explains why that matters for callers." for n in range(20))
+    text = (
+        f"## Changes\n\n- {change}\n  {filler} Reported by a user (ticket QX-4411).\n\n"
+        "## Other\n\nAnother ticket (ticket QX-9000) about something else."
+    )
+    asked = "Which ticket is behind the change that makes the parser reject bad bytes?"
+    weights = passages.question_weights(asked, [text])
+    window = best_window(text, weights, words=40, sought=passages.asked_for(asked))
+    assert change in window and "QX-4411" in window
+    assert "QX-9000" not in window  # never from another section
+    assert len(window.split()) < 80  # the sentence after an ellipsis, not all between
+    # without what was asked for, the window is the same as before
+    assert "QX-4411" not in best_window(text, weights, words=40)
+    assert passages.asked_for("What is the parser?") == frozenset()
+
+
 def test_inside_a_document_its_window_is_found_by_the_words_that_do_not_name_it(
     tmp_path: Path,
 ) -> None:
@@ -530,6 +551,31 @@ def test_a_name_no_file_writes_is_not_in_the_memory(tmp_path: Path) -> None:
     unknown = replace(draft, unknown=frozenset({"dunmore"}))
     finding = checks.AboutWhatIsAsked().check(unknown)
     assert finding is not None and finding.repaired is None and "dunmore" in finding.why
+
+
+def test_a_name_of_several_words_is_known_only_where_they_are_written_together(
+    tmp_path: Path,
+) -> None:
+    """ "How does the licence define a 'Shipping Unit'?": every file named shipping or units
+    somewhere, none the term the question asked about, and a reading defined it anyway."""
+    root = tmp_path / "memory"
+    root.mkdir()
+    (root / "terms.md").write_text(
+        "---\ntitle: Terms\n---\nShipping costs are extra. A Unit is one copy. "
+        "Each Back-Cover Texts section may hold 25 words.",
+        encoding="utf-8",
+    )
+    tools = MemoryTools(root)
+    asked = "How does the licence define a 'Shipping Unit'?"
+    assert passages.name_phrases(asked) == ["shipping unit"]  # a quote opens it
+    assert passages.unknown_names(tools, asked) == {"shipping unit"}
+    # written together (a plural, a hyphen, another case), it is known
+    assert passages.unknown_names(tools, "How long may a back-cover Text be?") == set()
+    assert passages.unknown_names(tools, "How long may a Back-Cover Text be?") == set()
+    # names apart, or one after a possessive, are no name of several words
+    assert passages.name_phrases("Did Ann's Shipping Unit come?") == ["shipping unit"]
+    assert passages.name_phrases("Did Ann Shipping's Unit come?") == ["ann shipping"]
+    assert passages.name_phrases("Did Ann, Unit and Shipping come?") == []
 
 
 # -- the LLM handed in ----------------------------------------------------------------------

@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from gam_desktop.engine.answering import recall
-from gam_desktop.engine.answering.lexicon import CALENDAR_WORDS, FUNCTION_WORDS
+from gam_desktop.engine.answering.lexicon import ASKED_FOR, CALENDAR_WORDS, FUNCTION_WORDS
 from gam_desktop.engine.answering.recall import is_personal
 from gam_desktop.engine.answering.when import (
     CURRENT,
@@ -53,7 +53,9 @@ _UNIT = re.compile(r"\n\s*\n|\n(?=\s*(?:[#>|*-]|\d{1,3}[.)]\s))|(?<=[.!?])\s+(?=
 _HEADING = re.compile(r"^\s*#{1,6}\s+\S")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]\s|\d{1,3}[.)]\s|\|)")  # a list item or a table row
 _IDENTIFIER = re.compile(r"\w*\d\w*(?:[._-]\w+)+|\w+(?:[._-]\w+)*[._-]\d\w*|\w*[a-z]\d\w*", re.I)
-_CAPITALIZED = re.compile(r"(?<![\w'’.-])([A-Z][\w'’-]*)")
+# A word with a capital, where no letter, dot or dash is written right before it, nor an
+# apostrophe of a word ("O'Neil"); a quotation mark that opens a quote may ("'User Guide'").
+_CAPITALIZED = re.compile(r"(?:(?<![\w'’.-])|(?<=(?<!\w)['‘]))([A-Z][\w'’-]*)")
 # A possessive or a contraction's ending ("Ann's", "James'", "I'd", "I've"), which is
 # not part of the name it is written on.
 _CLITIC = re.compile(r"['’](?:s|d|m|ve|ll|re)?$")
@@ -95,6 +97,7 @@ def retrieve(
         if memory not in texts and (shown := _shown(files, memory, period, gone)) is not None:
             texts[memory] = shown
     weights = question_weights(question, [text for _, text in texts.values()])
+    sought = asked_for(question)
     chosen: list[Passage] = []
     per_document: Counter[str] = Counter()
     # A README lists what its folder holds: it matches a question's words (and its
@@ -120,7 +123,11 @@ def retrieve(
         turns = recall.is_conversation(memory)
         if turns and gone is not None and not weight_of(text, weights):
             continue  # (about what holds: none of its turns left says a word of the question)
-        window = best_turns(text, weights) if turns else best_window(text, _within(weights, label))
+        window = (
+            best_turns(text, weights)
+            if turns
+            else best_window(text, _within(weights, label), sought=sought)
+        )
         said = _said_at(memory, files[memory].text) if is_personal(memory) else None
         passage = Passage(len(chosen) + 1, memory, document, label, window, said)
         kept = _unsaid(passage, chosen, weights) if said is not None else passage
@@ -356,7 +363,40 @@ def unknown_names(tools: MemoryTools, question: str) -> set[str]:
         parts = parts_of(name) or tokenize(name)
         if name in names(question) and parts and not tools.index.containing(parts):
             unknown.add(name)
+    if not unknown:
+        unknown = {n for n in name_phrases(question) if not _written_together(tools, n)}
     return unknown
+
+
+def name_phrases(question: str) -> list[str]:
+    """The runs of two or more names side by side in `question` ("the Blue Harbor
+    Protocol"), lowercased: one name of several words, which a memory writing each word
+    somewhere does not yet write. A possessive ends a run ("Ann Lee's Harbor")."""
+    named = names(question) - CALENDAR_WORDS
+    runs: list[list[str]] = [[]]
+    after = -1  # where the run's last word ended, or -1 when nothing can join it
+    for match in _CAPITALIZED.finditer(question):
+        written = match.group(1)
+        word = _CLITIC.sub("", written).lower()
+        if word not in named:
+            runs.append([])
+            after = -1
+            continue
+        if after < 0 or question[after : match.start()] not in (" ", "-"):
+            runs.append([])
+        runs[-1].append(word)
+        after = match.end() if word == written.lower() else -1
+    return [" ".join(run) for run in runs if len(run) > 1]
+
+
+def _written_together(tools: MemoryTools, phrase: str) -> bool:
+    """Whether a file of the memory writes `phrase`'s words in a row ("back-cover text"
+    as "Back-Cover Texts" too)."""
+    words = phrase.split()
+    pattern = re.compile(r"\b" + r"\W+".join(re.escape(w) for w in words), re.IGNORECASE)
+    files = tools.corpus.snapshot()
+    candidates = tools.index.containing([t for w in words for t in tokenize(w)])
+    return any(k in files and pattern.search(files[k].text) for k in candidates)
 
 
 def _held(asked: set[str], text: str) -> int:
@@ -450,9 +490,30 @@ def best_turns(text: str, weights: Mapping[str, float], words: int = WINDOW_WORD
     return "\n\n".join(turns[i] for i in sorted(kept))
 
 
-def best_window(text: str, weights: Mapping[str, float], words: int = WINDOW_WORDS) -> str:
+def asked_for(question: str) -> frozenset[str]:
+    """The terms of what `question` asks for, as the search writes them: "Which CVE is
+    behind…" asks for a CVE ({"cve"}), "how many days…" for days. Empty when its question
+    word is followed by a function word ("What is…")."""
+    sought: set[str] = set()
+    for match in ASKED_FOR.finditer(question):
+        for word in match.group(1).split():
+            if word.lower() in FUNCTION_WORDS:
+                break
+            sought.update(tokenize(word))
+    return frozenset(sought)
+
+
+def best_window(
+    text: str,
+    weights: Mapping[str, float],
+    words: int = WINDOW_WORDS,
+    sought: frozenset[str] = frozenset(),
+) -> str:
     """The run of `text`'s units around its best one, about `words` long, within the section
-    it belongs to and under that section's heading."""
+    it belongs to and under that section's heading. When the run holds none of the `sought`
+    terms (what the question asks for) and a unit of its section does, the nearest such unit
+    follows it after "…": an entry of release notes names its CVE in its last sentence,
+    some 250 words after the sentences that say what was changed."""
     units = units_of(text)
     if sum(len(u.split()) for u in units) <= words:
         return text.strip()
@@ -471,8 +532,29 @@ def best_window(text: str, weights: Mapping[str, float], words: int = WINDOW_WOR
             size += len(units[start].split())
     end = _list_end(units, best, end, size, words)
     heading = next((units[i] for i in range(start, -1, -1) if _HEADING.match(units[i])), None)
-    kept = ([heading] if heading and heading != units[start] else []) + units[start:end]
-    return "\n".join(kept)
+    naming = _naming_unit(units, start, end, sought)
+    before = [units[naming], "…"] if naming is not None and naming < start else []
+    after = ["…", units[naming]] if naming is not None and naming >= end else []
+    kept = ([heading] if heading and heading != units[start] else []) + before
+    return "\n".join(kept + units[start:end] + after)
+
+
+def _naming_unit(units: list[str], start: int, end: int, sought: frozenset[str]) -> int | None:
+    """The unit nearest to `units[start:end]` within its section that holds a `sought` term,
+    the nearest after it first; None when the run holds one already or its section none."""
+    if not sought or any(sought & set(tokenize(u)) for u in units[start:end]):
+        return None
+    for i in range(end, len(units)):
+        if _HEADING.match(units[i]):
+            break
+        if sought & set(tokenize(units[i])):
+            return i
+    for i in range(start - 1, -1, -1):
+        if _HEADING.match(units[i]):
+            break
+        if sought & set(tokenize(units[i])):
+            return i
+    return None
 
 
 def _list_end(units: list[str], best: int, end: int, size: int, more: int) -> int:
