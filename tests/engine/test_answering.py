@@ -76,27 +76,6 @@ def test_a_window_that_stops_inside_a_list_takes_the_rest_of_it() -> None:
     assert len(best_window(long, {"sever": 3.0}, words=40).split()) <= 80 + 20
 
 
-def test_a_window_without_what_is_asked_for_brings_the_sections_sentence_that_names_it() -> None:
-    """ "Which ticket is behind the change that makes the parser reject bad bytes?": the
-    sentences about the change matched the question; the ticket was named in the entry's
-    last sentence, past the window's words."""
-    change = "The parser now rejects invalid bytes in its input instead of passing them on."
-    filler = " ".join(f"Remark {n} explains why that matters for callers." for n in range(20))
-    text = (
-        f"## Changes\n\n- {change}\n  {filler} Reported by a user (ticket QX-4411).\n\n"
-        "## Other\n\nAnother ticket (ticket QX-9000) about something else."
-    )
-    asked = "Which ticket is behind the change that makes the parser reject bad bytes?"
-    weights = passages.question_weights(asked, [text])
-    window = best_window(text, weights, words=40, sought=passages.asked_for(asked))
-    assert change in window and "QX-4411" in window
-    assert "QX-9000" not in window  # never from another section
-    assert len(window.split()) < 80  # the sentence after an ellipsis, not all between
-    # without what was asked for, the window is the same as before
-    assert "QX-4411" not in best_window(text, weights, words=40)
-    assert passages.asked_for("What is the parser?") == frozenset()
-
-
 def test_inside_a_document_its_window_is_found_by_the_words_that_do_not_name_it(
     tmp_path: Path,
 ) -> None:

@@ -43,10 +43,6 @@ FUNCTION_WORDS = frozenset(
     i'm i've i'll i'd you're you've you'll you'd we're we've he's she's""".split()
 )
 
-# What a question asks for, named right after its question word: "Which CVE…", "what
-# command…", "how many days…" (up to two words; a function word ends the name).
-ASKED_FOR = re.compile(r"\b(?:which|what|how\s+many|how\s+much)\s+([\w-]+(?:\s+[\w-]+)?)", re.I)
-
 NOT_IN_MEMORY = "The memory does not say."
 NOT_CLEARLY = "The memory does not say this clearly. The closest it comes:"
 

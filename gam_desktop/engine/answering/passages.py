@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from gam_desktop.engine.answering import recall
-from gam_desktop.engine.answering.lexicon import ASKED_FOR, CALENDAR_WORDS, FUNCTION_WORDS
+from gam_desktop.engine.answering.lexicon import CALENDAR_WORDS, FUNCTION_WORDS
 from gam_desktop.engine.answering.recall import is_personal
 from gam_desktop.engine.answering.when import (
     CURRENT,
@@ -97,7 +97,6 @@ def retrieve(
         if memory not in texts and (shown := _shown(files, memory, period, gone)) is not None:
             texts[memory] = shown
     weights = question_weights(question, [text for _, text in texts.values()])
-    sought = asked_for(question)
     chosen: list[Passage] = []
     per_document: Counter[str] = Counter()
     # A README lists what its folder holds: it matches a question's words (and its
@@ -123,11 +122,7 @@ def retrieve(
         turns = recall.is_conversation(memory)
         if turns and gone is not None and not weight_of(text, weights):
             continue  # (about what holds: none of its turns left says a word of the question)
-        window = (
-            best_turns(text, weights)
-            if turns
-            else best_window(text, _within(weights, label), sought=sought)
-        )
+        window = best_turns(text, weights) if turns else best_window(text, _within(weights, label))
         said = _said_at(memory, files[memory].text) if is_personal(memory) else None
         passage = Passage(len(chosen) + 1, memory, document, label, window, said)
         kept = _unsaid(passage, chosen, weights) if said is not None else passage
@@ -490,30 +485,9 @@ def best_turns(text: str, weights: Mapping[str, float], words: int = WINDOW_WORD
     return "\n\n".join(turns[i] for i in sorted(kept))
 
 
-def asked_for(question: str) -> frozenset[str]:
-    """The terms of what `question` asks for, as the search writes them: "Which CVE is
-    behind…" asks for a CVE ({"cve"}), "how many days…" for days. Empty when its question
-    word is followed by a function word ("What is…")."""
-    sought: set[str] = set()
-    for match in ASKED_FOR.finditer(question):
-        for word in match.group(1).split():
-            if word.lower() in FUNCTION_WORDS:
-                break
-            sought.update(tokenize(word))
-    return frozenset(sought)
-
-
-def best_window(
-    text: str,
-    weights: Mapping[str, float],
-    words: int = WINDOW_WORDS,
-    sought: frozenset[str] = frozenset(),
-) -> str:
+def best_window(text: str, weights: Mapping[str, float], words: int = WINDOW_WORDS) -> str:
     """The run of `text`'s units around its best one, about `words` long, within the section
-    it belongs to and under that section's heading. When the run holds none of the `sought`
-    terms (what the question asks for) and a unit of its section does, the nearest such unit
-    follows it after "…": an entry of release notes names its CVE in its last sentence,
-    some 250 words after the sentences that say what was changed."""
+    it belongs to and under that section's heading."""
     units = units_of(text)
     if sum(len(u.split()) for u in units) <= words:
         return text.strip()
@@ -532,29 +506,8 @@ def best_window(
             size += len(units[start].split())
     end = _list_end(units, best, end, size, words)
     heading = next((units[i] for i in range(start, -1, -1) if _HEADING.match(units[i])), None)
-    naming = _naming_unit(units, start, end, sought)
-    before = [units[naming], "…"] if naming is not None and naming < start else []
-    after = ["…", units[naming]] if naming is not None and naming >= end else []
-    kept = ([heading] if heading and heading != units[start] else []) + before
-    return "\n".join(kept + units[start:end] + after)
-
-
-def _naming_unit(units: list[str], start: int, end: int, sought: frozenset[str]) -> int | None:
-    """The unit nearest to `units[start:end]` within its section that holds a `sought` term,
-    the nearest after it first; None when the run holds one already or its section none."""
-    if not sought or any(sought & set(tokenize(u)) for u in units[start:end]):
-        return None
-    for i in range(end, len(units)):
-        if _HEADING.match(units[i]):
-            break
-        if sought & set(tokenize(units[i])):
-            return i
-    for i in range(start - 1, -1, -1):
-        if _HEADING.match(units[i]):
-            break
-        if sought & set(tokenize(units[i])):
-            return i
-    return None
+    kept = ([heading] if heading and heading != units[start] else []) + units[start:end]
+    return "\n".join(kept)
 
 
 def _list_end(units: list[str], best: int, end: int, size: int, more: int) -> int:
