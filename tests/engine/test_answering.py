@@ -551,6 +551,9 @@ def test_a_name_of_several_words_is_known_only_where_they_are_written_together(
     # written together (a plural, a hyphen, another case), it is known
     assert passages.unknown_names(tools, "How long may a back-cover Text be?") == set()
     assert passages.unknown_names(tools, "How long may a Back-Cover Text be?") == set()
+    assert passages.unknown_names(tools, "What is a Unit Back-Cover?") == {"unit back-cover"}
+    # a version or a word between them ("Shipping costs" for "Shipping Costs") is no other name
+    assert passages.unknown_names(tools, "Who pays the Shipping Extra?") == set()
     # names apart, or one after a possessive, are no name of several words
     assert passages.name_phrases("Did Ann's Shipping Unit come?") == ["shipping unit"]
     assert passages.name_phrases("Did Ann Shipping's Unit come?") == ["ann shipping"]

@@ -385,10 +385,11 @@ def name_phrases(question: str) -> list[str]:
 
 
 def _written_together(tools: MemoryTools, phrase: str) -> bool:
-    """Whether a file of the memory writes `phrase`'s words in a row ("back-cover text"
-    as "Back-Cover Texts" too)."""
+    """Whether a file of the memory writes `phrase`'s words in order, at most two words
+    apart: "back-cover text" as "Back-Cover Texts", "Widget Cloud" as "Widget 2 Cloud"."""
     words = phrase.split()
-    pattern = re.compile(r"\b" + r"\W+".join(re.escape(w) for w in words), re.IGNORECASE)
+    between = r"\W+(?:\w+\W+){0,2}"
+    pattern = re.compile(r"\b" + between.join(re.escape(w) for w in words), re.IGNORECASE)
     files = tools.corpus.snapshot()
     candidates = tools.index.containing([t for w in words for t in tokenize(w)])
     return any(k in files and pattern.search(files[k].text) for k in candidates)
