@@ -438,6 +438,27 @@ def test_a_fact_restating_one_turn_leaves_the_windows_other_turns(tmp_path: Path
     assert sum("Ines will be visiting" in p.text for p in passages) == 1
 
 
+def test_what_the_person_asked_is_no_passage_of_what_they_told(tmp_path: Path) -> None:
+    """ "Which two bakeries have I told you about?": a question the person asked weeks ago
+    ("Which bakery delivers my bread again?") matched every word and took a place among
+    five, which the turn naming the second bakery needed. "When did I first mention…"
+    still counts a question that mentioned it."""
+    root = tmp_path / "memory"
+    write(root, "README.md", "# Memory\n")
+    chat(root, NOW - 40 * DAY, "My bread comes from a bakery called Kornhus, on Mondays.")
+    chat(root, NOW - 30 * DAY, "Which bakery delivers my bread again?")
+    chat(root, NOW - 20 * DAY, "I've switched bakeries: Solbröd bakes my bread now.")
+    for n in range(4):  # other things said about bread and bakeries, to fill five places
+        chat(root, NOW - (10 - n) * DAY, f"The bread order for the bakery stall is {n + 2} loaves.")
+    question = "Which two bakeries have I told you about?"
+    passages = retrieve(MemoryTools(root), question, now=NOW)
+    assert not any("delivers my bread again" in p.text for p in passages)
+    assert any("Kornhus" in p.text for p in passages) and any("Solbröd" in p.text for p in passages)
+    asked_first = "When did I first ask about which bakery delivers?"
+    first = retrieve(MemoryTools(root), asked_first, now=NOW)
+    assert any("delivers my bread again" in p.text for p in first)
+
+
 def test_a_recent_passage_about_something_else_is_not_read_first(tmp_path: Path) -> None:
     """A stray recent hit that shares a word of the question stays behind what is about it."""
     root = tmp_path / "memory"

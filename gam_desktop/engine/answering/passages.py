@@ -92,9 +92,11 @@ def retrieve(
     found = _in_time(files, ranked, question, now, period, naming)
     found = [k for k in found if not _identity_beside_the_point(k, files, question)]
     gone = _no_longer_said(tools, files, question, period)
+    # What the person asked told nothing, except to "when did I first mention X?"
+    told = not recall.asks_for_first(question)
     texts: dict[str, tuple[str, str]] = {}  # memory -> (label, text), in that order
     for memory in found:
-        if memory not in texts and (shown := _shown(files, memory, period, gone)) is not None:
+        if memory not in texts and (shown := _shown(files, memory, period, gone, told)):
             texts[memory] = shown
     weights = question_weights(question, [text for _, text in texts.values()])
     chosen: list[Passage] = []
@@ -120,7 +122,7 @@ def retrieve(
             continue
         per_document[document or memory] += 1
         turns = recall.is_conversation(memory)
-        if turns and gone is not None and not weight_of(text, weights):
+        if turns and (gone is not None or told) and not weight_of(text, weights):
             continue  # (about what holds: none of its turns left says a word of the question)
         window = best_turns(text, weights) if turns else best_window(text, _within(weights, label))
         said = _said_at(memory, files[memory].text) if is_personal(memory) else None
@@ -411,6 +413,7 @@ def _shown(
     memory: str,
     period: Window | None = None,
     gone: set[recall.Turn] | None = None,
+    told_only: bool = False,
 ) -> tuple[str, str] | None:
     """A file's label and the text a window is cut from: a memory's original wording (its
     summary when it has none), a README's body, what the person said in a conversation
@@ -419,7 +422,7 @@ def _shown(
     if own is None:
         return None
     if is_personal(memory):
-        said = recall.personal_passage(memory, own.text, period, gone)
+        said = recall.personal_passage(memory, own.text, period, gone, told_only)
         return (recall.personal_label(memory, own.text), said) if said.strip() else None
     parsed = parse_memory(own.text)
     title = str(parsed.front.get("title") or memory.rsplit("/", 1)[-1].removesuffix(".md"))

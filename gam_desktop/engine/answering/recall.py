@@ -132,12 +132,18 @@ def _source(text: str) -> Turn | None:
 
 
 def personal_passage(
-    key: str, text: str, window: Window | None, gone: set[Turn] | None = None
+    key: str,
+    text: str,
+    window: Window | None,
+    gone: set[Turn] | None = None,
+    told_only: bool = False,
 ) -> str:
     """A conversation as its dated turns (those inside `window`, when one is given); a
     fact as its dated statement. With `gone` (a question about what holds), only the turns
     that tell something still held: none of `gone`, no question or request ("How much
-    paint for 3 rooms?" was read as the number of rooms after it changed)."""
+    paint for 3 rooms?" was read as the number of rooms after it changed). With
+    `told_only`, no question or request either: "Which supplier delivers my tortillas?",
+    asked weeks ago, told nothing, and took the place of a turn that named a supplier."""
     if is_fact(key):
         when = time_of(text)
         body = body_of(text)
@@ -148,11 +154,9 @@ def personal_passage(
         return text
     turns = record.turns
     if gone is not None:
-        turns = [
-            t
-            for n, t in enumerate(turns, 1)
-            if (record.id, n) not in gone and told_part(t.question).strip()
-        ]
+        turns = [t for n, t in enumerate(turns, 1) if (record.id, n) not in gone]
+    if gone is not None or told_only:
+        turns = [t for t in turns if told_part(t.question).strip()]
     if window is not None:
         turns = [t for t in turns if window[0] <= t.time < window[1]] or turns
     # The user's own words: answers came from the documents, which are searched themselves.
