@@ -532,34 +532,6 @@ def test_a_name_no_file_writes_is_not_in_the_memory(tmp_path: Path) -> None:
     assert finding is not None and finding.repaired is None and "dunmore" in finding.why
 
 
-def test_a_name_of_several_words_is_known_only_where_they_are_written_together(
-    tmp_path: Path,
-) -> None:
-    """ "How does the licence define a 'Shipping Unit'?": every file named shipping or units
-    somewhere, none the term the question asked about, and a reading defined it anyway."""
-    root = tmp_path / "memory"
-    root.mkdir()
-    (root / "terms.md").write_text(
-        "---\ntitle: Terms\n---\nShipping costs are extra. A Unit is one copy. "
-        "Each Back-Cover Texts section may hold 25 words.",
-        encoding="utf-8",
-    )
-    tools = MemoryTools(root)
-    asked = "How does the licence define a 'Shipping Unit'?"
-    assert passages.name_phrases(asked) == ["shipping unit"]  # a quote opens it
-    assert passages.unknown_names(tools, asked) == {"shipping unit"}
-    # written together (a plural, a hyphen, another case), it is known
-    assert passages.unknown_names(tools, "How long may a back-cover Text be?") == set()
-    assert passages.unknown_names(tools, "How long may a Back-Cover Text be?") == set()
-    assert passages.unknown_names(tools, "What is a Unit Back-Cover?") == {"unit back-cover"}
-    # a version or a word between them ("Shipping costs" for "Shipping Costs") is no other name
-    assert passages.unknown_names(tools, "Who pays the Shipping Extra?") == set()
-    # names apart, or one after a possessive, are no name of several words
-    assert passages.name_phrases("Did Ann's Shipping Unit come?") == ["shipping unit"]
-    assert passages.name_phrases("Did Ann Shipping's Unit come?") == ["ann shipping"]
-    assert passages.name_phrases("Did Ann, Unit and Shipping come?") == []
-
-
 # -- the LLM handed in ----------------------------------------------------------------------
 
 

@@ -53,9 +53,7 @@ _UNIT = re.compile(r"\n\s*\n|\n(?=\s*(?:[#>|*-]|\d{1,3}[.)]\s))|(?<=[.!?])\s+(?=
 _HEADING = re.compile(r"^\s*#{1,6}\s+\S")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]\s|\d{1,3}[.)]\s|\|)")  # a list item or a table row
 _IDENTIFIER = re.compile(r"\w*\d\w*(?:[._-]\w+)+|\w+(?:[._-]\w+)*[._-]\d\w*|\w*[a-z]\d\w*", re.I)
-# A word with a capital, where no letter, dot or dash is written right before it, nor an
-# apostrophe of a word ("O'Neil"); a quotation mark that opens a quote may ("'User Guide'").
-_CAPITALIZED = re.compile(r"(?:(?<![\w'’.-])|(?<=(?<!\w)['‘]))([A-Z][\w'’-]*)")
+_CAPITALIZED = re.compile(r"(?<![\w'’.-])([A-Z][\w'’-]*)")
 # A possessive or a contraction's ending ("Ann's", "James'", "I'd", "I've"), which is
 # not part of the name it is written on.
 _CLITIC = re.compile(r"['’](?:s|d|m|ve|ll|re)?$")
@@ -360,41 +358,7 @@ def unknown_names(tools: MemoryTools, question: str) -> set[str]:
         parts = parts_of(name) or tokenize(name)
         if name in names(question) and parts and not tools.index.containing(parts):
             unknown.add(name)
-    if not unknown:
-        unknown = {n for n in name_phrases(question) if not _written_together(tools, n)}
     return unknown
-
-
-def name_phrases(question: str) -> list[str]:
-    """The runs of two or more names side by side in `question` ("the Blue Harbor
-    Protocol"), lowercased: one name of several words, which a memory writing each word
-    somewhere does not yet write. A possessive ends a run ("Ann Lee's Harbor")."""
-    named = names(question) - CALENDAR_WORDS
-    runs: list[list[str]] = [[]]
-    after = -1  # where the run's last word ended, or -1 when nothing can join it
-    for match in _CAPITALIZED.finditer(question):
-        written = match.group(1)
-        word = _CLITIC.sub("", written).lower()
-        if word not in named:
-            runs.append([])
-            after = -1
-            continue
-        if after < 0 or question[after : match.start()] not in (" ", "-"):
-            runs.append([])
-        runs[-1].append(word)
-        after = match.end() if word == written.lower() else -1
-    return [" ".join(run) for run in runs if len(run) > 1]
-
-
-def _written_together(tools: MemoryTools, phrase: str) -> bool:
-    """Whether a file of the memory writes `phrase`'s words in order, at most two words
-    apart: "back-cover text" as "Back-Cover Texts", "Widget Cloud" as "Widget 2 Cloud"."""
-    words = phrase.split()
-    between = r"\W+(?:\w+\W+){0,2}"
-    pattern = re.compile(r"\b" + between.join(re.escape(w) for w in words), re.IGNORECASE)
-    files = tools.corpus.snapshot()
-    candidates = tools.index.containing([t for w in words for t in tokenize(w)])
-    return any(k in files and pattern.search(files[k].text) for k in candidates)
 
 
 def _held(asked: set[str], text: str) -> int:
