@@ -121,7 +121,7 @@ def retrieve(
         per_document[document or memory] += 1
         turns = recall.is_conversation(memory)
         if turns and (gone is not None or told) and not weight_of(text, weights):
-            continue  # (about what holds: none of its turns left says a word of the question)
+            continue  # (none of its turns left, told and still held, says a word of it)
         window = best_turns(text, weights) if turns else best_window(text, _within(weights, label))
         said = _said_at(memory, files[memory].text) if is_personal(memory) else None
         passage = Passage(len(chosen) + 1, memory, document, label, window, said)

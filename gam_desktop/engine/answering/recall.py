@@ -142,8 +142,8 @@ def personal_passage(
     fact as its dated statement. With `gone` (a question about what holds), only the turns
     that tell something still held: none of `gone`, no question or request ("How much
     paint for 3 rooms?" was read as the number of rooms after it changed). With
-    `told_only`, no question or request either: "Which supplier delivers my tortillas?",
-    asked weeks ago, told nothing, and took the place of a turn that named a supplier."""
+    `told_only`, no question or request either: "Which bakery delivers my bread again?",
+    asked weeks ago, told nothing, and took the place of a turn that named a bakery."""
     if is_fact(key):
         when = time_of(text)
         body = body_of(text)
