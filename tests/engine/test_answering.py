@@ -295,7 +295,7 @@ def test_nothing_stated_is_not_in_the_memory(tools: MemoryTools) -> None:
 
 
 def test_the_next_answerer_is_tried_when_one_gives_nothing_that_holds(tools: MemoryTools) -> None:
-    question = "What do hooks return in networks of transformer attention models?"
+    question = "What do neural networks and transformer attention models return?"
     third = passages.retrieve(tools, question)[2]
     sentence = passages.units_of(third.text)[0]
     nothing = Reading(answer="", passages=[], found=False)
@@ -358,6 +358,26 @@ def test_a_file_named_for_the_identifier_asked_comes_before_one_mentioning_it(
         note.write_text(f"---\ntitle: Release {version}\n---\n{said} BERT encoder checkpoints.")
     found = passages.retrieve(MemoryTools(root), "How long are checkpoints kept in 6.1?")
     assert found[0].memory == "nlp/release_6_1.md"
+
+
+def test_a_window_sharing_little_of_the_question_is_left_out(tmp_path: Path) -> None:
+    """Five places are not filled with notes that share one common word with the question;
+    a second note holding most of its words stays (a question about two documents)."""
+    root = tmp_path / "memory"
+    notes = {
+        "quill.md": "Quill keeps unsent exports in a queue. The quill-pending command lists "
+        "the unsent exports still waiting in the queue.",
+        "quill_sync.md": "Quill sync uploads the unsent exports of the queue every hour.",
+        "shell.md": "The shell runs one command for each line of a script.",
+        "editor.md": "The editor shows every command in a palette.",
+    }
+    for name, body in notes.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(f"---\ntitle: {name[:-3]}\n---\n{body}", encoding="utf-8")
+    asked = "Which command lists the unsent exports waiting in Quill's queue?"
+    found = passages.retrieve(MemoryTools(root), asked)
+    assert [p.memory for p in found] == ["quill.md", "quill_sync.md"]
+    assert [p.number for p in found] == [1, 2]
 
 
 def test_readmes_only_fill_places_no_memory_took(tools: MemoryTools) -> None:

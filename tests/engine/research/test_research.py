@@ -80,7 +80,8 @@ def test_two_document_comparison_cites_each_document(memory, llm_server) -> None
     assert research_tasks(llm_server).count("research_integrate") == 2
     shown = [r["messages"][-1]["content"] for r in llm_server.state.requests
              if r["task"] == "research_integrate"]  # fmt: skip
-    assert all(re.search(r"^\[E\d+\] \(from Acme oncall — ", u, re.M) for u in shown)
+    for name, prompt in zip(("Acme", "Borealis"), shown, strict=True):  # named by document
+        assert re.search(rf"^\[E\d+\] \(from {name} oncall — ", prompt, re.M), prompt
     assert report.llm_calls == len(research_tasks(llm_server)) and report.tokens > 0
 
 
