@@ -504,3 +504,17 @@ def test_a_tombstone_removed_between_listing_and_reading_names_no_turn(tmp_path:
 
     gone = tmp_path / "facts/.deleted/work/gone.md"
     assert _turn_of_file(str(gone), 1, 10) is None
+
+
+def test_what_was_said_is_kept_beside_a_document_holding_more_of_the_question(
+    tmp_path: Path,
+) -> None:
+    """A document may share most words of a question and what the person said only one:
+    a window sharing little is left out for documents, never for what was said."""
+    root = tmp_path / "memory"
+    write(root, "photos/harbour.md", "---\ntitle: harbour\n---\n\nThe harbour photo shows a "
+          "sailing dinghy at the pier, taken at dawn from the harbour wall.\n")  # fmt: skip
+    said = fact(root, "My dinghy is red.", day(2026, 11, 2), "conversations/x.md", 1)
+    asked = "What colour is the sailing dinghy in the harbour photo at the pier?"
+    passages = retrieve(MemoryTools(root), asked, now=NOW)
+    assert said.home in [p.memory for p in passages]
