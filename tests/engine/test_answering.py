@@ -464,6 +464,40 @@ def test_an_answer_that_is_only_a_value_is_stated_by_the_sentence_giving_it() ->
     assert [s.passage.memory for s in finding.repaired.support] == ["b.md"]
 
 
+def test_a_value_the_sentence_gives_is_the_answer_s_content_beside_a_word_of_its_own() -> None:
+    """ "up to 40" gives the sentence's value with a word of the model's own: the number
+    weighs as much as a word, so the answer holds half its content there."""
+    said = "Each locker holds the parcels of one flat (the default limit is 40)."
+    shown = [passage(1, said), passage(2, "Lockers are emptied every evening.", "b.md")]
+    question = "When no limit is set, how many parcels will a locker hold?"
+    draft = Draft(question, "A locker will hold up to 40 parcels when no limit is set.", [], shown)
+    finding = checks.QuotesInSources().check(draft)
+    assert finding is not None and finding.repaired is not None
+    assert [s.sentence for s in finding.repaired.support] == [said]
+
+
+def test_two_values_of_two_sentences_outweigh_the_answer_s_one_unsaid_word() -> None:
+    shown = [
+        passage(1, "- Largest parcel accepted: **20 kg**.", "old.md"),
+        passage(2, "- Largest parcel accepted: **35 kg**.", "new.md"),
+    ]
+    question = "What was the largest parcel in the old depot, and what is it in the new one?"
+    answer_text = "In the old depot it was 20 kg. In the new one it was raised to 35 kg."
+    finding = checks.QuotesInSources().check(Draft(question, answer_text, [], shown))
+    assert finding is not None and finding.repaired is not None
+    assert [s.passage.memory for s in finding.repaired.support] == ["old.md", "new.md"]
+
+
+def test_a_value_counting_something_its_sentence_does_not_count_is_not_stated() -> None:
+    """ "22 years" where the sentence's 22 is a date's day: the word after the number, what
+    it counts, is not said, so the number is no content the sentence gives."""
+    shown = [passage(1, "Stated on Tuesday 22 September 2026: Eli cooks on the plancha.")]
+    finding = checks.QuotesInSources().check(
+        Draft("How old is Eli?", "Eli is 22 years old.", [], shown)
+    )
+    assert finding is not None and finding.repaired is None
+
+
 def test_the_question_s_words_in_another_form_are_not_the_answer_s_own() -> None:
     shown = [passage(1, "Volunteers receive $15 for each evening shift at the shelter.")]
     question = "How much does the shelter pay for each evening shift?"
@@ -525,6 +559,25 @@ def test_the_names_a_version_qualifies_are_the_capitalized_words_right_before_it
     }
     assert passages.qualified("In Zephyrus 4.2, what changed?") == {"4.2": ["zephyrus"]}
     assert passages.qualified("Release 7.2: how much does it mask?") == {"7.2": []}
+
+
+def test_a_number_right_after_a_name_says_which_of_its_kind_is_asked() -> None:
+    """ "Tarn Charter 3" is the Tarn Charter 3.0's (or 3.x's): an answer from its document
+    holds, though the question's other version only contrasts; one from the 2.1 document
+    does not answer for 3. A day after its month, or a number after a possessive, is no
+    such number."""
+    said = "Notices may be sent by e-mail."
+    older = Passage(1, "t21.md", "Tarn Charter 2.1", "Tarn Charter 2.1 — notices", said)
+    newer = Passage(2, "t30.md", "Tarn Charter 3.0", "Tarn Charter 3.0 — notices", said)
+    question = "Compared with Tarn Charter 2.1, how may notices be sent under Tarn Charter 3?"
+    draft = Draft(question, "by e-mail", [], [older, newer], [checks.Support(newer, said)])
+    assert checks.AboutWhatIsAsked().check(draft) is None
+    only_three = "How may notices be sent under Tarn Charter 3?"
+    wrong = replace(draft, question=only_three, support=[checks.Support(older, said)])
+    assert checks.AboutWhatIsAsked().check(wrong) is not None
+    assert passages.named_numbers(only_three) == {"3": ["charter", "tarn"]}
+    assert passages.named_numbers("What happened on March 7, 2021?") == {}
+    assert passages.named_numbers("How did Ann Lee's 2023 survey go?") == {}
 
 
 def test_a_possessive_is_the_word_it_is_made_of() -> None:

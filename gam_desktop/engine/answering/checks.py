@@ -24,6 +24,7 @@ from gam_desktop.engine.answering.passages import (
     Passage,
     holds,
     identifiers,
+    named_numbers,
     parts_of,
     qualified,
     question_weights,
@@ -181,8 +182,10 @@ def stating_sentence(draft: Draft) -> Support | None:
         said = support.said
         held_words = set(words(said))
         count = len(own & held_words)
-        enough = count >= ANSWER_OVERLAP * len(own)
-        if not enough or not wanted <= numbers(said):
+        if not wanted <= numbers(said):
+            return None
+        given = len(_counted(draft.answer, wanted, own - held_words))
+        if count + given < ANSWER_OVERLAP * (len(own) + given):
             return None
         return count + len(asked & held_words) / (len(asked) + 1)  # the question's: second
 
@@ -273,10 +276,28 @@ def unsupported(draft: Draft, support: list[Support], by_rarity: bool = False) -
     if invented:
         return f"its quotes do not state {', '.join(sorted(invented))}"
     weight = _rarity(draft.passages) if by_rarity else lambda _: 1.0
-    said = sum(weight(w) for w in own & set(words(stated)))
-    if said < ANSWER_OVERLAP * sum(weight(w) for w in own):
+    held = own & set(words(stated))
+    # a number weighs as a word no sentence holds: a value is what an answer is most about
+    given = len(_counted(draft.answer, new_numbers, own - held)) * weight("")
+    whole = sum(weight(w) for w in own) + given
+    if sum(weight(w) for w in held) + given < ANSWER_OVERLAP * whole:
         return "its quotes do not say most of it"
     return None
+
+
+def _counted(answer: str, stated: set[str], unsaid: set[str]) -> set[str]:
+    """The numbers of `stated` (all found in the support) that the answer gives as what it
+    says, each as much its content as a word: not one whose word right after it, what it
+    counts, the support leaves unsaid ("22 years" where the support's 22 is a date's day)."""
+    tokens = _WORD.findall(answer)
+    counted = set()
+    for i, token in enumerate(tokens):
+        if not _NUMBER.fullmatch(token) or (value := _value(token.replace(",", ""))) not in stated:
+            continue
+        after = words(tokens[i + 1])[0] if i + 1 < len(tokens) else ""
+        if after not in unsaid:
+            counted.add(value)
+    return counted
 
 
 def _rarity(passages: list[Passage]) -> Callable[[str], float]:
@@ -306,8 +327,9 @@ def cover(draft: Draft, most: int = 3) -> list[Support]:
 
 
 class AboutWhatIsAsked:
-    """When the question gives identifiers ("2.1", "iso-9001", "ABCv2"), the document an
-    answer rests on writes at least one of them: a look-alike's sentence (another version's
+    """When the question gives identifiers ("2.1", "iso-9001", "ABCv2", or a whole number
+    right after a name, "Gizmo 3", which any 3.x writes), the document an answer rests on
+    writes at least one of them: a look-alike's sentence (another version's
     notes) answers another question, and a version no document writes is not in the memory.
     One is enough: a question may give a second identifier only to contrast it. An
     identifier right after a name is that name's ("the Harbor Protocol 2.0"): its document
@@ -321,20 +343,27 @@ class AboutWhatIsAsked:
     def check(self, draft: Draft) -> Finding | None:
         if draft.unknown and draft.support:
             return Finding(self.name, f"the memory never names {', '.join(sorted(draft.unknown))}")
-        asked = identifiers(draft.question)
+        numbered = named_numbers(draft.question)
+        asked = identifiers(draft.question) | numbered.keys()
         if not asked or not draft.support:
             return None
         documents = _documents(draft)
         own = "\n".join(
             documents[d] for d in dict.fromkeys(_document(s.passage) for s in draft.support)
         )
-        named = qualified(draft.question)
+        named = numbered | qualified(draft.question)
         said = set(tokenize(own))
         for a in asked:
-            if writes(own, a) and all(set(tokenize(n)) <= said for n in named.get(a, [])):
+            written = writes(own, a) or (a in numbered and _in_series(own, a))
+            if written and all(set(tokenize(n)) <= said for n in named.get(a, [])):
                 return None
         whole = [" ".join([*reversed(named.get(a, [])), a]) for a in sorted(asked)]
         return Finding(self.name, f"its sources do not name {', '.join(whole)}")
+
+
+def _in_series(text: str, number: str) -> bool:
+    """Whether `text` writes a version of the series `number` names ("3.0" or "3.2" of "3")."""
+    return re.search(rf"(?<![\w.-]){number}\.\d", text) is not None
 
 
 def _document(passage: Passage) -> str:

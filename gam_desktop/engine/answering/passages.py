@@ -59,6 +59,7 @@ _IDENTIFIER = re.compile(r"\w*\d\w*(?:[._-]\w+)+|\w+(?:[._-]\w+)*[._-]\d\w*|\w*[
 _CAPITALIZED = re.compile(r"(?<![\w'’.-])([A-Z][\w'’-]*)")
 # A possessive or a contraction's ending ("Ann's", "James'", "I'd", "I've"), which is
 # not part of the name it is written on.
+_WHOLE_NUMBER = re.compile(r"(?<![\w.,:-])\d+(?![\w.,:-]?\w)")
 _CLITIC = re.compile(r"['’](?:s|d|m|ve|ll|re)?$")
 _SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n)\W*$")
 _RUNS = re.compile(r"[^\W\d_]+|\d+")
@@ -347,17 +348,37 @@ def qualified(question: str) -> dict[str, list[str]]:
     Harbor Protocol 2.0, …" the "2.0" is Harbor Protocol's ({"2.0": ["protocol", "harbor"]}),
     not any 2.0. An identifier after anything else ("in version 2.0", "does 7.2 mask")
     qualifies no name and maps to an empty list."""
-    named = names(question)
+    return {i: _names_before(question, start) for i, start in _identifiers_at(question)}
+
+
+def named_numbers(question: str) -> dict[str, list[str]]:
+    """The whole numbers of `question` written right after a name, with that name ("Harbor
+    Protocol 3": {"3": ["protocol", "harbor"]}): a name's number says which of its kind is
+    meant, as "3.0" would. Not a day after its month ("March 7"), nor a number after a
+    possessive ("Ann's 2023 survey": the survey's)."""
     found: dict[str, list[str]] = {}
-    for match in _IDENTIFIER.finditer(question):
-        before: list[str] = []
-        for word in reversed(question[: match.start()].split()):
-            name = _CLITIC.sub("", word).lower()
-            if not word[-1].isalnum() or name not in named:
-                break  # a comma or a word that is no name ends the run
-            before.append(name)
-        found.setdefault(match.group().lower(), before)
+    for match in _WHOLE_NUMBER.finditer(question):
+        before = _names_before(question, match.start())
+        possessive = _CLITIC.search(question[: match.start()].rstrip()) is not None
+        if before and before[0] not in CALENDAR_WORDS and not possessive:
+            found.setdefault(match.group(), before)
     return found
+
+
+def _identifiers_at(question: str) -> list[tuple[str, int]]:
+    return [(m.group().lower(), m.start()) for m in reversed(list(_IDENTIFIER.finditer(question)))]
+
+
+def _names_before(question: str, start: int) -> list[str]:
+    """The run of names written right before `start`, nearest first."""
+    named = names(question)
+    before: list[str] = []
+    for word in reversed(question[:start].split()):
+        name = _CLITIC.sub("", word).lower()
+        if not word[-1].isalnum() or name not in named:
+            break  # a comma or a word that is no name ends the run
+        before.append(name)
+    return before
 
 
 def parts_of(name: str) -> list[str]:
