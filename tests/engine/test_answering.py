@@ -286,6 +286,18 @@ def test_an_answer_cites_what_it_quotes_and_lists_every_passage_read(
     assert result.citations[0].path == "nlp/bert_encoder.md"
 
 
+def test_the_reader_is_asked_the_question_before_the_passages_and_after_them(
+    tools: MemoryTools,
+) -> None:
+    llm = FakeLLM({Reading: [Reading(answer="15 percent of the input tokens.", passages=[1])]})
+    question = "How many input tokens does BERT mask?"
+    answer(Evidence(question, tools, llm, CancelToken()))
+    prompt = llm.calls[0].prompt
+    asked = f"Question: {question}"
+    assert prompt.startswith(asked) and prompt.endswith(asked)
+    assert prompt.index("Passages:") < prompt.rindex(asked)
+
+
 def test_nothing_stated_is_not_in_the_memory(tools: MemoryTools) -> None:
     nothing = Reading(answer="", passages=[], found=False)
     result = answer(evidence(tools, "When was BERT's encoder retired?", nothing, nothing))

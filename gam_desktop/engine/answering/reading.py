@@ -49,7 +49,9 @@ def read(
         system += "\n" + SAID_RULES.format(today=describe_today(utc_now()))
     messages: list[dict[str, str]] = [{"role": "system", "content": system}]
     messages += context or []
-    messages.append({"role": "user", "content": f"Passages:\n\n{shown}\n\nQuestion: {question}"})
+    # the question before the passages as well as after: a small model reads them for it
+    asked = f"Question: {question}"
+    messages.append({"role": "user", "content": f"{asked}\n\nPassages:\n\n{shown}\n\n{asked}"})
     try:
         return llm.structured(messages, Reading, stage="read", cancel=cancel, max_tokens=200)
     except LLMCallFailed:
