@@ -510,6 +510,23 @@ def test_a_value_counting_something_its_sentence_does_not_count_is_not_stated() 
     assert finding is not None and finding.repaired is None
 
 
+def test_a_bare_heading_is_not_the_sentence_an_answer_rests_on() -> None:
+    """Under a label giving the version, a section's number heading and its first sentence
+    state the answer's value alike: the sentence is the one shown as the source."""
+    shown = [
+        Passage(n, f"{v}.md", f"Gizmo {v} notes", f"Gizmo {v} notes — Changes", text)
+        for n, v, text in [
+            (1, "7.4", "## E.2.\n\n- Fix a stale cache entry after a restart."),
+            (2, "7.5", "## E.3.\n\n- Fix a second stale cache entry."),
+        ]
+    ]
+    question = "Which releases fixed a stale cache entry?"
+    finding = checks.QuotesInSources().check(Draft(question, "Gizmo 7.4 and 7.5", [], shown))
+    assert finding is not None and finding.repaired is not None
+    said = [s.sentence for s in finding.repaired.support]
+    assert said and not any(s.startswith("#") for s in said)
+
+
 def test_the_question_s_words_in_another_form_are_not_the_answer_s_own() -> None:
     shown = [passage(1, "Volunteers receive $15 for each evening shift at the shelter.")]
     question = "How much does the shelter pay for each evening shift?"

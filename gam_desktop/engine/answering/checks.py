@@ -24,6 +24,7 @@ from gam_desktop.engine.answering.passages import (
     Passage,
     holds,
     identifiers,
+    is_heading,
     named_numbers,
     parts_of,
     qualified,
@@ -216,15 +217,19 @@ def polar_support(draft: Draft) -> Support | None:
 def _best_sentence(
     passages: list[Passage], score: Callable[[Support], float | None]
 ) -> Support | None:
-    """The sentence of `passages` scoring highest (the first of equals); None scores out."""
-    best: tuple[float, Support] | None = None
+    """The sentence of `passages` scoring highest (the first of equals, a heading after
+    them: one scoring by its passage's label alone says nothing); None scores out."""
+    best: tuple[float, bool, Support] | None = None
     for passage in passages:
         for sentence in units_of(passage.text):
             support = Support(passage, sentence)
             value = score(support)
-            if value is not None and (best is None or value > best[0]):
-                best = (value, support)
-    return best[1] if best else None
+            if value is None:
+                continue
+            said = not is_heading(sentence)
+            if best is None or (value, said) > best[:2]:
+                best = (value, said, support)
+    return best[2] if best else None
 
 
 class AnswerFromQuotes:

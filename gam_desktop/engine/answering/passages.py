@@ -470,6 +470,10 @@ def _within(weights: Mapping[str, float], label: str) -> Mapping[str, float]:
     return kept if any(kept.values()) else weights
 
 
+def is_heading(unit: str) -> bool:
+    return _HEADING.match(unit) is not None
+
+
 def units_of(text: str) -> list[str]:
     """Sentences, list items, table rows and headings, in order."""
     return [u.strip() for u in _UNIT.split(text) if u and u.strip()]
