@@ -348,7 +348,10 @@ def qualified(question: str) -> dict[str, list[str]]:
     Harbor Protocol 2.0, …" the "2.0" is Harbor Protocol's ({"2.0": ["protocol", "harbor"]}),
     not any 2.0. An identifier after anything else ("in version 2.0", "does 7.2 mask")
     qualifies no name and maps to an empty list."""
-    return {i: _names_before(question, start) for i, start in _identifiers_at(question)}
+    found: dict[str, list[str]] = {}
+    for match in _IDENTIFIER.finditer(question):
+        found.setdefault(match.group().lower(), _names_before(question, match.start()))
+    return found
 
 
 def named_numbers(question: str) -> dict[str, list[str]]:
@@ -363,10 +366,6 @@ def named_numbers(question: str) -> dict[str, list[str]]:
         if before and before[0] not in CALENDAR_WORDS and not possessive:
             found.setdefault(match.group(), before)
     return found
-
-
-def _identifiers_at(question: str) -> list[tuple[str, int]]:
-    return [(m.group().lower(), m.start()) for m in reversed(list(_IDENTIFIER.finditer(question)))]
 
 
 def _names_before(question: str, start: int) -> list[str]:
