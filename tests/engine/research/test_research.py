@@ -80,8 +80,11 @@ def test_two_document_comparison_cites_each_document(memory, llm_server) -> None
     assert research_tasks(llm_server).count("research_integrate") == 2
     shown = [r["messages"][-1]["content"] for r in llm_server.state.requests
              if r["task"] == "research_integrate"]  # fmt: skip
-    for name, prompt in zip(("Acme", "Borealis"), shown, strict=True):  # named by document
-        assert re.search(rf"^\[E\d+\] \(from {name} oncall — ", prompt, re.M), prompt
+    # the sub-questions run side by side: each prompt is matched by the one it asks
+    asked = [re.search(r"^SUB-QUESTION: .* of (\w+)", p, re.M) for p in shown]
+    assert sorted(m.group(1) for m in asked if m) == ["Acme", "Borealis"]
+    for match, prompt in zip(asked, shown, strict=True):  # named by document
+        assert match and re.search(rf"^\[E\d+\] \(from {match.group(1)} oncall — ", prompt, re.M)
     assert report.llm_calls == len(research_tasks(llm_server)) and report.tokens > 0
 
 
