@@ -503,9 +503,9 @@ def test_two_values_of_two_sentences_outweigh_the_answer_s_one_unsaid_word() -> 
 def test_a_value_counting_something_its_sentence_does_not_count_is_not_stated() -> None:
     """ "22 years" where the sentence's 22 is a date's day: the word after the number, what
     it counts, is not said, so the number is no content the sentence gives."""
-    shown = [passage(1, "Stated on Tuesday 22 September 2026: Eli cooks on the plancha.")]
+    shown = [passage(1, "Stated on Tuesday 22 September 2026: Noor bakes bread on Fridays.")]
     finding = checks.QuotesInSources().check(
-        Draft("How old is Eli?", "Eli is 22 years old.", [], shown)
+        Draft("How old is Noor?", "Noor is 22 years old.", [], shown)
     )
     assert finding is not None and finding.repaired is None
 
