@@ -215,12 +215,13 @@ class Readings:
         # which then recorded every later set's drafts under its own last question
         original = getattr(pipeline.read, "__wrapped__", pipeline.read)
 
-        def recording(llm, question, passages, cancel, context=None):  # type: ignore[no-untyped-def]
-            reading = original(llm, question, passages, cancel, context)
+        def recording(llm, question, passages, cancel, context=None, excerpt=False):  # type: ignore[no-untyped-def]
+            reading = original(llm, question, passages, cancel, context, excerpt)
             self.by_question[self.current].append(
                 {
-                    "passages": [p.__dict__ for p in passages],
+                    "passages": [p.__dict__ for p in passages],  # all: the checks' evidence
                     "reading": reading.model_dump() if reading is not None else None,
+                    "excerpt": excerpt,
                 }
             )
             return reading

@@ -22,6 +22,7 @@ from gam_desktop.engine.llm.embeddings import EmbeddingSettings
 from gam_desktop.engine.models import META_FILE, GamMeta
 from gam_desktop.engine.progress import CancelToken
 from gam_desktop.engine.retrieval.tools import MemoryTools
+from gam_desktop.engine.store.markdown import render_memory
 from gam_desktop.engine.workflow import Workflow
 from tests.fakes import FakeLLM
 from tests.memories import write_memory
@@ -296,6 +297,84 @@ def test_the_reader_is_asked_the_question_before_the_passages_and_after_them(
     asked = f"Question: {question}"
     assert prompt.startswith(asked) and prompt.endswith(asked)
     assert prompt.index("Passages:") < prompt.rindex(asked)
+
+
+def test_an_answer_no_passage_states_is_read_again_from_the_sentences_about_the_question(
+    tmp_path: Path,
+) -> None:
+    """The first reading answers what no passage says; the checks reject it, and the same
+    passages are read again, each by only its sentences most about the question."""
+    root = write_memory(tmp_path / "memory")
+    history = " ".join(f"In year {n} the lab moved to building {n + 3}." for n in range(12))
+    notes = f"{history} BERT training masks 15 percent of the input tokens. {history}"
+    (root / "nlp" / "lab_history.md").write_text(render_memory({"title": "Lab"}, notes))
+    invented = Reading(answer="BERT masks 40 percent of the words.", passages=[1])
+    right = Reading(answer="15 percent of the input tokens.", passages=[1])
+    llm = FakeLLM({Reading: [invented, right]})
+    question = "How many of the input tokens does BERT training mask?"
+    result = answer(Evidence(question, MemoryTools(root), llm, CancelToken()))
+    assert [c.stage for c in llm.calls] == ["read", "read"]
+    first, second = llm.calls[0].prompt, llm.calls[1].prompt
+    assert "masks 15 percent" in second and len(second) < len(first)
+    # the sentences around it, about something else, are shown the first time only
+    assert "the lab moved" in first and "the lab moved" not in second
+    assert result.answer.startswith("15 percent"), result.trajectory
+    assert result.sources == ["nlp/bert_encoder.md"]  # the passage the reading cites
+    assert "read again" in result.trajectory
+
+
+def test_a_second_reading_that_only_swaps_the_value_of_the_first_is_not_taken(
+    tools: MemoryTools,
+) -> None:
+    """ "… is 40 percent" (no passage says it), then "… is 15 percent" from the excerpts:
+    the claim was made up and a value found put into it."""
+    made_up = Reading(answer="In training BERT hides 40 percent of its vocabulary.", passages=[1])
+    swapped = Reading(answer="In training BERT hides 15 percent of its vocabulary.", passages=[1])
+    llm = FakeLLM({Reading: [made_up, swapped]})
+    result = answer(
+        Evidence("How much of its vocabulary does BERT hide?", tools, llm, CancelToken())
+    )
+    assert len(llm.calls) == 2
+    assert result.answer == NOT_IN_MEMORY, result.trajectory
+    assert "the same answer with another value" in result.trajectory
+    # nor the same words up to another value, counting something else
+    counted = Reading(answer="In training BERT hides 15 percent of the input tokens.", passages=[1])
+    llm = FakeLLM({Reading: [made_up, counted]})
+    result = answer(
+        Evidence("How much of its vocabulary does BERT hide?", tools, llm, CancelToken())
+    )
+    assert result.answer == NOT_IN_MEMORY, result.trajectory
+    # the same second answer after a first that said something else is read, and holds
+    llm = FakeLLM({Reading: [Reading(answer="BERT forgets words.", passages=[1]), swapped]})
+    result = answer(
+        Evidence("How much of its vocabulary does BERT hide?", tools, llm, CancelToken())
+    )
+    assert result.answer.startswith("In training BERT hides 15 percent"), result.trajectory
+
+
+def test_there_is_no_second_reading_when_the_first_holds_or_finds_nothing(
+    tools: MemoryTools,
+) -> None:
+    question = "How many of the input tokens does BERT mask when it is pre-trained?"
+    held = Reading(answer="15 percent of the input tokens.", passages=[1])
+    nothing = Reading(answer="", passages=[], found=False)
+    for first in (held, nothing):
+        llm = FakeLLM({Reading: [first, held]})
+        answer(Evidence(question, tools, llm, CancelToken()))
+        assert len(llm.calls) == 1, first
+
+
+def test_an_excerpt_keeps_the_sentences_about_the_question_under_their_passage_s_number() -> None:
+    about = "The cache keeps 300 pages by default."
+    shown = [
+        passage(1, "# Cache\nPages are read from disk. The disk is slow.", "a.md"),
+        passage(2, f"Logs rotate weekly.\n{about} Nothing else here.", "b.md"),
+        passage(3, "The cache size of the pages can be raised.", "c.md"),
+    ]
+    cut = passages.excerpts("How many pages does the cache keep by default?", shown, most=2)
+    assert [(p.number, p.memory) for p in cut] == [(2, "b.md"), (3, "c.md")]
+    assert cut[0].text == about  # its passage's other sentences left out
+    assert "# Cache" not in " ".join(p.text for p in cut)  # a heading is never one of them
 
 
 def test_nothing_stated_is_not_in_the_memory(tools: MemoryTools) -> None:

@@ -48,6 +48,7 @@ from gam_desktop.engine.store.markdown import README, parse_memory
 PASSAGES = 5  # windows shown to the model (as many as a one-call retrieval shows)
 PER_DOCUMENT = 2  # windows of one document at most, while others have hits
 WINDOW_WORDS = 100  # words of a window: a fact with its context, short for a small model
+EXCERPT = 8  # sentences of a second reading's excerpts (see excerpts)
 CANDIDATES = 30  # files read from the search before choosing
 # A document's window holding less than this share of the question's weight that the best
 # one holds is left out (see _beside_the_question).
@@ -499,6 +500,28 @@ def best_turns(text: str, weights: Mapping[str, float], words: int = WINDOW_WORD
         kept.append(i)
         size += length
     return "\n\n".join(turns[i] for i in sorted(kept))
+
+
+def excerpts(question: str, passages: list[Passage], most: int = EXCERPT) -> list[Passage]:
+    """`passages`, each cut to those of its sentences that are among the `most` of all
+    holding the most of the question's rarer words (headings, and sentences holding none of
+    them, aside), in their order, under their own numbers; a passage with none is left out.
+    What a second reading is shown."""
+    weights = question_weights(question, [p.text for p in passages])
+    scored = [
+        (weight_of(unit, weights), p.number, i)
+        for p in passages
+        for i, unit in enumerate(units_of(p.text))
+        if not is_heading(unit)
+    ]
+    ranked = sorted((s for s in scored if s[0] > 0), key=lambda s: (-s[0], s[1], s[2]))
+    best = {(n, i) for _, n, i in ranked[:most]}
+    cut = []
+    for p in passages:
+        kept = [u for i, u in enumerate(units_of(p.text)) if (p.number, i) in best]
+        if kept:
+            cut.append(replace(p, text="\n".join(kept)))
+    return cut
 
 
 def best_window(text: str, weights: Mapping[str, float], words: int = WINDOW_WORDS) -> str:

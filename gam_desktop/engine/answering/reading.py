@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from gam_desktop.engine.answering.passages import Passage
+from gam_desktop.engine.answering.passages import Passage, excerpts
 from gam_desktop.engine.answering.when import describe_today
 from gam_desktop.engine.llm import LLM, LLMCallFailed
 from gam_desktop.engine.models import utc_now
@@ -41,9 +41,12 @@ def read(
     passages: list[Passage],
     cancel: CancelToken,
     context: list[dict[str, str]] | None = None,
+    excerpt: bool = False,
 ) -> Reading | None:
-    """One structured call over `passages`; None when the call failed."""
-    shown = "\n\n".join(p.render() for p in passages)
+    """One structured call over `passages`; None when the call failed. `excerpt`: each
+    passage is shown by only its sentences most about the question (`passages.excerpts`),
+    under its own number."""
+    shown = "\n\n".join(p.render() for p in (excerpts(question, passages) if excerpt else passages))
     system = READ_SYSTEM
     if any(p.said for p in passages):
         system += "\n" + SAID_RULES.format(today=describe_today(utc_now()))
