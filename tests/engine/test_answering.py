@@ -17,7 +17,7 @@ from gam_desktop.engine.answering.passages import Passage, best_window
 from gam_desktop.engine.answering.pipeline import Evidence, Grounded, answer
 from gam_desktop.engine.answering.reading import Reading
 from gam_desktop.engine.chats.record import Turn, new_record, render
-from gam_desktop.engine.llm import LLMSettings
+from gam_desktop.engine.llm import LLMCallFailed, LLMSettings
 from gam_desktop.engine.llm.embeddings import EmbeddingSettings
 from gam_desktop.engine.models import META_FILE, GamMeta
 from gam_desktop.engine.progress import CancelToken
@@ -350,6 +350,17 @@ def test_a_second_reading_that_only_swaps_the_value_of_the_first_is_not_taken(
         Evidence("How much of its vocabulary does BERT hide?", tools, llm, CancelToken())
     )
     assert result.answer.startswith("In training BERT hides 15 percent"), result.trajectory
+
+
+def test_a_failed_second_reading_leaves_the_memory_not_saying(tools: MemoryTools) -> None:
+    invented = Reading(answer="BERT masks 40 percent of the words.", passages=[1])
+    llm = FakeLLM({Reading: [invented, LLMCallFailed("the server went away")]})
+    question = "How many of the input tokens does BERT mask when it is pre-trained?"
+    result = answer(Evidence(question, tools, llm, CancelToken()))
+    assert len(llm.calls) == 2
+    assert result.answer == NOT_IN_MEMORY and result.sources == []
+    assert "the model gave no usable reply" in result.trajectory
+    assert result.files_read  # what was read is still listed
 
 
 def test_there_is_no_second_reading_when_the_first_holds_or_finds_nothing(

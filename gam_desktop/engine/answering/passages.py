@@ -508,17 +508,18 @@ def excerpts(question: str, passages: list[Passage], most: int = EXCERPT) -> lis
     them, aside), in their order, under their own numbers; a passage with none is left out.
     What a second reading is shown."""
     weights = question_weights(question, [p.text for p in passages])
+    units = {p.number: units_of(p.text) for p in passages}
     scored = [
-        (weight_of(unit, weights), p.number, i)
-        for p in passages
-        for i, unit in enumerate(units_of(p.text))
+        (weight_of(unit, weights), number, i)
+        for number, said in units.items()
+        for i, unit in enumerate(said)
         if not is_heading(unit)
     ]
     ranked = sorted((s for s in scored if s[0] > 0), key=lambda s: (-s[0], s[1], s[2]))
     best = {(n, i) for _, n, i in ranked[:most]}
     cut = []
     for p in passages:
-        kept = [u for i, u in enumerate(units_of(p.text)) if (p.number, i) in best]
+        kept = [u for i, u in enumerate(units[p.number]) if (p.number, i) in best]
         if kept:
             cut.append(replace(p, text="\n".join(kept)))
     return cut

@@ -110,8 +110,8 @@ class Reread:
     was. Not after the model said no passage states it: a second look would only find it
     something to say. Nor is a second answer taken that says what the first said with
     another value ("… is 255." then "… is 4096."): the claim was made up, and the value
-    the excerpts gave was put into it, not read (on the dev halves, every such answer was
-    to a question the documents do not answer)."""
+    the excerpts gave was put into it, not read (on two recorded dev runs, all six such
+    answers were wrong, three of them to questions the documents do not answer)."""
 
     name = "reread"
 
