@@ -4,6 +4,9 @@ the `Reading` it is asked for; the memory is real files searched by the real ind
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -763,3 +766,28 @@ def test_an_answer_copying_its_sentence_does_not_quote_it_again(tools: MemoryToo
     assert copied.answer == sentence and copied.sources == [first.memory]
     shorter = answer(evidence(tools, question, Reading(answer="In 2018.", passages=[1])))
     assert shorter.answer.startswith("In 2018.\n\n> ") and sentence in shorter.answer
+
+
+def test_the_window_chosen_is_the_same_in_every_process() -> None:
+    """Two sentences holding the same weight (0.1 + 0.7 + 0.2 against 1.0) tie in every
+    process: a plain sum over a set of words rounds in the set's order, which changes with
+    each process's string hashing, so that the passages shown to the model differed from
+    one run of the same question to the next."""
+    program = (
+        "from gam_desktop.engine.answering.passages import best_window\n"
+        "text = 'Alder birch cedar. Dogwood grows. ' + 'Filler words here. ' * 40\n"
+        "weights = {'alder': 0.1, 'birch': 0.7, 'cedar': 0.2, 'dogwood': 1.0}\n"
+        "print(best_window(text, weights, words=3))\n"
+    )
+    chosen = {
+        subprocess.run(
+            [sys.executable, "-c", program],
+            env={**os.environ, "PYTHONHASHSEED": str(seed)},
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=120,
+        ).stdout
+        for seed in range(8)
+    }
+    assert len(chosen) == 1 and "Alder birch cedar." in chosen.pop()

@@ -284,8 +284,8 @@ def unsupported(draft: Draft, support: list[Support], by_rarity: bool = False) -
     held = own & set(words(stated))
     # a number weighs as a word no sentence holds: a value is what an answer is most about
     given = len(_counted(draft.answer, new_numbers, own - held)) * weight("")
-    whole = sum(weight(w) for w in own) + given
-    if sum(weight(w) for w in held) + given < ANSWER_OVERLAP * whole:
+    whole = math.fsum(weight(w) for w in own) + given  # exact: a set's order changes per run
+    if math.fsum(weight(w) for w in held) + given < ANSWER_OVERLAP * whole:
         return "its quotes do not say most of it"
     return None
 

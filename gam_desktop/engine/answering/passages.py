@@ -227,7 +227,10 @@ def _said_at(memory: str, text: str) -> datetime:
 
 
 def weight_of(text: str, weights: Mapping[str, float]) -> float:
-    return sum(weights.get(t, 0.0) for t in set(tokenize(text)))
+    """The question's weight `text` holds. Summed exactly (fsum): a plain sum over a set
+    rounds in the set's order, which changes with each process's string hashing, and two
+    windows of equal weight then came out in another order from one run to the next."""
+    return math.fsum(weights.get(t, 0.0) for t in set(tokenize(text)))
 
 
 def _no_longer_said(
@@ -487,7 +490,7 @@ def best_turns(text: str, weights: Mapping[str, float], words: int = WINDOW_WORD
     from the turn after the one that named the person). With no turn holding a word of the
     question (one about a time), the window as a document's."""
     turns = [t.strip() for t in text.split("\n\n") if t.strip()]
-    scores = [sum(weights.get(t, 0.0) for t in set(tokenize(turn))) for turn in turns]
+    scores = [weight_of(turn, weights) for turn in turns]
     best = max(scores, default=0.0)
     if best <= 0:
         return best_window(text, weights, words)
@@ -531,7 +534,7 @@ def best_window(text: str, weights: Mapping[str, float], words: int = WINDOW_WOR
     units = units_of(text)
     if sum(len(u.split()) for u in units) <= words:
         return text.strip()
-    scores = [sum(weights.get(t, 0.0) for t in set(tokenize(u))) for u in units]
+    scores = [weight_of(u, weights) for u in units]
     best = max(range(len(units)), key=lambda i: (scores[i], -i))
     start, end, size = best, best + 1, len(units[best].split())
     forward = backward = True
