@@ -465,6 +465,44 @@ def test_a_file_named_for_the_identifier_asked_comes_before_one_mentioning_it(
     assert found[0].memory == "nlp/release_6_1.md"
 
 
+@pytest.mark.parametrize(
+    "asked",
+    [
+        "When did version 2 of the Tarn Charter come out?",
+        "When did Tarn Charter version 2 come out?",
+        "When did the Tarn Charter 2 come out?",
+    ],
+)
+def test_the_file_named_for_the_version_of_the_name_asked_comes_first(
+    tmp_path: Path, asked: str
+) -> None:
+    """A name's whole number, in any of the ways English writes it, picks the file whose
+    name writes that name and number ("2" as "2.0"): the number alone is in every
+    look-alike's text, and the later charters say the name more often."""
+    root = tmp_path / "memory"
+    notes = {
+        "tarn_charter_3_0.md": (
+            "Tarn Charter 3.0",
+            "The Tarn Charter 3.0 came out in 2007. "
+            "It replaces the Tarn Charter of 1991; the Tarn Charter "
+            "version 2 still binds old members of the charter.",
+        ),
+        "tarn_lesser_charter_2_1.md": (
+            "Tarn Lesser Charter 2.1",
+            "The Tarn Lesser Charter 2.1 came out in 1999, after the Tarn Charter.",
+        ),
+        "tarn_charter_2_0.md": ("Tarn Charter 2.0", "Version 2, June 1991. Members may copy it."),
+    }
+    for name, (title, body) in notes.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(f"---\ntitle: {title}\n---\n{body}", encoding="utf-8")
+    tools = MemoryTools(root)
+    searched = list(passages._ranked(tools, asked))
+    assert searched[0] != "tarn_charter_2_0.md"  # the search alone ranks a look-alike first
+    found = passages.retrieve(tools, asked)
+    assert found[0].memory == "tarn_charter_2_0.md"
+
+
 def test_a_window_sharing_little_of_the_question_is_left_out(tmp_path: Path) -> None:
     """Five places are not filled with notes that share one common word with the question;
     a second note holding most of its words stays (a question about two documents)."""
@@ -700,6 +738,15 @@ def test_a_number_right_after_a_name_says_which_of_its_kind_is_asked() -> None:
     assert passages.named_numbers(only_three) == {"3": ["charter", "tarn"]}
     assert passages.named_numbers("What happened on March 7, 2021?") == {}
     assert passages.named_numbers("How did Ann Lee's 2023 survey go?") == {}
+    for written in ("under version 3 of the Tarn Charter?", "under Tarn Charter version 3?"):
+        assert passages.named_numbers(f"How may notices be sent {written}") == {
+            "3": ["charter", "tarn"]
+        }
+    assert passages.named_numbers("What does version 3 of the manual add?") == {}
+    assert passages.qualified("Is version 3.1 of the Tarn Charter, or 2.0, in force?") == {
+        "3.1": ["charter", "tarn"],
+        "2.0": [],
+    }
 
 
 def test_a_possessive_is_the_word_it_is_made_of() -> None:

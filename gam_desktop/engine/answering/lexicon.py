@@ -46,6 +46,10 @@ FUNCTION_WORDS = frozenset(
 NOT_IN_MEMORY = "The memory does not say."
 NOT_CLEARLY = "The memory does not say this clearly. The closest it comes:"
 
+# The words English numbers a thing's versions with: "Harbor Protocol version 3" and
+# "version 3 of the Harbor Protocol" name the Harbor Protocol's 3, as "Harbor Protocol 3" does.
+VERSION_WORDS = frozenset("version release edition revision".split())
+
 # Month names, for dates written in words ("March 7, 2021") against digits (2021-03-07).
 MONTHS = {
     name: number

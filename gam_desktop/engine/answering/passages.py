@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from gam_desktop.engine.answering import recall
-from gam_desktop.engine.answering.lexicon import CALENDAR_WORDS, FUNCTION_WORDS
+from gam_desktop.engine.answering.lexicon import CALENDAR_WORDS, FUNCTION_WORDS, VERSION_WORDS
 from gam_desktop.engine.answering.recall import is_personal
 from gam_desktop.engine.answering.when import (
     CURRENT,
@@ -61,6 +61,7 @@ _CAPITALIZED = re.compile(r"(?<![\w'’.-])([A-Z][\w'’-]*)")
 # A possessive or a contraction's ending ("Ann's", "James'", "I'd", "I've"), which is
 # not part of the name it is written on.
 _WHOLE_NUMBER = re.compile(r"(?<![\w.,:-])\d+(?![\w.,:-]?\w)")
+_OF_THE = re.compile(r"\s+of\s+(?:the\s+)?", re.IGNORECASE)  # "version 3 of the …"
 _CLITIC = re.compile(r"['’](?:s|d|m|ve|ll|re)?$")
 _SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n)\W*$")
 _RUNS = re.compile(r"[^\W\d_]+|\d+")
@@ -109,13 +110,16 @@ def retrieve(
     # places no memory took. Among the rest, a file holding the question's identifiers as
     # written ("2.1", "utf-8", "ISO-9001") comes first, one whose name holds them before one
     # that only mentions them (a document is about what its name says; look-alikes mention
-    # each other): the search splits them into digits that every look-alike holds.
+    # each other): the search splits them into digits that every look-alike holds. A
+    # name's whole number ("Harbor Protocol 3", "version 3 of the Harbor Protocol") counts
+    # where the file's name writes it and the name: "3" is in every look-alike's text.
     asked = identifiers(question)
+    numbered = named_numbers(question)
     ordered = sorted(
         texts.items(),
         key=lambda item: (
             item[0].endswith(README),
-            -_held(asked, item[1][0]),
+            -_held(asked, item[1][0]) - _named_held(numbered, item[1][0]),
             -_held(asked, item[1][1]),
         ),
     )
@@ -348,13 +352,14 @@ def names(question: str) -> set[str]:
 
 
 def qualified(question: str) -> dict[str, list[str]]:
-    """Each identifier of `question` with the names written right before it: in "Under the
+    """Each identifier of `question` with the names it is the version of: in "Under the
     Harbor Protocol 2.0, …" the "2.0" is Harbor Protocol's ({"2.0": ["protocol", "harbor"]}),
-    not any 2.0. An identifier after anything else ("in version 2.0", "does 7.2 mask")
-    qualifies no name and maps to an empty list."""
+    not any 2.0; so it is in "Harbor Protocol version 2.0" and "version 2.0 of the Harbor
+    Protocol" (`_named_by`). An identifier of no name ("in version 2.0", "does 7.2 mask")
+    maps to an empty list."""
     found: dict[str, list[str]] = {}
     for match in _IDENTIFIER.finditer(question):
-        found.setdefault(match.group().lower(), _names_before(question, match.start()))
+        found.setdefault(match.group().lower(), _named_by(question, match))
     return found
 
 
@@ -365,11 +370,40 @@ def named_numbers(question: str) -> dict[str, list[str]]:
     possessive ("Ann's 2023 survey": the survey's)."""
     found: dict[str, list[str]] = {}
     for match in _WHOLE_NUMBER.finditer(question):
-        before = _names_before(question, match.start())
+        named = _named_by(question, match)
         possessive = _CLITIC.search(question[: match.start()].rstrip()) is not None
-        if before and before[0] not in CALENDAR_WORDS and not possessive:
-            found.setdefault(match.group(), before)
+        if named and named[0] not in CALENDAR_WORDS and not possessive:
+            found.setdefault(match.group(), named)
     return found
+
+
+def _named_by(question: str, match: re.Match[str]) -> list[str]:
+    """The names whose version `match` (a number of `question`) is, nearest the number
+    first: those right before it ("Harbor Protocol 3"), before the version word it follows
+    ("Harbor Protocol version 3"), or after it, "of (the)" between, when a version word is
+    before it ("version 3 of the Harbor Protocol"): the English ways of naming a version."""
+    words = question[: match.start()].split()
+    versioned = bool(words) and words[-1].lower() in VERSION_WORDS
+    start = question.rfind(words[-1], 0, match.start()) if versioned else match.start()
+    before = _names_before(question, start)
+    if before or not versioned:
+        return before
+    after = _OF_THE.match(question, match.end())
+    return list(reversed(_names_from(question, question[after.end() :]))) if after else []
+
+
+def _names_from(question: str, text: str) -> list[str]:
+    """The run of names `text` (a part of `question`) starts with, in order."""
+    named = names(question)
+    run: list[str] = []
+    for word in text.split():
+        name = _CLITIC.sub("", word.rstrip(".,;:!?")).lower()
+        if name not in named:
+            break
+        run.append(name)
+        if not word[-1].isalnum():
+            break  # a comma or a full stop ends the run
+    return run
 
 
 def _names_before(question: str, start: int) -> list[str]:
@@ -412,6 +446,17 @@ def unknown_names(tools: MemoryTools, question: str) -> set[str]:
 def _held(asked: set[str], text: str) -> int:
     """How many of the `asked` identifiers `text` writes as whole words."""
     return sum(holds(text, a) for a in asked)
+
+
+def _named_held(numbered: Mapping[str, list[str]], label: str) -> int:
+    """How many of the named numbers `label` writes with their names, as the number or its
+    first release ("3" as "3" or "3.0": "3.1" is another)."""
+    said = set(tokenize(label))
+    return sum(
+        set(tokenize(" ".join(named))) <= said
+        and (holds(label, number) or holds(label, f"{number}.0"))
+        for number, named in numbered.items()
+    )
 
 
 def holds(text: str, identifier: str) -> bool:
