@@ -838,3 +838,37 @@ def test_the_window_chosen_is_the_same_in_every_process() -> None:
         for seed in range(8)
     }
     assert len(chosen) == 1 and "Alder birch cedar." in chosen.pop()
+
+
+def test_how_many_answered_with_no_amount_is_not_taken(tools: MemoryTools) -> None:
+    """The memory never gives BERT's layers; a sentence about BERT stated as the answer
+    holds against its passage, but gives no amount: the memory does not say."""
+    question = "How many layers does the BERT encoder have?"
+    beside = Reading(answer="BERT is a bidirectional transformer encoder.", passages=[1])
+    result = answer(evidence(tools, question, beside, beside))
+    assert result.answer == NOT_IN_MEMORY and result.sources == []
+    assert "gives no amount" in result.trajectory
+    counted = Reading(answer="It masks 15 percent of the input tokens.", passages=[1])
+    asked = "How much of the input does BERT mask when pre-trained?"
+    assert answer(evidence(tools, asked, counted)).answer.startswith("It masks 15 percent")
+
+
+@pytest.mark.parametrize(
+    ("given", "holds"),
+    [
+        ("The train tickets are for 8 June.", False),
+        ("They were booked on June 8th, 2026.", False),
+        ("We booked them on 2026-06-08.", False),
+        ("They were booked by Anna.", False),
+        ("They cost 40 euros.", True),
+        ("Three tickets.", True),
+        ("A dozen of them.", True),
+        ("Twice the usual fare.", True),
+    ],
+)
+def test_an_amount_is_a_number_or_a_word_for_one_but_not_a_date(given: str, holds: bool) -> None:
+    shown = [passage(1, given)]
+    draft = Draft("How much were the train tickets?", given, [], shown)
+    assert (checks.AnAmountForHowMuch().check(draft) is None) is holds
+    other = Draft("When were the train tickets booked?", given, [], shown)
+    assert checks.AnAmountForHowMuch().check(other) is None  # only an amount is asked so

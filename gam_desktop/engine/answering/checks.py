@@ -15,6 +15,8 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from gam_desktop.engine.answering.lexicon import (
+    AMOUNT_WORDS,
+    ASKS_AMOUNT,
     FUNCTION_WORDS,
     MONTHS,
     NOT_IN_PASSAGES,
@@ -32,6 +34,7 @@ from gam_desktop.engine.answering.passages import (
     units_of,
     weight_of,
 )
+from gam_desktop.engine.answering.when import without_dates
 from gam_desktop.engine.retrieval.search import tokenize
 from gam_desktop.engine.textutil import AUXILIARIES
 
@@ -125,6 +128,23 @@ class Abstained:
         if NOT_IN_PASSAGES.search(draft.answer) or (NOT_STATED.search(draft.answer) and unsourced):
             return Finding(self.name, "the model says the passages do not state it")
         return None
+
+
+class AnAmountForHowMuch:
+    """ "How much" and "how many" ask for an amount: an answer giving none, or only a date's
+    numbers, says something else about what was asked ("How much were the tickets?" "The
+    tickets are for 8 June."), which a small model writes when the amount was never said.
+    An amount is a number or a word for one ("three", "a dozen", "twice", "none")."""
+
+    name = "an amount for how much"
+
+    def check(self, draft: Draft) -> Finding | None:
+        if not ASKS_AMOUNT.search(draft.question):
+            return None
+        given = without_dates(draft.answer)
+        if _NUMBER.search(given) or AMOUNT_WORDS & set(words(given)):
+            return None
+        return Finding(self.name, "it gives no amount")
 
 
 class QuotesInSources:
@@ -404,6 +424,7 @@ def writes(text: str, identifier: str) -> bool:
 # sentences QuotesInSources finds already hold the answer's numbers and words.
 CHECKS: tuple[Check, ...] = (
     Abstained(),
+    AnAmountForHowMuch(),
     QuotesInSources(),
     AboutWhatIsAsked(),
 )

@@ -50,6 +50,15 @@ NOT_CLEARLY = "The memory does not say this clearly. The closest it comes:"
 # "version 3 of the Harbor Protocol" name the Harbor Protocol's 3, as "Harbor Protocol 3" does.
 VERSION_WORDS = frozenset("version release edition revision".split())
 
+# A question asking for an amount, and the words an amount is written with besides digits.
+ASKS_AMOUNT = re.compile(r"\bhow (?:much|many)\b", re.IGNORECASE)
+AMOUNT_WORDS = frozenset(
+    """zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen
+    fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy
+    eighty ninety hundred thousand million billion dozen half twice once none both several
+    few""".split()
+)
+
 # Month names, for dates written in words ("March 7, 2021") against digits (2021-03-07).
 MONTHS = {
     name: number

@@ -11,23 +11,14 @@ import math
 import re
 from datetime import UTC, datetime, timedelta
 
+from gam_desktop.engine.answering.lexicon import MONTHS
+
 RECENCY_WEIGHT = 0.2  # seed 003: (1 - w) * relevance + w * recency
 RECENCY_DAYS = 30.0
 CURRENT = re.compile(
     r"\b(current(ly)?|now|still|these days|nowadays|latest|most recent|at the moment|today)\b",
     re.IGNORECASE,
 )
-MONTHS = {
-    m: i
-    for i, names in enumerate(
-        [("jan", "january"), ("feb", "february"), ("mar", "march"), ("apr", "april"),
-         ("may",), ("jun", "june"), ("jul", "july"), ("aug", "august"),
-         ("sep", "sept", "september"), ("oct", "october"), ("nov", "november"),
-         ("dec", "december")],
-        start=1,
-    )
-    for m in names
-}  # fmt: skip
 _MONTH = "|".join(sorted(MONTHS, key=len, reverse=True))
 _DAY_MONTH = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)? ({_MONTH})\b(?: (\d{{4}}))?", re.I)
 _MONTH_DAY = re.compile(rf"\b({_MONTH}) (\d{{1,2}})(?:st|nd|rd|th)?\b(?:,? (\d{{4}}))?", re.I)
@@ -101,6 +92,14 @@ def _relative(text: str, today: datetime) -> Window | None:
         slack = timedelta(days=max(1, days // 7))
         return centre - slack, centre + day + slack
     return None
+
+
+def without_dates(text: str) -> str:
+    """`text` with its calendar dates ("8 June", "June 8th, 2026", "2026-06-08") left out:
+    their numbers are a day's, not an amount's."""
+    for pattern in (_ISO, _DAY_MONTH, _MONTH_DAY):
+        text = pattern.sub(" ", text)
+    return text
 
 
 def _calendar(text: str, today: datetime) -> Window | None:
