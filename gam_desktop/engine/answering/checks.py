@@ -43,6 +43,9 @@ ANSWER_OVERLAP = 0.5  # share of an answer's own words its quotes must hold
 _WORD = re.compile(r"[^\W_]+(?:[._'’-][^\W_]+)*", re.UNICODE)
 _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
 _POSSESSIVE = re.compile(r"['’]s$")
+_LETTERS = re.compile(r"[^\W\d_]+")
+_POLAR = re.compile(r"\s*(yes|no)\b", re.IGNORECASE)
+_AUXILIARY = re.compile(rf"\s*({'|'.join(AUXILIARIES)})\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -134,15 +137,17 @@ class AnAmountForHowMuch:
     """ "How much" and "how many" ask for an amount: an answer giving none, or only a date's
     numbers, says something else about what was asked ("How much were the tickets?" "The
     tickets are for 8 June."), which a small model writes when the amount was never said.
-    An amount is a number or a word for one ("three", "a dozen", "twice", "none")."""
+    An amount is a number (not a day's) or a word for one ("three", "a dozen", "twice",
+    "none", "all"); a year or a time still counts as a number."""
 
     name = "an amount for how much"
 
     def check(self, draft: Draft) -> Finding | None:
-        if not ASKS_AMOUNT.search(draft.question):
+        # (a yes-or-no question only mentions an amount: "Did I tell you how many I need?")
+        if not ASKS_AMOUNT.search(draft.question) or _AUXILIARY.match(draft.question):
             return None
         given = without_dates(draft.answer)
-        if _NUMBER.search(given) or AMOUNT_WORDS & set(words(given)):
+        if _NUMBER.search(given) or AMOUNT_WORDS & set(_LETTERS.findall(given.lower())):
             return None
         return Finding(self.name, "it gives no amount")
 
@@ -214,10 +219,6 @@ def stating_sentence(draft: Draft) -> Support | None:
         return None
     cited = [p for p in draft.passages if p.number in draft.cited]
     return (_best_sentence(cited, held) if cited else None) or _best_sentence(draft.passages, held)
-
-
-_POLAR = re.compile(r"\s*(yes|no)\b", re.IGNORECASE)
-_AUXILIARY = re.compile(rf"\s*({'|'.join(AUXILIARIES)})\b", re.IGNORECASE)
 
 
 def polar_support(draft: Draft) -> Support | None:

@@ -48,15 +48,19 @@ NOT_CLEARLY = "The memory does not say this clearly. The closest it comes:"
 
 # The words English numbers a thing's versions with: "Harbor Protocol version 3" and
 # "version 3 of the Harbor Protocol" name the Harbor Protocol's 3, as "Harbor Protocol 3" does.
-VERSION_WORDS = frozenset("version release edition revision".split())
+# ("release" is a verb as often: "What did Anna release 2 weeks ago?")
+VERSION_WORDS = frozenset("version edition revision".split())
 
-# A question asking for an amount, and the words an amount is written with besides digits.
+# A question asking for an amount, and the words an amount is written with besides digits
+# (each matched as a run of letters: "twenty-five" is "twenty" and "five"), those saying
+# there is none ("nothing", "free") and those saying how much of a whole ("all", "most").
 ASKS_AMOUNT = re.compile(r"\bhow (?:much|many)\b", re.IGNORECASE)
 AMOUNT_WORDS = frozenset(
     """zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen
     fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy
-    eighty ninety hundred thousand million billion dozen half twice once none both several
-    few""".split()
+    eighty ninety hundred hundreds thousand thousands million millions billion billions
+    dozen dozens couple pair half third thirds quarter quarters double twice once single
+    both several few many much some most all every no none nothing never free""".split()
 )
 
 # Month names, for dates written in words ("March 7, 2021") against digits (2021-03-07).

@@ -58,10 +58,10 @@ _HEADING = re.compile(r"^\s*#{1,6}\s+\S")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]\s|\d{1,3}[.)]\s|\|)")  # a list item or a table row
 _IDENTIFIER = re.compile(r"\w*\d\w*(?:[._-]\w+)+|\w+(?:[._-]\w+)*[._-]\d\w*|\w*[a-z]\d\w*", re.I)
 _CAPITALIZED = re.compile(r"(?<![\w'’.-])([A-Z][\w'’-]*)")
-# A possessive or a contraction's ending ("Ann's", "James'", "I'd", "I've"), which is
-# not part of the name it is written on.
 _WHOLE_NUMBER = re.compile(r"(?<![\w.,:-])\d+(?![\w.,:-]?\w)")
 _OF_THE = re.compile(r"\s+of\s+(?:the\s+)?", re.IGNORECASE)  # "version 3 of the …"
+# A possessive or a contraction's ending ("Ann's", "James'", "I'd", "I've"), which is
+# not part of the name it is written on.
 _CLITIC = re.compile(r"['’](?:s|d|m|ve|ll|re)?$")
 _SENTENCE_START = re.compile(r"(?:^|[.!?:;]\s+|\n)\W*$")
 _RUNS = re.compile(r"[^\W\d_]+|\d+")
@@ -364,45 +364,52 @@ def qualified(question: str) -> dict[str, list[str]]:
 
 
 def named_numbers(question: str) -> dict[str, list[str]]:
-    """The whole numbers of `question` written right after a name, with that name ("Harbor
-    Protocol 3": {"3": ["protocol", "harbor"]}): a name's number says which of its kind is
-    meant, as "3.0" would. Not a day after its month ("March 7"), nor a number after a
-    possessive ("Ann's 2023 survey": the survey's)."""
+    """The whole numbers of `question` that number a name, with that name ("Harbor Protocol
+    3", "Harbor Protocol version 3", "version 3 of the Harbor Protocol": {"3": ["protocol",
+    "harbor"]}): a name's number says which of its kind is meant, as "3.0" would. Not a day
+    after its month ("March 7"), nor a number after a possessive ("Ann's 2023 survey",
+    "Ann's version 2 of the plan": the survey's, the plan's)."""
     found: dict[str, list[str]] = {}
     for match in _WHOLE_NUMBER.finditer(question):
         named = _named_by(question, match)
-        possessive = _CLITIC.search(question[: match.start()].rstrip()) is not None
-        if named and named[0] not in CALENDAR_WORDS and not possessive:
+        head = question[: _version_start(question, match) or match.start()].rstrip()
+        if named and named[0] not in CALENDAR_WORDS and not _CLITIC.search(head):
             found.setdefault(match.group(), named)
     return found
 
 
 def _named_by(question: str, match: re.Match[str]) -> list[str]:
-    """The names whose version `match` (a number of `question`) is, nearest the number
-    first: those right before it ("Harbor Protocol 3"), before the version word it follows
-    ("Harbor Protocol version 3"), or after it, "of (the)" between, when a version word is
-    before it ("version 3 of the Harbor Protocol"): the English ways of naming a version."""
-    words = question[: match.start()].split()
-    versioned = bool(words) and words[-1].lower() in VERSION_WORDS
-    start = question.rfind(words[-1], 0, match.start()) if versioned else match.start()
-    before = _names_before(question, start)
-    if before or not versioned:
+    """The names whose version `match` (a number of `question`) is, last word first: those
+    right before it ("Harbor Protocol 3"), before the version word it follows ("Harbor
+    Protocol version 3"), or after it, "of (the)" between, when a version word is before
+    it ("version 3 of the Harbor Protocol"): the English ways of naming a version."""
+    versioned = _version_start(question, match)
+    before = _names_before(question, match.start() if versioned is None else versioned)
+    if before or versioned is None:
         return before
     after = _OF_THE.match(question, match.end())
-    return list(reversed(_names_from(question, question[after.end() :]))) if after else []
+    return list(reversed(_names_after(question, after.end()))) if after else []
 
 
-def _names_from(question: str, text: str) -> list[str]:
-    """The run of names `text` (a part of `question`) starts with, in order."""
+def _version_start(question: str, match: re.Match[str]) -> int | None:
+    """Where the version word right before `match` starts ("version 3"); None without one."""
+    words = question[: match.start()].split()
+    if words and words[-1].lower() in VERSION_WORDS:
+        return question.rfind(words[-1], 0, match.start())
+    return None
+
+
+def _names_after(question: str, start: int) -> list[str]:
+    """The run of names written from `start` on, in order (a comma or a stop after a name
+    ends it)."""
     named = names(question)
     run: list[str] = []
-    for word in text.split():
-        name = _CLITIC.sub("", word.rstrip(".,;:!?")).lower()
-        if name not in named:
+    for word in question[start:].split():
+        if _as_name(word) not in named:
             break
-        run.append(name)
+        run.append(_as_name(word))
         if not word[-1].isalnum():
-            break  # a comma or a full stop ends the run
+            break
     return run
 
 
@@ -411,11 +418,15 @@ def _names_before(question: str, start: int) -> list[str]:
     named = names(question)
     before: list[str] = []
     for word in reversed(question[:start].split()):
-        name = _CLITIC.sub("", word).lower()
-        if not word[-1].isalnum() or name not in named:
+        if not word[-1].isalnum() or _as_name(word) not in named:
             break  # a comma or a word that is no name ends the run
-        before.append(name)
+        before.append(_as_name(word))
     return before
+
+
+def _as_name(word: str) -> str:
+    """A word of a question as `names` gives it: lowercased, stops and a possessive off."""
+    return _CLITIC.sub("", word.rstrip(".,;:!?")).lower()
 
 
 def parts_of(name: str) -> list[str]:

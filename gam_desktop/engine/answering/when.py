@@ -24,6 +24,12 @@ _DAY_MONTH = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)? ({_MONTH})\b(?: (\d{{4}
 _MONTH_DAY = re.compile(rf"\b({_MONTH}) (\d{{1,2}})(?:st|nd|rd|th)?\b(?:,? (\d{{4}}))?", re.I)
 _IN_MONTH = re.compile(rf"\bin ({_MONTH})\b(?: (\d{{4}}))?", re.I)
 _ISO = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+_NAMED = "|".join(sorted((m.capitalize() for m in MONTHS), key=len, reverse=True))
+_WRITTEN_DATES = (  # as `_calendar` reads them, but of text as written (see without_dates)
+    _ISO,
+    re.compile(rf"\b\d{{1,2}}(?:st|nd|rd|th)? (?:{_NAMED})\b(?: \d{{4}})?"),
+    re.compile(rf"\b(?:{_NAMED}) \d{{1,2}}(?:st|nd|rd|th)?\b(?:,? \d{{4}})?"),
+)
 _DAYS_AGO = re.compile(r"\b(\d+|a|one|two|three) (day|week|month)s? ago\b", re.I)
 _WORDS = {"a": 1, "one": 1, "two": 2, "three": 3}
 
@@ -96,8 +102,9 @@ def _relative(text: str, today: datetime) -> Window | None:
 
 def without_dates(text: str) -> str:
     """`text` with its calendar dates ("8 June", "June 8th, 2026", "2026-06-08") left out:
-    their numbers are a day's, not an amount's."""
-    for pattern in (_ISO, _DAY_MONTH, _MONTH_DAY):
+    their numbers are a day's, not an amount's. A month is its name written with a capital,
+    as English writes it: "up to 2 may be carried" holds no date."""
+    for pattern in _WRITTEN_DATES:
         text = pattern.sub(" ", text)
     return text
 

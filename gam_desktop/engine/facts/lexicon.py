@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from gam_desktop.engine.answering import MONTHS as MONTH_NUMBERS
+
 # -- quoting and pasting -------------------------------------------------------------------
 
 QUOTED_LINE = re.compile(r"^\s*>.*$", re.MULTILINE)  # an e-mail's "> " quote
@@ -179,10 +181,7 @@ CLAUSE_BREAK = re.compile(
     r"[,;:]\s+|\s+(?:because|since|so|but|while|although|though|as|which|who|when)\s+",
     re.IGNORECASE,
 )
-MONTHS = frozenset(
-    "january february march april may june july august september october november december "
-    "jan feb mar apr jun jul aug sep sept oct nov dec".split()
-)
+MONTHS = frozenset(MONTH_NUMBERS)  # the month names, as the answers read them
 WEEKDAYS = frozenset(
     "monday tuesday wednesday thursday friday saturday sunday mondays tuesdays wednesdays "
     "thursdays fridays saturdays sundays".split()
