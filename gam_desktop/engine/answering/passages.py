@@ -372,7 +372,8 @@ def named_numbers(question: str) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
     for match in _WHOLE_NUMBER.finditer(question):
         named = _named_by(question, match)
-        head = question[: _version_start(question, match) or match.start()].rstrip()
+        versioned = _version_start(question, match)
+        head = question[: match.start() if versioned is None else versioned].rstrip()
         if named and named[0] not in CALENDAR_WORDS and not _CLITIC.search(head):
             found.setdefault(match.group(), named)
     return found
