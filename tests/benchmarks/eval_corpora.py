@@ -219,6 +219,7 @@ class Readings:
             reading = original(llm, question, passages, cancel, context, excerpt)
             self.by_question[self.current].append(
                 {
+                    "question": question,  # as the reader was asked it
                     "passages": [p.__dict__ for p in passages],  # all: the checks' evidence
                     "reading": reading.model_dump() if reading is not None else None,
                     "excerpt": excerpt,
@@ -233,6 +234,8 @@ class Readings:
 def run_set(name: str, args: argparse.Namespace, proxy: CountingProxy) -> dict[str, Any]:
     docs, questions_file = sets()[name]
     questions = questions_of(name, questions_file, args.half, args.limit)
+    if args.ids:
+        questions = [q for q in questions if q["id"] in args.ids.split(",")]
     server = Server(proxy.base_url, args.model, args.timeout)
     memory = args.memories / name
     report: dict[str, Any] = {"set": name, "half": args.half, "memory": str(memory)}
@@ -339,6 +342,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--systems", default="project,bm25,hybrid")
     parser.add_argument("--half", choices=["dev", "test", "all"], default="test")
     parser.add_argument("--limit", type=int)
+    parser.add_argument("--ids", help="only these questions (comma-separated ids)")
     parser.add_argument("--workers", type=int, help="gam-add --workers (default: the app's)")
     parser.add_argument("--timeout", type=float, help="seconds per LLM call")
     parser.add_argument(
