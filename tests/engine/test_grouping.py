@@ -141,3 +141,31 @@ def test_a_memory_has_no_lone_folder_around_everything() -> None:
     }
     plan = group_memories(memories_of(docs, heading="# "))
     assert sorted(c.name for c in plan.children) == ["docker", "python", "rust"]
+
+
+def test_a_folder_names_each_part_of_its_document_as_the_titles_write_it() -> None:
+    """A file name loses what makes a title readable ("participant_s_version" of
+    "Participant's Contributor Version"): the folder's description lists the parts as the
+    titles a reader sees write them."""
+    parts = {
+        "Participant's Contributor Version": "The contributor version is defined.",
+        "Definitions": "Terms the licence uses are defined.",
+        "TERMINATION": "Rights end when terms are broken.",
+    }
+    memories = [
+        MemorizedChunk(
+            index=i,
+            title=f"gizmo_licence_2_0_{heading.lower().replace(' ', '_')}",
+            shown_title=f"Gizmo Licence 2.0: {heading}",
+            memory=body,
+            tldr=body,
+            metadata={"source": "gizmo-licence-2.0.txt"},
+        )
+        for i, (heading, body) in enumerate(parts.items())
+    ]
+    plan = group_memories(memories)
+    folder = plan.leaves()[0]
+    assert folder.description == (
+        "Notes from Gizmo Licence 2.0: Participant's Contributor Version, Definitions and"
+        " TERMINATION."
+    ), folder.description

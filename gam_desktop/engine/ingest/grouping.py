@@ -343,6 +343,7 @@ def _folder(
         [m.title for m in members],
         [m.tldr for m in members],
         [str(m.metadata.get("source") or "") for m in members],
+        [m.heading for m in members],
     )
     return DirectoryNode(
         name=name, description=description, chunk_indices=[m.index for m in members]

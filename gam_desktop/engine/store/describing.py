@@ -69,16 +69,20 @@ def describe_contents(
     titles: Sequence[str],
     texts: Sequence[str] = (),
     sources: Sequence[str] = (),
+    headings: Sequence[str] = (),
 ) -> str:
     """One or two sentences on what a folder holds, in words, from its memories' titles
     (spelled as their tldrs, `texts`, spell them), their documents (`sources`, when
     known) and its subfolders' names: "Notes on North Pricing: prices,
     discounts and delivery." The words the titles share say what the
     folder is about; what is left of each title says what each note adds. Never a count
-    ("4 memories on a, b and c")."""
+    ("4 memories on a, b and c"). With the titles as a reader sees them (`headings`, one a
+    title), each names its part of its document as written ("Gizmo 2.4 Guide: Pairing the
+    Remote"), which a file name's words lose ("pairing_the_remote")."""
     parts = []
     if titles:
-        parts.append(_notes_sentence([_name_words(t) for t in titles], texts, sources))
+        sentence = _parts_sentence(headings, texts, sources) if headings else None
+        parts.append(sentence or _notes_sentence([_name_words(t) for t in titles], texts, sources))
         if len(titles) == 1 and texts and texts[0].strip():
             parts.append(" ".join(texts[0].split()))
     if folders:
@@ -159,6 +163,31 @@ def _notes_sentence(
     if subject and topics:
         return f"Notes on {subject}: {listed}."
     return f"Notes on {subject or listed}."
+
+
+def _parts_sentence(
+    headings: Sequence[str], texts: Sequence[str], sources: Sequence[str]
+) -> str | None:
+    """ "Notes from <documents>: <each part as its heading writes it>.", when every heading
+    names its document and then its part ("Gizmo 2.4 Guide: Pairing the Remote"; a heading
+    that is the document's name alone adds no part); None when one does not, or none
+    names a part."""
+    documents = [spelled(_source_words(s), [*headings, *texts]) for s in sources]
+    if len(documents) != len(headings) or not all(documents):
+        return None
+    topics = []
+    for heading, document in zip(headings, documents, strict=True):
+        said = " ".join(heading.split())
+        if said.lower() == document.lower():
+            continue
+        opening = re.match(re.escape(document) + r"\s*[:—–-]\s+", said, re.IGNORECASE)
+        if opening is None:
+            return None
+        topics.append(said[opening.end() :].rstrip("."))
+    if not topics:
+        return None
+    origin = _listing(list(dict.fromkeys(documents)), MAX_DOCUMENTS)
+    return f"Notes from {origin}: {_listing(list(dict.fromkeys(topics)))}."
 
 
 def _edged(words: list[str]) -> list[str]:
