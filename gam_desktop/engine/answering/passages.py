@@ -334,7 +334,7 @@ def _said_in(key: str, text: str, period: Window) -> bool:
 def identifiers(text: str) -> set[str]:
     """The words of `text` written with digits, alone or joined by dots, dashes or
     underscores ("2.1", "3.0", "ABCv2", "iso-9001", "utf_8"), lowercased. Words joined
-    without a digit ("open_file", "cron.weekly") are not: on the dev halves, taking them
+    without a digit ("open_file", "notes.daily") are not: on the dev halves, taking them
     changed no passage's gold and no check's verdict (stop 66)."""
     return {m.lower() for m in _IDENTIFIER.findall(text)}
 
