@@ -9,7 +9,7 @@ from gam_desktop.engine.ingest.grouping import MAX_FOLDER, group_memories
 from gam_desktop.engine.ingest.prompts import MAX_DEPTH
 from gam_desktop.engine.ingest.taxonomy import degenerate_problems, validate_plan
 from gam_desktop.engine.models import DirectoryNode, MemorizedChunk
-from gam_desktop.engine.store.describing import is_generic_name
+from gam_desktop.engine.store.describing import describe_contents, is_generic_name
 from gam_desktop.selfcheck.scripted_llm import memorize
 from tests.documents import topic_document
 from tests.engine.lookalike_docs import family_of, lookalike_documents
@@ -169,3 +169,18 @@ def test_a_folder_names_each_part_of_its_document_as_the_titles_write_it() -> No
         "Notes from Gizmo Licence 2.0: Participant's Contributor Version, Definitions and"
         " TERMINATION."
     ), folder.description
+
+
+def test_titles_that_do_not_name_their_document_leave_the_description_to_the_file_names() -> None:
+    """A title that does not open with its document's name says nothing of which part of
+    it a note is; one that is the document's name alone adds no part."""
+    source = ["gizmo-guide.txt", "gizmo-guide.txt"]
+    names = ["gizmo_guide_pairing_the_remote", "gizmo_guide_charging"]
+    texts = ["Pairing the remote takes a minute.", "Charging takes an hour."]
+    by_names = describe_contents([], names, texts, source)
+    unnamed = describe_contents([], names, texts, source, ["Pairing the Remote", "Charging"])
+    assert unnamed == by_names
+    alone = describe_contents([], names, texts, source, ["Gizmo Guide", "Gizmo Guide: Charging"])
+    assert alone == "Notes from Gizmo Guide: Charging."
+    only_names = describe_contents([], names, texts, source, ["Gizmo Guide", "gizmo guide"])
+    assert only_names == by_names
