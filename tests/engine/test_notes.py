@@ -18,7 +18,7 @@ from gam_desktop.engine.ingest.prompts import MemoryDraft
 from gam_desktop.engine.models import ChunkConfig, DirectoryNode, MemorizedChunk
 from gam_desktop.engine.progress import CancelToken
 from gam_desktop.engine.store.changeset import ChangeSet
-from gam_desktop.engine.store.folder import DirView
+from gam_desktop.engine.store.folder import DirView, MemoryFolder
 from gam_desktop.engine.store.markdown import README, parse_memory, parse_readme
 from gam_desktop.engine.store.readmes import stage_readmes
 from gam_desktop.selfcheck.scripted_llm import Fault, memorize
@@ -339,6 +339,61 @@ def test_a_counted_description_of_an_earlier_version_is_written_again_in_words()
     stage_readmes(changes, root, ["acme"])
     description = parse_readme(changes.writes[f"acme/{README}"]).description
     assert description == "Notes on Acme: rotation and paging.", description
+
+
+def _gizmo_parts() -> list[MemorizedChunk]:
+    parts = {"Participant's Contributor Version": "The contributor version is defined.",
+             "TERMINATION": "Rights end when terms are broken."}  # fmt: skip
+    return [
+        MemorizedChunk(
+            index=i,
+            title=f"gizmo_licence_2_0_{heading.lower().replace(' ', '_')}",
+            shown_title=f"Gizmo Licence 2.0: {heading}",
+            memory=body,
+            tldr=body,
+            metadata={"source": "gizmo-licence-2.0.txt"},
+        )
+        for i, (heading, body) in enumerate(parts.items())
+    ]
+
+
+PARTS_AS_WRITTEN = "Notes from Gizmo Licence 2.0: Participant's Contributor Version and TERMINATION."
+
+
+def test_a_readme_written_after_an_add_names_the_parts_as_their_titles_write_them() -> None:
+    """A folder an add makes with no description of its own is described from its notes:
+    each part as the title a reader sees writes it, not as its file name's lowercased
+    words ("participant s version")."""
+    root = DirView("", subdirs={"gizmo": DirView("gizmo")})
+    changes = ChangeSet()
+    for memory in _gizmo_parts():
+        place_memory(changes, root.subdirs["gizmo"], memory)
+    stage_readmes(changes, root, ["gizmo"])
+    description = parse_readme(changes.writes[f"gizmo/{README}"]).description
+    assert description == PARTS_AS_WRITTEN, description
+
+
+def test_a_readme_rewritten_from_notes_on_disk_names_the_parts_as_written(tmp_path: Path) -> None:
+    """The titles and documents come from the notes' front matter when a folder is read
+    back from disk (a reorganization, a README a person emptied); a note not read leaves
+    the description to the file names."""
+    folder = MemoryFolder(tmp_path)
+    changes = ChangeSet()
+    view = DirView("", subdirs={"gizmo": DirView("gizmo")})
+    for memory in _gizmo_parts():
+        place_memory(changes, view.subdirs["gizmo"], memory)
+    for rel, text in changes.writes.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text, encoding="utf-8")
+    root = folder.load_view()
+    unread = ChangeSet()
+    stage_readmes(unread, root, ["gizmo"])
+    by_names = parse_readme(unread.writes[f"gizmo/{README}"]).description
+    assert "participant s" in by_names.lower(), by_names
+    folder.read_fronts(root.subdirs["gizmo"])
+    read = ChangeSet()
+    stage_readmes(read, root, ["gizmo"])
+    assert parse_readme(read.writes[f"gizmo/{README}"]).description == PARTS_AS_WRITTEN
 
 
 def test_what_each_note_adds_is_said_without_function_words_at_its_edges() -> None:

@@ -34,6 +34,7 @@ def place_memory(changes: ChangeSet, directory: DirView, memory: MemorizedChunk)
         stem = fit_stem(memory_file_stem(memory.title), directory.path)
     name = unique_name(stem, [*directory.files], ".md")  # `_2` only when nothing differs
     directory.files[name] = memory.tldr
+    directory.origins[name] = (memory.heading, str(memory.metadata.get("source") or ""))
     path = directory.child_path(name)
     changes.writes[path] = render_memory(memory_front(memory), memory.memory)
     if memory.metadata.get("source_hash"):

@@ -60,6 +60,7 @@ def _memories_in(
                 index=i,
                 # as a file is named: the plan and its fallback read titles as slugs
                 title=sanitize_name(str(front.get("title") or name.removesuffix(".md"))),
+                shown_title=str(front.get("title") or ""),
                 tldr=str(front.get("tldr", "")),
                 memory=_body(folder, directory.child_path(name)),
                 metadata={"source": front.get("source", "")},
@@ -138,6 +139,8 @@ def stage_reorganization(
         if new_name in target.files:
             raise ReorganizeError(f"{new} exists since the plan was made{_PLAN_AGAIN}")
         target.files[new_name] = source.files.pop(old_name)
+        if old_name in source.origins:
+            target.origins[new_name] = source.origins.pop(old_name)
         changed |= _with_parents(target.path, operation.directory)
     changes = ChangeSet()
     stage_readmes(changes, root, changed)

@@ -65,6 +65,9 @@ class DirView:
     description: str = ""
     subdirs: dict[str, DirView] = field(default_factory=dict)
     files: dict[str, str | None] = field(default_factory=dict)  # memory file -> tldr, if read
+    # memory file -> its title as a reader sees it and its document's name, where read: a
+    # README's description names each part as its title writes it, not as its file name
+    origins: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     def child_path(self, name: str) -> str:
         return f"{self.path}/{name}" if self.path else name
@@ -308,4 +311,5 @@ class MemoryFolder:
             front.setdefault("tldr", parsed.body.strip().split("\n")[0][:200])
             fronts[name] = front
             view.files[name] = str(front["tldr"])
+            view.origins[name] = (str(front["title"]), str(front.get("source") or ""))
         return fronts

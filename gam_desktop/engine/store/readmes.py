@@ -81,7 +81,11 @@ def contents_description(directory: DirView) -> str:
     subfolders: the README's description when no LLM wrote one."""
     folders = [(name, sub.memory_count()) for name, sub in directory.subdirs.items()]
     titles = [name.removesuffix(".md") for name in directory.files]
-    return describe_contents(folders, titles, _said_in(directory))
+    origins = [directory.origins.get(name) for name in directory.files]
+    if not all(origins):  # a note not read: its file name is all there is to go by
+        return describe_contents(folders, titles, _said_in(directory))
+    headings, sources = zip(*origins, strict=True) if origins else ((), ())
+    return describe_contents(folders, titles, _said_in(directory), sources, headings)
 
 
 def _said_in(directory: DirView) -> list[str]:
