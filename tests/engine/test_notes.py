@@ -357,7 +357,9 @@ def _gizmo_parts() -> list[MemorizedChunk]:
     ]
 
 
-PARTS_AS_WRITTEN = "Notes from Gizmo Licence 2.0: Participant's Contributor Version and TERMINATION."
+PARTS_AS_WRITTEN = (
+    "Notes from Gizmo Licence 2.0: Participant's Contributor Version and TERMINATION."
+)
 
 
 def test_a_readme_written_after_an_add_names_the_parts_as_their_titles_write_them() -> None:
