@@ -275,6 +275,21 @@ def test_an_answer_its_quote_states_passes() -> None:
     assert checks.AnswerFromQuotes().check(draft) is None
 
 
+def test_a_heading_s_section_number_is_no_value_an_answer_can_rest_on() -> None:
+    """ "# 6.6." numbers a part of its document: an answer "since Gizmo 6.6" read from it
+    states a value no sentence gives, while one giving the sentence's "Gizmo 10" holds."""
+    text = "# 6.6. Checking signatures\nSince Gizmo 10, the signed index is the one file."
+    shown = [passage(1, text)]
+    question = "Since which Gizmo release has the signed index been the one file?"
+    numbered = Draft(question, "Since Gizmo 6.6, the signed index is the one file.", [], shown)
+    finding = checks.QuotesInSources().check(replace(numbered, cited=(1,)))
+    assert finding is not None and finding.repaired is None, finding
+    stated = Draft(question, "Since Gizmo 10, the signed index is the one file.", [], shown)
+    held = checks.QuotesInSources().check(replace(stated, cited=(1,)))
+    assert held is not None and held.repaired is not None and not held.repaired.from_quote
+    assert all("Gizmo 10" in s.sentence for s in held.repaired.support)
+
+
 # -- the pipeline -----------------------------------------------------------------------
 
 

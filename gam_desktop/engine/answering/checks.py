@@ -57,7 +57,14 @@ class Support:
     def said(self) -> str:
         """The sentence under its passage's label: a version or a name an answer gives may be
         the document's ("2.4" of "Gizmo 2.4 notes"), not the sentence's."""
-        return f"{self.passage.label}\n{self.sentence}"
+        sentence = _SECTION_NUMBER.sub(r"\1", self.sentence)
+        return f"{self.passage.label}\n{sentence}"
+
+
+# A heading's section number ("## 6.6. Checking…", "# 3. Setup") says where a part sits in
+# its document, not a value it states: an answer "since 6.6" rested on it. (A version
+# heading, "# 15.4", has no dot after its number and stays.)
+_SECTION_NUMBER = re.compile(r"^(\s*#{1,6}\s+)\d+(?:\.\d+)*\.(?=\s|$)\s*")
 
 
 @dataclass(frozen=True)
