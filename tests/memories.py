@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gam_desktop.engine.models import GamMeta
+from gam_desktop.engine.models import GamMeta, MemorizedChunk
 from gam_desktop.engine.store.markdown import ReadmeEntry, render_memory, render_readme
 
 MEMORIES = {
@@ -67,3 +67,19 @@ def write_memory(root: Path) -> Path:
         (directory / "README.md").write_text(render_readme(title, description, entries))
     (root / ".gam_meta.json").write_text(GamMeta(total_chunks=len(MEMORIES)).model_dump_json())
     return root
+
+
+def document_parts(parts: dict[str, str]) -> list[MemorizedChunk]:
+    """Notes of an invented licence's parts, each titled "Gizmo Licence 2.0: <part>" as a
+    reader sees it and named by its file name's lowercased words."""
+    return [
+        MemorizedChunk(
+            index=i,
+            title=f"gizmo_licence_2_0_{heading.lower().replace(' ', '_')}",
+            shown_title=f"Gizmo Licence 2.0: {heading}",
+            memory=body,
+            tldr=body,
+            metadata={"source": "gizmo-licence-2.0.txt"},
+        )
+        for i, (heading, body) in enumerate(parts.items())
+    ]

@@ -13,6 +13,7 @@ from gam_desktop.engine.store.describing import describe_contents, is_generic_na
 from gam_desktop.selfcheck.scripted_llm import memorize
 from tests.documents import topic_document
 from tests.engine.lookalike_docs import family_of, lookalike_documents
+from tests.memories import document_parts
 
 
 def memories_of(docs: dict[str, str], heading: str = "## ") -> list[MemorizedChunk]:
@@ -152,18 +153,7 @@ def test_a_folder_names_each_part_of_its_document_as_the_titles_write_it() -> No
         "Definitions": "Terms the licence uses are defined.",
         "TERMINATION": "Rights end when terms are broken.",
     }
-    memories = [
-        MemorizedChunk(
-            index=i,
-            title=f"gizmo_licence_2_0_{heading.lower().replace(' ', '_')}",
-            shown_title=f"Gizmo Licence 2.0: {heading}",
-            memory=body,
-            tldr=body,
-            metadata={"source": "gizmo-licence-2.0.txt"},
-        )
-        for i, (heading, body) in enumerate(parts.items())
-    ]
-    plan = group_memories(memories)
+    plan = group_memories(document_parts(parts))
     folder = plan.leaves()[0]
     assert folder.description == (
         "Notes from Gizmo Licence 2.0: Participant's Contributor Version, Definitions and"

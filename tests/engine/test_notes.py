@@ -23,6 +23,7 @@ from gam_desktop.engine.store.markdown import README, parse_memory, parse_readme
 from gam_desktop.engine.store.readmes import stage_readmes
 from gam_desktop.selfcheck.scripted_llm import Fault, memorize
 from tests.fakes import FakeLLM
+from tests.memories import document_parts
 
 ROOT = Path(__file__).resolve().parents[2]
 NUMBERED = re.compile(r"_\d+$")  # "acme_policy_2": a title told apart by a number
@@ -342,19 +343,12 @@ def test_a_counted_description_of_an_earlier_version_is_written_again_in_words()
 
 
 def _gizmo_parts() -> list[MemorizedChunk]:
-    parts = {"Participant's Contributor Version": "The contributor version is defined.",
-             "TERMINATION": "Rights end when terms are broken."}  # fmt: skip
-    return [
-        MemorizedChunk(
-            index=i,
-            title=f"gizmo_licence_2_0_{heading.lower().replace(' ', '_')}",
-            shown_title=f"Gizmo Licence 2.0: {heading}",
-            memory=body,
-            tldr=body,
-            metadata={"source": "gizmo-licence-2.0.txt"},
-        )
-        for i, (heading, body) in enumerate(parts.items())
-    ]
+    return document_parts(
+        {
+            "Participant's Contributor Version": "The contributor version is defined.",
+            "TERMINATION": "Rights end when terms are broken.",
+        }
+    )
 
 
 PARTS_AS_WRITTEN = (
