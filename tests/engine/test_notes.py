@@ -15,7 +15,13 @@ from gam_desktop.engine.ingest.documents import load_text
 from gam_desktop.engine.ingest.grouping import group_memories
 from gam_desktop.engine.ingest.memorize import memorize_chunks
 from gam_desktop.engine.ingest.prompts import MemoryDraft
-from gam_desktop.engine.models import ChunkConfig, DirectoryNode, MemorizedChunk
+from gam_desktop.engine.ingest.reorganize import stage_reorganization
+from gam_desktop.engine.models import (
+    ChunkConfig,
+    DirectoryNode,
+    MemorizedChunk,
+    ReorganizeOperation,
+)
 from gam_desktop.engine.progress import CancelToken
 from gam_desktop.engine.store.changeset import ChangeSet
 from gam_desktop.engine.store.folder import DirView, MemoryFolder
@@ -390,6 +396,27 @@ def test_a_readme_rewritten_from_notes_on_disk_names_the_parts_as_written(tmp_pa
     read = ChangeSet()
     stage_readmes(read, root, ["gizmo"])
     assert parse_readme(read.writes[f"gizmo/{README}"]).description == PARTS_AS_WRITTEN
+
+
+def test_a_folder_a_reorganization_makes_names_the_parts_its_notes_carry(tmp_path: Path) -> None:
+    """A reorganization's new folder with no description of its own is described from the
+    notes moved into it: their titles and document travel with the move, so the README
+    names the parts as written, not as the file names' lowercased words."""
+    changes = ChangeSet()
+    view = DirView("")
+    for memory in _gizmo_parts():
+        place_memory(changes, view, memory)
+    for rel, text in changes.writes.items():
+        (tmp_path / rel).write_text(text, encoding="utf-8")
+    names = sorted(view.files)
+    operation = ReorganizeOperation(
+        directory="",
+        new_directories=["gizmo"],
+        moved_files=[(name, f"gizmo/{name}") for name in names],
+    )
+    staged, _ = stage_reorganization(MemoryFolder(tmp_path), operation)
+    description = parse_readme(staged.writes[f"gizmo/{README}"]).description
+    assert description == PARTS_AS_WRITTEN, description
 
 
 def test_what_each_note_adds_is_said_without_function_words_at_its_edges() -> None:
