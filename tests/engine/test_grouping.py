@@ -9,7 +9,7 @@ from gam_desktop.engine.ingest.grouping import MAX_FOLDER, group_memories
 from gam_desktop.engine.ingest.prompts import MAX_DEPTH
 from gam_desktop.engine.ingest.taxonomy import degenerate_problems, validate_plan
 from gam_desktop.engine.models import DirectoryNode, MemorizedChunk
-from gam_desktop.engine.store.describing import describe_contents, is_generic_name
+from gam_desktop.engine.store.describing import describe_contents, folder_title, is_generic_name
 from gam_desktop.selfcheck.scripted_llm import memorize
 from tests.documents import topic_document
 from tests.engine.lookalike_docs import family_of, lookalike_documents
@@ -174,3 +174,35 @@ def test_titles_that_do_not_name_their_document_leave_the_description_to_the_fil
     assert alone == "Notes from Gizmo Guide: Charging."
     only_names = describe_contents([], names, texts, source, ["Gizmo Guide", "gizmo guide"])
     assert only_names == by_names
+
+
+def test_a_possessive_s_goes_with_the_name_it_was_written_on() -> None:
+    """A title's "Tallyho's" is "tallyho_s" in its file name: once the words every title
+    says ("tallyho") are out, the "s" left alone is no word of what the note adds
+    ("querying s ledger"); a folder named so is still titled as its notes write it."""
+    source = ["tallyho-guide.txt"] * 4
+    names = [
+        "tallyho_guide_querying_tallyho_s_ledger",
+        "tallyho_guide_installing",
+        "tallyho_guide_removing",
+        "tallyho_guide_tallyho_s_log_file",
+    ]
+    texts = ["Querying Tallyho's ledger is quick.", "Install it.", "Remove it.", "Logs grow."]
+    description = describe_contents([], names, texts, source)
+    assert description == (
+        "Notes from Tallyho guide: Querying ledger, installing, removing and log file."
+    ), description
+    assert folder_title("tallyho_s_ledger", texts) == "Tallyho's ledger"
+
+
+def test_a_word_a_title_repeats_once_its_shared_words_are_out_is_said_once() -> None:
+    """ "Tallyho upgrade, tallyho-get upgrade and tallyho Commands" less the words every
+    title says is "upgrade upgrade": said once."""
+    source = ["tallyho-commands.txt"] * 2
+    names = [
+        "tallyho_upgrade_tallyho_get_upgrade_and_tallyho_commands",
+        "tallyho_get_and_tallyho_commands_patterns",
+    ]
+    texts = ["Use tallyho upgrade or tallyho-get upgrade.", "Patterns select packages."]
+    description = describe_contents([], names, texts, source)
+    assert description == "Notes from tallyho commands: upgrade and Patterns.", description

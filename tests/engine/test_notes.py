@@ -365,7 +365,7 @@ PARTS_AS_WRITTEN = (
 def test_a_readme_written_after_an_add_names_the_parts_as_their_titles_write_them() -> None:
     """A folder an add makes with no description of its own is described from its notes:
     each part as the title a reader sees writes it, not as its file name's lowercased
-    words ("participant s version")."""
+    words ("participant contributor version")."""
     root = DirView("", subdirs={"gizmo": DirView("gizmo")})
     changes = ChangeSet()
     for memory in _gizmo_parts():
@@ -391,7 +391,7 @@ def test_a_readme_rewritten_from_notes_on_disk_names_the_parts_as_written(tmp_pa
     unread = ChangeSet()
     stage_readmes(unread, root, ["gizmo"])
     by_names = parse_readme(unread.writes[f"gizmo/{README}"]).description
-    assert "participant s" in by_names.lower(), by_names
+    assert by_names.lower().startswith("notes on gizmo licence: participant contributor"), by_names
     folder.read_fronts(root.subdirs["gizmo"])
     read = ChangeSet()
     stage_readmes(read, root, ["gizmo"])

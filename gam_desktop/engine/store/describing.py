@@ -98,7 +98,10 @@ def _source_words(source: str) -> list[str]:
 
 
 def _name_words(name: str) -> list[str]:
-    return [w for w in _DOCUMENT_SUFFIX.sub("", name).lower().split("_") if w]
+    """A file name's words, without the "s" a possessive leaves alone ("tallyho_s_ledger"
+    of "Tallyho's ledger"): once the name it was written on is out as a word every title
+    says, it would read as a word of its own ("querying s ledger")."""
+    return [w for w in _DOCUMENT_SUFFIX.sub("", name).lower().split("_") if w and w != "s"]
 
 
 def _shared(names: Sequence[list[str]]) -> list[str]:
@@ -117,7 +120,8 @@ def spelled(words: Sequence[str], texts: Sequence[str]) -> str:
     hvk" -> "front-desk HVK"), numbers in a row as a version ("2 1" -> "2.1")."""
     if not words:
         return ""
-    gap = r"[\W_]+(?:(?:" + "|".join(sorted(STOPWORDS)) + r")[\W_]+){0,2}"
+    # (a possessive's "'s" may follow a word: "tallyho ledger" is "Tallyho's ledger")
+    gap = r"(?:['’]s)?[\W_]+(?:(?:" + "|".join(sorted(STOPWORDS)) + r")[\W_]+){0,2}"
     pattern = re.compile(r"\b" + gap.join(re.escape(w) for w in words) + r"\b", re.IGNORECASE)
     for text in texts:
         found = pattern.search(text)
@@ -151,7 +155,7 @@ def _notes_sentence(
     documents = [spelled(_source_words(s), texts) for s in sources if s]
     documents = list(dict.fromkeys(documents))
     named = {w.lower() for d in documents for w in WORD.findall(d)}
-    rest = [_edged(_after(named, [w for w in words if w not in shared])) for words in names]
+    rest = [_edged(_after(named, _once([w for w in words if w not in shared]))) for words in names]
     topics = list(dict.fromkeys(spelled(words, texts) for words in rest if words))
     listed = _listing(topics)
     subject = spelled(shared, texts)
@@ -188,6 +192,12 @@ def _parts_sentence(
         return None
     origin = _listing(list(dict.fromkeys(documents)), MAX_DOCUMENTS)
     return f"Notes from {origin}: {_listing(list(dict.fromkeys(topics)))}."
+
+
+def _once(words: list[str]) -> list[str]:
+    """`words` with a word right after itself said once: "tallyho upgrade, tallyho-get
+    upgrade" less the words every title says is "upgrade upgrade"."""
+    return [w for i, w in enumerate(words) if i == 0 or words[i - 1] != w]
 
 
 def _edged(words: list[str]) -> list[str]:
