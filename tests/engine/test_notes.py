@@ -570,6 +570,20 @@ def test_a_note_is_titled_as_its_document_writes_the_words_and_named_in_snake_ca
     assert parse_memory(changes.writes[path]).front["title"] == memory.heading
 
 
+def test_a_title_does_not_end_with_its_document_s_file_extension() -> None:
+    """A small model shown "Document: quillon-upgrades.md" titles a note
+    "quillon_upgrades_md": the file's extension is no word of what the note is about."""
+    (chunk,) = chunks_of(UPGRADE, "quillon-upgrades.md", max_tokens=300)
+    draft = MemoryDraft(
+        title="quillon_upgrades_md",
+        tldr="Upgrading to Quillon 4.2 needs one reindex.",
+        memory="Run the reindex tool once after upgrading from 4.1.",
+    )
+    (memory,) = memorized(draft, [chunk])
+    assert not memory.title.endswith("_md"), memory.title
+    assert "MD" not in memory.heading.split() and "md" not in memory.heading.split()
+
+
 def test_a_title_keeps_how_its_words_are_written_in_as_few_phrases_as_can_be() -> None:
     from gam_desktop.engine.ingest.titles import written_title
 

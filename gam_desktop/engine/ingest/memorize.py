@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from pathlib import PurePath
 from typing import Any
 
 from gam_desktop.engine.ingest.chunking import Chunk, SplitAdvisor
@@ -161,7 +162,7 @@ def in_context(draft: MemoryDraft, chunk: Chunk, context: DocumentContext) -> Me
     body = without_tldr(without_talk_about_the_text(written, context.title), tldr)
     if not says_something(body):  # nothing but a reference, a name, a fragment
         body = opening(chunk.text, skip=tldr) or body or written
-    title = sanitize_name(draft.title, fallback="")
+    title = _without_extension(sanitize_name(draft.title, fallback=""), chunk.source.name)
     if says_little(title, f"{section_heading(chunk)}\n{chunk.text}", context):
         title = passage_title(chunk)
     return MemoryDraft(
@@ -169,6 +170,14 @@ def in_context(draft: MemoryDraft, chunk: Chunk, context: DocumentContext) -> Me
         memory=with_subject_text(body, context),
         tldr=with_subject_text(tldr, context),
     )
+
+
+def _without_extension(title: str, source: str) -> str:
+    """`title` without a last word that is its document's file extension: shown "Document:
+    gizmo-guide.md", a small model titles a note "gizmo_guide_md"."""
+    extension = PurePath(source).suffix.lstrip(".").lower()
+    trimmed = title.removesuffix(f"_{extension}") if extension else title
+    return trimmed if trimmed.strip("_") else title
 
 
 def _memorized(
