@@ -206,3 +206,13 @@ def test_a_word_a_title_repeats_once_its_shared_words_are_out_is_said_once() -> 
     texts = ["Use tallyho upgrade or tallyho-get upgrade.", "Patterns select packages."]
     description = describe_contents([], names, texts, source)
     assert description == "Notes from tallyho commands: upgrade and Patterns.", description
+
+
+def test_a_document_s_file_name_is_spelled_without_words_it_does_not_have() -> None:
+    """A file name a person wrote ("tallyho-limits.md") is all its words: a tldr's
+    "Tallyho has limits" does not spell it, "Tallyho limits" does, in the tldr's case."""
+    source = ["tallyho-limits.md"] * 2
+    names = ["tallyho_limits_attached_files", "tallyho_limits_columns"]
+    texts = ["Tallyho has limits on attached files.", "A table has at most 2000 columns."]
+    description = describe_contents([], names, texts, source)
+    assert description == "Notes from Tallyho limits: attached files and columns.", description

@@ -114,14 +114,17 @@ def _shared(names: Sequence[list[str]]) -> list[str]:
     return [w for w in common if w not in STOPWORDS and not w.isdigit()]
 
 
-def spelled(words: Sequence[str], texts: Sequence[str]) -> str:
+def spelled(words: Sequence[str], texts: Sequence[str], whole: bool = False) -> str:
     """`words` as the texts write them ("widget 2 4" -> "Widget 2.4", "walk
     park" -> "Walk in the Park"), else word by word as the texts write each ("frontdesk
-    hvk" -> "front-desk HVK"), numbers in a row as a version ("2 1" -> "2.1")."""
+    hvk" -> "front-desk HVK"), numbers in a row as a version ("2 1" -> "2.1"). `whole`:
+    the words are all there are (a file name a person wrote), so no function word goes
+    between them: "gizmo limits" is not the "Gizmo has limits" of a sentence."""
     if not words:
         return ""
     # (a possessive's "'s" may follow a word: "tallyho ledger" is "Tallyho's ledger")
-    gap = r"(?:['’]s)?[\W_]+(?:(?:" + "|".join(sorted(STOPWORDS)) + r")[\W_]+){0,2}"
+    fillers = "" if whole else r"(?:(?:" + "|".join(sorted(STOPWORDS)) + r")[\W_]+){0,2}"
+    gap = r"(?:['’]s)?[\W_]+" + fillers
     pattern = re.compile(r"\b" + gap.join(re.escape(w) for w in words) + r"\b", re.IGNORECASE)
     for text in texts:
         found = pattern.search(text)
@@ -152,7 +155,7 @@ def _notes_sentence(
     """ "Notes on <what the titles share>: <what each adds>.", or, the documents known,
     "Notes from <documents> [on <what the titles share>]: <what each adds>."."""
     shared = _shared(names)
-    documents = [spelled(_source_words(s), texts) for s in sources if s]
+    documents = [spelled(_source_words(s), texts, whole=True) for s in sources if s]
     documents = list(dict.fromkeys(documents))
     named = {w.lower() for d in documents for w in WORD.findall(d)}
     rest = [_edged(_after(named, _once([w for w in words if w not in shared]))) for words in names]
@@ -176,7 +179,7 @@ def _parts_sentence(
     names its document and then its part ("Gizmo 2.4 Guide: Pairing the Remote"; a heading
     that is the document's name alone adds no part); None when one does not, or none
     names a part."""
-    documents = [spelled(_source_words(s), [*headings, *texts]) for s in sources]
+    documents = [spelled(_source_words(s), [*headings, *texts], whole=True) for s in sources]
     if len(documents) != len(headings) or not all(documents):
         return None
     topics = []
