@@ -141,6 +141,20 @@ def test_what_was_said_on_a_day_needs_no_shared_word(personal: Path) -> None:
     assert all(p.memory.startswith("conversations/2026-09/") for p in passages)
 
 
+def test_what_was_given_the_assistant_on_a_day_is_what_was_said_then(personal: Path) -> None:
+    """ "What date did I give you on 5 October?" asks what was said that day, as "tell"
+    does (giving, sharing or letting the assistant know is telling it): that day's words,
+    not the later ones that changed the date."""
+    tools = MemoryTools(personal)
+    for question in (
+        "On 5 October, what launch date did I give you?",
+        "Which launch date did I share with you on 5 October?",
+    ):
+        passages = retrieve(tools, question, now=NOW)
+        assert passages and "set for January" in passages[0].text, question
+        assert all(p.memory.startswith("conversations/2026-10/") for p in passages), question
+
+
 def test_a_month_or_a_weekday_is_no_name_the_memory_lacks(personal: Path) -> None:
     """The answer to "what did I say on 14 September" was thrown away as "the memory never
     names september": what was said is dated by its file (2026-09-14), not by its words."""

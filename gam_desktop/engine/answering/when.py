@@ -38,7 +38,9 @@ Window = tuple[datetime, datetime]  # [start, end)
 
 SAID = re.compile(
     r"\b(say|said|tell|told|mention(ed)?|talk(ed)?|discuss(ed)?|ask(ed)?|chat(ted)?|"
-    r"wr[io]te|note[ds]?|remember(ed)?)\b",
+    r"wr[io]te|note[ds]?|remember(ed)?|"
+    # giving, sharing or letting the assistant know is telling it: "the date I gave you"
+    r"(give|gave|given|giving)\s+you|shared?\s+with\s+you|let\s+you\s+know)\b",
     re.IGNORECASE,
 )
 
