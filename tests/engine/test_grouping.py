@@ -196,23 +196,23 @@ def test_a_possessive_s_goes_with_the_name_it_was_written_on() -> None:
 
 
 def test_a_word_a_title_repeats_once_its_shared_words_are_out_is_said_once() -> None:
-    """ "Tallyho upgrade, tallyho-get upgrade and tallyho Commands" less the words every
-    title says is "upgrade upgrade": said once."""
-    source = ["tallyho-commands.txt"] * 2
+    """ "Tallyho sync, tallyho-cli sync and tallyho Tools" less the words every title says
+    is "sync sync": said once."""
+    source = ["tallyho-tools.txt"] * 2
     names = [
-        "tallyho_upgrade_tallyho_get_upgrade_and_tallyho_commands",
-        "tallyho_get_and_tallyho_commands_patterns",
+        "tallyho_sync_tallyho_cli_sync_and_tallyho_tools",
+        "tallyho_cli_and_tallyho_tools_profiles",
     ]
-    texts = ["Use tallyho upgrade or tallyho-get upgrade.", "Patterns select packages."]
+    texts = ["Use tallyho sync or tallyho-cli sync.", "Profiles hold settings."]
     description = describe_contents([], names, texts, source)
-    assert description == "Notes from tallyho commands: upgrade and Patterns.", description
+    assert description == "Notes from tallyho tools: sync and Profiles.", description
 
 
 def test_a_document_s_file_name_is_spelled_without_words_it_does_not_have() -> None:
-    """A file name a person wrote ("tallyho-limits.md") is all its words: a tldr's
-    "Tallyho has limits" does not spell it, "Tallyho limits" does, in the tldr's case."""
-    source = ["tallyho-limits.md"] * 2
-    names = ["tallyho_limits_attached_files", "tallyho_limits_columns"]
-    texts = ["Tallyho has limits on attached files.", "A table has at most 2000 columns."]
+    """A file name a person wrote ("tallyho-quotas.md") is all its words: a tldr's
+    "Tallyho has quotas" does not spell it, "Tallyho quotas" does, in the tldr's case."""
+    source = ["tallyho-quotas.md"] * 2
+    names = ["tallyho_quotas_shared_folders", "tallyho_quotas_members"]
+    texts = ["Tallyho has quotas on shared folders.", "A team has at most 20 members."]
     description = describe_contents([], names, texts, source)
-    assert description == "Notes from Tallyho limits: attached files and columns.", description
+    assert description == "Notes from Tallyho quotas: shared folders and members.", description

@@ -119,7 +119,7 @@ def spelled(words: Sequence[str], texts: Sequence[str], whole: bool = False) -> 
     park" -> "Walk in the Park"), else word by word as the texts write each ("frontdesk
     hvk" -> "front-desk HVK"), numbers in a row as a version ("2 1" -> "2.1"). `whole`:
     the words are all there are (a file name a person wrote), so no function word goes
-    between them: "gizmo limits" is not the "Gizmo has limits" of a sentence."""
+    between them: "gizmo quotas" is not the "Gizmo has quotas" of a sentence."""
     if not words:
         return ""
     # (a possessive's "'s" may follow a word: "tallyho ledger" is "Tallyho's ledger")
@@ -198,8 +198,8 @@ def _parts_sentence(
 
 
 def _once(words: list[str]) -> list[str]:
-    """`words` with a word right after itself said once: "tallyho upgrade, tallyho-get
-    upgrade" less the words every title says is "upgrade upgrade"."""
+    """`words` with a word right after itself said once: "tallyho sync, tallyho-cli sync"
+    less the words every title says is "sync sync"."""
     return [w for i, w in enumerate(words) if i == 0 or words[i - 1] != w]
 
 
