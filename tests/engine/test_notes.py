@@ -46,6 +46,13 @@ def memorized(draft, chunks: list[Chunk]) -> list[MemorizedChunk]:
     return memorize_chunks(llm, chunks, first_index=0, cancel=CancelToken(), on_done=print)
 
 
+def memorized_from(text: str, name: str, draft: MemoryDraft) -> MemorizedChunk:
+    """The note the model's `draft` makes of `text`, a document named `name`, as one chunk."""
+    (chunk,) = chunks_of(text, name, max_tokens=300)
+    (memory,) = memorized(draft, [chunk])
+    return memory
+
+
 # -- no dump ---------------------------------------------------------------------------
 
 RELEASE = """# Pebblecast 5.0 Release Notes
@@ -67,13 +74,17 @@ def test_a_note_pastes_nothing_from_its_chunk_and_says_its_tldr_once() -> None:
     """The issue's notes: the tldr word for word, then "Details from the original:" with
     markup directives, versions, a float and a line of code. Now the body goes on from the
     tldr in the model's words, and nothing is appended: the original is kept and searched."""
-    (chunk,) = chunks_of(RELEASE, "pebblecast-5.0-release-notes.md", max_tokens=300)
-    draft = MemoryDraft(
-        title="pebblecast_5_0_limits",
-        tldr="Pebblecast 5.0 raises the download limit.",
-        memory="Pebblecast 5.0 raises the download limit. Shows may now keep many more episodes.",
+    memory = memorized_from(
+        RELEASE,
+        "pebblecast-5.0-release-notes.md",
+        MemoryDraft(
+            title="pebblecast_5_0_limits",
+            tldr="Pebblecast 5.0 raises the download limit.",
+            memory=(
+                "Pebblecast 5.0 raises the download limit. Shows may now keep many more episodes."
+            ),
+        ),
     )
-    (memory,) = memorized(draft, [chunk])
     assert memory.memory == "Pebblecast 5.0 Release Notes: Shows may now keep many more episodes."
     assert memory.tldr == "Pebblecast 5.0 raises the download limit."
     for dump in ("Details from the original", "..", ":version:", "0.75", "--cleanup", "400"):
@@ -555,13 +566,15 @@ def test_a_note_is_titled_as_its_document_writes_the_words_and_named_in_snake_ca
 ) -> None:
     """The title a reader sees keeps the document's case, dots and apostrophes; its file
     is named by the same words in snake_case."""
-    (chunk,) = chunks_of(UPGRADE, "quillon-4.2-release-notes.md", max_tokens=300)
-    draft = MemoryDraft(
-        title="quillon_4_2_release_notes_upgrading",
-        tldr="Upgrading to Quillon 4.2 needs one reindex.",
-        memory="Run the reindex tool once after upgrading from 4.1.",
+    memory = memorized_from(
+        UPGRADE,
+        "quillon-4.2-release-notes.md",
+        MemoryDraft(
+            title="quillon_4_2_release_notes_upgrading",
+            tldr="Upgrading to Quillon 4.2 needs one reindex.",
+            memory="Run the reindex tool once after upgrading from 4.1.",
+        ),
     )
-    (memory,) = memorized(draft, [chunk])
     assert memory.title == "quillon_4_2_release_notes_upgrading"
     assert memory.heading == "Quillon 4.2 Release Notes: Upgrading"
     changes, directory = ChangeSet(), DirView("notes")
@@ -573,13 +586,15 @@ def test_a_note_is_titled_as_its_document_writes_the_words_and_named_in_snake_ca
 def test_a_title_does_not_end_with_its_document_s_file_extension() -> None:
     """A small model shown "Document: quillon-upgrades.md" titles a note
     "quillon_upgrades_md": the file's extension is no word of what the note is about."""
-    (chunk,) = chunks_of(UPGRADE, "quillon-upgrades.md", max_tokens=300)
-    draft = MemoryDraft(
-        title="quillon_upgrades_md",
-        tldr="Upgrading to Quillon 4.2 needs one reindex.",
-        memory="Run the reindex tool once after upgrading from 4.1.",
+    memory = memorized_from(
+        UPGRADE,
+        "quillon-upgrades.md",
+        MemoryDraft(
+            title="quillon_upgrades_md",
+            tldr="Upgrading to Quillon 4.2 needs one reindex.",
+            memory="Run the reindex tool once after upgrading from 4.1.",
+        ),
     )
-    (memory,) = memorized(draft, [chunk])
     assert not memory.title.endswith("_md"), memory.title
     assert "MD" not in memory.heading.split() and "md" not in memory.heading.split()
 
