@@ -104,6 +104,12 @@ def _titled(line: str, at: int) -> bool:
 LABEL_WORDS = 8
 
 
+def opens_sentence(text: str, at: int) -> bool:
+    """Whether the word at `at` in `text` opens a sentence or a line: its first capital
+    says nothing of how the word is written."""
+    return bool(_OPENS.search(text[text.rfind("\n", 0, at) + 1 : at]))
+
+
 def _says_how_it_is_written(form: str, before: str) -> bool:
     """Whether a word written as `form` after `before` on its line shows how it is written:
     inside a sentence (not its first word), or anywhere with a capital after its first

@@ -30,6 +30,7 @@ from typing import Any
 
 from gam_desktop.engine.llm.protocol import STAGE_HEADER
 from gam_desktop.engine.llm.tokenizer import count_tokens
+from gam_desktop.engine.store.describing import describe_contents
 from gam_desktop.engine.textutil import keywords
 from gam_desktop.selfcheck import (
     scripted_agent,
@@ -299,18 +300,12 @@ def group_name(members: list[dict[str, Any]], taken: set[str]) -> str:
 
 
 def summary(by_index: dict[int, dict[str, Any]], indices: list[int]) -> str:
-    """A folder description as a model writes one: what its chunks are about."""
-    titles = [by_index[i]["title"].replace("_", " ") for i in indices if i in by_index]
-    return f"Notes on {listed(titles)}."
-
-
-def listed(names: list[str], most: int = 4) -> str:
-    """ "a, b, c and 2 more": what a folder holds, as a sentence says it."""
-    if len(names) <= 1:
-        return "".join(names)
-    if len(names) <= most:
-        return ", ".join(names[:-1]) + f" and {names[-1]}"
-    return ", ".join(names[:most]) + f" and {len(names) - most} more"
+    """A folder description as a model writes one: what its notes share, and what each
+    adds ("Notes on neural networks: overfitting and training"), not a list of titles."""
+    members = [by_index[i] for i in indices if i in by_index]
+    return describe_contents(
+        [], [m["title"] for m in members], [m.get("tldr", "") for m in members]
+    )
 
 
 def one_folder_taxonomy(user: str) -> dict[str, Any]:
@@ -385,20 +380,25 @@ def place(user: str) -> dict[str, Any]:
     return {"placements": placements}
 
 
+# "- **name/** (5 notes): what it holds" or "- **name**: tldr", as the describe prompt lists
+_LISTED = re.compile(r"^- \*\*([^*]+)\*\*(?: \((\d+) notes?\))?: ?(.*)$", re.MULTILINE)
+
+
 def describe(user: str) -> dict[str, Any]:
     out = []
     for block in user.split("## ")[1:]:
         path, _, body = block.partition("\n")
-        names = re.findall(r"^- \*\*([^*]+)\*\*", body, re.MULTILINE)
-        label = path.strip("/").rsplit("/", 1)[-1]
-        held = listed([n.strip("/").replace("_", " ") for n in names])
+        listed_here = _LISTED.findall(body)
+        folders = [(n.strip("/"), int(c or 0)) for n, c, _t in listed_here if n.endswith("/")]
+        titles = [n for n, _c, _t in listed_here if not n.endswith("/")]
+        label = path.strip().strip("/").rsplit("/", 1)[-1]
         out.append(
             {
                 "path": path.strip(),
                 "title": label.replace("_", " ").title() or "Memory",
-                # what it holds, said as a model says it ("This section covers memory:
-                # neural_part_1, …" said nothing)
-                "description": f"Notes on {held}." if label else f"This memory holds {held}.",
+                # what the folder holds, in words, as a model says it: "Notes on neural,
+                # neural overfitting, neural training" listed titles and said nothing
+                "description": describe_contents(folders, titles, [t for *_, t in listed_here]),
             }
         )
     return {"directories": out}

@@ -216,3 +216,14 @@ def test_a_document_s_file_name_is_spelled_without_words_it_does_not_have() -> N
     texts = ["Tallyho has quotas on shared folders.", "A team has at most 20 members."]
     description = describe_contents([], names, texts, source)
     assert description == "Notes from Tallyho quotas: shared folders and members.", description
+
+
+def test_a_capital_a_sentence_s_start_explains_is_not_the_word_s_spelling() -> None:
+    """ "Quota rules: …" opens a tldr, so its capital is the sentence's; the texts write
+    "quota" in lowercase inside their sentences, so the folder's notes are on "quota
+    rules", not "Quota rules". A word the texts capitalize inside a sentence keeps it."""
+    names = ["quota_rules_limits", "quota_rules_exceptions"]
+    texts = ["Quota rules: a limit is per member.", "Each quota rules out shared Tallyho folders."]
+    assert describe_contents([], names, texts) == "Notes on quota rules: limits and exceptions."
+    named = ["tallyho_folders_limits", "tallyho_folders_exceptions"]
+    assert describe_contents([], named, texts).startswith("Notes on Tallyho folders: ")

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Sequence
 from pathlib import PurePath
 
-from gam_desktop.engine.textutil import STOPWORDS, WORD, written_word
+from gam_desktop.engine.textutil import STOPWORDS, WORD, opens_sentence, written_word
 
 # fmt: off
 GENERIC_WORDS = frozenset({
@@ -129,8 +129,21 @@ def spelled(words: Sequence[str], texts: Sequence[str], whole: bool = False) -> 
     for text in texts:
         found = pattern.search(text)
         if found:  # the phrase as written there, each word as the texts write it most
-            return _NAME_WORD.sub(lambda m: _cased(m.group(0), texts), " ".join(found[0].split()))
+            said = _NAME_WORD.sub(lambda m: _cased(m.group(0), texts), " ".join(found[0].split()))
+            first = _NAME_WORD.match(said)
+            if first and opens_sentence(text, found.start()) and _lowercase_in(first[0], texts):
+                # "Quota rules: …" opens a sentence, and its capital is the sentence's
+                said = first[0].lower() + said[first.end() :]
+            return said
     return _VERSION_GAP.sub(".", " ".join(written_word(w, texts) for w in words))
+
+
+def _lowercase_in(word: str, texts: Sequence[str]) -> bool:
+    """Whether the texts write `word` in lowercase, and most often so."""
+    lower = word.lower()
+    if not any(re.search(rf"(?<![\w-]){re.escape(lower)}(?![\w-])", t) for t in texts):
+        return False
+    return written_word(lower, texts) == lower
 
 
 def _cased(word: str, texts: Sequence[str]) -> str:
