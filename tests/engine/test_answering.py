@@ -512,7 +512,7 @@ def test_the_file_named_for_the_version_of_the_name_asked_comes_first(
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(f"---\ntitle: {title}\n---\n{body}", encoding="utf-8")
     tools = MemoryTools(root)
-    searched = list(passages._ranked(tools, passages._searched(asked)))
+    searched = list(passages._ranked(tools, passages.searched_for(asked)))
     assert searched[0] != "tarn_charter_2_0.md"  # the search alone ranks a look-alike first
     found = passages.retrieve(tools, asked)
     assert found[0].memory == "tarn_charter_2_0.md"

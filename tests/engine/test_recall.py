@@ -9,11 +9,14 @@ from pathlib import Path
 
 import pytest
 
+from gam_desktop.engine.answering.mentioned import asks_when_first_said
 from gam_desktop.engine.answering.passages import retrieve
+from gam_desktop.engine.answering.pipeline import Evidence, answer
 from gam_desktop.engine.answering.when import asks_for_current, recency, time_window
 from gam_desktop.engine.chats.record import Turn, new_record, render
 from gam_desktop.engine.facts.record import Fact
 from gam_desktop.engine.facts.record import render as render_fact
+from gam_desktop.engine.progress import CancelToken
 from gam_desktop.engine.retrieval.tools import MemoryTools
 
 NOW = datetime(2026, 11, 22, 15, 0, tzinfo=UTC)  # a Sunday
@@ -532,3 +535,40 @@ def test_what_was_said_is_kept_beside_a_document_holding_more_of_the_question(
     asked = "What colour is the sailing dinghy in the harbour photo at the pier?"
     passages = retrieve(MemoryTools(root), asked, now=NOW)
     assert said.home in [p.memory for p in passages]
+
+
+class NoModel:
+    """An LLM no answer may call."""
+
+    def __getattr__(self, name: str):
+        raise AssertionError(f"the model was called ({name})")
+
+
+def test_when_a_thing_was_first_mentioned_is_the_oldest_turn_naming_it(personal: Path) -> None:
+    """ "When did I first tell you about Ada?" is answered from the dates, with no call:
+    the oldest turn that names her, quoted with its date; not a later turn whose words say
+    "first", nor one that asks about her."""
+    chat(personal, day(2026, 9, 17), "The trailer needs tyres.", "We took on a groom! Ada starts.")
+    chat(personal, day(2026, 10, 9), "The first bale was perfect.", "When does Ada work?")
+    evidence = Evidence(
+        "When did I first tell you about Ada?", MemoryTools(personal), NoModel(), CancelToken()
+    )
+    result = answer(evidence)
+    assert result.answer.startswith("You first mentioned it on Thursday 17 September 2026.")
+    assert "> Ada starts." in result.answer, result.answer
+    assert result.sources == [p for p in result.files_read if p.startswith("conversations/2026-09")]
+    assert "the oldest of them naming it: Thursday 17 September 2026" in result.trajectory
+
+
+@pytest.mark.parametrize(
+    ("question", "asks"),
+    [
+        ("When did I first tell you about Ada?", True),
+        ("When have I first mentioned the trailer?", True),
+        ("When I first told you about the show, what date was it set for?", False),
+        ("When does Ada start?", False),  # not about what was said
+        ("What did I first tell you about Ada?", False),  # what, not when
+    ],
+)
+def test_what_asks_when_something_was_first_said(question: str, asks: bool) -> None:
+    assert asks_when_first_said(question) is asks

@@ -54,6 +54,9 @@ VERSION_WORDS = frozenset("version edition revision".split())
 # A question asking for an amount, and the words an amount is written with besides digits
 # (each matched as a run of letters: "twenty-five" is "twenty" and "five"), those saying
 # there is none ("nothing", "free") and those saying how much of a whole ("all", "most").
+# "When did I first mention…?" asks for a time; "When I first told you…, what was…?" opens
+# a clause and asks something else
+ASKS_WHEN = re.compile(r"^\W*when\s+(?:did|do|does|have|has|had)\b", re.IGNORECASE)
 ASKS_AMOUNT = re.compile(r"\bhow (?:much|many)\b", re.IGNORECASE)
 AMOUNT_WORDS = frozenset(
     """zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen

@@ -91,7 +91,7 @@ def retrieve(
     files = tools.corpus.snapshot()
     now = now or utc_now()  # the engine's one clock (an evaluation sets it to its day)
     period = time_window(question, now)
-    ranked = _ranked(tools, _searched(question))
+    ranked = _ranked(tools, searched_for(question))
     naming = _naming(tools, question) if recall.asks_for_first(question) else None
     found = _in_time(files, ranked, question, now, period, naming)
     found = [k for k in found if not _identity_beside_the_point(k, files, question)]
@@ -257,7 +257,7 @@ def _identity_beside_the_point(key: str, files: Mapping[str, CorpusFile], questi
     )
 
 
-def _searched(question: str) -> str:
+def searched_for(question: str) -> str:
     """What is searched for: the question without the words that ask for the current
     state ("now", "still") or the first time ("first", "originally"), which say when, not
     what: searched for, they ranked every short fact that says "now" above the turn that

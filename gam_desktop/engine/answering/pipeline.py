@@ -12,6 +12,7 @@ from typing import Protocol
 
 from gam_desktop.engine.answering.checks import CHECKS, Check, Draft, Support, numbers, words
 from gam_desktop.engine.answering.lexicon import NOT_CLEARLY, NOT_IN_MEMORY
+from gam_desktop.engine.answering.mentioned import FirstMention
 from gam_desktop.engine.answering.passages import PASSAGES, Passage, retrieve, unknown_names
 from gam_desktop.engine.answering.reading import Reading, read
 from gam_desktop.engine.answering.recall import is_fact
@@ -167,7 +168,8 @@ def _draft(evidence: Evidence, reading: Reading | None) -> Draft | None:
 # corpora (ablate_checks.py, "first reading only") and cost a call per question the first
 # one did not settle; the same passages' excerpts, read again only when the checks rejected
 # the first answer, do (ARCHITECTURE.md).
-ANSWERERS: tuple[Answerer, ...] = (Grounded(), Reread())
+# FirstMention answers "when did I first mention X?" from the dates, with no call.
+ANSWERERS: tuple[Answerer, ...] = (FirstMention(), Grounded(), Reread())
 
 
 def answer(

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from datetime import datetime
+from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
+from typing import NamedTuple
 
-from gam_desktop.engine.answering.lexicon import ASKS_OWN_NAME
+from gam_desktop.engine.answering.lexicon import ASKS_OWN_NAME, MONTHS
 from gam_desktop.engine.answering.when import Window, spoken
 from gam_desktop.engine.chats.intent import told_part
 from gam_desktop.engine.chats.record import parse as parse_conversation
@@ -164,6 +165,39 @@ def personal_passage(
         f"On {spoken(t.time)} at {t.time:%H:%M} UTC the user said: {' '.join(t.question.split())}"
         for t in turns
     )
+
+
+# A dated turn or fact as `personal_passage` writes it: "On Monday 14 September 2026 at
+# 20:10 UTC the user said: …", "Stated on Tuesday 22 September 2026: …"
+_DATED = re.compile(
+    r"^(?:On|Stated on) \w+ (\d{1,2}) (\w+) (\d{4})(?: at (\d\d):(\d\d) UTC the user said)?: ",
+    re.MULTILINE,
+)
+
+
+class DatedTurn(NamedTuple):
+    when: datetime  # a fact's is its day's start: it has no time of day
+    text: str  # as the passage writes it, its date first
+    said: str  # the person's words
+    is_fact: bool
+
+
+def dated_turns(passage_text: str) -> list[DatedTurn]:
+    """What a personal passage says the person said, turn by turn (a fact is one)."""
+    found = list(_DATED.finditer(passage_text))
+    turns = []
+    for match, after in zip(found, [*found[1:], None], strict=True):
+        end = after.start() if after is not None else len(passage_text)
+        month = MONTHS.get(match[2].lower())
+        try:
+            hour, minute = int(match[4] or 0), int(match[5] or 0)
+            when = datetime(int(match[3]), month or 0, int(match[1]), hour, minute, tzinfo=UTC)
+        except ValueError:  # no such day: not a date this module wrote
+            continue
+        turn = passage_text[match.start() : end].strip()
+        said = passage_text[match.end() : end].strip()
+        turns.append(DatedTurn(when, turn, said, is_fact=match[4] is None))
+    return turns
 
 
 def personal_label(key: str, text: str) -> str:
