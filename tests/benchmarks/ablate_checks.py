@@ -23,7 +23,12 @@ sys.path.insert(0, str(ROOT))
 from gam_desktop.engine.answering.checks import CHECKS, Check, Draft  # noqa: E402
 from gam_desktop.engine.answering.lexicon import NOT_CLEARLY, NOT_IN_MEMORY  # noqa: E402
 from gam_desktop.engine.answering.passages import Passage, unknown_names  # noqa: E402
-from gam_desktop.engine.answering.pipeline import FROM_QUOTE, NOT_FOUND, check_draft  # noqa: E402
+from gam_desktop.engine.answering.pipeline import (  # noqa: E402
+    FROM_QUOTE,
+    NOT_FOUND,
+    check_draft,
+    own_name,
+)
 from gam_desktop.engine.retrieval.tools import MemoryTools  # noqa: E402
 from tests.benchmarks.eval_answers import score  # noqa: E402
 from tests.benchmarks.eval_corpora import sets  # noqa: E402
@@ -32,7 +37,10 @@ from tests.benchmarks.eval_personas import personas, verdict  # noqa: E402
 
 
 def drafts(
-    recorded: list[dict[str, Any]], question: str, unknown: frozenset[str] = frozenset()
+    recorded: list[dict[str, Any]],
+    question: str,
+    unknown: frozenset[str] = frozenset(),
+    own: frozenset[str] = frozenset(),
 ) -> list[Draft]:
     """The drafts of one question, in the order the answerers made them."""
     made = []
@@ -44,7 +52,9 @@ def drafts(
         answer = reading["answer"] if reading.get("found", True) else ""
         quotes = [(q["passage"], q["text"]) for q in reading.get("quotes", [])]  # older runs
         cited = tuple(reading.get("passages", []))
-        made.append(Draft(question, answer, quotes, passages, cited=cited, unknown=unknown))
+        made.append(
+            Draft(question, answer, quotes, passages, cited=cited, unknown=unknown, own_name=own)
+        )
     return made
 
 
@@ -89,10 +99,11 @@ def effects(
                 [],
             )
             tools = MemoryTools(Path(report["memory"]))
+            own = own_name(tools)
             right: dict[str, dict[str, bool]] = {}
             for out in outcomes:
                 unknown = frozenset(unknown_names(tools, out["question"]))
-                made = drafts(recorded.get(out["question"], []), out["question"], unknown)
+                made = drafts(recorded.get(out["question"], []), out["question"], unknown, own)
                 for name, checks in variants.items():
                     text, confidence = replay(made, checks)
                     right.setdefault(out["id"], {})[name] = judge[out["id"]](text, confidence)

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from gam_desktop.engine.answering.checks import CHECKS, Draft
 from gam_desktop.engine.answering.mentioned import asks_when_first_said
 from gam_desktop.engine.answering.passages import retrieve
-from gam_desktop.engine.answering.pipeline import Evidence, answer
+from gam_desktop.engine.answering.pipeline import Evidence, answer, check_draft, own_name
 from gam_desktop.engine.answering.when import asks_for_current, recency, time_window
 from gam_desktop.engine.chats.record import Turn, new_record, render
 from gam_desktop.engine.facts.record import Fact
@@ -572,3 +573,25 @@ def test_when_a_thing_was_first_mentioned_is_the_oldest_turn_naming_it(personal:
 )
 def test_what_asks_when_something_was_first_said(question: str, asks: bool) -> None:
     assert asks_when_first_said(question) is asks
+
+
+def test_the_persons_own_name_never_answers_for_another_person(personal: Path) -> None:
+    """Shown the first turn ("Hi, I'm Ada Quill."), a small model named the person as the
+    choir's accompanist it was never told of: an answer giving a word of the person's own
+    name, to a question that neither asks it nor writes it, is rejected."""
+    chat(personal, day(2026, 9, 1), "Hi, I'm Ada Quill. I sing in a choir on Thursdays.")
+    identity = Fact("f-x-000009", "The user's name is Ada Quill.", "the user", "identity")
+    identity.kind = "identity"
+    write(personal, identity.home, render_fact(identity))
+    own = own_name(MemoryTools(personal))
+    assert own == {"Ada", "Quill"}
+    passages = retrieve(MemoryTools(personal), "Who is the choir's accompanist?", now=NOW)
+
+    def checked(question: str, answer: str):
+        draft = Draft(question, answer, [], passages, cited=(1,), own_name=own)
+        return check_draft(draft, CHECKS)
+
+    assert checked("Who is the choir's accompanist?", "The accompanist is Ada Quill.") is None
+    assert checked("What's my name?", "Your name is Ada Quill.") is not None
+    assert checked("When does Ada's choir sing?", "Ada's choir sings on Thursdays.") is not None
+    assert checked("When does the choir sing?", "The choir sings on Thursdays.") is not None

@@ -17,6 +17,7 @@ from typing import Protocol
 from gam_desktop.engine.answering.lexicon import (
     AMOUNT_WORDS,
     ASKS_AMOUNT,
+    ASKS_OWN_NAME,
     FUNCTION_WORDS,
     MONTHS,
     NOT_IN_PASSAGES,
@@ -77,6 +78,7 @@ class Draft:
     cited: tuple[int, ...] = ()  # the passages the model says state the answer
     from_quote: bool = False  # the answer is the sentence that states it
     unknown: frozenset[str] = frozenset()  # the question's names no file of the memory writes
+    own_name: frozenset[str] = frozenset()  # the words of the person's own name, if known
 
 
 @dataclass(frozen=True)
@@ -394,6 +396,23 @@ class AboutWhatIsAsked:
         return Finding(self.name, f"its sources do not name {', '.join(whole)}")
 
 
+class NotThePersonForAnother:
+    """An answer that names the person themself (a word of their own name, which the
+    question does not write) to a question that does not ask their name: the person is
+    not their own accompanist, landlord or husband. Shown their first turn ("Hi, I'm Ada
+    Quill."), a small model gave their name for another person's it was never told."""
+
+    name = "not the person for another"
+
+    def check(self, draft: Draft) -> Finding | None:
+        if not draft.own_name or ASKS_OWN_NAME.search(draft.question):
+            return None
+        said = set(_LETTERS.findall(draft.answer)) - set(_LETTERS.findall(draft.question))
+        if said & draft.own_name:
+            return Finding(self.name, "it answers with the person's own name")
+        return None
+
+
 def _in_series(text: str, number: str) -> bool:
     """Whether `text` writes a version of the series `number` names ("3.0" or "3.2" of "3")."""
     return re.search(rf"(?<![\w.-]){number}\.\d", text) is not None
@@ -435,4 +454,5 @@ CHECKS: tuple[Check, ...] = (
     AnAmountForHowMuch(),
     QuotesInSources(),
     AboutWhatIsAsked(),
+    NotThePersonForAnother(),
 )

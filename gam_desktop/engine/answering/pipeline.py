@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
+from gam_desktop.engine.answering import recall
 from gam_desktop.engine.answering.checks import CHECKS, Check, Draft, Support, numbers, words
 from gam_desktop.engine.answering.lexicon import NOT_CLEARLY, NOT_IN_MEMORY
 from gam_desktop.engine.answering.mentioned import FirstMention
@@ -161,7 +162,16 @@ def _draft(evidence: Evidence, reading: Reading | None) -> Draft | None:
     answer = reading.answer if reading.found else ""
     cited = tuple(n for n in reading.passages if 1 <= n <= len(passages))
     unknown = frozenset(unknown_names(evidence.tools, evidence.question))
-    return Draft(evidence.question, answer, [], passages, cited=cited, unknown=unknown)
+    own = own_name(evidence.tools)
+    return Draft(
+        evidence.question, answer, [], passages, cited=cited, unknown=unknown, own_name=own
+    )
+
+
+def own_name(tools: MemoryTools) -> frozenset[str]:
+    """The words of the person's own name, from their identity fact."""
+    files = tools.corpus.snapshot()
+    return recall.own_name((key, f.text) for key, f in files.items() if recall.is_fact(key))
 
 
 # A second reading of the next five passages changed no answer on the dev halves of five

@@ -47,6 +47,18 @@ def is_identity(key: str, text: str) -> bool:
     return is_fact(key) and front_value(text, "kind") == "identity"
 
 
+def own_name(files: Iterable[tuple[str, str]]) -> frozenset[str]:
+    """The words of the person's own name, as their identity fact writes it ("The user's
+    name is Ada Quill." -> "Ada", "Quill"): its capitalized words but the first."""
+    for key, text in files:
+        if is_identity(key, text):
+            return frozenset(_NAME_WORD.findall(body_of(text))[1:])
+    return frozenset()
+
+
+_NAME_WORD = re.compile(r"(?<![\w'’])[A-Z][^\W\d_]+(?:[-'’][A-Z][^\W\d_]+)*")
+
+
 def about_own_name(question: str, text: str) -> bool:
     """Whether `question` asks the person's own name, or writes a word of it: the fact that
     names them (`text`) answers nothing else. Its "name" matched "the name of the ferry"
