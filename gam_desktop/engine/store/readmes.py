@@ -61,7 +61,7 @@ def ancestors(path: str) -> list[str]:
 
 def readme_entries(directory: DirView) -> list[ReadmeEntry]:
     entries = [
-        ReadmeEntry(name, True, sub.description or humanize(name), sub.memory_count())
+        ReadmeEntry(name, True, shown_description(sub), sub.memory_count())
         for name, sub in directory.subdirs.items()
     ]
     entries += [
@@ -97,6 +97,16 @@ def _said_in(directory: DirView) -> list[str]:
     return [t for t in [*said, directory.description] if t]
 
 
+def shown_description(directory: DirView) -> str:
+    """The description a folder's README shows, and its parent's contents list with it:
+    its own, or, when that says nothing, one from what it holds. (The parent listed the
+    folder's bare name while the folder's README said what it holds, and the two disagreed
+    once the folder was read back from its README.)"""
+    if _said_nothing(directory.description):
+        return contents_description(directory)
+    return directory.description
+
+
 def _said_nothing(description: str) -> bool:
     """No description, or one of those earlier versions wrote ("Memories about <name>.",
     "4 memories on a, b and c: ..."), which a person reading the README learns nothing
@@ -114,9 +124,7 @@ def stage_readmes(changes: ChangeSet, root: DirView, paths: Iterable[str]) -> No
         if not node.title or node.title == humanize(name):  # no one titled it: its name
             node.title = folder_title(name, _said_in(node))
         title = node.title
-        description = node.description
-        if _said_nothing(description):
-            description = contents_description(node)
+        description = shown_description(node)
         target = f"{path}/{README}" if path else README
         changes.writes[target] = render_readme(title, description, readme_entries(node))
 
