@@ -44,6 +44,11 @@ def test_the_question_part(message: str, asked: str) -> None:
         ("what time does the office open.", False),  # a question word without its "?"
         ("Is there a limit on uploads.", False),  # an auxiliary before its subject
         ("oven repair Lars", False),  # a search, not a sentence
+        # a reminder before it tells asks nothing; one before a question, or alone, asks
+        ("You know how I said I swim on Tuesdays? That's no longer true.", True),
+        ("Remember that I said the van was blue? It's green.", True),
+        ("Do you remember when I said the van was blue? When was that?", False),
+        ("Do you remember what I said about the van?", False),
     ],
 )
 def test_a_statement(message: str, statement: bool) -> None:

@@ -54,13 +54,24 @@ _ASKING = re.compile(
 _SENTENCE_DONE = re.compile(r"[.!…][\"'”’)\]]*\s*$")
 
 
+# "You know how I said I swim on Tuesdays? Not any more." reminds before it tells: the
+# question asks nothing, and what follows it is the message.
+_REMINDER = re.compile(
+    r"^\s*(?:you know|(?:do you )?remember)\s+(?:how|that|when|what)\b[^?]*\?", re.IGNORECASE
+)
+
+
 def is_statement(message: str) -> bool:
     """Something the user tells rather than asks: no question mark and not a request
     ("I want to know…", "Please…"); either in the first person ("My sister is Anne."), or
     written as sentences about someone or something ("Anne moved to Ghent last week.")
     that open with no question word and no verb addressed to the assistant ("List…",
     "Summarize…"). "Forget what I said about…" and "Keep a list of…" are told: learning
-    the facts does what they ask."""
+    the facts does what they ask. A reminder before it ("You know how I said…?") asks
+    nothing."""
+    reminder = _REMINDER.match(message)
+    if reminder and message[reminder.end() :].strip():
+        message = message[reminder.end() :].strip()
     if "?" in message or _REQUEST.match(message):
         return False
     if _FIRST_PERSON.match(message):
