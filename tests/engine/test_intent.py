@@ -49,6 +49,12 @@ def test_the_question_part(message: str, asked: str) -> None:
         ("Remember that I said the van was blue? It's green.", True),
         ("Do you remember when I said the van was blue? When was that?", False),
         ("Do you remember what I said about the van?", False),
+        # what is pasted is shared: the person's own words around it say what they do
+        ("Here's the club's notice, I'll paste it:\n---\nAre you coming? Reply.\n---", True),
+        ("The club wrote:\n```\nMeet at six?\n```\nI'll go.", True),
+        ("What does this notice mean?\n---\nMeet at six.\n---", False),
+        ("Can you summarize it:\n---\nMeet at six.\n---", False),
+        ("Summarize this:\n---\nMeet at six.", False),
     ],
 )
 def test_a_statement(message: str, statement: bool) -> None:

@@ -61,6 +61,12 @@ _REMINDER = re.compile(
 )
 
 
+# What a person pastes between delimiter lines or in a code fence is theirs to share, not
+# what they ask ("Here's the newsletter, I'll paste it:" and the newsletter after it); an
+# opening line with no closing one runs to the end.
+_PASTED = re.compile(r"^(?:-{3,}|```).*?(?:^(?:-{3,}|```)[^\n]*$|\Z)", re.MULTILINE | re.DOTALL)
+
+
 def is_statement(message: str) -> bool:
     """Something the user tells rather than asks: no question mark and not a request
     ("I want to know…", "Please…"); either in the first person ("My sister is Anne."), or
@@ -68,7 +74,9 @@ def is_statement(message: str) -> bool:
     that open with no question word and no verb addressed to the assistant ("List…",
     "Summarize…"). "Forget what I said about…" and "Keep a list of…" are told: learning
     the facts does what they ask. A reminder before it ("You know how I said…?") asks
-    nothing."""
+    nothing, and neither does what they paste: their own words around it say."""
+    own = _PASTED.sub(" ", message).strip()
+    pasted, message = own != message.strip(), own
     reminder = _REMINDER.match(message)
     if reminder and message[reminder.end() :].strip():
         message = message[reminder.end() :].strip()
@@ -76,7 +84,9 @@ def is_statement(message: str) -> bool:
         return False
     if _FIRST_PERSON.match(message):
         return True
-    return bool(_SENTENCE_DONE.search(message)) and not _ASKING.match(message)
+    # (a message that introduces what it pastes ends with a colon: "I'll paste it:")
+    done = _SENTENCE_DONE.search(message) or (pasted and message.endswith(":"))
+    return bool(done) and not _ASKING.match(message)
 
 
 def told_part(message: str) -> str:
