@@ -148,8 +148,14 @@ def between(text: str, start: str, end: str) -> str:
 
 def memorize(user: str) -> dict[str, Any]:
     text = between(user, "<document>", "</document>").strip()
-    heading = next((ln.lstrip("#").strip() for ln in text.splitlines() if ln.startswith("#")), "")
-    body = "\n".join(ln for ln in text.splitlines() if not ln.startswith("#"))
+    lines = text.splitlines()
+    # a plain text's title is its first line, alone and without a full stop, as a model
+    # reads it ("Python concurrency" above its paragraphs); Markdown marks its headings
+    titled = len(lines) > 2 and not lines[1].strip() and not lines[0].rstrip().endswith((".", ":"))
+    if titled and not lines[0].startswith("#"):
+        lines[0] = f"# {lines[0]}"
+    heading = next((ln.lstrip("#").strip() for ln in lines if ln.startswith("#")), "")
+    body = "\n".join(ln for ln in lines if not ln.startswith("#"))
     title_words = keywords(heading, 4) if heading else keywords(body, 3)
     # a sentence ends before a space: "4.7" and "v2.1" stay whole, as a model reads them
     parts = [s for s in re.split(r"(?<=[.!?])\s+|(?<=[。！？])", " ".join(body.split())) if s]
