@@ -12,6 +12,7 @@ import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from typing import Protocol
 
 from gam_desktop.engine.answering.lexicon import (
@@ -29,13 +30,14 @@ from gam_desktop.engine.answering.passages import (
     identifiers,
     is_heading,
     named_numbers,
+    names,
     parts_of,
     qualified,
     question_weights,
     units_of,
     weight_of,
 )
-from gam_desktop.engine.answering.when import without_dates
+from gam_desktop.engine.answering.when import asks_for_current, without_dates
 from gam_desktop.engine.retrieval.search import tokenize
 from gam_desktop.engine.textutil import AUXILIARIES
 
@@ -241,7 +243,27 @@ def polar_support(draft: Draft) -> Support | None:
         return None  # it says more than yes or no: the other ways find its support
     weights = question_weights(draft.question, [p.text for p in draft.passages])
     cited = [p for p in draft.passages if p.number in draft.cited]
-    return _best_sentence(cited, lambda support: weight_of(support.said, weights) or None)
+    found = _best_sentence(cited, lambda support: weight_of(support.said, weights) or None)
+    if found is not None and asks_for_current(draft.question):
+        return _said_last_of(draft) or found
+    return found
+
+
+def _said_last_of(draft: Draft) -> Support | None:
+    """Whether something still holds is what the person said of it last: of their
+    sentences among the passages that write a name the question gives in full ("Are we
+    still going to Ghent?"), the one said last. The model cites the older statement as
+    often as the one that changed it ("no Ghent after all")."""
+    asked = [set(tokenize(name)) for name in names(draft.question)]
+    said: tuple[datetime, Support] | None = None
+    for passage in draft.passages:
+        if passage.said is None or (said is not None and passage.said <= said[0]):
+            continue
+        naming = (s for s in units_of(passage.text) if any(n <= set(tokenize(s)) for n in asked))
+        sentence = next(naming, None)
+        if sentence is not None:
+            said = (passage.said, Support(passage, sentence))
+    return said[1] if said else None
 
 
 def _best_sentence(
