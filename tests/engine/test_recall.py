@@ -598,10 +598,12 @@ def test_the_persons_own_name_never_answers_for_another_person(personal: Path) -
 
 
 def test_whether_something_still_holds_rests_on_what_was_said_of_it_last(personal: Path) -> None:
-    """ "Are we still going to Ostrava?" "No.": the model cited the turn that planned the
-    trip; the answer rests on the later one that named Ostrava and called it off."""
+    """ "Are Noor and I still going to Ostrava?" "No.": the model cited the turn that
+    planned the trip; the answer rests on the later one that names Noor and Ostrava and
+    calls it off, not on a still later one about Noor alone."""
     chat(personal, day(2026, 2, 16), "Noor and I are planning a train trip to Ostrava in May.")
-    chat(personal, day(2026, 3, 9), "Change of plan: no Ostrava after all, we'll go hiking.")
+    chat(personal, day(2026, 3, 9), "Noor and I changed our plans: no Ostrava after all.")
+    chat(personal, day(2026, 3, 20), "Noor got a new bike for the trip to the coast.")
     question = "Are Noor and I still going to Ostrava in May?"
     passages = retrieve(MemoryTools(personal), question, now=NOW)
     planned = next(p.number for p in passages if "planning a train trip" in p.text)
@@ -609,8 +611,8 @@ def test_whether_something_still_holds_rests_on_what_was_said_of_it_last(persona
     held = check_draft(draft, CHECKS)
     assert held is not None
     assert [s.sentence for s in held.support] == [
-        "On Monday 9 March 2026 at 00:00 UTC the user said: Change of plan: no Ostrava after"
-        " all, we'll go hiking."
+        "On Monday 9 March 2026 at 00:00 UTC the user said: Noor and I changed our plans: no"
+        " Ostrava after all."
     ]
     asked_then = Draft("Were Noor and I going to Ostrava?", "Yes.", [], passages, cited=(planned,))
     (then,) = check_draft(asked_then, CHECKS).support  # not about now: the cited one

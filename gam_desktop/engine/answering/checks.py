@@ -251,16 +251,19 @@ def polar_support(draft: Draft) -> Support | None:
 
 def _said_last_of(draft: Draft) -> Support | None:
     """Whether something still holds is what the person said of it last: of their
-    sentences among the passages that write a name the question gives in full ("Are we
-    still going to Ghent?"), the one said last. The model cites the older statement as
-    often as the one that changed it ("no Ghent after all")."""
+    sentences among the passages that write every name the question gives ("Are Noor and
+    I still going to Ostrava?"; one name alone, "Noor", is in much else they said), the one
+    said last. The model cites the older statement as often as the one that changed it
+    ("no Ostrava after all")."""
     asked = [set(tokenize(name)) for name in names(draft.question)]
+    if not asked:
+        return None
     said: tuple[datetime, Support] | None = None
     for passage in draft.passages:
         if passage.said is None or (said is not None and passage.said <= said[0]):
             continue
-        naming = (s for s in units_of(passage.text) if any(n <= set(tokenize(s)) for n in asked))
-        sentence = next(naming, None)
+        words = ((s, set(tokenize(s))) for s in units_of(passage.text))
+        sentence = next((s for s, w in words if all(n <= w for n in asked)), None)
         if sentence is not None:
             said = (passage.said, Support(passage, sentence))
     return said[1] if said else None
