@@ -424,7 +424,7 @@ class AboutWhatIsAsked:
 class NotThePersonForAnother:
     """An answer that names the person themself (a word of their own name, which the
     question does not write) to a question that does not ask their name: the person is
-    not their own accompanist, landlord or husband. Shown their first turn ("Hi, I'm Ada
+    not their own landlord, dentist or neighbour. Shown their first turn ("Hi, I'm Ada
     Quill."), a small model gave their name for another person's it was never told."""
 
     name = "not the person for another"

@@ -2,7 +2,7 @@
 
 "When did I first mention X?" asks for a time the dated records hold. Retrieval already
 puts the oldest conversation and fact naming X first; shown them, a small model answered
-from the one whose words say "first" ("the first deliveries were great", about something
+from the one whose words say "first" ("the first batch was fine", about something
 else), or from a later one. The oldest turn among the passages that writes every search
 term of X is the answer, and no model call is needed to find it.
 """

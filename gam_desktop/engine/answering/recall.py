@@ -179,8 +179,8 @@ def personal_passage(
     )
 
 
-# A dated turn or fact as `personal_passage` writes it: "On Monday 14 September 2026 at
-# 20:10 UTC the user said: …", "Stated on Tuesday 22 September 2026: …"
+# A dated turn or fact as `personal_passage` writes it: "On Friday 3 July 2026 at
+# 09:15 UTC the user said: …", "Stated on Monday 6 July 2026: …"
 _DATED = re.compile(
     r"^(?:On|Stated on) \w+ (\d{1,2}) (\w+) (\d{4})(?: at (\d\d):(\d\d) UTC the user said)?: ",
     re.MULTILINE,

@@ -62,7 +62,7 @@ _REMINDER = re.compile(
 
 
 # What a person pastes between delimiter lines or in a code fence is theirs to share, not
-# what they ask ("Here's the newsletter, I'll paste it:" and the newsletter after it); an
+# what they ask ("Here's the club's notice, I'll paste it:" and the notice after it); an
 # opening line with no closing one runs to the end.
 _PASTED = re.compile(r"^(?:-{3,}|```).*?(?:^(?:-{3,}|```)[^\n]*$|\Z)", re.MULTILINE | re.DOTALL)
 
