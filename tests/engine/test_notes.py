@@ -750,3 +750,14 @@ def test_a_heading_the_title_already_says_in_the_plural_adds_nothing() -> None:
     )
     titles = [m.title for m in two_parts(text, "tallyho.md", 40, "tallyho_backup")]
     assert len(set(titles)) == 2 and not any("backup_backups" in t for t in titles), titles
+
+
+def test_the_scripted_model_reads_a_plain_texts_first_line_as_its_title() -> None:
+    """ "Tallyho sync" alone above its paragraphs is the title, as a model reads it: not the
+    opening words of the note's tldr ("Tallyho sync Profiles hold settings.")."""
+    user = "<document>\nTallyho sync\n\nProfiles hold settings. They sync daily.\n</document>"
+    note = memorize(user)
+    assert note["tldr"] == "Profiles hold settings."
+    assert note["title"] == "tallyho_sync"
+    sentence = "<document>\nProfiles hold settings.\n\nThey sync daily.\n</document>"
+    assert memorize(sentence)["tldr"] == "Profiles hold settings."  # a sentence is no title
