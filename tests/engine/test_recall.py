@@ -561,6 +561,32 @@ def test_when_a_thing_was_first_mentioned_is_the_oldest_turn_naming_it(personal:
     assert "the oldest of them naming it: Thursday 17 September 2026" in result.trajectory
 
 
+def test_a_first_mention_no_turn_names_is_read_from_the_same_passages(
+    personal: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When no turn names what is asked about, the reading answers, from the passages
+    already found: the memory is searched once per question, not once per answerer."""
+    from gam_desktop.engine.answering import passages
+    from gam_desktop.engine.answering.reading import Reading
+    from tests.fakes import FakeLLM
+
+    chat(personal, day(2026, 9, 17), "The trailer needs tyres.")
+    searches: list[str] = []
+    ranked = passages._ranked
+
+    def counted(tools: MemoryTools, searched: str):
+        searches.append(searched)
+        return ranked(tools, searched)
+
+    monkeypatch.setattr(passages, "_ranked", counted)
+    llm = FakeLLM({Reading: {"answer": "", "passages": [], "found": False}})
+    question = "When did I first tell you about the trailer brakes?"
+    result = answer(Evidence(question, MemoryTools(personal), llm, CancelToken()))
+    assert len(llm.asked(Reading)) == 1
+    assert len(searches) == 1, searches
+    assert result.files_read
+
+
 @pytest.mark.parametrize(
     ("question", "asks"),
     [

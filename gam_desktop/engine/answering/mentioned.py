@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from gam_desktop.engine.answering.checks import Draft
 from gam_desktop.engine.answering.lexicon import ASKS_WHEN
-from gam_desktop.engine.answering.passages import retrieve, searched_for, units_of
+from gam_desktop.engine.answering.passages import searched_for, units_of
 from gam_desktop.engine.answering.recall import asks_for_first, dated_turns
 from gam_desktop.engine.answering.when import asks_what_was_said, spoken
 from gam_desktop.engine.retrieval.search import query_terms, tokenize
@@ -45,7 +45,7 @@ class FirstMention:
         named = set(query_terms(searched_for(question)))
         if not named:
             return None
-        passages = retrieve(evidence.tools, evidence.searched)
+        passages = evidence.best_passages()
         mentions = [
             (turn, passage)
             for passage in passages

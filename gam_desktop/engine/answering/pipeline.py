@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Protocol
 
 from gam_desktop.engine.answering import recall
@@ -60,6 +61,7 @@ class Evidence:
     rejected: str = ""  # the last draft's answer, which the checks found no passage states
     steps: list[str] = field(default_factory=list)
     on_step: Callable[[str], None] = lambda _line: None
+    _retrieved: dict[int, list[Passage]] = field(default_factory=dict, repr=False)
 
     @property
     def searched(self) -> str:
@@ -68,6 +70,23 @@ class Evidence:
         if self.earlier and FOLLOW_UP.search(self.question):
             return f"{self.question} {self.earlier}"
         return self.question
+
+    def best_passages(self, limit: int = PASSAGES) -> list[Passage]:
+        """The `limit` best passages for what is searched, retrieved once: an answerer
+        that drafts nothing from them leaves them to the next."""
+        if limit not in self._retrieved:
+            self._retrieved[limit] = retrieve(self.tools, self.searched, limit)
+        return self._retrieved[limit]
+
+    @cached_property
+    def unknown(self) -> frozenset[str]:
+        """The names the question gives that no file of the memory writes."""
+        return frozenset(unknown_names(self.tools, self.question))
+
+    @cached_property
+    def own_name(self) -> frozenset[str]:
+        """The words of the person's own name, from their identity fact."""
+        return own_name(self.tools)
 
     def step(self, line: str) -> None:
         self.steps.append(line)
@@ -95,7 +114,7 @@ class Grounded:
         self.limit = limit
 
     def try_answer(self, evidence: Evidence) -> Draft | None:
-        passages = retrieve(evidence.tools, evidence.searched, self.limit)
+        passages = evidence.best_passages(self.limit)
         if not passages:
             return None
         evidence.show(passages)
@@ -161,10 +180,14 @@ def _draft(evidence: Evidence, reading: Reading | None) -> Draft | None:
     passages = evidence.passages
     answer = reading.answer if reading.found else ""
     cited = tuple(n for n in reading.passages if 1 <= n <= len(passages))
-    unknown = frozenset(unknown_names(evidence.tools, evidence.question))
-    own = own_name(evidence.tools)
     return Draft(
-        evidence.question, answer, [], passages, cited=cited, unknown=unknown, own_name=own
+        evidence.question,
+        answer,
+        [],
+        passages,
+        cited=cited,
+        unknown=evidence.unknown,
+        own_name=evidence.own_name,
     )
 
 
