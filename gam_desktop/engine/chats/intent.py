@@ -70,7 +70,7 @@ _PASTED = re.compile(r"^(?:-{3,}|```).*?(?:^(?:-{3,}|```)[^\n]*$|\Z)", re.MULTIL
 def is_statement(message: str) -> bool:
     """Something the user tells rather than asks: no question mark and not a request
     ("I want to know…", "Please…"); either in the first person ("My sister is Anne."), or
-    written as sentences about someone or something ("Anne moved to Ghent last week.")
+    written as sentences about someone or something ("Bram moved to Tallinn last week.")
     that open with no question word and no verb addressed to the assistant ("List…",
     "Summarize…"). "Forget what I said about…" and "Keep a list of…" are told: learning
     the facts does what they ask. A reminder before it ("You know how I said…?") asks
