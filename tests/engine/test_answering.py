@@ -18,7 +18,7 @@ from gam_desktop.engine.answering.checks import Draft
 from gam_desktop.engine.answering.lexicon import NOT_IN_MEMORY
 from gam_desktop.engine.answering.passages import Passage, best_window
 from gam_desktop.engine.answering.pipeline import Evidence, Grounded, answer, check_draft
-from gam_desktop.engine.answering.reading import Reading, asked_parts, read
+from gam_desktop.engine.answering.reading import Reading
 from gam_desktop.engine.chats.record import Turn, new_record, render
 from gam_desktop.engine.llm import LLMCallFailed, LLMSettings
 from gam_desktop.engine.llm.embeddings import EmbeddingSettings
@@ -329,43 +329,6 @@ def test_a_bare_yes_to_a_sentence_saying_not_is_no_answer() -> None:
     # a "not" in another clause of the sentence says nothing against the yes
     allowed = _checked("Is copying allowed?", "Yes.")
     assert allowed is not None and "Copying is allowed" in allowed.support[0].sentence
-
-
-@pytest.mark.parametrize(
-    ("question", "parts"),
-    [
-        (
-            "What am I doing at the fair, and for how many days?",
-            ["What am I doing at the fair", "for how many days?"],
-        ),
-        (
-            "For the lunch, what's the date, how many people is it for, and who cooks?",
-            ["what's the date", "how many people is it for", "who cooks?"],
-        ),
-        (
-            "I want larger pages. Can I change the size now, and which sizes are allowed?",
-            ["Can I change the size now", "which sizes are allowed?"],
-        ),
-        # a clause of time before a comma, or one asking nothing, is the scene, not a part
-        ("When no limit is given, how many calls are accepted?", None),
-        ("Under version 2, which law governs it?", None),
-        ("Which law, if any, governs it?", None),
-    ],
-)
-def test_the_parts_a_question_asks(question: str, parts: list[str] | None) -> None:
-    assert asked_parts(question) == (parts or [question])
-
-
-def test_a_question_asking_several_things_is_read_with_its_parts_listed() -> None:
-    """A small model answered the first part of "What am I doing at the fair, and for how
-    many days?" and stopped: the reading lists the parts it must answer."""
-    llm = FakeLLM({Reading: {"answer": "Sound, for three days.", "passages": [1]}})
-    shown = [passage(1, "I do the sound at the fair. It lasts three days.")]
-    read(llm, "What am I doing at the fair, and for how many days?", shown, CancelToken())
-    read(llm, "What am I doing at the fair?", shown, CancelToken())
-    listed, single = (call.messages[-1]["content"] for call in llm.asked(Reading))
-    assert "It asks 2 things; answer each:\n(1) What am I doing at the fair\n(2) for how" in listed
-    assert "things" not in single
 
 
 # -- the pipeline -----------------------------------------------------------------------

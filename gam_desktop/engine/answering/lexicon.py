@@ -46,13 +46,6 @@ FUNCTION_WORDS = frozenset(
 # A clause that says something does not hold ("… is not conveying", "no copy is made").
 NEGATION = re.compile(r"\b(?:not|no|never|neither|nor|cannot|none)\b|n['’]t\b", re.IGNORECASE)
 
-# The words an English question opens with (besides an auxiliary, `textutil.AUXILIARIES`),
-# and the prepositions that may stand before them ("…, and for how many days?").
-QUESTION_WORDS = frozenset("what which who whom whose when where why how".split())
-PREPOSITIONS = frozenset(
-    "for in on at by from to with since until during under after before about".split()
-)
-
 NOT_IN_MEMORY = "The memory does not say."
 NOT_CLEARLY = "The memory does not say this clearly. The closest it comes:"
 
