@@ -252,10 +252,8 @@ def polar_support(draft: Draft) -> Support | None:
     """A yes or no to a question that asks one ("Do I still…?" "No, you don't…") has no
     words of its own: it says whether the question holds, and the sentence it rests on is
     the cited passages' one holding the most of the question's rarer words. None for any
-    other answer, when no sentence of those passages holds one, or for a yes whose
-    sentence says that what is asked does not hold (`_says_not`)."""
-    asked = yes_or_no_clause(draft.question)
-    if not (asked and _POLAR.match(draft.answer)):
+    other answer, or when no sentence of those passages holds one."""
+    if not (yes_or_no_clause(draft.question) and _POLAR.match(draft.answer)):
         return None
     if own_words(draft.answer, draft.question) or numbers(draft.answer) - numbers(draft.question):
         return None  # it says more than yes or no: the other ways find its support
@@ -263,25 +261,8 @@ def polar_support(draft: Draft) -> Support | None:
     cited = [p for p in draft.passages if p.number in draft.cited]
     found = _best_sentence(cited, lambda support: weight_of(support.said, weights) or None)
     if found is not None and asks_for_current(draft.question):
-        found = _said_last_of(draft) or found
-    if found is not None and _YES.match(draft.answer) and _says_not(found.sentence, asked):
-        return None
+        return _said_last_of(draft) or found
     return found
-
-
-def _says_not(sentence: str, asked: str) -> bool:
-    """Whether the clause of `sentence` about what `asked` asks (the one holding the most
-    of its words, alone) says it does not hold: "…, with no record kept, is not copying."
-    to "does that count as copying?". A small model answers yes to the words it finds.
-    (A no is not checked so: what holds no longer is often said with no negation, "we
-    moved it to Tuesdays"; nor a question asking with a not.)"""
-    if NEGATION.search(asked):
-        return False
-    terms = set(tokenize(" ".join(w for w in words(asked) if w not in FUNCTION_WORDS)))
-    clauses = [(len(terms & set(tokenize(c))), c) for c in _CLAUSE_BREAK.split(sentence)]
-    most = max((held for held, _ in clauses), default=0)
-    about = [c for held, c in clauses if held == most]
-    return bool(most and len(about) == 1 and NEGATION.search(about[0]))
 
 
 def _said_last_of(draft: Draft) -> Support | None:
@@ -421,6 +402,34 @@ def cover(draft: Draft, most: int = 3) -> list[Support]:
     return [s for s in chosen if useful(s)] or chosen  # a quote saying none of it goes
 
 
+class NoYesToANot:
+    """A bare yes rests on its sentences saying what the question asks holds: one whose
+    clause about it says it does not ("Does reading it count as copying?" "Yes." with
+    "Reading it, with no copy made, is not copying.") says no. A small model answers yes to
+    the words it finds. (A bare no is not checked so: what holds no longer is often said
+    with no negation, "we moved it to Tuesdays".)"""
+
+    name = "no yes to a not"
+
+    def check(self, draft: Draft) -> Finding | None:
+        asked = yes_or_no_clause(draft.question)
+        if not (asked and _YES.match(draft.answer)) or NEGATION.search(asked):
+            return None
+        if own_words(draft.answer, draft.question):
+            return None  # it says more than yes: its words were found in its sentences
+        terms = set(tokenize(" ".join(w for w in words(asked) if w not in FUNCTION_WORDS)))
+        for support in draft.support:
+            # the clause about what is asked: the one holding the most of its words, alone
+            clauses = [
+                (len(terms & set(tokenize(c))), c) for c in _CLAUSE_BREAK.split(support.sentence)
+            ]
+            most = max((held for held, _ in clauses), default=0)
+            about = [c for held, c in clauses if held == most]
+            if most and len(about) == 1 and NEGATION.search(about[0]):
+                return Finding(self.name, "its sentence says it does not hold")
+        return None
+
+
 class AboutWhatIsAsked:
     """When the question gives identifiers ("2.1", "iso-9001", "ABCv2", or a whole number
     right after a name, "Gizmo 3", which any 3.x writes), the document an answer rests on
@@ -513,6 +522,7 @@ CHECKS: tuple[Check, ...] = (
     Abstained(),
     AnAmountForHowMuch(),
     QuotesInSources(),
+    NoYesToANot(),
     AboutWhatIsAsked(),
     NotThePersonForAnother(),
 )
