@@ -17,7 +17,7 @@ from gam_desktop.engine.answering import checks, passages
 from gam_desktop.engine.answering.checks import Draft
 from gam_desktop.engine.answering.lexicon import NOT_IN_MEMORY
 from gam_desktop.engine.answering.passages import Passage, best_window
-from gam_desktop.engine.answering.pipeline import Evidence, Grounded, answer, check_draft
+from gam_desktop.engine.answering.pipeline import Evidence, Grounded, answer
 from gam_desktop.engine.answering.reading import Reading
 from gam_desktop.engine.chats.record import Turn, new_record, render
 from gam_desktop.engine.llm import LLMCallFailed, LLMSettings
@@ -288,47 +288,6 @@ def test_a_heading_s_section_number_is_no_value_an_answer_can_rest_on() -> None:
     held = checks.QuotesInSources().check(replace(stated, cited=(1,)))
     assert held is not None and held.repaired is not None and not held.repaired.from_quote
     assert all("Gizmo 10" in s.sentence for s in held.repaired.support)
-
-
-@pytest.mark.parametrize(
-    ("question", "clause"),
-    [
-        ("Do I still swim on Mondays?", "Do I still swim on Mondays?"),
-        (
-            "Under the 2.0 rules, if I only read it on screen, does that count as copying?",
-            "does that count as copying?",
-        ),
-        ("Can I nest blocks? If not, which command nests?", "Can I nest blocks?"),
-        ("Which command nests blocks, and since when?", ""),
-        ("When I was at the fair, what did I buy?", ""),
-    ],
-)
-def test_the_clause_asking_yes_or_no(question: str, clause: str) -> None:
-    assert checks.yes_or_no_clause(question) == clause
-
-
-SCREEN = (
-    "To copy a work means to make a lasting record of it. Reading a work on a screen, with "
-    "no record kept, is not copying. Copying is allowed, provided you do not sell the copies."
-)
-
-
-def _checked(question: str, answer: str) -> Draft | None:
-    draft = Draft(question, answer, [], [passage(1, SCREEN)], cited=(1,))
-    return check_draft(draft, checks.CHECKS)
-
-
-def test_a_bare_yes_to_a_sentence_saying_not_is_no_answer() -> None:
-    """Asked, after a preamble, whether something counts, a small model answered yes to
-    the words it found in "…, with no record kept, is not copying.": the clause a yes rests
-    on must not say that what is asked does not hold."""
-    question = "If I only read the work on a screen, does that count as copying?"
-    assert _checked(question, "Yes, it counts as copying.") is None
-    held = _checked(question, "No, it does not count as copying.")
-    assert held is not None and "is not copying" in held.support[0].sentence
-    # a "not" in another clause of the sentence says nothing against the yes
-    allowed = _checked("Is copying allowed?", "Yes.")
-    assert allowed is not None and "Copying is allowed" in allowed.support[0].sentence
 
 
 # -- the pipeline -----------------------------------------------------------------------

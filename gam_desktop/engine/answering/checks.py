@@ -21,7 +21,6 @@ from gam_desktop.engine.answering.lexicon import (
     ASKS_OWN_NAME,
     FUNCTION_WORDS,
     MONTHS,
-    NEGATION,
     NOT_IN_PASSAGES,
     NOT_STATED,
 )
@@ -50,10 +49,6 @@ _POSSESSIVE = re.compile(r"['’]s$")
 _LETTERS = re.compile(r"[^\W\d_]+")
 _POLAR = re.compile(r"\s*(yes|no)\b", re.IGNORECASE)
 _AUXILIARY = re.compile(rf"\s*({'|'.join(AUXILIARIES)})\b", re.IGNORECASE)
-_YES = re.compile(r"\s*yes\b", re.IGNORECASE)
-_CLAUSES = re.compile(r"(?<=[,;:.?!])\s+")  # where a clause may end and the next begin
-_SENTENCES = re.compile(r"(?<=[.?!])\s+")
-_CLAUSE_BREAK = re.compile(r"[,;:.?!()]\s*|\s+(?:and|but|or|while|whereas)\s+", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -237,23 +232,12 @@ def stating_sentence(draft: Draft) -> Support | None:
     return (_best_sentence(cited, held) if cited else None) or _best_sentence(draft.passages, held)
 
 
-def yes_or_no_clause(question: str) -> str:
-    """The part of `question` asking yes or no: from the clause opening with an auxiliary
-    to the end of its sentence ("Do I still…?"; "Under the 2.0 rules, if I only read it,
-    does that count as copying?" asks "does that count as copying?"); "" when none does."""
-    parts = _CLAUSES.split(question.strip())
-    for n, part in enumerate(parts):
-        if _AUXILIARY.match(part):
-            return _SENTENCES.split(" ".join(parts[n:]))[0]
-    return ""
-
-
 def polar_support(draft: Draft) -> Support | None:
-    """A yes or no to a question that asks one ("Do I still…?" "No, you don't…") has no
-    words of its own: it says whether the question holds, and the sentence it rests on is
-    the cited passages' one holding the most of the question's rarer words. None for any
-    other answer, or when no sentence of those passages holds one."""
-    if not (yes_or_no_clause(draft.question) and _POLAR.match(draft.answer)):
+    """A yes or no to a question that opens with an auxiliary ("Do I still…?" "No, you
+    don't…") has no words of its own: it says whether the question holds, and the sentence
+    it rests on is the cited passages' one holding the most of the question's rarer words.
+    None for any other answer, or when no sentence of those passages holds one."""
+    if not (_AUXILIARY.match(draft.question) and _POLAR.match(draft.answer)):
         return None
     if own_words(draft.answer, draft.question) or numbers(draft.answer) - numbers(draft.question):
         return None  # it says more than yes or no: the other ways find its support
@@ -402,34 +386,6 @@ def cover(draft: Draft, most: int = 3) -> list[Support]:
     return [s for s in chosen if useful(s)] or chosen  # a quote saying none of it goes
 
 
-class NoYesToANot:
-    """A bare yes rests on its sentences saying what the question asks holds: one whose
-    clause about it says it does not ("Does reading it count as copying?" "Yes." with
-    "Reading it, with no copy made, is not copying.") says no. A small model answers yes to
-    the words it finds. (A bare no is not checked so: what holds no longer is often said
-    with no negation, "we moved it to Tuesdays".)"""
-
-    name = "no yes to a not"
-
-    def check(self, draft: Draft) -> Finding | None:
-        asked = yes_or_no_clause(draft.question)
-        if not (asked and _YES.match(draft.answer)) or NEGATION.search(asked):
-            return None
-        if own_words(draft.answer, draft.question):
-            return None  # it says more than yes: its words were found in its sentences
-        terms = set(tokenize(" ".join(w for w in words(asked) if w not in FUNCTION_WORDS)))
-        for support in draft.support:
-            # the clause about what is asked: the one holding the most of its words, alone
-            clauses = [
-                (len(terms & set(tokenize(c))), c) for c in _CLAUSE_BREAK.split(support.sentence)
-            ]
-            most = max((held for held, _ in clauses), default=0)
-            about = [c for held, c in clauses if held == most]
-            if most and len(about) == 1 and NEGATION.search(about[0]):
-                return Finding(self.name, "its sentence says it does not hold")
-        return None
-
-
 class AboutWhatIsAsked:
     """When the question gives identifiers ("2.1", "iso-9001", "ABCv2", or a whole number
     right after a name, "Gizmo 3", which any 3.x writes), the document an answer rests on
@@ -522,7 +478,6 @@ CHECKS: tuple[Check, ...] = (
     Abstained(),
     AnAmountForHowMuch(),
     QuotesInSources(),
-    NoYesToANot(),
     AboutWhatIsAsked(),
     NotThePersonForAnother(),
 )

@@ -43,9 +43,6 @@ FUNCTION_WORDS = frozenset(
     i'm i've i'll i'd you're you've you'll you'd we're we've he's she's""".split()
 )
 
-# A clause that says something does not hold ("… is not conveying", "no copy is made").
-NEGATION = re.compile(r"\b(?:not|no|never|neither|nor|cannot|none)\b|n['’]t\b", re.IGNORECASE)
-
 NOT_IN_MEMORY = "The memory does not say."
 NOT_CLEARLY = "The memory does not say this clearly. The closest it comes:"
 
