@@ -290,6 +290,26 @@ def test_a_heading_s_section_number_is_no_value_an_answer_can_rest_on() -> None:
     assert all("Gizmo 10" in s.sentence for s in held.repaired.support)
 
 
+@pytest.mark.parametrize(
+    ("answer", "holds"),
+    [
+        ("The club meets on Thursday at 7:30 PM.", True),
+        ("The club meets on Thursday at 19:30.", True),
+        ("The club meets on Thursday at 7.30 p.m.", True),
+        ("The club meets on Thursday at 7:30 AM.", False),
+        ("The club meets on Thursday at 8:30 PM.", False),
+    ],
+)
+def test_a_time_of_day_is_one_value_however_it_is_written(answer: str, holds: bool) -> None:
+    """ "7.30pm" in what was pasted, "7:30 PM" in the model's answer: the same time, and
+    the sentence giving it supports the answer; another time does not."""
+    shown = [passage(1, "From next week, meetings move to the hall on Thursdays at 7.30pm.")]
+    draft = Draft("When does the club meet now?", answer, [], shown, cited=(1,))
+    finding = checks.QuotesInSources().check(draft)
+    assert finding is not None
+    assert (finding.repaired is not None) is holds, finding
+
+
 # -- the pipeline -----------------------------------------------------------------------
 
 

@@ -37,7 +37,7 @@ from gam_desktop.engine.answering.passages import (
     units_of,
     weight_of,
 )
-from gam_desktop.engine.answering.when import asks_for_current, without_dates
+from gam_desktop.engine.answering.when import asks_for_current, on_the_clock, without_dates
 from gam_desktop.engine.retrieval.search import tokenize
 from gam_desktop.engine.textutil import AUXILIARIES
 
@@ -45,6 +45,7 @@ QUOTE_OVERLAP = 0.75  # share of a quote's words a source sentence must hold to 
 ANSWER_OVERLAP = 0.5  # share of an answer's own words its quotes must hold
 _WORD = re.compile(r"[^\W_]+(?:[._'’-][^\W_]+)*", re.UNICODE)
 _NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
+_TOKEN = re.compile(rf"\d{{1,2}}:\d{{2}}\b|{_WORD.pattern}")  # a word, or a time ("19:30")
 _POSSESSIVE = re.compile(r"['’]s$")
 _LETTERS = re.compile(r"[^\W\d_]+")
 _POLAR = re.compile(r"\s*(yes|no)\b", re.IGNORECASE)
@@ -97,14 +98,16 @@ class Check(Protocol):
 
 
 def words(text: str) -> list[str]:
-    """The words of `text`, lowercased, a possessive's "'s" off ("Orla's" is "Orla")."""
-    return [_POSSESSIVE.sub("", w.lower()).strip(".'’-") for w in _WORD.findall(text)]
+    """The words of `text`, lowercased, a possessive's "'s" off ("Orla's" is "Orla"), a
+    time of day on the 24-hour clock ("7.30pm" is "19:30")."""
+    found = _WORD.findall(on_the_clock(text))
+    return [_POSSESSIVE.sub("", w.lower()).strip(".'’-") for w in found]
 
 
 def numbers(text: str) -> set[str]:
     """The numbers `text` writes, as values: "2,480" is 2480, "08" is 8, a date's parts are
     its numbers ("2021-03-07" and "March 7, 2021" alike)."""
-    found = {_value(n.replace(",", "")) for n in _NUMBER.findall(text)}
+    found = {_value(n.replace(",", "")) for n in _NUMBER.findall(on_the_clock(text))}
     return found | {str(MONTHS[w]) for w in words(text) if w in MONTHS}
 
 
@@ -349,7 +352,7 @@ def _counted(answer: str, stated: set[str], unsaid: set[str]) -> set[str]:
     """The numbers of `stated` (all found in the support) that the answer gives as what it
     says, each as much its content as a word: not one whose word right after it, what it
     counts, the support leaves unsaid ("22 years" where the support's 22 is a date's day)."""
-    tokens = _WORD.findall(answer)
+    tokens = _TOKEN.findall(on_the_clock(answer))
     counted = set()
     for i, token in enumerate(tokens):
         if not _NUMBER.fullmatch(token) or (value := _value(token.replace(",", ""))) not in stated:

@@ -30,6 +30,8 @@ _WRITTEN_DATES = (  # as `_calendar` reads them, but of text as written (see wit
     re.compile(rf"\b\d{{1,2}}(?:st|nd|rd|th)? (?:{_NAMED})\b(?: \d{{4}})?"),
     re.compile(rf"\b(?:{_NAMED}) \d{{1,2}}(?:st|nd|rd|th)?\b(?:,? \d{{4}})?"),
 )
+# a time of day on a 12-hour clock, as English writes it: "7.30pm", "7:30 PM", "7.30 p.m."
+_CLOCK = re.compile(r"\b(\d{1,2})[.:](\d{2})\s?([ap])\.?m\b\.?", re.IGNORECASE)
 _DAYS_AGO = re.compile(r"\b(\d+|a|one|two|three) (day|week|month)s? ago\b", re.I)
 _WORDS = {"a": 1, "one": 1, "two": 2, "three": 3}
 
@@ -100,6 +102,19 @@ def _relative(text: str, today: datetime) -> Window | None:
         slack = timedelta(days=max(1, days // 7))
         return centre - slack, centre + day + slack
     return None
+
+
+def on_the_clock(text: str) -> str:
+    """`text` with its 12-hour times written on the 24-hour clock ("7.30pm" and "7:30 PM"
+    are both "19:30"): one time written two ways is one value."""
+
+    def written(found: re.Match[str]) -> str:
+        hour, minutes, half = int(found.group(1)), found.group(2), found.group(3).lower()
+        if not 1 <= hour <= 12:
+            return found.group(0)
+        return f"{hour % 12 + (12 if half == 'p' else 0)}:{minutes}"
+
+    return _CLOCK.sub(written, text)
 
 
 def without_dates(text: str) -> str:
