@@ -538,23 +538,6 @@ def test_what_was_said_is_kept_beside_a_document_holding_more_of_the_question(
     assert said.home in [p.memory for p in passages]
 
 
-def test_a_fact_is_shown_with_the_persons_words_that_say_who_someone_is(tmp_path: Path) -> None:
-    """ "Ada, our drummer, just bought a snare." was learned as "Ada bought a new snare.":
-    asked what Ada plays, the reader saw only the snare. A fact is shown with the sentence
-    of the turn it came from when that says more, but never with a value beside it that
-    may since have changed ("…, booked for 12 March")."""
-    root = tmp_path / "memory"
-    told = chat(root, day(2026, 1, 19), "Ada, our drummer, just bought a new snare; it is loud.")
-    fact(root, "Ada bought a new snare.", day(2026, 1, 19), told.id, 1)
-    booked = chat(root, day(2026, 1, 12), "Our band Szum, where I sing, booked 12 March.")
-    fact(root, "Szum is my band.", day(2026, 1, 12), booked.id, 2)
-    shown = {p.memory: p.text for p in retrieve(MemoryTools(root), "Ada band Szum", now=NOW)}
-    ada = next(text for key, text in shown.items() if "ada_bought" in key)
-    assert ada.endswith('(in their words: "Ada, our drummer, just bought a new snare;")'), ada
-    band = next(text for key, text in shown.items() if key.startswith("facts/") and "szum" in key)
-    assert "in their words" not in band and "12 March" not in band, band
-
-
 class NoModel:
     """An LLM no answer may call."""
 
