@@ -494,8 +494,6 @@ def _shown(
         return None
     if is_personal(memory):
         said = recall.personal_passage(memory, own.text, period, gone, told_only)
-        if recall.is_fact(memory) and (words := _their_words(files, own.text)):
-            said += f' (in their words: "{words}")'
         return (recall.personal_label(memory, own.text), said) if said.strip() else None
     parsed = parse_memory(own.text)
     title = str(parsed.front.get("title") or memory.rsplit("/", 1)[-1].removesuffix(".md"))
@@ -505,11 +503,6 @@ def _shown(
     if original is not None:
         return label, _LABEL.sub("", original.text, count=1).strip()
     return label, parsed.body.strip()
-
-
-def _their_words(files: Mapping[str, CorpusFile], fact_text: str) -> str:
-    conversations = recall.conversations_by_id((k, f.text) for k, f in files.items())
-    return recall.in_their_words(fact_text, conversations)
 
 
 def source_name(files: Mapping[str, CorpusFile], key: str) -> str:

@@ -9,7 +9,7 @@ first mention X?" can be answered), and a label that says what they are.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
@@ -136,44 +136,6 @@ def _turn_of_file(path: str, _mtime_ns: int, _size: int) -> Turn | None:
         return _source(Path(path).read_text(encoding="utf-8", errors="replace"))
     except OSError:  # removed since it was listed
         return None
-
-
-_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
-
-
-def in_their_words(fact_text: str, conversations: Mapping[str, str]) -> str:
-    """The sentence of the person's turn a fact was learned from that says what the fact
-    says, when it says more ("Ada, our drummer, bought a snare." for "Ada bought a
-    snare."): a fact keeps what was told, and may leave out who someone is. "" when the
-    turn is not found, or its sentence adds nothing. `conversations`: id -> record text."""
-    source = _source(fact_text)
-    record = conversations.get(source[0]) if source else None
-    if source is None or record is None:
-        return ""
-    try:
-        turns = parse_conversation(record).turns
-    except ValueError:
-        return ""
-    if not 1 <= source[1] <= len(turns):
-        return ""
-    stated = set(query_terms(body_of(fact_text)))
-    told = " ".join(told_part(turns[source[1] - 1].question).split())
-    scored = [(len(stated & set(query_terms(s))), s) for s in _SENTENCE_END.split(told)]
-    shared, sentence = max(scored, default=(0, ""))
-    adds = set(query_terms(sentence)) - stated
-    # who or what, never a value: the fact's own value is what holds, and a date or an
-    # amount beside it in the turn ("…, booked for 12 March") may since have changed
-    valued = any(term.isdigit() for term in adds)
-    return sentence if stated and 2 * shared >= len(stated) and adds and not valued else ""
-
-
-def conversations_by_id(files: Iterable[tuple[str, str]]) -> dict[str, str]:
-    """Each conversation record's text by its id, of (key, text) pairs."""
-    found = {}
-    for key, text in files:
-        if is_conversation(key) and (said := front_value(text, "id")):
-            found[str(said)] = text
-    return found
 
 
 def _source(text: str) -> Turn | None:
