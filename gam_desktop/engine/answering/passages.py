@@ -91,10 +91,7 @@ def retrieve(
     files = tools.corpus.snapshot()
     now = now or utc_now()  # the engine's one clock (an evaluation sets it to its day)
     period = time_window(question, now)
-    searched = searched_for(question)
-    if ALIASES and (also := aliases(tools, files, question)):
-        searched = f"{searched} {' '.join(sorted(also))}"
-    ranked = _ranked(tools, searched)
+    ranked = _ranked(tools, searched_for(question))
     naming = _naming(tools, question) if recall.asks_for_first(question) else None
     found = _in_time(files, ranked, question, now, period, naming)
     found = [k for k in found if not _identity_beside_the_point(k, files, question)]
@@ -340,40 +337,6 @@ def identifiers(text: str) -> set[str]:
     without a digit ("open_file", "notes.daily") are not: on the dev halves, taking them
     changed no passage's gold and no check's verdict (stop 66)."""
     return {m.lower() for m in _IDENTIFIER.findall(text)}
-
-
-ALIASES = True
-
-
-def aliases(tools: MemoryTools, files: Mapping[str, CorpusFile], question: str) -> set[str]:
-    """What the person calls someone the question names, written beside the name in
-    what they said: "Ada, our drummer," "the physio, Ewa," "my sister Noor". They often
-    go on with the word alone ("the physio discharged me"), which shares nothing with a
-    question naming Ewa."""
-    found: set[str] = set()
-    for name in names(question):
-        if name in CALENDAR_WORDS:
-            continue
-        for key in tools.index.containing(tokenize(name)):
-            own = files.get(key)
-            if own is None or not is_personal(key):
-                continue
-            for pattern in _appositions(name):
-                for match in pattern.finditer(own.text):
-                    head = match.group("noun").lower()
-                    if head not in FUNCTION_WORDS and head != name:
-                        found.add(head)
-    return found
-
-
-def _appositions(name: str) -> list[re.Pattern[str]]:
-    n = re.escape(name)
-    det = r"(?:the|our|my|his|her|their)"
-    return [
-        re.compile(rf"\b{n},\s+{det}\s+(?:\w+\s+)?(?P<noun>\w+)\s*[,;.]", re.IGNORECASE),
-        re.compile(rf"\b{det}\s+(?:\w+\s+)?(?P<noun>\w+),\s+{n}\b", re.IGNORECASE),
-        re.compile(rf"\b(?:our|my)\s+(?P<noun>\w+)\s+{n}\b", re.IGNORECASE),
-    ]
 
 
 def names(question: str) -> set[str]:
