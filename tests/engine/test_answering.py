@@ -17,7 +17,7 @@ from gam_desktop.engine.answering import checks, passages
 from gam_desktop.engine.answering.checks import Draft
 from gam_desktop.engine.answering.lexicon import NOT_IN_MEMORY
 from gam_desktop.engine.answering.passages import Passage, best_window
-from gam_desktop.engine.answering.pipeline import Evidence, Grounded, answer
+from gam_desktop.engine.answering.pipeline import Evidence, Grounded, answer, check_draft
 from gam_desktop.engine.answering.reading import Reading
 from gam_desktop.engine.chats.record import Turn, new_record, render
 from gam_desktop.engine.llm import LLMCallFailed, LLMSettings
@@ -308,6 +308,41 @@ def test_a_time_of_day_is_one_value_however_it_is_written(answer: str, holds: bo
     finding = checks.QuotesInSources().check(draft)
     assert finding is not None
     assert (finding.repaired is not None) is holds, finding
+
+
+@pytest.mark.parametrize(
+    ("question", "said", "answer", "holds"),
+    [
+        # the name given is someone the sources call something else
+        (
+            "What is the name of the club's treasurer?",
+            "Mara Oduya, our club secretary, books the hall.",
+            "Mara Oduya",
+            False,
+        ),
+        ("What's my sister's name?", "Tove is my neighbour and waters the plants.", "Tove", False),
+        ("Who is our landlord?", "Mr Reyes fixed the boiler for us on Monday.", "Mr Reyes", False),
+        # the role is said, in the sentence or in the one before it
+        (
+            "What is the name of the club's treasurer?",
+            "Mara Oduya, our treasurer, books the hall.",
+            "Mara Oduya",
+            True,
+        ),
+        ("What's my sister's name?", "My sister moved to Bergen. Tove loves it.", "Tove", True),
+        ("Who is our landlord?", "Our landlord, Mr Reyes, fixed the boiler.", "Mr Reyes", True),
+        # not a question about a role: the check stays out of it
+        ("Who fixed the boiler?", "Mr Reyes fixed the boiler for us on Monday.", "Mr Reyes", True),
+    ],
+)
+def test_a_name_asked_for_a_role_comes_from_passages_that_say_the_role(
+    question: str, said: str, answer: str, holds: bool
+) -> None:
+    """Asked for the choir's accompanist and shown only "Annika Voss, our choir director", a
+    small model answered "Annika Voss": the memory never said who the accompanist is."""
+    draft = Draft(question, answer, [], [passage(1, said)], cited=(1,))
+    held = check_draft(draft, checks.CHECKS)
+    assert (held is not None) is holds, held
 
 
 # -- the pipeline -----------------------------------------------------------------------

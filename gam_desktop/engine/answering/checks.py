@@ -19,6 +19,7 @@ from gam_desktop.engine.answering.lexicon import (
     AMOUNT_WORDS,
     ASKS_AMOUNT,
     ASKS_OWN_NAME,
+    ASKS_WHO_IS,
     FUNCTION_WORDS,
     MONTHS,
     NOT_IN_PASSAGES,
@@ -441,6 +442,35 @@ class NotThePersonForAnother:
         return None
 
 
+class TheRoleAsked:
+    """A question asking who fills a role ("What is the name of the choir's accompanist?",
+    "What's my husband's name?") is answered from passages that say the role: a name
+    the sources give as someone else ("Annika Voss, our choir director"; "Halden is my GP")
+    does not answer it, and a role the memory never names was never said. The whole passages
+    of the answer's sentences count, as the role may be said a sentence before the name."""
+
+    name = "the role asked"
+
+    def check(self, draft: Draft) -> Finding | None:
+        role = asked_role(draft.question)
+        if not role or not draft.support:
+            return None
+        said = " ".join(f"{s.passage.label} {s.passage.text}" for s in draft.support)
+        stated = set(words(said))
+        stems = {_stem(w) for w in stated}
+        if any(w in stated or _stem(w) in stems for w in role):
+            return None
+        return Finding(self.name, f"its sources never say who is the {' '.join(role)}")
+
+
+def asked_role(question: str) -> list[str]:
+    """The words of the role a question asks someone's name for, or none."""
+    for pattern in ASKS_WHO_IS:
+        if found := pattern.search(question):
+            return [w for w in words(found.group(1)) if w not in FUNCTION_WORDS]
+    return []
+
+
 def _in_series(text: str, number: str) -> bool:
     """Whether `text` writes a version of the series `number` names ("3.0" or "3.2" of "3")."""
     return re.search(rf"(?<![\w.-]){number}\.\d", text) is not None
@@ -483,4 +513,5 @@ CHECKS: tuple[Check, ...] = (
     QuotesInSources(),
     AboutWhatIsAsked(),
     NotThePersonForAnother(),
+    TheRoleAsked(),
 )

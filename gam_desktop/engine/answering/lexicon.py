@@ -97,6 +97,17 @@ CALENDAR_WORDS = frozenset(
     + "monday tuesday wednesday thursday friday saturday sunday".split()
 )
 
+# A question asking who fills a role ("What is the name of the band's drummer?", "What's my
+# aunt's name?", "Who is our landlord?"): each captures the role, in a word or two after any
+# possessor ("the band's"); an answer names someone the sources call that.
+_DETERMINER = r"(?:the|my|our|your|his|her|their)\s+"
+_ROLE = r"([^\W\d_]+(?:\s+[^\W\d_]+)?)"
+ASKS_WHO_IS = (
+    re.compile(rf"\bname\s+of\s+(?:{_DETERMINER})?(?:[^\W\d_]+['’]s\s+)?{_ROLE}", re.I),
+    re.compile(rf"\b{_DETERMINER}(?:[^\W\d_]+\s+)?([^\W\d_]+)['’]s\s+name\b", re.I),
+    re.compile(rf"\bwho(?:['’]s|\s+is|\s+was)\s+{_DETERMINER}(?:[^\W\d_]+['’]s\s+)?{_ROLE}", re.I),
+)
+
 # A question about the person's own name ("What's my name?", "Who am I?"): only these are
 # answered from the fact that names them.
 ASKS_OWN_NAME = re.compile(
