@@ -20,7 +20,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from gam_desktop.engine.answering.checks import CHECKS, Check, Draft  # noqa: E402
+from gam_desktop.engine.answering.checks import (  # noqa: E402
+    CHECKS,
+    Check,
+    Draft,
+    closest_sentences,
+)
 from gam_desktop.engine.answering.lexicon import NOT_CLEARLY, NOT_IN_MEMORY  # noqa: E402
 from gam_desktop.engine.answering.passages import Passage, unknown_names  # noqa: E402
 from gam_desktop.engine.answering.pipeline import (  # noqa: E402
@@ -68,6 +73,9 @@ def replay(made: list[Draft], checks: tuple[Check, ...]) -> tuple[str, float]:
         if held.from_quote:
             return f"{NOT_CLEARLY} {quoted}", FROM_QUOTE
         return f"{held.answer} {quoted}", 0.8
+    closest = closest_sentences(made[0].question, made[-1].passages) if made else []
+    if closest and not made[0].unknown:  # as pipeline.answer shows them
+        return f"{NOT_CLEARLY} {' '.join(s.sentence for s in closest)}", FROM_QUOTE
     return NOT_IN_MEMORY, NOT_FOUND
 
 

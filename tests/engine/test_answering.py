@@ -15,14 +15,20 @@ import pytest
 
 from gam_desktop.engine.answering import checks, passages
 from gam_desktop.engine.answering.checks import Draft
-from gam_desktop.engine.answering.lexicon import NOT_IN_MEMORY
+from gam_desktop.engine.answering.lexicon import NOT_CLEARLY, NOT_IN_MEMORY
 from gam_desktop.engine.answering.passages import Passage, best_window
-from gam_desktop.engine.answering.pipeline import Evidence, Grounded, answer, check_draft
+from gam_desktop.engine.answering.pipeline import (
+    FROM_QUOTE,
+    Evidence,
+    Grounded,
+    answer,
+    check_draft,
+)
 from gam_desktop.engine.answering.reading import Reading
 from gam_desktop.engine.chats.record import Turn, new_record, render
 from gam_desktop.engine.llm import LLMCallFailed, LLMSettings
 from gam_desktop.engine.llm.embeddings import EmbeddingSettings
-from gam_desktop.engine.models import META_FILE, GamMeta
+from gam_desktop.engine.models import META_FILE, ChatResult, GamMeta
 from gam_desktop.engine.progress import CancelToken
 from gam_desktop.engine.retrieval.tools import MemoryTools
 from gam_desktop.engine.store.markdown import render_memory
@@ -45,6 +51,18 @@ def passage(number: int, text: str, memory: str = "a.md") -> Passage:
 
 
 BERT = "It is pre-trained by masking 15 percent of the input tokens."
+
+
+def not_stated(result: ChatResult) -> bool:
+    """The memory says it does not know: plainly, or showing the sentences closest to the
+    question under "does not say this clearly", each one a passage's own and cited; either
+    way at a confidence that counts as not knowing."""
+    if result.confidence >= 0.3:
+        return False
+    if result.answer == NOT_IN_MEMORY:
+        return result.sources == []
+    head, *shown = result.answer.split("\n")
+    return head == NOT_CLEARLY and bool(shown) and all(s.startswith("> ") for s in shown)
 
 
 # -- retrieval ------------------------------------------------------------------------------
@@ -132,7 +150,7 @@ def test_an_answer_saying_the_passages_do_not_state_it_is_an_abstention_though_i
         answer="The masking rate is not directly mentioned in the passages.", passages=[1]
     )
     result = answer(evidence(tools, "How many input tokens does BERT mask?", reply))
-    assert result.answer == NOT_IN_MEMORY and not result.sources
+    assert not_stated(result) and "not directly mentioned" not in result.answer
     # an answer that only says "not" beside a value stands
     kept = Draft("q?", "It masks 15 percent, not counting padding.", [], [passage(1, BERT)])
     assert checks.Abstained().check(replace(kept, cited=(1,))) is None
@@ -408,7 +426,7 @@ def test_a_second_reading_that_only_swaps_the_value_of_the_first_is_not_taken(
         Evidence("How much of its vocabulary does BERT hide?", tools, llm, CancelToken())
     )
     assert len(llm.calls) == 2
-    assert result.answer == NOT_IN_MEMORY, result.trajectory
+    assert not_stated(result) and "hides" not in result.answer, result.trajectory
     assert "the same answer with another value" in result.trajectory
     # nor the same words up to another value, counting something else
     counted = Reading(answer="In training BERT hides 15 percent of the input tokens.", passages=[1])
@@ -416,7 +434,7 @@ def test_a_second_reading_that_only_swaps_the_value_of_the_first_is_not_taken(
     result = answer(
         Evidence("How much of its vocabulary does BERT hide?", tools, llm, CancelToken())
     )
-    assert result.answer == NOT_IN_MEMORY, result.trajectory
+    assert not_stated(result) and "hides" not in result.answer, result.trajectory
     # the same second answer after a first that said something else is read, and holds
     llm = FakeLLM({Reading: [Reading(answer="BERT forgets words.", passages=[1]), swapped]})
     result = answer(
@@ -431,9 +449,29 @@ def test_a_failed_second_reading_leaves_the_memory_not_saying(tools: MemoryTools
     question = "How many of the input tokens does BERT mask when it is pre-trained?"
     result = answer(Evidence(question, tools, llm, CancelToken()))
     assert len(llm.calls) == 2
-    assert result.answer == NOT_IN_MEMORY and result.sources == []
+    assert not_stated(result) and "40 percent" not in result.answer
     assert "the model gave no usable reply" in result.trajectory
     assert result.files_read  # what was read is still listed
+
+
+def test_with_no_answer_holding_the_sentences_closest_to_the_question_are_shown(
+    tools: MemoryTools,
+) -> None:
+    """Shown "Mere interaction over a network … is not conveying", a small model answered
+    "yes, it counts as conveying" twice, and the memory said it did not know: the sentence
+    it read is worth showing, under "does not say this clearly", not as an answer. Not when
+    the question names something no file writes: then nothing shown is about it."""
+    invented = Reading(answer="BERT masks 40 percent of the words.", passages=[1])
+    question = "How many of the input tokens does BERT mask when it is pre-trained?"
+    result = answer(evidence(tools, question, invented, invented))
+    head, first, *_rest = result.answer.split("\n")
+    assert head == NOT_CLEARLY and first == f"> {BERT} (nlp/bert_encoder.md)", result.answer
+    assert result.confidence == FROM_QUOTE and "40 percent" not in result.answer
+    assert "nlp/bert_encoder.md" in result.sources and set(result.sources) <= set(result.files_read)
+    assert "showed the closest 2 quoted sentences" in result.trajectory
+    unknown = "How many of the input tokens does Zorblax mask when it is pre-trained?"
+    result = answer(evidence(tools, unknown, invented, invented))
+    assert result.answer == NOT_IN_MEMORY and result.sources == []
 
 
 def test_there_is_no_second_reading_when_the_first_holds_or_finds_nothing(
@@ -464,8 +502,7 @@ def test_an_excerpt_keeps_the_sentences_about_the_question_under_their_passage_s
 def test_nothing_stated_is_not_in_the_memory(tools: MemoryTools) -> None:
     nothing = Reading(answer="", passages=[], found=False)
     result = answer(evidence(tools, "When was BERT's encoder retired?", nothing, nothing))
-    assert result.answer == NOT_IN_MEMORY
-    assert result.sources == [] and result.confidence < 0.3
+    assert not_stated(result)
     assert result.files_read  # what was read is still listed
 
 
@@ -918,7 +955,7 @@ def test_how_many_answered_with_no_amount_is_not_taken(tools: MemoryTools) -> No
     question = "How many layers does the BERT encoder have?"
     beside = Reading(answer="BERT is a bidirectional transformer encoder.", passages=[1])
     result = answer(evidence(tools, question, beside, beside))
-    assert result.answer == NOT_IN_MEMORY and result.sources == []
+    assert not_stated(result)
     assert "gives no amount" in result.trajectory
     counted = Reading(answer="It masks 15 percent of the input tokens.", passages=[1])
     asked = "How much of the input does BERT mask when pre-trained?"

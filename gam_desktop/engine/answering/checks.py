@@ -390,6 +390,22 @@ def cover(draft: Draft, most: int = 3) -> list[Support]:
     return [s for s in chosen if useful(s)] or chosen  # a quote saying none of it goes
 
 
+def closest_sentences(question: str, passages: list[Passage], most: int = 2) -> list[Support]:
+    """The `most` sentences of `passages` holding the most of the question's weight (its
+    rarer words weigh more), best first; no heading, none holding no word of it. Shown
+    when no answer held: a small model misreads a definition or a "… is not X" and says
+    no passage states it, while the sentence it was shown does."""
+    weights = question_weights(question, [p.text for p in passages])
+    scored = [
+        (weight, Support(p, sentence))
+        for p in passages
+        for sentence in units_of(p.text)
+        if not is_heading(sentence) and (weight := weight_of(sentence, weights)) > 0
+    ]
+    scored.sort(key=lambda s: -s[0])  # stable: the passages' order among equals
+    return [support for _weight, support in scored[:most]]
+
+
 class AboutWhatIsAsked:
     """When the question gives identifiers ("2.1", "iso-9001", "ABCv2", or a whole number
     right after a name, "Gizmo 3", which any 3.x writes), the document an answer rests on

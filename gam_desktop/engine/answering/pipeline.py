@@ -12,7 +12,15 @@ from functools import cached_property
 from typing import Protocol
 
 from gam_desktop.engine.answering import recall
-from gam_desktop.engine.answering.checks import CHECKS, Check, Draft, Support, numbers, words
+from gam_desktop.engine.answering.checks import (
+    CHECKS,
+    Check,
+    Draft,
+    Support,
+    closest_sentences,
+    numbers,
+    words,
+)
 from gam_desktop.engine.answering.lexicon import NOT_CLEARLY, NOT_IN_MEMORY
 from gam_desktop.engine.answering.mentioned import FirstMention
 from gam_desktop.engine.answering.passages import PASSAGES, Passage, retrieve, unknown_names
@@ -224,6 +232,10 @@ def answer(
             return _result(evidence, held, read_files)
         evidence.rejected = draft.answer.strip()
     evidence.step("no passage states the answer")
+    closest = [] if evidence.unknown else closest_sentences(evidence.question, evidence.passages)
+    if closest:  # what the person may read for themself, as not found
+        shown = Draft(evidence.question, "", [], evidence.passages, closest, from_quote=True)
+        return _result(evidence, shown, read_files)
     return _finish(evidence, NOT_IN_MEMORY, NOT_FOUND, [], read_files, "not found")
 
 
@@ -267,7 +279,8 @@ def _result(evidence: Evidence, draft: Draft, read_files: list[str]) -> ChatResu
         shown = f"{draft.answer.strip()}\n\n{quoted}" if quoted else draft.answer.strip()
         text, confidence, note = shown, CHECKED, "quotes checked"
     sources = _with_conversations(evidence.tools, [s.passage.memory for s in draft.support])
-    evidence.step(f"answered from {plural(len(draft.support), 'quoted sentence')}")
+    shown = plural(len(draft.support), "quoted sentence")
+    evidence.step(f"showed the closest {shown}" if draft.from_quote else f"answered from {shown}")
     return _finish(evidence, text, confidence, sources, read_files, note)
 
 
