@@ -61,7 +61,7 @@ def not_stated(result: ChatResult) -> bool:
         return False
     if result.answer == NOT_IN_MEMORY:
         return result.sources == []
-    head, *shown = result.answer.split("\n")
+    head, *shown = result.answer.split("\n\n")
     return head == NOT_CLEARLY and bool(shown) and all(s.startswith("> ") for s in shown)
 
 
@@ -464,11 +464,11 @@ def test_with_no_answer_holding_the_sentences_closest_to_the_question_are_shown(
     invented = Reading(answer="BERT masks 40 percent of the words.", passages=[1])
     question = "How many of the input tokens does BERT mask when it is pre-trained?"
     result = answer(evidence(tools, question, invented, invented))
-    head, first, *_rest = result.answer.split("\n")
+    head, first, *_rest = result.answer.split("\n\n")
     assert head == NOT_CLEARLY and first == f"> {BERT} (nlp/bert_encoder.md)", result.answer
     assert result.confidence == FROM_QUOTE and "40 percent" not in result.answer
     assert "nlp/bert_encoder.md" in result.sources and set(result.sources) <= set(result.files_read)
-    assert "showed the closest 2 quoted sentences" in result.trajectory
+    assert "showed the closest 2 sentences" in result.trajectory
     unknown = "How many of the input tokens does Zorblax mask when it is pre-trained?"
     result = answer(evidence(tools, unknown, invented, invented))
     assert result.answer == NOT_IN_MEMORY and result.sources == []

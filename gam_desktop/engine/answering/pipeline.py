@@ -265,22 +265,25 @@ def check_draft(
 
 
 def _result(evidence: Evidence, draft: Draft, read_files: list[str]) -> ChatResult:
-    # a sentence the answer copies word for word is not quoted under it again
+    # a sentence the answer copies word for word is not quoted under it again; each quote
+    # on one line and a paragraph of its own (Markdown joins adjacent "> " lines into one)
     said = words(draft.answer)
-    quoted = "\n".join(
-        f"> {s.sentence} ({s.passage.document or s.passage.memory})"
+    quoted = "\n\n".join(
+        f"> {' '.join(s.sentence.split())} ({s.passage.document or s.passage.memory})"
         for s in draft.support
         if draft.from_quote or words(s.sentence) != said
     )
     if draft.from_quote:  # the model's answer was not what its sentences say
-        text = f"{NOT_CLEARLY}\n{quoted}"
+        text = f"{NOT_CLEARLY}\n\n{quoted}"
         confidence, note = FROM_QUOTE, "not found; the closest sentence shown"
     else:
         shown = f"{draft.answer.strip()}\n\n{quoted}" if quoted else draft.answer.strip()
         text, confidence, note = shown, CHECKED, "quotes checked"
     sources = _with_conversations(evidence.tools, [s.passage.memory for s in draft.support])
-    shown = plural(len(draft.support), "quoted sentence")
-    evidence.step(f"showed the closest {shown}" if draft.from_quote else f"answered from {shown}")
+    if draft.from_quote:
+        evidence.step(f"showed the closest {plural(len(draft.support), 'sentence')}")
+    else:
+        evidence.step(f"answered from {plural(len(draft.support), 'quoted sentence')}")
     return _finish(evidence, text, confidence, sources, read_files, note)
 
 
