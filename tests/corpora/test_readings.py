@@ -36,13 +36,13 @@ def test_a_persona_run_is_replayed_with_the_persona_scoring(tmp_path: Path) -> N
 
     from tests.benchmarks.ablate_checks import effects
 
-    question = "What's my husband's name?"  # ro-never-husband: never said
+    question = "What is my blood type?"  # ro-never-blood: never said
     shown = Passage(1, "facts/gp.md", "a fact", "", "Halden is my GP.")
     invented = {"answer": "Halden.", "passages": [1], "found": True}
     report = {
         "persona": "rosalind",
         "memory": str(tmp_path),
-        "outcomes": {"project": [{"id": "ro-never-husband", "question": question}]},
+        "outcomes": {"project": [{"id": "ro-never-blood", "question": question}]},
         "readings": {question: [{"passages": [shown.__dict__], "reading": invented}]},
     }
     recorded = tmp_path / "run.json"
@@ -50,8 +50,8 @@ def test_a_persona_run_is_replayed_with_the_persona_scoring(tmp_path: Path) -> N
     variants = {"all": pipeline.CHECKS, "none": ()}
     [(name, right)] = list(effects([str(recorded)], variants))
     assert name == "rosalind"
-    assert right == {"ro-never-husband": {"all": False, "none": False}}
+    assert right == {"ro-never-blood": {"all": False, "none": False}}
     report["readings"][question][0]["reading"] = {"answer": "", "passages": [], "found": False}
     recorded.write_text(json.dumps({"reports": [report]}), encoding="utf-8")
     [(_, right)] = list(effects([str(recorded)], variants))
-    assert right == {"ro-never-husband": {"all": True, "none": True}}
+    assert right == {"ro-never-blood": {"all": True, "none": True}}
