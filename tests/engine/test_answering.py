@@ -356,8 +356,8 @@ def test_a_time_of_day_is_one_value_however_it_is_written(answer: str, holds: bo
 def test_a_name_asked_for_a_role_comes_from_passages_that_say_the_role(
     question: str, said: str, answer: str, holds: bool
 ) -> None:
-    """Asked for the choir's accompanist and shown only "Annika Voss, our choir director", a
-    small model answered "Annika Voss": the memory never said who the accompanist is."""
+    """Asked for the club's treasurer and shown only "Mara Oduya, our club secretary", a
+    small model answered "Mara Oduya": the memory never said who the treasurer is."""
     draft = Draft(question, answer, [], [passage(1, said)], cited=(1,))
     held = check_draft(draft, checks.CHECKS)
     assert (held is not None) is holds, held
@@ -457,8 +457,8 @@ def test_a_failed_second_reading_leaves_the_memory_not_saying(tools: MemoryTools
 def test_with_no_answer_holding_the_sentences_closest_to_the_question_are_shown(
     tools: MemoryTools,
 ) -> None:
-    """Shown "Mere interaction over a network … is not conveying", a small model answered
-    "yes, it counts as conveying" twice, and the memory said it did not know: the sentence
+    """Shown "Reading it, with no copy made, is not copying", a small model answered "yes, it
+    counts as copying" twice, and the memory said it did not know: the sentence
     it read is worth showing, under "does not say this clearly", not as an answer. Not when
     the question names something no file writes: then nothing shown is about it."""
     invented = Reading(answer="BERT masks 40 percent of the words.", passages=[1])

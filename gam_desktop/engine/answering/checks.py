@@ -459,9 +459,9 @@ class NotThePersonForAnother:
 
 
 class TheRoleAsked:
-    """A question asking who fills a role ("What is the name of the choir's accompanist?",
-    "What's my husband's name?") is answered from passages that say the role: a name
-    the sources give as someone else ("Annika Voss, our choir director"; "Halden is my GP")
+    """A question asking who fills a role ("What is the name of the club's treasurer?",
+    "What's my sister's name?") is answered from passages that say the role: a name
+    the sources give as someone else ("Mara Oduya, our club secretary"; "Tove is my neighbour")
     does not answer it, and a role the memory never names was never said. The whole passages
     of the answer's sentences count, as the role may be said a sentence before the name."""
 
