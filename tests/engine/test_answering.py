@@ -22,6 +22,7 @@ from gam_desktop.engine.answering.pipeline import (
     FROM_QUOTE,
     Evidence,
     Grounded,
+    _another_value,
     answer,
     check_draft,
 )
@@ -466,6 +467,9 @@ def test_a_second_reading_that_only_swaps_the_value_of_the_first_is_not_taken(
         Evidence("How much of its vocabulary does BERT hide?", tools, llm, CancelToken())
     )
     assert result.answer.startswith("In training BERT hides 15 percent"), result.trajectory
+    # a value the first answer did not give at all is read, not swapped in
+    assert not _another_value("The Foo licence.", "The Foo licence 2.0.")
+    assert _another_value("The Foo licence 1.0.", "The Foo licence 2.0.")
 
 
 def test_a_failed_second_reading_leaves_the_memory_not_saying(tools: MemoryTools) -> None:

@@ -210,8 +210,10 @@ def _reread(evidence: Evidence, sentences: int) -> Draft | None:
 def _another_value(first: str, second: str) -> bool:
     """Whether `second` says what `first` said with other numbers: the same words but for
     its numbers, or the same words (three or more) up to its first number, the value and
-    what it counts after that ("… is 255 characters." then "… is 4096 bytes.")."""
-    if numbers(second) == numbers(first):
+    what it counts after that ("… is 255 characters." then "… is 4096 bytes."). Never after
+    a first answer with no number: a value then added ("The Foo licence" then "The Foo
+    licence 2.0") was read, not swapped in."""
+    if not numbers(first) or numbers(second) == numbers(first):
         return False
     (opening, wording), (opening2, wording2) = _wording(first), _wording(second)
     return wording == wording2 or (len(opening) >= 3 and opening == opening2)
