@@ -215,7 +215,7 @@ class Readings:
         # which then recorded every later set's drafts under its own last question
         original = getattr(pipeline.read, "__wrapped__", pipeline.read)
 
-        def recording(llm, question, passages, cancel, context=None, excerpt=0):  # type: ignore[no-untyped-def]
+        def recording(llm, question, passages, cancel, context=None, excerpt=False):  # type: ignore[no-untyped-def]
             reading = original(llm, question, passages, cancel, context, excerpt)
             self.by_question[self.current].append(
                 {

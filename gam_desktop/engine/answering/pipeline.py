@@ -23,13 +23,7 @@ from gam_desktop.engine.answering.checks import (
 )
 from gam_desktop.engine.answering.lexicon import NOT_CLEARLY, NOT_IN_MEMORY
 from gam_desktop.engine.answering.mentioned import FirstMention
-from gam_desktop.engine.answering.passages import (
-    EXCERPT,
-    PASSAGES,
-    Passage,
-    retrieve,
-    unknown_names,
-)
+from gam_desktop.engine.answering.passages import PASSAGES, Passage, retrieve, unknown_names
 from gam_desktop.engine.answering.reading import Reading, read
 from gam_desktop.engine.answering.recall import is_fact
 from gam_desktop.engine.chats.library import list_conversations
@@ -41,7 +35,6 @@ from gam_desktop.engine.store.markdown import parse_memory
 from gam_desktop.engine.textutil import plural
 
 FOLLOW_UP = re.compile(r"\b(it|its|they|them|their|that|this|these|those|he|she|his|her)\b", re.I)
-CLOSEST = 3  # sentences of the last reading (Closest): two or five checked fewer on dev
 CHECKED = 0.8  # confidence of an answer whose quotes and words hold
 FROM_QUOTE = 0.25  # no checked answer: the closest sentence is shown, as not found
 NOT_FOUND = 0.1
@@ -73,9 +66,7 @@ class Evidence:
     passages: list[Passage] = field(default_factory=list)  # every passage shown, numbered
     explored: list[str] = field(default_factory=list)  # folders listed (exploring)
     earlier: str = ""  # the conversation's last question, for a follow-up's search
-    # the answers of the drafts the checks rejected, in order ("": the reading found none)
-    rejected: list[str] = field(default_factory=list)
-    failed: bool = False  # a reading got no usable reply: another call would fail the same
+    rejected: str = ""  # the last draft's answer, which the checks found no passage states
     steps: list[str] = field(default_factory=list)
     on_step: Callable[[str], None] = lambda _line: None
     _retrieved: dict[int, list[Passage]] = field(default_factory=dict, repr=False)
@@ -154,66 +145,29 @@ class Reread:
     name = "reread"
 
     def try_answer(self, evidence: Evidence) -> Draft | None:
-        if not (_last_rejected(evidence) and evidence.passages):
+        if not (evidence.rejected and evidence.passages):
             return None
         evidence.step("read again: the sentences most about the question")
-        return _reread(evidence, EXCERPT)
-
-
-class Closest:
-    """When no reading's answer held: only the `CLOSEST` sentences of the passages holding
-    the most of the question's weight, read once more (the sentences `closest_sentences`
-    would show). Among eight sentences a small model still misreads the one that answers
-    (a definition's list read as no list, a "… is not X" read as a yes); shown the three
-    alone, it reads them. Checked against the whole passages, as every draft is, and not
-    taken when it says what a rejected answer said with another value. As `Reread`, only
-    after a reading answered what the checks found no passage states; nor when the question
-    names something no file writes (there is nothing to read), nor after a reading got no
-    usable reply (a failing or garbling server would only cost a third wait). (On the recorded
-    dev runs of six corpora and three personas: two more answers checked, none lost.)"""
-
-    name = "closest"
-
-    def try_answer(self, evidence: Evidence) -> Draft | None:
-        if evidence.failed or evidence.unknown or not _last_rejected(evidence):
+        reading = read(
+            evidence.llm,
+            evidence.question,
+            evidence.passages,
+            evidence.cancel,
+            evidence.context,
+            excerpt=True,
+        )
+        draft = _draft(evidence, reading)
+        if draft is not None and _another_value(evidence.rejected, draft.answer):
+            evidence.step("read again: the same answer with another value")
             return None
-        if not closest_sentences(evidence.question, evidence.passages):
-            return None
-        evidence.step(f"read once more: the {CLOSEST} sentences closest to the question")
-        return _reread(evidence, CLOSEST)
-
-
-def _last_rejected(evidence: Evidence) -> str:
-    """The answer of the last draft, when the checks rejected one ("" for none, or when the
-    last reading found no passage stating the answer)."""
-    return evidence.rejected[-1] if evidence.rejected else ""
-
-
-def _reread(evidence: Evidence, sentences: int) -> Draft | None:
-    """The passages read again by only their `sentences` most about the question; None for a
-    draft that says what a rejected one said with another value."""
-    reading = read(
-        evidence.llm,
-        evidence.question,
-        evidence.passages,
-        evidence.cancel,
-        evidence.context,
-        excerpt=sentences,
-    )
-    draft = _draft(evidence, reading)
-    if draft is not None and any(_another_value(r, draft.answer) for r in evidence.rejected if r):
-        evidence.step("read again: the same answer with another value")
-        return None
-    return draft
+        return draft
 
 
 def _another_value(first: str, second: str) -> bool:
     """Whether `second` says what `first` said with other numbers: the same words but for
     its numbers, or the same words (three or more) up to its first number, the value and
-    what it counts after that ("… is 255 characters." then "… is 4096 bytes."). Never after
-    a first answer with no number: a value then added ("The Foo licence" then "The Foo
-    licence 2.0") was read, not swapped in."""
-    if not numbers(first) or numbers(second) == numbers(first):
+    what it counts after that ("… is 255 characters." then "… is 4096 bytes.")."""
+    if numbers(second) == numbers(first):
         return False
     (opening, wording), (opening2, wording2) = _wording(first), _wording(second)
     return wording == wording2 or (len(opening) >= 3 and opening == opening2)
@@ -229,7 +183,6 @@ def _wording(text: str) -> tuple[list[str], list[str]]:
 def _draft(evidence: Evidence, reading: Reading | None) -> Draft | None:
     """The draft of one reading of `evidence.passages`."""
     if reading is None:
-        evidence.failed = True
         evidence.step("the model gave no usable reply")
         return None
     passages = evidence.passages
@@ -255,10 +208,9 @@ def own_name(tools: MemoryTools) -> frozenset[str]:
 # A second reading of the next five passages changed no answer on the dev halves of five
 # corpora (ablate_checks.py, "first reading only") and cost a call per question the first
 # one did not settle; the same passages' excerpts, read again only when the checks rejected
-# the first answer, do (ARCHITECTURE.md); and when those are rejected too, the three
-# closest sentences alone (Closest).
+# the first answer, do (ARCHITECTURE.md).
 # FirstMention answers "when did I first mention X?" from the dates, with no call.
-ANSWERERS: tuple[Answerer, ...] = (FirstMention(), Grounded(), Reread(), Closest())
+ANSWERERS: tuple[Answerer, ...] = (FirstMention(), Grounded(), Reread())
 
 
 def answer(
@@ -278,7 +230,7 @@ def answer(
         held = _checked(draft, checks, evidence)
         if held is not None:
             return _result(evidence, held, read_files)
-        evidence.rejected.append(draft.answer.strip())
+        evidence.rejected = draft.answer.strip()
     evidence.step("no passage states the answer")
     closest = [] if evidence.unknown else closest_sentences(evidence.question, evidence.passages)
     if closest:  # what the person may read for themself, as not found

@@ -41,13 +41,12 @@ def read(
     passages: list[Passage],
     cancel: CancelToken,
     context: list[dict[str, str]] | None = None,
-    excerpt: int = 0,
+    excerpt: bool = False,
 ) -> Reading | None:
-    """One structured call over `passages`; None when the call failed. `excerpt`: when
-    not 0, the passages are shown by only that many of their sentences most about the
-    question (`passages.excerpts`), each passage's under its own number."""
-    cut = excerpts(question, passages, excerpt) if excerpt else passages
-    shown = "\n\n".join(p.render() for p in cut)
+    """One structured call over `passages`; None when the call failed. `excerpt`: each
+    passage is shown by only its sentences most about the question (`passages.excerpts`),
+    under its own number."""
+    shown = "\n\n".join(p.render() for p in (excerpts(question, passages) if excerpt else passages))
     system = READ_SYSTEM
     if any(p.said for p in passages):
         system += "\n" + SAID_RULES.format(today=describe_today(utc_now()))
